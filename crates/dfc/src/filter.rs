@@ -1,0 +1,125 @@
+//! Direct filters: bitmaps indexed directly by one, two or three bytes of text.
+//!
+//! A direct filter (DF) answers "could a pattern have these bytes at this place?" with one
+//! memory load and no hashing. The 2-byte DF is 65,536 bits (8 KB) and stays in L1; the
+//! 3-byte DF is 16 Mbit (2 MB) and lives in L2/L3; the 1-byte DF is 256 bits.
+//!
+//! Text is indexed little-endian: the window `b0 b1 b2` has index
+//! `b0 | b1 << 8 | b2 << 16`, which is what an unaligned little-endian load gives.
+
+use crate::fold::for_each_variant;
+
+/// A fixed-size bitmap.
+#[derive(Clone, Debug)]
+pub(crate) struct Bitmap {
+    words: Box<[u64]>,
+}
+
+impl Bitmap {
+    pub(crate) fn new(bits: usize) -> Bitmap {
+        Bitmap {
+            words: vec![0u64; bits.div_ceil(64)].into_boxed_slice(),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn get(&self, index: usize) -> bool {
+        self.words[index >> 6] >> (index & 63) & 1 == 1
+    }
+
+    /// The bit as 0 or 1, for branch-free use.
+    #[inline(always)]
+    pub(crate) fn bit(&self, index: usize) -> u64 {
+        self.words[index >> 6] >> (index & 63) & 1
+    }
+
+    /// Sets a bit; returns whether it was clear before.
+    pub(crate) fn set(&mut self, index: usize) -> bool {
+        let word = &mut self.words[index >> 6];
+        let mask = 1u64 << (index & 63);
+        let was_clear = *word & mask == 0;
+        *word |= mask;
+        was_clear
+    }
+
+    pub(crate) fn clear(&mut self, index: usize) {
+        self.words[index >> 6] &= !(1u64 << (index & 63));
+    }
+
+    pub(crate) fn count_ones(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    pub(crate) fn len_bits(&self) -> usize {
+        self.words.len() * 64
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.words.len() * 8
+    }
+
+    pub(crate) fn words(&self) -> &[u64] {
+        &self.words
+    }
+}
+
+/// Calls `f` with the index of every `width`-byte text window that the fragment could be.
+///
+/// `fragment` holds the pattern bytes at the fragment's place; when it is shorter than
+/// `width` (a short pattern near its end), the missing bytes are wildcards: every value of
+/// them is set. For a case-insensitive pattern every letter-case variant is set.
+pub(crate) fn for_each_index(
+    fragment: &[u8],
+    width: usize,
+    nocase: bool,
+    f: &mut impl FnMut(usize),
+) {
+    debug_assert!((1..=3).contains(&width));
+    let known = fragment.len().min(width);
+    let wild = width - known;
+    for_each_variant(&fragment[..known], nocase, &mut |v| {
+        let mut base = 0usize;
+        for (k, &b) in v.iter().enumerate() {
+            base |= (b as usize) << (8 * k);
+        }
+        for w in 0..(1usize << (8 * wild)) {
+            f(base | w << (8 * known));
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bitmap_set_get_count() {
+        let mut b = Bitmap::new(65536);
+        assert!(b.set(0x4142));
+        assert!(!b.set(0x4142));
+        assert!(b.get(0x4142));
+        assert!(!b.get(0x4241));
+        assert_eq!(b.count_ones(), 1);
+        assert_eq!(b.heap_bytes(), 8192);
+    }
+
+    #[test]
+    fn fragment_indices_cover_cases_and_wildcards() {
+        let mut got = Vec::new();
+        for_each_index(b"aB", 2, true, &mut |i| got.push(i));
+        got.sort();
+        let mut want: Vec<usize> = [(b'a', b'b'), (b'a', b'B'), (b'A', b'b'), (b'A', b'B')]
+            .iter()
+            .map(|&(x, y)| x as usize | (y as usize) << 8)
+            .collect();
+        want.sort();
+        assert_eq!(got, want);
+
+        let mut n = 0;
+        for_each_index(b"x", 2, false, &mut |i| {
+            assert_eq!(i & 0xff, b'x' as usize);
+            n += 1;
+        });
+        assert_eq!(n, 256, "a 1-byte fragment sets a bit for every second byte");
+    }
+}

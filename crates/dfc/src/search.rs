@@ -1,0 +1,562 @@
+//! The search: initial filtering, progressive filtering and verification (paper Alg. 1).
+//!
+//! # Windows
+//!
+//! A *window* is a text position `i`. Its 2 bytes (`i`, `i+1`) index the initial direct
+//! filter (or 1 or 3 bytes, see [`crate::DirectFilter`]). Every length class `c` placed its
+//! patterns' fragment at offset `o_c`, so a pattern of class `c` can only start at
+//! `s = i - o_c` if window `i` passes. For a passing window we read one byte of *class
+//! bits* (the classifying filters, merged), and for each class whose bit is set we test
+//! its additional filters and then look its key up in the class's table.
+//!
+//! # One code path for blocks and streams
+//!
+//! All reads go through [`Input`], a view of the text as *history* (a few bytes kept from
+//! earlier chunks) followed by the current *chunk*. A read past the end of the chunk answers
+//! [`Got::Later`] in a stream (the bytes may come) or [`Got::Never`] at the end of a block
+//! search. Work that needs a byte that has not arrived yet is kept as a [`Pending`] item and
+//! resumed by the next chunk from exactly where it stopped:
+//!
+//! - a window whose second byte is in the next chunk ([`Pending::Window`]);
+//! - a table lookup whose key is incomplete ([`Pending::Table`]);
+//! - a pattern compared up to the end of the chunk ([`Pending::Verify`]).
+//!
+//! Each window, each table lookup and each candidate comparison is done exactly once, so no
+//! match is lost across a chunk boundary and none is reported twice; and every match is
+//! reported by the call that delivers its last byte. A plain block search is the same code
+//! with an empty history and `fin` set, where no pending item can arise.
+
+use std::ops::ControlFlow;
+
+use crate::Match;
+use crate::fold::{eq_nocase, lower_u64};
+use crate::matcher::{Matcher, ONE_BYTE};
+use crate::table::{NESTED, Table, key_mask};
+
+/// The result of reading bytes that may not be there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Got<T> {
+    Yes(T),
+    /// Past the end of the chunk, in a stream: the bytes may still come.
+    Later,
+    /// Past the end of the data, or before its start: the bytes will never exist.
+    Never,
+}
+
+/// A view of the text: `hist` holds the bytes `[hist_start, start)` kept from earlier
+/// chunks, `chunk` holds `[start, end)`. Positions are absolute stream offsets.
+pub(crate) struct Input<'a> {
+    pub hist: &'a [u8],
+    pub hist_start: usize,
+    pub chunk: &'a [u8],
+    pub start: usize,
+    pub end: usize,
+    /// No byte will follow `end`.
+    pub fin: bool,
+}
+
+impl<'a> Input<'a> {
+    /// A whole haystack searched at once.
+    pub(crate) fn block(haystack: &'a [u8]) -> Input<'a> {
+        Input {
+            hist: &[],
+            hist_start: 0,
+            chunk: haystack,
+            start: 0,
+            end: haystack.len(),
+            fin: true,
+        }
+    }
+
+    #[inline(always)]
+    fn missing<T>(&self) -> Got<T> {
+        if self.fin { Got::Never } else { Got::Later }
+    }
+
+    #[inline(always)]
+    pub(crate) fn byte(&self, x: usize) -> Got<u8> {
+        if x >= self.start {
+            match self.chunk.get(x - self.start) {
+                Some(&b) => Got::Yes(b),
+                None => self.missing(),
+            }
+        } else if x >= self.hist_start {
+            Got::Yes(self.hist[x - self.hist_start])
+        } else {
+            // Only bytes before the stream's start are never kept; the stream keeps every
+            // byte that pending work still needs.
+            debug_assert!(false, "read of dropped history at {x}");
+            Got::Never
+        }
+    }
+
+    /// Bytes `x` and `x+1`, little-endian.
+    #[inline(always)]
+    pub(crate) fn pair(&self, x: usize) -> Got<u16> {
+        if x >= self.start && x + 2 <= self.end {
+            let r = x - self.start;
+            return Got::Yes(u16::from_le_bytes([self.chunk[r], self.chunk[r + 1]]));
+        }
+        match self.gather(x, 2) {
+            Got::Yes(v) => Got::Yes(v as u16),
+            Got::Later => Got::Later,
+            Got::Never => Got::Never,
+        }
+    }
+
+    /// `len` (1 to 8) bytes from `x`, little-endian, zero above `len`.
+    #[inline(always)]
+    pub(crate) fn key(&self, x: usize, len: usize) -> Got<u64> {
+        if x >= self.start && x + 8 <= self.end {
+            let r = x - self.start;
+            let raw = u64::from_le_bytes(self.chunk[r..r + 8].try_into().unwrap());
+            return Got::Yes(raw & key_mask(len));
+        }
+        self.gather(x, len)
+    }
+
+    #[cold]
+    fn gather(&self, x: usize, len: usize) -> Got<u64> {
+        let mut v = 0u64;
+        for k in 0..len {
+            match self.byte(x + k) {
+                Got::Yes(b) => v |= (b as u64) << (8 * k),
+                Got::Later => return Got::Later,
+                Got::Never => return Got::Never,
+            }
+        }
+        Got::Yes(v)
+    }
+}
+
+/// Which table a [`Pending::Table`] lookup is for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum TableRef {
+    Class(u32),
+    Sub { node: u32, sub: u32 },
+}
+
+/// Work that waits for bytes of the next chunk.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Pending {
+    /// Window `i` (its first byte seen, one-byte patterns reported) whose classes in `mask`
+    /// still need byte `i+1`.
+    Window { i: usize, mask: u8 },
+    /// A lookup of a candidate starting at `s`, whose key is not complete yet.
+    Table { t: TableRef, s: usize },
+    /// Pattern `p` starting at `s`, equal to the text on `[s, from)`.
+    Verify { p: u32, s: usize, from: usize },
+}
+
+impl Pending {
+    /// The first position this work may still read.
+    pub(crate) fn needs_from(&self, max_offset: usize) -> usize {
+        match *self {
+            Pending::Window { i, .. } => i.saturating_sub(max_offset),
+            Pending::Table { s, .. } => s,
+            Pending::Verify { from, .. } => from,
+        }
+    }
+}
+
+/// Counters of how far windows get, for profiling (see [`crate::Profile`]).
+pub(crate) trait Probe {
+    fn window(&mut self) {}
+    fn class(&mut self) {}
+    fn lookup(&mut self) {}
+    fn candidate(&mut self) {}
+}
+
+/// The probe that counts nothing and compiles away.
+pub(crate) struct NoProbe;
+impl Probe for NoProbe {}
+
+/// Everything a search threads through its calls.
+pub(crate) struct Ctx<'a, F, P> {
+    pub f: F,
+    pub pending: &'a mut Vec<Pending>,
+    pub probe: P,
+}
+
+enum Verdict {
+    Match,
+    NoMatch,
+    Partial(usize),
+}
+
+impl Matcher {
+    /// Visits windows `[lo, hi)` of the chunk (a sub-range of `[inp.start, inp.end)`).
+    pub(crate) fn scan<F, P, B>(
+        &self,
+        inp: &Input,
+        lo: usize,
+        hi: usize,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        debug_assert!(inp.start <= lo && hi <= inp.end);
+        // Windows whose filter index lies wholly in the chunk take the fast loop.
+        let whole = inp.end.saturating_sub(self.window_span() - 1);
+        let fast_hi = hi.min(whole).max(lo);
+        match self.width {
+            1 => self.scan_fast::<1, F, P, B>(inp, lo, fast_hi, cx)?,
+            2 => self.scan_fast::<2, F, P, B>(inp, lo, fast_hi, cx)?,
+            _ => self.scan_fast::<3, F, P, B>(inp, lo, fast_hi, cx)?,
+        }
+        for i in fast_hi..hi {
+            self.first_visit(inp, i, cx)?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Bytes a window needs for the initial filter and the class bits.
+    #[inline(always)]
+    fn window_span(&self) -> usize {
+        (self.width as usize).max(2)
+    }
+
+    /// The initial filter over windows `[lo, hi)`, all of whose filter bytes are in the
+    /// chunk: 64 windows at a time into a bit mask, without branches, then the passing ones.
+    #[inline(always)]
+    fn scan_fast<const W: usize, F, P, B>(
+        &self,
+        inp: &Input,
+        lo: usize,
+        hi: usize,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        let text = inp.chunk;
+        let df = &self.initial;
+        let mut r = lo - inp.start;
+        let r_end = hi - inp.start;
+        while r < r_end {
+            let n = (r_end - r).min(64);
+            let block = &text[r..r + n + W.max(2) - 1];
+            let mut bits = 0u64;
+            for k in 0..n {
+                let index = match W {
+                    1 => block[k] as usize,
+                    2 => block[k] as usize | (block[k + 1] as usize) << 8,
+                    _ => {
+                        block[k] as usize
+                            | (block[k + 1] as usize) << 8
+                            | (block[k + 2] as usize) << 16
+                    }
+                };
+                bits |= df.bit(index) << k;
+            }
+            while bits != 0 {
+                let k = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let pair = u16::from_le_bytes([block[k], block[k + 1]]);
+                self.window(inp, inp.start + r + k, pair, cx)?;
+            }
+            r += n;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// A window whose two bytes are known: one-byte patterns, then the classes.
+    #[inline(always)]
+    fn window<F, P, B>(
+        &self,
+        inp: &Input,
+        i: usize,
+        pair: u16,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        cx.probe.window();
+        let mask = self.classmask[pair as usize];
+        if mask & ONE_BYTE != 0 {
+            self.one_byte(i, pair as u8, cx)?;
+        }
+        self.classes_at(inp, i, pair, mask & !ONE_BYTE, cx)
+    }
+
+    #[inline(always)]
+    fn classes_at<F, P, B>(
+        &self,
+        inp: &Input,
+        i: usize,
+        pair: u16,
+        mask: u8,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        let _ = pair;
+        let mut mask = mask;
+        while mask != 0 {
+            let c = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            self.class(inp, c, i, cx)?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The first visit of a window near the end of the chunk, without the fast filter.
+    fn first_visit<F, P, B>(&self, inp: &Input, i: usize, cx: &mut Ctx<F, P>) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        let Got::Yes(b0) = inp.byte(i) else {
+            return ControlFlow::Continue(());
+        };
+        match inp.pair(i) {
+            Got::Yes(pair) => self.window(inp, i, pair, cx),
+            Got::Later => {
+                self.one_byte(i, b0, cx)?;
+                let mask = self.first_mask[b0 as usize];
+                if mask != 0 {
+                    cx.pending.push(Pending::Window { i, mask });
+                }
+                ControlFlow::Continue(())
+            }
+            Got::Never => self.one_byte(i, b0, cx),
+        }
+    }
+
+    #[inline(always)]
+    fn one_byte<F, P, B>(&self, i: usize, b0: u8, cx: &mut Ctx<F, P>) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        let lo = self.one_offsets[b0 as usize] as usize;
+        let hi = self.one_offsets[b0 as usize + 1] as usize;
+        for &p in &self.one_pats[lo..hi] {
+            self.report(p, i, cx)?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Progressive filtering of class `c` at window `i`, then verification.
+    #[inline(always)]
+    fn class<F, P, B>(&self, inp: &Input, c: usize, i: usize, cx: &mut Ctx<F, P>) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        let class = &self.classes[c];
+        let Some(s) = i.checked_sub(class.offset as usize) else {
+            return ControlFlow::Continue(());
+        };
+        cx.probe.class();
+        for (off, filter) in class.filters.iter() {
+            match inp.pair(s + *off as usize) {
+                Got::Yes(w) => {
+                    if !filter.get(w as usize) {
+                        return ControlFlow::Continue(());
+                    }
+                }
+                Got::Later => {}
+                Got::Never => return ControlFlow::Continue(()),
+            }
+        }
+        self.lookup(inp, TableRef::Class(c as u32), &class.table, s, cx)
+    }
+
+    /// Looks the key of a candidate starting at `s` up in `table`.
+    fn lookup<F, P, B>(
+        &self,
+        inp: &Input,
+        t: TableRef,
+        table: &Table,
+        s: usize,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        let key = match inp.key(s + table.base as usize, table.key_len as usize) {
+            Got::Yes(k) => lower_u64(k),
+            Got::Later => {
+                cx.pending.push(Pending::Table { t, s });
+                return ControlFlow::Continue(());
+            }
+            Got::Never => return ControlFlow::Continue(()),
+        };
+        cx.probe.lookup();
+        for e in table.bucket(key) {
+            if e.key != key {
+                continue;
+            }
+            if e.target & NESTED != 0 {
+                self.nested(inp, e.target & !NESTED, s, cx)?;
+            } else {
+                self.candidate(inp, e.target, s, s, cx)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The second stage of a crowded key group.
+    fn nested<F, P, B>(
+        &self,
+        inp: &Input,
+        node: u32,
+        s: usize,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        let n = &self.nested[node as usize];
+        for &p in n.exact.iter() {
+            self.candidate(inp, p, s, s, cx)?;
+        }
+        for (j, sub) in n.subs.iter().enumerate() {
+            match inp.byte(s + sub.table.base as usize) {
+                Got::Yes(b) if !sub.admits(b) => continue,
+                Got::Never => continue,
+                _ => {}
+            }
+            let t = TableRef::Sub {
+                node,
+                sub: j as u32,
+            };
+            self.lookup(inp, t, &sub.table, s, cx)?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Compares pattern `p` at `s` (known equal on `[s, from)`) and reports it.
+    #[inline]
+    fn candidate<F, P, B>(
+        &self,
+        inp: &Input,
+        p: u32,
+        s: usize,
+        from: usize,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        cx.probe.candidate();
+        match self.verify(inp, p as usize, s, from) {
+            Verdict::Match => self.report(p, s, cx),
+            Verdict::NoMatch => ControlFlow::Continue(()),
+            Verdict::Partial(upto) => {
+                cx.pending.push(Pending::Verify { p, s, from: upto });
+                ControlFlow::Continue(())
+            }
+        }
+    }
+
+    #[inline]
+    fn verify(&self, inp: &Input, p: usize, s: usize, from: usize) -> Verdict {
+        let pat = self.set.pats[p];
+        let bytes = self.set.bytes_of(p);
+        let e = s + pat.len as usize;
+        if from == s && s >= inp.start && e <= inp.end {
+            let text = &inp.chunk[s - inp.start..e - inp.start];
+            let equal = if pat.nocase {
+                eq_nocase(text, bytes)
+            } else {
+                text == bytes
+            };
+            return if equal {
+                Verdict::Match
+            } else {
+                Verdict::NoMatch
+            };
+        }
+        self.verify_slow(inp, p, s, from)
+    }
+
+    #[cold]
+    fn verify_slow(&self, inp: &Input, p: usize, s: usize, from: usize) -> Verdict {
+        let pat = self.set.pats[p];
+        let bytes = self.set.bytes_of(p);
+        let e = s + pat.len as usize;
+        for x in from..e.min(inp.end) {
+            let Got::Yes(b) = inp.byte(x) else {
+                return Verdict::NoMatch;
+            };
+            let b = if pat.nocase {
+                b.to_ascii_lowercase()
+            } else {
+                b
+            };
+            if b != bytes[x - s] {
+                return Verdict::NoMatch;
+            }
+        }
+        if e <= inp.end {
+            Verdict::Match
+        } else if inp.fin {
+            Verdict::NoMatch
+        } else {
+            Verdict::Partial(inp.end.max(from))
+        }
+    }
+
+    #[inline(always)]
+    fn report<F, P, B>(&self, p: u32, s: usize, cx: &mut Ctx<F, P>) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+    {
+        let end = s + self.set.pats[p as usize].len as usize;
+        for &id in self.set.ids_of(p as usize) {
+            (cx.f)(Match {
+                pattern: id,
+                start: s,
+                end,
+            })?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Resumes one piece of pending work with the bytes of a new chunk.
+    pub(crate) fn resume<F, P, B>(
+        &self,
+        inp: &Input,
+        work: Pending,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        match work {
+            Pending::Window { i, mask } => match inp.pair(i) {
+                Got::Yes(pair) => {
+                    self.classes_at(inp, i, pair, self.classmask[pair as usize] & mask, cx)
+                }
+                Got::Later => {
+                    cx.pending.push(work);
+                    ControlFlow::Continue(())
+                }
+                Got::Never => ControlFlow::Continue(()),
+            },
+            Pending::Table { t, s } => {
+                let table = match t {
+                    TableRef::Class(c) => &self.classes[c as usize].table,
+                    TableRef::Sub { node, sub } => {
+                        &self.nested[node as usize].subs[sub as usize].table
+                    }
+                };
+                self.lookup(inp, t, table, s, cx)
+            }
+            Pending::Verify { p, s, from } => self.candidate(inp, p, s, from, cx),
+        }
+    }
+}

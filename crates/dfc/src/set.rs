@@ -1,0 +1,108 @@
+//! The deduplicated pattern set that a matcher verifies against.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+/// One distinct pattern: its bytes (lowercased when case-insensitive) and the ids that
+/// were given to it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pat {
+    /// Offset of the bytes in [`PatternSet::bytes`].
+    pub off: u32,
+    pub len: u32,
+    /// Range of the ids in [`PatternSet::ids`].
+    pub ids: u32,
+    pub nids: u32,
+    pub nocase: bool,
+}
+
+/// Distinct patterns, stored contiguously.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PatternSet {
+    pub pats: Vec<Pat>,
+    pub bytes: Vec<u8>,
+    pub ids: Vec<u32>,
+}
+
+impl PatternSet {
+    /// Deduplicates `(id, bytes, nocase)` triples: two patterns are the same when their
+    /// case flags agree and their bytes are equal (after folding, when case-insensitive).
+    /// Every id is kept. Expected time is linear in the total pattern bytes.
+    pub(crate) fn new(input: &[(u32, Vec<u8>, bool)]) -> PatternSet {
+        let mut index: HashMap<(Vec<u8>, bool), usize> = HashMap::with_capacity(input.len());
+        let mut ids_of: Vec<Vec<u32>> = Vec::new();
+        let mut order: Vec<(Vec<u8>, bool)> = Vec::new();
+        for (id, bytes, nocase) in input {
+            let norm = if *nocase {
+                bytes.to_ascii_lowercase()
+            } else {
+                bytes.clone()
+            };
+            match index.entry((norm, *nocase)) {
+                Entry::Occupied(e) => ids_of[*e.get()].push(*id),
+                Entry::Vacant(e) => {
+                    order.push(e.key().clone());
+                    e.insert(ids_of.len());
+                    ids_of.push(vec![*id]);
+                }
+            }
+        }
+        let mut set = PatternSet::default();
+        set.bytes.reserve(order.iter().map(|(b, _)| b.len()).sum());
+        for ((bytes, nocase), ids) in order.into_iter().zip(ids_of) {
+            set.pats.push(Pat {
+                off: set.bytes.len() as u32,
+                len: bytes.len() as u32,
+                ids: set.ids.len() as u32,
+                nids: ids.len() as u32,
+                nocase,
+            });
+            set.bytes.extend_from_slice(&bytes);
+            set.ids.extend_from_slice(&ids);
+        }
+        set
+    }
+
+    #[inline(always)]
+    pub(crate) fn bytes_of(&self, p: usize) -> &[u8] {
+        let pat = &self.pats[p];
+        &self.bytes[pat.off as usize..(pat.off + pat.len) as usize]
+    }
+
+    #[inline(always)]
+    pub(crate) fn ids_of(&self, p: usize) -> &[u32] {
+        let pat = &self.pats[p];
+        &self.ids[pat.ids as usize..(pat.ids + pat.nids) as usize]
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.pats.capacity() * size_of::<Pat>() + self.bytes.capacity() + self.ids.capacity() * 4
+    }
+
+    pub(crate) fn shrink(&mut self) {
+        self.pats.shrink_to_fit();
+        self.bytes.shrink_to_fit();
+        self.ids.shrink_to_fit();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicates_are_stored_once_with_every_id() {
+        let input = vec![
+            (7, b"Abc".to_vec(), true),
+            (8, b"aBC".to_vec(), true),
+            (9, b"Abc".to_vec(), false),
+            (10, b"Abc".to_vec(), false),
+        ];
+        let set = PatternSet::new(&input);
+        assert_eq!(set.pats.len(), 2);
+        assert_eq!(set.bytes_of(0), b"abc");
+        assert_eq!(set.ids_of(0), &[7, 8]);
+        assert_eq!(set.bytes_of(1), b"Abc");
+        assert_eq!(set.ids_of(1), &[9, 10]);
+    }
+}
