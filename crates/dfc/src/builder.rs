@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::filter::{Bitmap, for_each_index};
+use crate::filter::{Bitmap, Filter2, for_each_index};
 use crate::matcher::{Class, Matcher, ONE_BYTE};
 use crate::set::PatternSet;
 use crate::table::TableBuilder;
@@ -74,6 +74,7 @@ pub struct Builder {
     patterns: Vec<(u32, Vec<u8>, bool)>,
     bounds: Vec<usize>,
     filter: DirectFilter,
+    vectorized: bool,
 }
 
 impl Default for Builder {
@@ -89,6 +90,7 @@ impl Builder {
             patterns: Vec::new(),
             bounds: DEFAULT_LENGTH_CLASSES.to_vec(),
             filter: DirectFilter::Auto,
+            vectorized: true,
         }
     }
 
@@ -115,6 +117,13 @@ impl Builder {
         self
     }
 
+    /// Whether the initial filter may use SIMD instructions (AVX2 gathers) when the CPU has
+    /// them; on by default. Off gives the portable scalar loop, with identical results.
+    pub fn vectorized(&mut self, yes: bool) -> &mut Builder {
+        self.vectorized = yes;
+        self
+    }
+
     /// The number of patterns added so far.
     pub fn len(&self) -> usize {
         self.patterns.len()
@@ -135,7 +144,8 @@ impl Builder {
             return Err(BuildError::EmptyPattern { id: *id });
         }
         let total: usize = self.patterns.iter().map(|p| p.1.len()).sum();
-        if total > u32::MAX as usize || self.patterns.len() >= (1 << 31) {
+        let longest = self.patterns.iter().map(|p| p.1.len()).max().unwrap_or(0);
+        if total > u32::MAX as usize || self.patterns.len() >= (1 << 31) || longest >= (1 << 31) {
             return Err(BuildError::TooLarge);
         }
         let mut set = PatternSet::new(&self.patterns);
@@ -207,7 +217,8 @@ impl Builder {
 
         // Classifying filters, merged into one byte of class bits per 2-byte window; bit 7
         // says a one-byte pattern starts here.
-        let mut classmask = vec![0u8; 1 << 16].into_boxed_slice();
+        let mut classmask: Box<[u8; 1 << 16]> =
+            vec![0u8; 1 << 16].into_boxed_slice().try_into().unwrap();
         for (b0, list) in ones_of.iter().enumerate() {
             if !list.is_empty() {
                 for b1 in 0..256 {
@@ -251,7 +262,10 @@ impl Builder {
         }
         let nested = tables.nested;
 
+        let simd =
+            self.vectorized && placed.initial.len_bits() >= 1 << 16 && crate::simd::available();
         Ok(Matcher::assemble(
+            simd,
             set,
             self.patterns.len(),
             width,
@@ -350,7 +364,7 @@ fn additional_filters(
     members: &[u32],
     key_len: usize,
     class_offset: usize,
-) -> Vec<(u32, Bitmap)> {
+) -> Vec<(u32, Filter2)> {
     let want = (key_len / 2).saturating_sub(1).min(3);
     let mut used = vec![false; key_len];
     used[class_offset] = true;
@@ -377,7 +391,7 @@ fn additional_filters(
         let Some((_, o, f)) = best else { break };
         used[o] = true;
         used[o + 1] = true;
-        chosen.push((o as u32, f));
+        chosen.push((o as u32, *f.into_filter2()));
     }
     chosen
 }

@@ -9,6 +9,10 @@
 
 use crate::fold::for_each_variant;
 
+/// A 2-byte direct filter as a fixed-size array, so that a 16-bit index needs no bounds
+/// check.
+pub(crate) type Filter2 = [u64; 1024];
+
 /// A fixed-size bitmap.
 #[derive(Clone, Debug)]
 pub(crate) struct Bitmap {
@@ -25,12 +29,6 @@ impl Bitmap {
     #[inline(always)]
     pub(crate) fn get(&self, index: usize) -> bool {
         self.words[index >> 6] >> (index & 63) & 1 == 1
-    }
-
-    /// The bit as 0 or 1, for branch-free use.
-    #[inline(always)]
-    pub(crate) fn bit(&self, index: usize) -> u64 {
-        self.words[index >> 6] >> (index & 63) & 1
     }
 
     /// Sets a bit; returns whether it was clear before.
@@ -60,6 +58,13 @@ impl Bitmap {
 
     pub(crate) fn words(&self) -> &[u64] {
         &self.words
+    }
+
+    /// The bitmap of a 2-byte filter as a [`Filter2`].
+    pub(crate) fn into_filter2(self) -> Box<Filter2> {
+        self.words
+            .try_into()
+            .expect("a 2-byte filter has 65,536 bits")
     }
 }
 

@@ -5,7 +5,7 @@ use std::fmt;
 use std::ops::ControlFlow;
 
 use crate::Match;
-use crate::filter::Bitmap;
+use crate::filter::{Bitmap, Filter2};
 use crate::search::{Ctx, Input, NoProbe, Probe};
 use crate::set::PatternSet;
 use crate::stream::Stream;
@@ -23,7 +23,7 @@ pub(crate) struct Class {
     pub key_len: u32,
     pub max_len: u32,
     /// Additional 2-byte filters `(offset from the start, bitmap)`, most selective first.
-    pub filters: Box<[(u32, Bitmap)]>,
+    pub filters: Box<[(u32, Filter2)]>,
     pub table: Table,
 }
 
@@ -33,13 +33,15 @@ pub(crate) struct Class {
 /// search keeps its state on the stack (and a [`Stream`] keeps its own).
 #[derive(Clone)]
 pub struct Matcher {
+    /// The initial filter runs with AVX2 gathers (see `simd`).
+    pub(crate) simd: bool,
     pub(crate) set: PatternSet,
     pub(crate) added: usize,
     /// Bytes that index the initial filter: 1, 2 or 3.
     pub(crate) width: u8,
     pub(crate) initial: Bitmap,
     /// Class bits per 2-byte window: bit `c` for class `c`, [`ONE_BYTE`].
-    pub(crate) classmask: Box<[u8]>,
+    pub(crate) classmask: Box<[u8; 1 << 16]>,
     /// For each first byte, the classes some second byte could select.
     pub(crate) first_mask: [u8; 256],
     pub(crate) one_offsets: Box<[u32]>,
@@ -53,11 +55,12 @@ pub struct Matcher {
 impl Matcher {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn assemble(
+        simd: bool,
         set: PatternSet,
         added: usize,
         width: usize,
         initial: Bitmap,
-        classmask: Box<[u8]>,
+        classmask: Box<[u8; 1 << 16]>,
         first_mask: [u8; 256],
         one_offsets: Box<[u32]>,
         one_pats: Box<[u32]>,
@@ -66,6 +69,7 @@ impl Matcher {
     ) -> Matcher {
         let max_offset = classes.iter().map(|c| c.offset as usize).max().unwrap_or(0);
         Matcher {
+            simd,
             set,
             added,
             width: width as u8,
@@ -198,13 +202,7 @@ impl Matcher {
             + self
                 .classes
                 .iter()
-                .map(|c| {
-                    c.table.heap_bytes()
-                        + c.filters
-                            .iter()
-                            .map(|f| f.1.heap_bytes() + 8)
-                            .sum::<usize>()
-                })
+                .map(|c| c.table.heap_bytes() + c.filters.len() * (size_of::<Filter2>() + 8))
                 .sum::<usize>()
             + self.nested.len() * size_of::<Nested>()
             + self.nested.iter().map(|n| n.heap_bytes()).sum::<usize>()
@@ -217,6 +215,7 @@ impl Matcher {
             .collect();
         Info {
             direct_filter_bytes: self.width as usize,
+            vectorized: self.simd,
             direct_filter_fill: self.initial.count_ones() as f64 / self.initial.len_bits() as f64,
             one_byte_values: ones.len(),
             classes: self
@@ -230,7 +229,7 @@ impl Matcher {
                     filter_fill: c
                         .filters
                         .iter()
-                        .map(|f| f.1.count_ones() as f64 / 65536.0)
+                        .map(|f| f.1.iter().map(|w| w.count_ones()).sum::<u32>() as f64 / 65536.0)
                         .collect(),
                     table_entries: c.table.len(),
                 })
@@ -326,6 +325,8 @@ pub struct Profile {
 pub struct Info {
     /// Bytes indexing the initial direct filter: 1, 2 or 3.
     pub direct_filter_bytes: usize,
+    /// Whether the initial filter runs with SIMD instructions.
+    pub vectorized: bool,
     /// Fraction of the initial filter's bits set.
     pub direct_filter_fill: f64,
     /// Byte values that complete a one-byte pattern.

@@ -31,7 +31,7 @@ use std::ops::ControlFlow;
 use crate::Match;
 use crate::fold::{eq_nocase, lower_u64};
 use crate::matcher::{Matcher, ONE_BYTE};
-use crate::table::{NESTED, Table, key_mask};
+use crate::table::{NESTED, NOCASE, Table, key_mask};
 
 /// The result of reading bytes that may not be there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +159,55 @@ impl Pending {
     }
 }
 
+/// Windows per batch of [`Matcher::scan_batched`].
+const BATCH: usize = 256;
+
+/// Initial-filter bits of the first `n` (at most 64) windows of `text`, which holds at
+/// least `n + W - 1` bytes (and 2 more when `n` is 64, see [`df_bit`]).
+#[inline(always)]
+fn df_bits<const W: usize, const N: usize>(
+    df: &[u64; N],
+    text: &[u8],
+    n: usize,
+    simd: bool,
+) -> u64 {
+    if let Some(block) = text.get(..66) {
+        let block: &[u8; 66] = block.try_into().unwrap();
+        if n == 64 {
+            if W >= 2 && simd {
+                return crate::simd::df_bits::<W, N>(df, block);
+            }
+            let mut bits = 0u64;
+            for k in 0..64 {
+                bits |= df_bit::<W, N>(df, block, k) << k;
+            }
+            return bits;
+        }
+    }
+    let mut bits = 0u64;
+    for k in 0..n {
+        let index = match W {
+            1 => text[k] as usize,
+            2 => text[k] as usize | (text[k + 1] as usize) << 8,
+            _ => text[k] as usize | (text[k + 1] as usize) << 8 | (text[k + 2] as usize) << 16,
+        };
+        bits |= (df[(index >> 6) % N] >> (index & 63) & 1) << k;
+    }
+    bits
+}
+
+/// The initial-filter bit of window `k` of a block.
+#[inline(always)]
+fn df_bit<const W: usize, const N: usize>(df: &[u64; N], block: &[u8; 66], k: usize) -> u64 {
+    let index = match W {
+        1 => block[k] as usize,
+        2 => block[k] as usize | (block[k + 1] as usize) << 8,
+        _ => block[k] as usize | (block[k + 1] as usize) << 8 | (block[k + 2] as usize) << 16,
+    };
+    // `% N` is a mask (N is a power of two), which also proves the index in range.
+    df[(index >> 6) % N] >> (index & 63) & 1
+}
+
 /// Counters of how far windows get, for profiling (see [`crate::Profile`]).
 pub(crate) trait Probe {
     fn window(&mut self) {}
@@ -198,6 +247,36 @@ impl Matcher {
         P: Probe,
     {
         debug_assert!(inp.start <= lo && hi <= inp.end);
+        // The batched pipeline needs every read of every class in the chunk: the earliest
+        // candidate start (`i - max_offset`) and 8 bytes of key after it.
+        let b_lo = lo.max(inp.start + self.max_offset);
+        let b_hi = hi.min(inp.end.saturating_sub(8));
+        if b_lo + 64 <= b_hi {
+            self.scan_windows(inp, lo, b_lo, cx)?;
+            match self.width {
+                1 => self.scan_batched::<1, 4, F, P, B>(inp, b_lo, b_hi, cx)?,
+                2 => self.scan_batched::<2, 1024, F, P, B>(inp, b_lo, b_hi, cx)?,
+                _ => self.scan_batched::<3, 262_144, F, P, B>(inp, b_lo, b_hi, cx)?,
+            }
+            self.scan_windows(inp, b_hi, hi, cx)
+        } else {
+            self.scan_windows(inp, lo, hi, cx)
+        }
+    }
+
+    /// Visits windows `[lo, hi)` one at a time: the path for the edges of a chunk, where
+    /// reads may fall into the history or past the end.
+    fn scan_windows<F, P, B>(
+        &self,
+        inp: &Input,
+        lo: usize,
+        hi: usize,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
         // Windows whose filter index lies wholly in the chunk take the fast loop.
         let whole = inp.end.saturating_sub(self.window_span() - 1);
         let fast_hi = hi.min(whole).max(lo);
@@ -208,6 +287,95 @@ impl Matcher {
         }
         for i in fast_hi..hi {
             self.first_visit(inp, i, cx)?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The middle of a chunk, in batches of [`BATCH`] windows and in stages, each a tight
+    /// loop over the survivors of the one before (compacted without branches), so that the
+    /// CPU mispredicts little: (1) the initial filter gives the passing windows; (2) their
+    /// class bits are read once; (3) for each class, windows with its bit are compacted,
+    /// then its additional filters compact them again; (4) only the survivors are looked
+    /// up and verified; one-byte patterns are reported last.
+    ///
+    /// Every window in `[lo, hi)` must have all its reads in the chunk (see [`scan`]).
+    ///
+    /// [`scan`]: Matcher::scan
+    #[inline(always)]
+    fn scan_batched<const W: usize, const N: usize, F, P, B>(
+        &self,
+        inp: &Input,
+        lo: usize,
+        hi: usize,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        let df: &[u64; N] = self
+            .initial
+            .words()
+            .try_into()
+            .expect("filter size matches its width");
+        let text = inp.chunk;
+        let mut pos = [0u16; BATCH];
+        let mut masks = [0u8; BATCH];
+        let mut surv = [0u16; BATCH];
+        let mut r = lo - inp.start;
+        let r_end = hi - inp.start;
+        while r < r_end {
+            let n = (r_end - r).min(BATCH);
+            // (1) Passing windows, as offsets from `r`.
+            let mut np = 0;
+            let mut k = 0;
+            while k < n {
+                let m = (n - k).min(64);
+                let mut bits = df_bits::<W, N>(df, &text[r + k..], m, self.simd);
+                while bits != 0 {
+                    pos[np] = (k + bits.trailing_zeros() as usize) as u16;
+                    np += 1;
+                    bits &= bits - 1;
+                }
+                k += m;
+            }
+            // (2) Class bits of each passing window.
+            for j in 0..np {
+                let x = r + pos[j] as usize;
+                masks[j] = self.classmask[u16::from_le_bytes([text[x], text[x + 1]]) as usize];
+                cx.probe.window();
+            }
+            // (3) and (4), class by class.
+            for (c, class) in self.classes.iter().enumerate() {
+                let mut ns = 0;
+                for j in 0..np {
+                    surv[ns] = pos[j];
+                    ns += (masks[j] >> c & 1) as usize;
+                }
+                let o = class.offset as usize;
+                for (off, filter) in class.filters.iter() {
+                    let mut kept = 0;
+                    for j in 0..ns {
+                        let x = r + surv[j] as usize - o + *off as usize;
+                        let w = u16::from_le_bytes([text[x], text[x + 1]]);
+                        surv[kept] = surv[j];
+                        kept += (filter[w as usize >> 6] >> (w & 63) & 1) as usize;
+                    }
+                    ns = kept;
+                }
+                for &p in &surv[..ns] {
+                    cx.probe.class();
+                    let s = inp.start + r + p as usize - o;
+                    self.lookup(inp, TableRef::Class(c as u32), &class.table, s, cx)?;
+                }
+            }
+            for j in 0..np {
+                if masks[j] & ONE_BYTE != 0 {
+                    let x = r + pos[j] as usize;
+                    self.one_byte(inp.start + x, text[x], cx)?;
+                }
+            }
+            r += n;
         }
         ControlFlow::Continue(())
     }
@@ -232,10 +400,46 @@ impl Matcher {
         F: FnMut(Match) -> ControlFlow<B>,
         P: Probe,
     {
+        match W {
+            1 => self.scan_df::<1, 4, F, P, B>(inp, lo, hi, cx),
+            2 => self.scan_df::<2, 1024, F, P, B>(inp, lo, hi, cx),
+            _ => self.scan_df::<3, 262_144, F, P, B>(inp, lo, hi, cx),
+        }
+    }
+
+    /// [`Matcher::scan_fast`] with the filter as an array of `N` words, so that indexing it
+    /// needs no bounds check.
+    #[inline(always)]
+    fn scan_df<const W: usize, const N: usize, F, P, B>(
+        &self,
+        inp: &Input,
+        lo: usize,
+        hi: usize,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        let df: &[u64; N] = self
+            .initial
+            .words()
+            .try_into()
+            .expect("filter size matches its width");
         let text = inp.chunk;
-        let df = &self.initial;
         let mut r = lo - inp.start;
         let r_end = hi - inp.start;
+        // Whole blocks of 64 windows through a fixed-size view: no bounds checks inside.
+        while r + 64 <= r_end {
+            let block: &[u8; 66] = match text.get(r..r + 66) {
+                Some(b) => b.try_into().unwrap(),
+                None => break,
+            };
+            let bits = df_bits::<W, N>(df, block, 64, self.simd);
+            self.passing(inp, inp.start + r, bits, block, cx)?;
+            r += 64;
+        }
+        // The rest, fewer than 64 windows or too close to the end for a 66-byte view.
         while r < r_end {
             let n = (r_end - r).min(64);
             let block = &text[r..r + n + W.max(2) - 1];
@@ -250,15 +454,33 @@ impl Matcher {
                             | (block[k + 2] as usize) << 16
                     }
                 };
-                bits |= df.bit(index) << k;
+                bits |= (df[(index >> 6) % N] >> (index & 63) & 1) << k;
             }
-            while bits != 0 {
-                let k = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let pair = u16::from_le_bytes([block[k], block[k + 1]]);
-                self.window(inp, inp.start + r + k, pair, cx)?;
-            }
+            self.passing(inp, inp.start + r, bits, block, cx)?;
             r += n;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Visits the windows of a block whose bits are set.
+    #[inline(always)]
+    fn passing<F, P, B>(
+        &self,
+        inp: &Input,
+        at: usize,
+        mut bits: u64,
+        block: &[u8],
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        while bits != 0 {
+            let k = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let pair = u16::from_le_bytes([block[k], block[k + 1]]);
+            self.window(inp, at + k, pair, cx)?;
         }
         ControlFlow::Continue(())
     }
@@ -359,7 +581,7 @@ impl Matcher {
         for (off, filter) in class.filters.iter() {
             match inp.pair(s + *off as usize) {
                 Got::Yes(w) => {
-                    if !filter.get(w as usize) {
+                    if filter[w as usize >> 6] >> (w & 63) & 1 == 0 {
                         return ControlFlow::Continue(());
                     }
                 }
@@ -370,7 +592,9 @@ impl Matcher {
         self.lookup(inp, TableRef::Class(c as u32), &class.table, s, cx)
     }
 
-    /// Looks the key of a candidate starting at `s` up in `table`.
+    /// Looks the key of a candidate starting at `s` up in `table`, and verifies the
+    /// patterns of matching entries.
+    #[inline(always)]
     fn lookup<F, P, B>(
         &self,
         inp: &Input,
@@ -392,20 +616,63 @@ impl Matcher {
             Got::Never => return ControlFlow::Continue(()),
         };
         cx.probe.lookup();
+        // The first 8 bytes of the candidate, when they are all in the chunk.
+        let head = if s >= inp.start && s + 8 <= inp.end {
+            let r = s - inp.start;
+            Some(u64::from_le_bytes(inp.chunk[r..r + 8].try_into().unwrap()))
+        } else {
+            None
+        };
         for e in table.bucket(key) {
             if e.key != key {
                 continue;
             }
             if e.target & NESTED != 0 {
                 self.nested(inp, e.target & !NESTED, s, cx)?;
-            } else {
+                continue;
+            }
+            let Some(head) = head else {
+                self.candidate(inp, e.target, s, s, cx)?;
+                continue;
+            };
+            cx.probe.candidate();
+            let len = (e.len & !NOCASE) as usize;
+            let mut text = head & key_mask(len);
+            if e.len & NOCASE != 0 {
+                text = lower_u64(text);
+            }
+            if text != e.head {
+                continue;
+            }
+            if len <= 8 || self.tail_equal(inp, e.target as usize, s) {
+                self.report(e.target, s, cx)?;
+            } else if s + len > inp.end && !inp.fin {
+                // Equal so far, but the tail runs into the next chunk.
                 self.candidate(inp, e.target, s, s, cx)?;
             }
         }
         ControlFlow::Continue(())
     }
 
+    /// Whether bytes `[8, len)` of pattern `p` equal the text at `s + 8`, all in the chunk.
+    #[inline(always)]
+    fn tail_equal(&self, inp: &Input, p: usize, s: usize) -> bool {
+        let pat = self.set.pats[p];
+        let e = s + pat.len as usize;
+        if e > inp.end {
+            return false;
+        }
+        let text = &inp.chunk[s + 8 - inp.start..e - inp.start];
+        let bytes = &self.set.bytes_of(p)[8..];
+        if pat.nocase {
+            eq_nocase(text, bytes)
+        } else {
+            text == bytes
+        }
+    }
+
     /// The second stage of a crowded key group.
+    #[inline(never)]
     fn nested<F, P, B>(
         &self,
         inp: &Input,

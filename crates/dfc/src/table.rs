@@ -30,11 +30,21 @@ pub(crate) const NESTED: u32 = 1 << 31;
 const HASH_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// One candidate in a bucket: the folded key and the pattern (or nested node) behind it.
+///
+/// A pattern entry also carries the pattern's first `min(len, 8)` bytes (lowercased when
+/// case-insensitive) and its length, so that a pattern of up to 8 bytes is verified by one
+/// masked compare with the text, and a longer one only needs its tail compared.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Entry {
     pub key: u64,
+    pub head: u64,
     pub target: u32,
+    /// Pattern length, with [`NOCASE`] set for a case-insensitive pattern.
+    pub len: u32,
 }
+
+/// Marks a case-insensitive pattern in [`Entry::len`].
+pub(crate) const NOCASE: u32 = 1 << 31;
 
 /// A compact hash table over the key bytes `[base, base + key_len)` of its patterns.
 #[derive(Clone, Debug)]
@@ -149,13 +159,12 @@ impl TableBuilder<'_> {
                 let node = self.nested(group, rest, depth + 1);
                 flat.push(Entry {
                     key: *key,
+                    head: 0,
                     target: NESTED | node,
+                    len: 0,
                 });
             } else {
-                flat.extend(group.iter().map(|&p| Entry {
-                    key: *key,
-                    target: p,
-                }));
+                flat.extend(group.iter().map(|&p| self.leaf(*key, p)));
             }
         }
 
@@ -175,7 +184,15 @@ impl TableBuilder<'_> {
             buckets[h + 1] += buckets[h];
         }
         let mut fill: Vec<u32> = buckets[..nbuckets].to_vec();
-        let mut entries = vec![Entry { key: 0, target: 0 }; flat.len()];
+        let mut entries = vec![
+            Entry {
+                key: 0,
+                head: 0,
+                target: 0,
+                len: 0
+            };
+            flat.len()
+        ];
         for e in flat {
             let h = hash(e.key);
             entries[fill[h] as usize] = e;
@@ -187,6 +204,21 @@ impl TableBuilder<'_> {
             shift,
             buckets: buckets.into_boxed_slice(),
             entries: entries.into_boxed_slice(),
+        }
+    }
+
+    fn leaf(&self, key: u64, p: u32) -> Entry {
+        let pat = self.set.pats[p as usize];
+        let bytes = self.set.bytes_of(p as usize);
+        let mut head = [0u8; 8];
+        let n = bytes.len().min(8);
+        head[..n].copy_from_slice(&bytes[..n]);
+        Entry {
+            key,
+            // Case-insensitive bytes are stored lowercased already.
+            head: u64::from_le_bytes(head),
+            target: p,
+            len: pat.len | if pat.nocase { NOCASE } else { 0 },
         }
     }
 

@@ -9,6 +9,8 @@ use dfc::{Builder, DirectFilter, Match, Matcher};
 pub struct Config {
     pub classes: Vec<usize>,
     pub filter: DirectFilter,
+    /// Whether the SIMD filter loop may be used (it is where the CPU has AVX2).
+    pub vectorized: bool,
 }
 
 impl Default for Config {
@@ -16,11 +18,13 @@ impl Default for Config {
         Config {
             classes: dfc::DEFAULT_LENGTH_CLASSES.to_vec(),
             filter: DirectFilter::Auto,
+            vectorized: true,
         }
     }
 }
 
-/// Configurations that exercise different class splits and filter widths.
+/// Configurations that exercise different class splits, filter widths, and the SIMD and
+/// scalar filter loops.
 pub fn configs() -> Vec<Config> {
     let mut out = Vec::new();
     for classes in [
@@ -36,10 +40,13 @@ pub fn configs() -> Vec<Config> {
             DirectFilter::TwoByte,
             DirectFilter::ThreeByte,
         ] {
-            out.push(Config {
-                classes: classes.clone(),
-                filter,
-            });
+            for vectorized in [true, false] {
+                out.push(Config {
+                    classes: classes.clone(),
+                    filter,
+                    vectorized,
+                });
+            }
         }
     }
     out

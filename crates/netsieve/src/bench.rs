@@ -1,0 +1,68 @@
+//! `netsieve bench`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use netsieve_bench::mpm;
+
+#[derive(Subcommand)]
+pub enum Bench {
+    /// Multi-pattern matching: DFC against aho-corasick, daachorse and Hyperscan.
+    Mpm {
+        /// The shared data directory (default: $NETSIEVE_DATA or ../shared/data).
+        #[arg(long)]
+        data: Option<PathBuf>,
+        /// Measured runs per engine and workload; the median is reported.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// A short run: two sample sizes, 2 MB of payloads.
+        #[arg(long)]
+        quick: bool,
+        /// Write mpm.md, mpm.tsv and mpm-throughput.svg to this directory.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Only run engines whose name contains this (repeatable; dfc always runs).
+        #[arg(long = "engine")]
+        engines: Vec<String>,
+    },
+}
+
+pub fn run(b: Bench) -> ExitCode {
+    match b {
+        Bench::Mpm {
+            data,
+            runs,
+            quick,
+            out,
+            engines,
+        } => {
+            let opts = mpm::Options {
+                data,
+                runs: runs.max(1),
+                quick,
+                out,
+                engines,
+                command: std::env::args().collect::<Vec<_>>().join(" "),
+            };
+            match mpm::run(&opts, &mut |line| eprintln!("{line}")) {
+                Ok(report) => {
+                    print!("{}", mpm::markdown(&opts, &report));
+                    if report.disagreements.is_empty() {
+                        ExitCode::SUCCESS
+                    } else {
+                        eprintln!(
+                            "error: engines disagreed on {} measurements",
+                            report.disagreements.len()
+                        );
+                        ExitCode::FAILURE
+                    }
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+    }
+}
