@@ -160,13 +160,15 @@ impl Builder {
                 ones_of[byte.to_ascii_uppercase() as usize].push(p as u32);
             }
         }
-        let mut one_offsets = Vec::with_capacity(257);
-        let mut one_pats = Vec::new();
-        for list in &ones_of {
-            one_offsets.push(one_pats.len() as u32);
-            one_pats.extend_from_slice(list);
+        let mut one_offsets = Box::new([0u32; 257]);
+        let mut one_ids = Vec::new();
+        for (b, list) in ones_of.iter().enumerate() {
+            one_offsets[b] = one_ids.len() as u32;
+            for &p in list {
+                one_ids.extend_from_slice(set.ids_of(p as usize));
+            }
         }
-        one_offsets.push(one_pats.len() as u32);
+        one_offsets[256] = one_ids.len() as u32;
 
         // Multi-byte length classes: the configured ranges, restricted to 2+ bytes, empty
         // ones dropped.
@@ -272,8 +274,8 @@ impl Builder {
             placed.initial,
             classmask,
             first_mask,
-            one_offsets.into_boxed_slice(),
-            one_pats.into_boxed_slice(),
+            one_offsets,
+            one_ids.into_boxed_slice(),
             classes.into_boxed_slice(),
             nested.into_boxed_slice(),
         ))

@@ -44,8 +44,10 @@ pub struct Matcher {
     pub(crate) classmask: Box<[u8; 1 << 16]>,
     /// For each first byte, the classes some second byte could select.
     pub(crate) first_mask: [u8; 256],
-    pub(crate) one_offsets: Box<[u32]>,
-    pub(crate) one_pats: Box<[u32]>,
+    /// For each byte value `b`, `one_ids[one_offsets[b]..one_offsets[b + 1]]` are the
+    /// ids of the one-byte patterns it completes.
+    pub(crate) one_offsets: Box<[u32; 257]>,
+    pub(crate) one_ids: Box<[u32]>,
     pub(crate) classes: Box<[Class]>,
     pub(crate) nested: Box<[Nested]>,
     /// The largest class offset: how far back of a window a candidate may start.
@@ -62,8 +64,8 @@ impl Matcher {
         initial: Bitmap,
         classmask: Box<[u8; 1 << 16]>,
         first_mask: [u8; 256],
-        one_offsets: Box<[u32]>,
-        one_pats: Box<[u32]>,
+        one_offsets: Box<[u32; 257]>,
+        one_ids: Box<[u32]>,
         classes: Box<[Class]>,
         nested: Box<[Nested]>,
     ) -> Matcher {
@@ -77,7 +79,7 @@ impl Matcher {
             classmask,
             first_mask,
             one_offsets,
-            one_pats,
+            one_ids,
             classes,
             nested,
             max_offset,
@@ -197,7 +199,7 @@ impl Matcher {
         self.set.heap_bytes()
             + self.initial.heap_bytes()
             + self.classmask.len()
-            + (self.one_offsets.len() + self.one_pats.len()) * 4
+            + (self.one_offsets.len() + self.one_ids.len()) * 4
             + self.classes.len() * size_of::<Class>()
             + self
                 .classes

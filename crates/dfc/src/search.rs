@@ -31,7 +31,7 @@ use std::ops::ControlFlow;
 use crate::Match;
 use crate::fold::{eq_nocase, lower_u64};
 use crate::matcher::{Matcher, ONE_BYTE};
-use crate::table::{NESTED, NOCASE, Table, key_mask};
+use crate::table::{LEN, MULTI, NESTED, NOCASE, Table, key_mask};
 
 /// The result of reading bytes that may not be there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -369,11 +369,14 @@ impl Matcher {
                     self.lookup(inp, TableRef::Class(c as u32), &class.table, s, cx)?;
                 }
             }
+            let mut ns = 0;
             for j in 0..np {
-                if masks[j] & ONE_BYTE != 0 {
-                    let x = r + pos[j] as usize;
-                    self.one_byte(inp.start + x, text[x], cx)?;
-                }
+                surv[ns] = pos[j];
+                ns += (masks[j] >> 7) as usize;
+            }
+            for &p in &surv[..ns] {
+                let x = r + p as usize;
+                self.one_byte(inp.start + x, text[x], cx)?;
             }
             r += n;
         }
@@ -560,8 +563,12 @@ impl Matcher {
     {
         let lo = self.one_offsets[b0 as usize] as usize;
         let hi = self.one_offsets[b0 as usize + 1] as usize;
-        for &p in &self.one_pats[lo..hi] {
-            self.report(p, i, cx)?;
+        for &id in &self.one_ids[lo..hi] {
+            (cx.f)(Match {
+                pattern: id,
+                start: i,
+                end: i + 1,
+            })?;
         }
         ControlFlow::Continue(())
     }
@@ -636,7 +643,7 @@ impl Matcher {
                 continue;
             };
             cx.probe.candidate();
-            let len = (e.len & !NOCASE) as usize;
+            let len = (e.len & LEN) as usize;
             let mut text = head & key_mask(len);
             if e.len & NOCASE != 0 {
                 text = lower_u64(text);
@@ -645,7 +652,15 @@ impl Matcher {
                 continue;
             }
             if len <= 8 || self.tail_equal(inp, e.target as usize, s) {
-                self.report(e.target, s, cx)?;
+                if e.len & MULTI == 0 {
+                    (cx.f)(Match {
+                        pattern: e.id,
+                        start: s,
+                        end: s + len,
+                    })?;
+                } else {
+                    self.report(e.target, s, cx)?;
+                }
             } else if s + len > inp.end && !inp.fin {
                 // Equal so far, but the tail runs into the next chunk.
                 self.candidate(inp, e.target, s, s, cx)?;

@@ -34,17 +34,24 @@ const HASH_MUL: u64 = 0x9E37_79B9_7F4A_7C15;
 /// A pattern entry also carries the pattern's first `min(len, 8)` bytes (lowercased when
 /// case-insensitive) and its length, so that a pattern of up to 8 bytes is verified by one
 /// masked compare with the text, and a longer one only needs its tail compared.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Entry {
     pub key: u64,
     pub head: u64,
     pub target: u32,
-    /// Pattern length, with [`NOCASE`] set for a case-insensitive pattern.
+    /// Pattern length, with [`NOCASE`] set for a case-insensitive pattern and [`MULTI`]
+    /// for one added under several ids.
     pub len: u32,
+    /// The pattern's id, reported without a further lookup (unless [`MULTI`]).
+    pub id: u32,
 }
 
 /// Marks a case-insensitive pattern in [`Entry::len`].
 pub(crate) const NOCASE: u32 = 1 << 31;
+/// Marks, in [`Entry::len`], a pattern with several ids, reported from the pattern set.
+pub(crate) const MULTI: u32 = 1 << 30;
+/// The length bits of [`Entry::len`].
+pub(crate) const LEN: u32 = MULTI - 1;
 
 /// A compact hash table over the key bytes `[base, base + key_len)` of its patterns.
 #[derive(Clone, Debug)]
@@ -162,6 +169,7 @@ impl TableBuilder<'_> {
                     head: 0,
                     target: NESTED | node,
                     len: 0,
+                    id: 0,
                 });
             } else {
                 flat.extend(group.iter().map(|&p| self.leaf(*key, p)));
@@ -184,15 +192,7 @@ impl TableBuilder<'_> {
             buckets[h + 1] += buckets[h];
         }
         let mut fill: Vec<u32> = buckets[..nbuckets].to_vec();
-        let mut entries = vec![
-            Entry {
-                key: 0,
-                head: 0,
-                target: 0,
-                len: 0
-            };
-            flat.len()
-        ];
+        let mut entries = vec![Entry::default(); flat.len()];
         for e in flat {
             let h = hash(e.key);
             entries[fill[h] as usize] = e;
@@ -213,12 +213,16 @@ impl TableBuilder<'_> {
         let mut head = [0u8; 8];
         let n = bytes.len().min(8);
         head[..n].copy_from_slice(&bytes[..n]);
+        let ids = self.set.ids_of(p as usize);
         Entry {
             key,
             // Case-insensitive bytes are stored lowercased already.
             head: u64::from_le_bytes(head),
             target: p,
-            len: pat.len | if pat.nocase { NOCASE } else { 0 },
+            len: pat.len
+                | if pat.nocase { NOCASE } else { 0 }
+                | if ids.len() > 1 { MULTI } else { 0 },
+            id: ids[0],
         }
     }
 
