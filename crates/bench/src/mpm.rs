@@ -61,6 +61,8 @@ pub struct Report {
     pub disagreements: Vec<String>,
     pub payload_bytes: usize,
     pub payload_count: usize,
+    /// Build scaling: (engine, patterns, pattern bytes, build ms).
+    pub scaling: Vec<(String, usize, usize, f64)>,
 }
 
 fn selected(opts: &Options) -> Vec<Box<dyn Engine>> {
@@ -352,7 +354,44 @@ pub fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Report, String> 
         }
     }
 
-    // 5. Where DFC's windows stop, per stage.
+    // 5. Build time against set size: random patterns of 4 to 64 bytes, a third nocase.
+    log("== build scaling");
+    let counts: &[usize] = if opts.quick {
+        &[10_000, 40_000]
+    } else {
+        &[10_000, 20_000, 40_000, 80_000, 160_000, 320_000, 640_000]
+    };
+    for &n in counts {
+        let mut rng = Rng::new(n as u64);
+        let patterns: Vec<(Vec<u8>, bool)> = (0..n)
+            .map(|_| {
+                let len = 4 + rng.below(61);
+                (
+                    (0..len).map(|_| b'a' + rng.below(26) as u8).collect(),
+                    rng.below(3) == 0,
+                )
+            })
+            .collect();
+        let bytes: usize = patterns.iter().map(|p| p.0.len()).sum();
+        for e in &engines {
+            // The DFA and daachorse (no nocase) are left out; Hyperscan beyond 160K takes minutes.
+            let name = e.name();
+            if name.contains("DFA") || name == "daachorse" || (name == "hyperscan" && n > 160_000) {
+                continue;
+            }
+            let t = Instant::now();
+            if e.build(&patterns).is_ok() {
+                let ms = t.elapsed().as_secs_f64() * 1e3;
+                log(&format!(
+                    "  {name:<22} {n:>8} patterns {:>6.1} MB  build {ms:>9.1} ms",
+                    bytes as f64 / 1e6
+                ));
+                report.scaling.push((name, n, bytes, ms));
+            }
+        }
+    }
+
+    // 6. Where DFC's windows stop, per stage.
     for set in full_sets.iter().take(if opts.quick { 1 } else { 3 }) {
         let m = build_dfc(set, dfc::DirectFilter::Auto)?;
         for w in [&w_real, &w_random, &adversarial[3]] {
@@ -610,6 +649,50 @@ pub fn markdown(opts: &Options, report: &Report) -> String {
             cell("dfc"),
             heap("dfc 2B DF"),
             heap("dfc 3B DF")
+        );
+    }
+
+    let _ = writeln!(s, "\n## Build time against set size\n");
+    let _ = writeln!(
+        s,
+        "Random patterns of 4 to 64 letters, a third case-insensitive; one build each. Linear build time shows as a \
+         constant ms per MB.\n"
+    );
+    let mut names: Vec<&str> = Vec::new();
+    for (e, ..) in &report.scaling {
+        if !names.contains(&e.as_str()) {
+            names.push(e);
+        }
+    }
+    let _ = writeln!(
+        s,
+        "| patterns | MB | {} |",
+        names
+            .iter()
+            .map(|n| format!("{n} ms (ms/MB)"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(s, "|---:|---:|{}", "---:|".repeat(names.len()));
+    let mut counts: Vec<(usize, usize)> = report.scaling.iter().map(|x| (x.1, x.2)).collect();
+    counts.dedup();
+    for (n, bytes) in counts {
+        let cells: Vec<String> = names
+            .iter()
+            .map(|e| {
+                report
+                    .scaling
+                    .iter()
+                    .find(|x| x.0 == *e && x.1 == n)
+                    .map(|x| format!("{:.1} ({:.1})", x.3, x.3 / (x.2 as f64 / 1e6)))
+                    .unwrap_or_else(|| "-".into())
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "| {n} | {:.1} | {} |",
+            bytes as f64 / 1e6,
+            cells.join(" | ")
         );
     }
 

@@ -110,6 +110,12 @@ pub struct Match {
     pub end: usize,
 }
 
+/// The examples of this crate's README and of the project README, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeExamples;
+
 #[cfg(test)]
 mod tests {
     use super::*;

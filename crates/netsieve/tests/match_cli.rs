@@ -1,0 +1,222 @@
+//! `netsieve match` end to end: formats, outputs, ordering, errors and exit codes.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use dfc::naive::{Naive, sort_matches};
+
+fn netsieve(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("netsieve runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+#[test]
+fn lines_format_default_output_and_exit_status() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("p.txt"), "he\nshe\n\nhers\n").unwrap();
+    fs::write(d.path().join("in.txt"), "ushers\n").unwrap();
+    let o = netsieve(&["match", "-f", "p.txt", "in.txt"], d.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Sorted by end, then pattern id; ids are line numbers (line 2 is blank).
+    assert_eq!(
+        stdout(&o),
+        "in.txt:2:4:0:he\nin.txt:1:4:1:she\nin.txt:2:6:3:hers\n"
+    );
+
+    fs::write(d.path().join("none.txt"), "xyz 123").unwrap();
+    let o = netsieve(&["match", "-f", "p.txt", "none.txt"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn json_is_ordered_by_end_then_pattern_and_matches_the_reference() {
+    let d = tempfile::tempdir().unwrap();
+    let patterns = ["ab", "b", "abab", "BA", "a", "bab"];
+    fs::write(d.path().join("p.txt"), patterns.join("\n")).unwrap();
+    let hay = b"abababABAB ba\x00ab".to_vec();
+    fs::write(d.path().join("in.bin"), &hay).unwrap();
+    let o = netsieve(&["match", "-f", "p.txt", "--json", "in.bin"], d.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    let mut naive = Naive::new();
+    for (id, p) in patterns.iter().enumerate() {
+        naive.add(id as u32, p.as_bytes(), false);
+    }
+    let mut want = naive.find_all(&hay);
+    sort_matches(&mut want);
+    let expected: String = want
+        .iter()
+        .map(|m| {
+            format!(
+                "{{\"file\":\"in.bin\",\"pattern\":{},\"start\":{},\"end\":{}}}\n",
+                m.pattern, m.start, m.end
+            )
+        })
+        .collect();
+    assert_eq!(stdout(&o), expected);
+    for line in stdout(&o).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(v["end"].as_u64().unwrap() > v["start"].as_u64().unwrap());
+    }
+}
+
+#[test]
+fn count_ignore_case_and_several_files() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("p.txt"), "get\n").unwrap();
+    fs::write(d.path().join("a"), "GET get Get").unwrap();
+    fs::write(d.path().join("b"), "nothing").unwrap();
+    let o = netsieve(&["match", "-f", "p.txt", "--count", "a", "b"], d.path());
+    assert_eq!(stdout(&o), "a\t1\nb\t0\n");
+    let o = netsieve(
+        &["match", "-f", "p.txt", "-i", "--count", "a", "b"],
+        d.path(),
+    );
+    assert_eq!(stdout(&o), "a\t3\nb\t0\n");
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn tsv_and_snort_formats() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(
+        d.path().join("p.tsv"),
+        "# hex\tnocase\n474554\t1\t9\n0d0a\t0\n",
+    )
+    .unwrap();
+    fs::write(
+        d.path().join("p.snort"),
+        "# content\nGET|20|/\tnocase\n|0d 0a|\n",
+    )
+    .unwrap();
+    fs::write(d.path().join("in"), "get /x\r\n").unwrap();
+    let o = netsieve(
+        &[
+            "match",
+            "-f",
+            "p.tsv",
+            "--patterns-format",
+            "tsv",
+            "--json",
+            "in",
+        ],
+        d.path(),
+    );
+    assert_eq!(
+        stdout(&o),
+        "{\"file\":\"in\",\"pattern\":1,\"start\":0,\"end\":3}\n{\"file\":\"in\",\"pattern\":2,\"start\":6,\"end\":8}\n"
+    );
+    let o = netsieve(
+        &["match", "-f", "p.snort", "--patterns-format", "snort", "in"],
+        d.path(),
+    );
+    assert_eq!(stdout(&o), "in:0:5:1:get /\nin:6:8:2:\\x0d\\x0a\n");
+}
+
+#[test]
+fn malformed_pattern_files_name_the_line() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("bad.tsv"), "4142\t0\n41zz\t1\n").unwrap();
+    fs::write(d.path().join("bad.snort"), "ok\nab|0D\n").unwrap();
+    fs::write(d.path().join("in"), "x").unwrap();
+    let o = netsieve(
+        &["match", "-f", "bad.tsv", "--patterns-format", "tsv", "in"],
+        d.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("bad.tsv: line 2, column 3"),
+        "{}",
+        stderr(&o)
+    );
+    let o = netsieve(
+        &[
+            "match",
+            "-f",
+            "bad.snort",
+            "--patterns-format",
+            "snort",
+            "in",
+        ],
+        d.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("bad.snort: line 2, column 3: unterminated |hex|"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn missing_input_is_an_error_but_other_files_are_searched() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("p.txt"), "x\n").unwrap();
+    fs::write(d.path().join("in"), "x").unwrap();
+    let o = netsieve(&["match", "-f", "p.txt", "--count", "nope", "in"], d.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nope"), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "in\t1\n");
+    let o = netsieve(&["match", "-f", "missing.txt", "in"], d.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing.txt"));
+}
+
+#[test]
+fn standard_input() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("p.txt"), "needle\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(["match", "-f", "p.txt", "--count", "-"])
+        .current_dir(d.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"hay needle hay needle")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&o), "-\t2\n");
+}
+
+#[test]
+fn matches_across_the_read_boundary_are_found_once() {
+    // The CLI reads 1 MiB at a time; put matches across that boundary.
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("p.txt"), "boundary\nary\nb\n").unwrap();
+    let mut hay = vec![b'.'; (1 << 20) - 4];
+    hay.extend_from_slice(b"boundary");
+    hay.extend(vec![b'.'; 100]);
+    fs::write(d.path().join("big"), &hay).unwrap();
+    let o = netsieve(&["match", "-f", "p.txt", "big"], d.path());
+    let start = (1 << 20) - 4;
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "big:{start}:{}:2:b\nbig:{}:{}:0:boundary\nbig:{}:{}:1:ary\n",
+            start + 1,
+            start,
+            start + 8,
+            start + 5,
+            start + 8
+        )
+    );
+}
