@@ -81,19 +81,7 @@ impl Engine for Hyperscan {
     }
 }
 
-unsafe extern "C" fn on_match_list(
-    id: c_uint,
-    _from: c_ulonglong,
-    to: c_ulonglong,
-    _flags: c_uint,
-    ctx: *mut c_void,
-) -> c_int {
-    // SAFETY: `ctx` is the `&mut Vec` passed to `hs_scan` below, alive for the scan.
-    let list = unsafe { &mut *(ctx as *mut Vec<(u32, u64)>) };
-    list.push((id, to));
-    0
-}
-
+/// Accumulates `(count, checksum)` into the `(u64, u64)` behind `ctx`.
 unsafe extern "C" fn on_match(
     id: c_uint,
     _from: c_ulonglong,
@@ -101,10 +89,24 @@ unsafe extern "C" fn on_match(
     _flags: c_uint,
     ctx: *mut c_void,
 ) -> c_int {
-    // SAFETY: `ctx` is the `&mut (u64, u64)` passed to `hs_scan` below, alive for the scan.
+    // SAFETY: `ctx` is the `&mut (u64, u64)` that `search` passes to `scan`, alive for the scan.
     let acc = unsafe { &mut *(ctx as *mut (u64, u64)) };
     acc.0 += 1;
     acc.1 = acc.1.wrapping_add(mix(id as u64, to));
+    0
+}
+
+/// Pushes `(id, end)` onto the `Vec<(u32, u64)>` behind `ctx`.
+unsafe extern "C" fn on_match_list(
+    id: c_uint,
+    _from: c_ulonglong,
+    to: c_ulonglong,
+    _flags: c_uint,
+    ctx: *mut c_void,
+) -> c_int {
+    // SAFETY: `ctx` is the `&mut Vec` that `matches` passes to `scan`, alive for the scan.
+    let list = unsafe { &mut *(ctx as *mut Vec<(u32, u64)>) };
+    list.push((id, to));
     0
 }
 
@@ -121,11 +123,21 @@ fn scan_error(rc: c_int) -> String {
     format!("hs_scan aborted with {name} ({rc})")
 }
 
-impl Searcher for HsSearcher {
-    fn search(&mut self, haystack: &[u8]) -> Result<(u64, u64), String> {
-        let mut acc = (0u64, 0u64);
+impl HsSearcher {
+    /// Scans `haystack`, calling `on` with `ctx` for each match.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` must be what `on` expects and stay valid for the call.
+    unsafe fn scan(
+        &mut self,
+        haystack: &[u8],
+        on: ffi::match_event_handler,
+        ctx: *mut c_void,
+    ) -> Result<(), String> {
         // SAFETY: `db` and `scratch` are valid and owned by `self` (exclusive via `&mut`);
-        // the haystack pointer is valid for its length; `acc` outlives the call.
+        // the haystack pointer is valid for its length; `ctx` is valid per this function's
+        // contract.
         let rc = unsafe {
             ffi::hs_scan(
                 self.db,
@@ -133,33 +145,43 @@ impl Searcher for HsSearcher {
                 haystack.len() as c_uint,
                 0,
                 self.scratch,
-                Some(on_match),
-                &mut acc as *mut (u64, u64) as *mut c_void,
+                on,
+                ctx,
             )
         };
         if rc == ffi::HS_SUCCESS as c_int {
-            Ok(acc)
+            Ok(())
         } else {
             Err(scan_error(rc))
         }
     }
+}
+
+impl Searcher for HsSearcher {
+    fn search(&mut self, haystack: &[u8]) -> Result<(u64, u64), String> {
+        let mut acc = (0u64, 0u64);
+        // SAFETY: `on_match` expects a `(u64, u64)`, alive for the call.
+        unsafe {
+            self.scan(
+                haystack,
+                Some(on_match),
+                &mut acc as *mut (u64, u64) as *mut c_void,
+            )?
+        };
+        Ok(acc)
+    }
 
     fn matches(&mut self, haystack: &[u8]) -> Vec<(u32, u64)> {
         let mut list: Vec<(u32, u64)> = Vec::new();
-        // SAFETY: as in `search`; `list` outlives the call.
-        let rc = unsafe {
-            ffi::hs_scan(
-                self.db,
-                haystack.as_ptr() as *const c_char,
-                haystack.len() as c_uint,
-                0,
-                self.scratch,
+        // SAFETY: `on_match_list` expects a `Vec<(u32, u64)>`, alive for the call.
+        if let Err(e) = unsafe {
+            self.scan(
+                haystack,
                 Some(on_match_list),
                 &mut list as *mut Vec<(u32, u64)> as *mut c_void,
             )
-        };
-        if rc != ffi::HS_SUCCESS as c_int {
-            eprintln!("{}", scan_error(rc));
+        } {
+            eprintln!("{e}");
         }
         list.sort_unstable();
         list

@@ -270,7 +270,7 @@ impl Builder {
             simd,
             set,
             self.patterns.len(),
-            width,
+            placed.width,
             placed.initial,
             classmask,
             first_mask,
@@ -290,6 +290,8 @@ struct Shape {
 }
 
 struct Placement {
+    /// Bytes indexing `initial`: 1, 2 or 3.
+    width: usize,
     offsets: Vec<usize>,
     initial: Bitmap,
 }
@@ -355,7 +357,11 @@ fn place(
         }
         offsets.push(o);
     }
-    Placement { offsets, initial }
+    Placement {
+        width,
+        offsets,
+        initial,
+    }
 }
 
 /// Additional filters of a class (paper 3.2): 2-byte filters at offsets within the key that

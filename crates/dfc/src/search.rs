@@ -313,11 +313,7 @@ impl Matcher {
         F: FnMut(Match) -> ControlFlow<B>,
         P: Probe,
     {
-        let df: &[u64; N] = self
-            .initial
-            .words()
-            .try_into()
-            .expect("filter size matches its width");
+        let df = self.initial_words::<N>();
         let text = inp.chunk;
         let mut pos = [0u16; BATCH];
         let mut masks = [0u8; BATCH];
@@ -424,45 +420,26 @@ impl Matcher {
         F: FnMut(Match) -> ControlFlow<B>,
         P: Probe,
     {
-        let df: &[u64; N] = self
-            .initial
-            .words()
-            .try_into()
-            .expect("filter size matches its width");
+        let df = self.initial_words::<N>();
         let text = inp.chunk;
         let mut r = lo - inp.start;
         let r_end = hi - inp.start;
-        // Whole blocks of 64 windows through a fixed-size view: no bounds checks inside.
-        while r + 64 <= r_end {
-            let block: &[u8; 66] = match text.get(r..r + 66) {
-                Some(b) => b.try_into().unwrap(),
-                None => break,
-            };
-            let bits = df_bits::<W, N>(df, block, 64, self.simd);
-            self.passing(inp, inp.start + r, bits, block, cx)?;
-            r += 64;
-        }
-        // The rest, fewer than 64 windows or too close to the end for a 66-byte view.
         while r < r_end {
             let n = (r_end - r).min(64);
-            let block = &text[r..r + n + W.max(2) - 1];
-            let mut bits = 0u64;
-            for k in 0..n {
-                let index = match W {
-                    1 => block[k] as usize,
-                    2 => block[k] as usize | (block[k + 1] as usize) << 8,
-                    _ => {
-                        block[k] as usize
-                            | (block[k + 1] as usize) << 8
-                            | (block[k + 2] as usize) << 16
-                    }
-                };
-                bits |= (df[(index >> 6) % N] >> (index & 63) & 1) << k;
-            }
-            self.passing(inp, inp.start + r, bits, block, cx)?;
+            let bits = df_bits::<W, N>(df, &text[r..], n, self.simd);
+            self.passing(inp, inp.start + r, bits, &text[r..], cx)?;
             r += n;
         }
         ControlFlow::Continue(())
+    }
+
+    /// The initial filter's words as a fixed-size array (`N` must match the width).
+    #[inline(always)]
+    fn initial_words<const N: usize>(&self) -> &[u64; N] {
+        self.initial
+            .words()
+            .try_into()
+            .expect("filter size matches its width")
     }
 
     /// Visits the windows of a block whose bits are set.

@@ -271,3 +271,35 @@ fn empty_set_and_empty_haystack() {
     s.feed(b"", |_| panic!());
     s.feed(b"a", |x| assert_eq!((x.start, x.end), (0, 1)));
 }
+
+#[test]
+fn auto_filter_choice_switches_to_three_bytes_on_large_long_sets() {
+    // 60,000 random patterns of 8 to 40 bytes fill most of the 2-byte filter and little of
+    // the 3-byte one, so `DirectFilter::Auto` must choose (and then use) the 3-byte filter.
+    let mut rng = Rng(60_000);
+    let all: Vec<u8> = (0..=255).collect();
+    let patterns: Vec<(Vec<u8>, bool)> = (0..60_000)
+        .map(|k| (rng.some_bytes(8, 40, &all), k % 4 == 0))
+        .collect();
+    let mut hay = rng.bytes(20_000, &all);
+    for k in 0..300 {
+        hay.extend_from_slice(&patterns[(k * 197) % patterns.len()].0);
+        hay.extend(rng.some_bytes(0, 9, &all));
+    }
+    for vectorized in [true, false] {
+        let config = Config {
+            vectorized,
+            ..Config::default()
+        };
+        let (m, naive) = build(&patterns, &config);
+        assert_eq!(
+            m.info().direct_filter_bytes,
+            3,
+            "Auto keeps the 2-byte filter: {:?}",
+            m.info()
+        );
+        let want = naive.find_all(&hay);
+        assert!(want.len() >= 300);
+        check(&m, &naive, &hay, &[1, 777, 5000, 5001, hay.len() / 2]);
+    }
+}
