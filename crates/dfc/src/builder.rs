@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use crate::filter::{Bitmap, Filter2, for_each_index};
-use crate::matcher::{Class, Matcher, ONE_BYTE};
+use crate::filter::{Bitmap, ClassTable, Filter2, for_each_index};
+use crate::matcher::{Class, Matcher};
 use crate::set::PatternSet;
 use crate::table::TableBuilder;
 
@@ -36,7 +36,7 @@ pub enum BuildError {
         id: u32,
     },
     /// The length classes were not strictly increasing lower bounds starting at 1, or
-    /// there were more than 8.
+    /// there were more than 8 (or more than 7 for patterns of two bytes or more).
     InvalidLengthClasses(Vec<usize>),
     /// The patterns do not fit the 32-bit offsets of the compact tables (over 4 GiB of
     /// pattern bytes or 2^31 distinct patterns).
@@ -180,6 +180,10 @@ impl Builder {
                 ranges.push((lo, hi));
             }
         }
+        // Class bits live in cells of at most 8 bits, one of which marks one-byte patterns.
+        if ranges.len() > 7 {
+            return Err(BuildError::InvalidLengthClasses(b.clone()));
+        }
         let mut members: Vec<Vec<u32>> = vec![Vec::new(); ranges.len()];
         for (p, pat) in set.pats.iter().enumerate() {
             let len = pat.len as usize;
@@ -217,14 +221,14 @@ impl Builder {
             }
         }
 
-        // Classifying filters, merged into one byte of class bits per 2-byte window; bit 7
-        // says a one-byte pattern starts here.
-        let mut classmask: Box<[u8; 1 << 16]> =
-            vec![0u8; 1 << 16].into_boxed_slice().try_into().unwrap();
+        // Classifying filters, merged with the one-byte marks into one cell of class bits
+        // per 2-byte window.
+        let mut table = ClassTable::new(members.len());
+        let one = table.one_bit();
         for (b0, list) in ones_of.iter().enumerate() {
             if !list.is_empty() {
                 for b1 in 0..256 {
-                    classmask[b0 | b1 << 8] |= ONE_BYTE;
+                    table.set(b0 | b1 << 8, one);
                 }
             }
         }
@@ -233,13 +237,13 @@ impl Builder {
             for &p in m {
                 let bytes = set.bytes_of(p as usize);
                 for_each_index(&bytes[o..o + 2], 2, set.pats[p as usize].nocase, &mut |i| {
-                    classmask[i] |= 1 << c
+                    table.set(i, 1 << c)
                 });
             }
         }
         let mut first_mask = [0u8; 256];
-        for (w, &m) in classmask.iter().enumerate() {
-            first_mask[w & 0xff] |= m & !ONE_BYTE;
+        for w in 0..1usize << 16 {
+            first_mask[w & 0xff] |= table.get(w as u16) & !one;
         }
 
         // Additional filters and verification tables per class.
@@ -272,7 +276,7 @@ impl Builder {
             self.patterns.len(),
             placed.width,
             placed.initial,
-            classmask,
+            table,
             first_mask,
             one_offsets,
             one_ids.into_boxed_slice(),

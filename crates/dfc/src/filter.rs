@@ -13,6 +13,68 @@ use crate::fold::for_each_variant;
 /// check.
 pub(crate) type Filter2 = [u64; 1024];
 
+/// Class bits of every 2-byte window: the initial filter and the classifying filters of
+/// the paper merged into one direct table. Each window has a *cell* of 4 bits (when there
+/// are at most three length classes of 2+ bytes) or 8 bits: bit `c` says a pattern of class
+/// `c` may have its fragment here, the cell's top bit that a one-byte pattern starts here.
+/// A window passes the initial 2-byte filter exactly when its cell is not zero.
+///
+/// Cells are packed into 32-bit words so that AVX2 can gather eight windows' cells at once.
+#[derive(Clone, Debug)]
+pub(crate) struct ClassTable {
+    words: Box<[u32]>,
+    /// log2 of the bits per cell: 2 (4-bit cells) or 3 (8-bit cells).
+    log2_bits: u32,
+}
+
+impl ClassTable {
+    /// A table with room for `classes` classes (at most 7) and the one-byte bit.
+    pub(crate) fn new(classes: usize) -> ClassTable {
+        debug_assert!(classes <= 7);
+        let log2_bits = if classes <= 3 { 2 } else { 3 };
+        ClassTable {
+            words: vec![0u32; (1 << 16 << log2_bits) / 32].into_boxed_slice(),
+            log2_bits,
+        }
+    }
+
+    /// Bits per cell, 4 or 8.
+    pub(crate) fn cell_bits(&self) -> u32 {
+        1 << self.log2_bits
+    }
+
+    /// The bit of a cell that marks one-byte patterns.
+    pub(crate) fn one_bit(&self) -> u8 {
+        1 << (self.cell_bits() - 1)
+    }
+
+    #[inline(always)]
+    pub(crate) fn get(&self, window: u16) -> u8 {
+        let w = window as usize;
+        let word = w >> (5 - self.log2_bits);
+        let shift = (w << self.log2_bits) & 31;
+        (self.words[word] >> shift) as u8 & (0xffu32 >> (8 - self.cell_bits())) as u8
+    }
+
+    pub(crate) fn set(&mut self, window: usize, bits: u8) {
+        let word = window >> (5 - self.log2_bits);
+        let shift = (window << self.log2_bits) & 31;
+        self.words[word] |= (bits as u32) << shift;
+    }
+
+    pub(crate) fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    pub(crate) fn log2_bits(&self) -> u32 {
+        self.log2_bits
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.words.len() * 4
+    }
+}
+
 /// A fixed-size bitmap.
 #[derive(Clone, Debug)]
 pub(crate) struct Bitmap {
@@ -106,6 +168,25 @@ mod tests {
         assert!(!b.get(0x4241));
         assert_eq!(b.count_ones(), 1);
         assert_eq!(b.heap_bytes(), 8192);
+    }
+
+    #[test]
+    fn class_table_cells() {
+        for classes in [1, 3, 4, 7] {
+            let mut t = ClassTable::new(classes);
+            let one = t.one_bit();
+            assert_eq!(one, if classes <= 3 { 8 } else { 0x80 });
+            t.set(0x4142, 1);
+            t.set(0x4142, one);
+            t.set(0x4143, 2);
+            t.set(0xffff, one | 1);
+            assert_eq!(t.get(0x4142), one | 1);
+            assert_eq!(t.get(0x4143), 2);
+            assert_eq!(t.get(0x4141), 0);
+            assert_eq!(t.get(0x4144), 0);
+            assert_eq!(t.get(0xffff), one | 1);
+            assert_eq!(t.heap_bytes(), 65536 * t.cell_bits() as usize / 8);
+        }
     }
 
     #[test]

@@ -5,14 +5,11 @@ use std::fmt;
 use std::ops::ControlFlow;
 
 use crate::Match;
-use crate::filter::{Bitmap, Filter2};
+use crate::filter::{Bitmap, ClassTable, Filter2};
 use crate::search::{Ctx, Input, NoProbe, Probe};
 use crate::set::PatternSet;
 use crate::stream::Stream;
 use crate::table::{Nested, Table};
-
-/// Class-bits flag: a one-byte pattern starts at this window.
-pub(crate) const ONE_BYTE: u8 = 0x80;
 
 /// A length class of patterns of two bytes or more.
 #[derive(Clone, Debug)]
@@ -40,8 +37,11 @@ pub struct Matcher {
     /// Bytes that index the initial filter: 1, 2 or 3.
     pub(crate) width: u8,
     pub(crate) initial: Bitmap,
-    /// Class bits per 2-byte window: bit `c` for class `c`, [`ONE_BYTE`].
-    pub(crate) classmask: Box<[u8; 1 << 16]>,
+    /// Class bits per 2-byte window (bit `c` for class `c`, the top bit for one-byte
+    /// patterns); a cell is non-zero exactly where the 2-byte initial filter passes.
+    pub(crate) table: ClassTable,
+    /// The cell bit of one-byte patterns.
+    pub(crate) one_bit: u8,
     /// For each first byte, the classes some second byte could select.
     pub(crate) first_mask: [u8; 256],
     /// For each byte value `b`, `one_ids[one_offsets[b]..one_offsets[b + 1]]` are the
@@ -62,7 +62,7 @@ impl Matcher {
         added: usize,
         width: usize,
         initial: Bitmap,
-        classmask: Box<[u8; 1 << 16]>,
+        table: ClassTable,
         first_mask: [u8; 256],
         one_offsets: Box<[u32; 257]>,
         one_ids: Box<[u32]>,
@@ -76,7 +76,8 @@ impl Matcher {
             added,
             width: width as u8,
             initial,
-            classmask,
+            one_bit: table.one_bit(),
+            table,
             first_mask,
             one_offsets,
             one_ids,
@@ -198,7 +199,7 @@ impl Matcher {
     pub fn heap_bytes(&self) -> usize {
         self.set.heap_bytes()
             + self.initial.heap_bytes()
-            + self.classmask.len()
+            + self.table.heap_bytes()
             + (self.one_offsets.len() + self.one_ids.len()) * 4
             + self.classes.len() * size_of::<Class>()
             + self
@@ -290,11 +291,11 @@ struct Counting {
 }
 
 impl Probe for &mut Counting {
-    fn window(&mut self) {
-        self.windows += 1;
+    fn windows(&mut self, n: usize) {
+        self.windows += n;
     }
-    fn class(&mut self) {
-        self.classes += 1;
+    fn classes(&mut self, n: usize) {
+        self.classes += n;
     }
     fn lookup(&mut self) {
         self.lookups += 1;

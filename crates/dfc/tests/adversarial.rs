@@ -249,7 +249,13 @@ fn empty_pattern_and_bad_classes_are_errors() {
         b.build().unwrap_err(),
         dfc::BuildError::EmptyPattern { id: 4 }
     );
-    for bad in [&[][..], &[2, 4], &[1, 4, 4], &[1, 2, 3, 4, 5, 6, 7, 8, 9]] {
+    for bad in [
+        &[][..],
+        &[2, 4],
+        &[1, 4, 4],
+        &[1, 2, 3, 4, 5, 6, 7, 8, 9],
+        &[1, 3, 4, 5, 6, 7, 8, 9],
+    ] {
         let mut b = dfc::Builder::new();
         b.add(0, "x", false).length_classes(bad);
         assert!(
@@ -301,5 +307,29 @@ fn auto_filter_choice_switches_to_three_bytes_on_large_long_sets() {
         let want = naive.find_all(&hay);
         assert!(want.len() >= 300);
         check(&m, &naive, &hay, &[1, 777, 5000, 5001, hay.len() / 2]);
+    }
+}
+
+#[test]
+fn profile_counts_are_consistent() {
+    // Stage counts shrink stage by stage (no second-stage nodes here), and the profile's
+    // match count is the search's, on the batched middle and the per-window edges alike.
+    let mut rng = Rng(42);
+    let patterns: Vec<(Vec<u8>, bool)> = (0..400)
+        .map(|_| (rng.some_bytes(2, 12, b"abcdef"), false))
+        .collect();
+    let (m, _) = build(&patterns, &Config::default());
+    assert_eq!(m.info().nested_nodes, 0);
+    for len in [10, 100, 5000] {
+        let hay = rng.bytes(len, b"abcdefgh");
+        let p = m.profile(&hay);
+        assert_eq!(p.windows, hay.len());
+        assert_eq!(p.matches, m.count(&hay));
+        assert!(p.passed_initial <= p.windows, "{p:?}");
+        assert!(p.lookups <= p.class_checks, "{p:?}");
+        assert!(
+            p.class_checks <= p.passed_initial * m.info().classes.len(),
+            "{p:?}"
+        );
     }
 }
