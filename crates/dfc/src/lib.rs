@@ -38,8 +38,9 @@
 //!
 //! 2. **Progressive filtering.** Patterns are split by length into classes (by default
 //!    1, 2-3, 4-7 and 8+ bytes). Each class has a *classifying filter* on the same two
-//!    bytes (all classes' bits are kept in one byte per window here, so one load gives
-//!    every class that might match), and longer classes have *additional filters* on other
+//!    bytes (here all classes' bits share one 4-bit cell per window, which doubles as the
+//!    2-byte initial filter: with AVX2, 64 windows' cells are gathered and split into one bit
+//!    mask per class at once), and longer classes have *additional filters* on other
 //!    2-byte fragments of their patterns: the longer the pattern, the more can be checked
 //!    before paying for a hash lookup. Fragment offsets are chosen at build time to set the
 //!    fewest bits, and filters are tested most selective first.
