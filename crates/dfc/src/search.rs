@@ -276,9 +276,9 @@ impl Matcher {
         let whole = inp.end.saturating_sub(self.window_span() - 1);
         let fast_hi = hi.min(whole).max(lo);
         match self.width {
-            1 => self.scan_fast::<1, F, P, B>(inp, lo, fast_hi, cx)?,
-            2 => self.scan_fast::<2, F, P, B>(inp, lo, fast_hi, cx)?,
-            _ => self.scan_fast::<3, F, P, B>(inp, lo, fast_hi, cx)?,
+            1 => self.scan_df::<1, 4, F, P, B>(inp, lo, fast_hi, cx)?,
+            2 => self.scan_df::<2, 1024, F, P, B>(inp, lo, fast_hi, cx)?,
+            _ => self.scan_df::<3, 262_144, F, P, B>(inp, lo, fast_hi, cx)?,
         }
         for i in fast_hi..hi {
             self.first_visit(inp, i, cx)?;
@@ -399,28 +399,8 @@ impl Matcher {
     }
 
     /// The initial filter over windows `[lo, hi)`, all of whose filter bytes are in the
-    /// chunk: 64 windows at a time into a bit mask, without branches, then the passing ones.
-    #[inline(always)]
-    fn scan_fast<const W: usize, F, P, B>(
-        &self,
-        inp: &Input,
-        lo: usize,
-        hi: usize,
-        cx: &mut Ctx<F, P>,
-    ) -> ControlFlow<B>
-    where
-        F: FnMut(Match) -> ControlFlow<B>,
-        P: Probe,
-    {
-        match W {
-            1 => self.scan_df::<1, 4, F, P, B>(inp, lo, hi, cx),
-            2 => self.scan_df::<2, 1024, F, P, B>(inp, lo, hi, cx),
-            _ => self.scan_df::<3, 262_144, F, P, B>(inp, lo, hi, cx),
-        }
-    }
-
-    /// [`Matcher::scan_fast`] with the filter as an array of `N` words, so that indexing it
-    /// needs no bounds check.
+    /// chunk, 64 windows at a time into a bit mask, then the passing windows one by one. The
+    /// filter is an array of `N` words, so that indexing it needs no bounds check.
     #[inline(always)]
     fn scan_df<const W: usize, const N: usize, F, P, B>(
         &self,
@@ -496,7 +476,7 @@ impl Matcher {
         if mask & self.one_bit != 0 {
             self.one_byte(i, pair as u8, cx)?;
         }
-        self.classes_at(inp, i, pair, mask & !self.one_bit, cx)
+        self.classes_at(inp, i, mask & !self.one_bit, cx)
     }
 
     #[inline(always)]
@@ -504,16 +484,13 @@ impl Matcher {
         &self,
         inp: &Input,
         i: usize,
-        pair: u16,
-        mask: u8,
+        mut mask: u8,
         cx: &mut Ctx<F, P>,
     ) -> ControlFlow<B>
     where
         F: FnMut(Match) -> ControlFlow<B>,
         P: Probe,
     {
-        let _ = pair;
-        let mut mask = mask;
         while mask != 0 {
             let c = mask.trailing_zeros() as usize;
             mask &= mask - 1;
@@ -810,7 +787,7 @@ impl Matcher {
     {
         match work {
             Pending::Window { i, mask } => match inp.pair(i) {
-                Got::Yes(pair) => self.classes_at(inp, i, pair, self.table.get(pair) & mask, cx),
+                Got::Yes(pair) => self.classes_at(inp, i, self.table.get(pair) & mask, cx),
                 Got::Later => {
                     cx.pending.push(work);
                     ControlFlow::Continue(())
