@@ -132,32 +132,34 @@ fn search_file(
         }
         let chunk = &buf[..n];
         let base = stream.offset();
+        if args.count {
+            stream.feed(chunk, |_| total += 1);
+            continue;
+        }
         found.clear();
         stream.feed(chunk, |x| found.push(x));
         total += found.len() as u64;
-        if !args.count {
-            found.sort_unstable_by_key(|x| (x.end, x.pattern, x.start));
-            for x in &found {
-                if args.json {
-                    writeln!(
-                        out,
-                        r#"{{"file":{json_name},"pattern":{},"start":{},"end":{}}}"#,
-                        x.pattern, x.start, x.end
-                    )?;
-                } else {
-                    let text = matched_text(&tail, base, chunk, x);
-                    writeln!(
-                        out,
-                        "{name}:{}:{}:{}:{}",
-                        x.start,
-                        x.end,
-                        x.pattern,
-                        escape(&text)
-                    )?;
-                }
+        found.sort_unstable_by_key(|x| (x.end, x.pattern, x.start));
+        for x in &found {
+            if args.json {
+                writeln!(
+                    out,
+                    r#"{{"file":{json_name},"pattern":{},"start":{},"end":{}}}"#,
+                    x.pattern, x.start, x.end
+                )?;
+            } else {
+                let text = matched_text(&tail, base, chunk, x);
+                writeln!(
+                    out,
+                    "{name}:{}:{}:{}:{}",
+                    x.start,
+                    x.end,
+                    x.pattern,
+                    escape(&text)
+                )?;
             }
         }
-        if !args.count && !args.json {
+        if !args.json {
             if chunk.len() >= keep {
                 tail.clear();
             } else {
