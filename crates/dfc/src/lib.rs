@@ -98,7 +98,7 @@ mod table;
 
 pub use builder::{BuildError, Builder, DEFAULT_LENGTH_CLASSES, DirectFilter};
 pub use matcher::{ClassInfo, FindIter, Info, Matcher, Profile};
-pub use stream::Stream;
+pub use stream::{Stream, StreamState};
 
 /// An occurrence of a pattern: its id and the byte range `start..end` it covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

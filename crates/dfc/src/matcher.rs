@@ -52,6 +52,8 @@ pub struct Matcher {
     pub(crate) nested: Box<[Nested]>,
     /// The largest class offset: how far back of a window a candidate may start.
     pub(crate) max_offset: usize,
+    /// Distinguishes matchers, so a [`crate::StreamState`] knows which one it belongs to.
+    pub(crate) id: u64,
 }
 
 impl Matcher {
@@ -84,6 +86,10 @@ impl Matcher {
             classes,
             nested,
             max_offset,
+            id: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
         }
     }
 
