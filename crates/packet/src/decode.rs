@@ -1,0 +1,510 @@
+//! Decoding a frame into plain packet fields.
+//!
+//! The link layer and the IP headers are decoded here (they are a few fixed fields, and
+//! fragments need control over them); TCP, UDP and ICMP headers are sliced with
+//! `etherparse`. The result is a [`Packet`]: numbers, addresses and the payload's range
+//! in the packet's own buffer, which holds either the frame or, for a reassembled
+//! fragmented datagram, the datagram's transport bytes.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::ops::Range;
+use std::time::Duration;
+
+use etherparse::{Icmpv4Slice, Icmpv6Slice, TcpSlice, UdpSlice};
+
+use crate::capture::Frame;
+use crate::checksum;
+use crate::defrag::{Defrag, Fragment};
+
+/// TCP flag bits as in the header's flags byte.
+pub mod tcp_flags {
+    pub const FIN: u8 = 0x01;
+    pub const SYN: u8 = 0x02;
+    pub const RST: u8 = 0x04;
+    pub const PSH: u8 = 0x08;
+    pub const ACK: u8 = 0x10;
+    pub const URG: u8 = 0x20;
+    pub const ECE: u8 = 0x40;
+    pub const CWR: u8 = 0x80;
+}
+
+/// IPv4 options present, one bit per kind (for the `ipopts` keyword).
+pub mod ipopt {
+    pub const EOL: u16 = 1 << 0;
+    pub const NOP: u16 = 1 << 1;
+    pub const RR: u16 = 1 << 2;
+    pub const TS: u16 = 1 << 3;
+    pub const SEC: u16 = 1 << 4;
+    pub const ESEC: u16 = 1 << 5;
+    pub const LSRR: u16 = 1 << 6;
+    pub const SSRR: u16 = 1 << 7;
+    pub const SATID: u16 = 1 << 8;
+    pub const OTHER: u16 = 1 << 9;
+}
+
+/// The network layer of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ip {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    /// The transport protocol number (after IPv6 extension headers).
+    pub proto: u8,
+    pub ttl: u8,
+    pub tos: u8,
+    pub id: u32,
+    /// IPv4 options present ([`ipopt`] bits).
+    pub opts: u16,
+    /// A fragment not (yet) reassembled: no transport header decoded.
+    pub fragment: bool,
+    /// The transport bytes came from reassembled fragments.
+    pub reassembled: bool,
+}
+
+/// A TCP header's fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tcp {
+    pub sport: u16,
+    pub dport: u16,
+    pub seq: u32,
+    pub ack: u32,
+    /// [`tcp_flags`] bits.
+    pub flags: u8,
+    pub window: u16,
+}
+
+/// The transport layer of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum L4 {
+    #[default]
+    None,
+    Tcp(Tcp),
+    Udp {
+        sport: u16,
+        dport: u16,
+    },
+    Icmp {
+        v6: bool,
+        itype: u8,
+        icode: u8,
+        /// Identifier and sequence number, for echo messages.
+        id: u16,
+        seq: u16,
+    },
+}
+
+impl L4 {
+    /// Source and destination ports (0 for portless protocols).
+    pub fn ports(&self) -> (u16, u16) {
+        match *self {
+            L4::Tcp(t) => (t.sport, t.dport),
+            L4::Udp { sport, dport } => (sport, dport),
+            _ => (0, 0),
+        }
+    }
+}
+
+/// A decoded packet. Reused from packet to packet by the reader.
+#[derive(Clone, Debug, Default)]
+pub struct Packet {
+    /// 1-based position in the capture (Suricata's `pcap_cnt`).
+    pub num: u64,
+    pub ts: Duration,
+    /// Bytes on the wire.
+    pub wire_len: u32,
+    /// The frame, or a reassembled datagram's transport bytes.
+    pub data: Vec<u8>,
+    pub vlan: [u16; 2],
+    pub ip: Option<Ip>,
+    pub l4: L4,
+    /// The application payload: `data[payload]`.
+    pub payload: Range<usize>,
+    /// The transport checksum was checked and is wrong.
+    pub bad_checksum: bool,
+    /// Why decoding stopped early, if it did.
+    pub error: Option<&'static str>,
+}
+
+impl Packet {
+    pub fn payload(&self) -> &[u8] {
+        &self.data[self.payload.clone()]
+    }
+
+    pub fn tcp(&self) -> Option<&Tcp> {
+        match &self.l4 {
+            L4::Tcp(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// Decodes frames, keeping fragment state between them.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    pub defrag: Defrag,
+    /// Validate IPv4 header and TCP/UDP/ICMP checksums.
+    pub checksums: bool,
+    /// Frames whose link type is not decoded.
+    pub unknown_link: u64,
+    /// Packets with a bad checksum.
+    pub bad_checksums: u64,
+}
+
+fn be16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+
+impl Decoder {
+    pub fn new(checksums: bool) -> Decoder {
+        Decoder {
+            checksums,
+            ..Decoder::default()
+        }
+    }
+
+    /// Decodes `frame` into `out` (packet number `num`). Fields that could not be decoded
+    /// stay empty and `out.error` says why.
+    pub fn decode(&mut self, frame: &Frame, num: u64, out: &mut Packet) {
+        out.num = num;
+        out.ts = frame.ts;
+        out.wire_len = frame.orig_len;
+        out.data.clear();
+        out.data.extend_from_slice(&frame.data);
+        out.vlan = [0, 0];
+        out.ip = None;
+        out.l4 = L4::None;
+        out.payload = 0..0;
+        out.bad_checksum = false;
+        out.error = None;
+        if let Err(e) = self.decode_link(frame.linktype, out) {
+            out.error = Some(e);
+        }
+    }
+
+    fn decode_link(&mut self, link: u32, p: &mut Packet) -> Result<(), &'static str> {
+        let d = &p.data;
+        let (ethertype, at) = match link {
+            1 => {
+                if d.len() < 14 {
+                    return Err("truncated ethernet header");
+                }
+                let mut et = be16(d, 12);
+                let mut at = 14;
+                let mut tags = 0;
+                while matches!(et, 0x8100 | 0x88a8 | 0x9100) {
+                    if d.len() < at + 4 {
+                        return Err("truncated VLAN tag");
+                    }
+                    if tags < 2 {
+                        p.vlan[tags] = be16(d, at) & 0x0fff;
+                    }
+                    tags += 1;
+                    if tags > 3 {
+                        return Err("too many VLAN tags");
+                    }
+                    et = be16(d, at + 2);
+                    at += 4;
+                }
+                (et, at)
+            }
+            113 => {
+                if d.len() < 16 {
+                    return Err("truncated Linux cooked header");
+                }
+                (be16(d, 14), 16)
+            }
+            276 => {
+                if d.len() < 20 {
+                    return Err("truncated Linux cooked v2 header");
+                }
+                (be16(d, 0), 20)
+            }
+            0 | 108 => {
+                if d.len() < 4 {
+                    return Err("truncated loopback header");
+                }
+                let fam = if link == 0 {
+                    u32::from_le_bytes([d[0], d[1], d[2], d[3]])
+                } else {
+                    u32::from_be_bytes([d[0], d[1], d[2], d[3]])
+                };
+                // Some captures store the family in the other byte order.
+                let fam = if fam > 0xffff { fam.swap_bytes() } else { fam };
+                match fam {
+                    2 => (0x0800, 4),
+                    24 | 28 | 30 => (0x86dd, 4),
+                    _ => return Err("unknown loopback address family"),
+                }
+            }
+            12 | 14 | 101 => match d.first().map(|b| b >> 4) {
+                Some(4) => (0x0800, 0),
+                Some(6) => (0x86dd, 0),
+                _ => return Err("raw IP frame without an IP version"),
+            },
+            228 => (0x0800, 0),
+            229 => (0x86dd, 0),
+            _ => {
+                self.unknown_link += 1;
+                return Err("unsupported link type");
+            }
+        };
+        match ethertype {
+            0x0800 => self.decode_ipv4(at, p),
+            0x86dd => self.decode_ipv6(at, p),
+            _ => Ok(()),
+        }
+    }
+
+    fn decode_ipv4(&mut self, at: usize, p: &mut Packet) -> Result<(), &'static str> {
+        let d = &p.data[at..];
+        if d.len() < 20 || d[0] >> 4 != 4 {
+            return Err("truncated or invalid IPv4 header");
+        }
+        let hlen = ((d[0] & 0x0f) as usize) * 4;
+        let total = be16(d, 2) as usize;
+        if hlen < 20 || d.len() < hlen || total < hlen {
+            return Err("invalid IPv4 header length");
+        }
+        let end = total.min(d.len());
+        let mut opts = 0u16;
+        let mut i = 20;
+        while i < hlen {
+            let kind = d[i];
+            opts |= match kind {
+                0 => ipopt::EOL,
+                1 => ipopt::NOP,
+                7 => ipopt::RR,
+                68 => ipopt::TS,
+                130 => ipopt::SEC,
+                133 => ipopt::ESEC,
+                131 => ipopt::LSRR,
+                137 => ipopt::SSRR,
+                136 => ipopt::SATID,
+                _ => ipopt::OTHER,
+            };
+            if kind == 0 {
+                break;
+            }
+            if kind == 1 {
+                i += 1;
+                continue;
+            }
+            let len = d.get(i + 1).copied().unwrap_or(0) as usize;
+            if len < 2 {
+                break;
+            }
+            i += len;
+        }
+        let src = IpAddr::V4(Ipv4Addr::new(d[12], d[13], d[14], d[15]));
+        let dst = IpAddr::V4(Ipv4Addr::new(d[16], d[17], d[18], d[19]));
+        let frag = be16(d, 6);
+        let more = frag & 0x2000 != 0;
+        let offset = ((frag & 0x1fff) as usize) * 8;
+        let ip = Ip {
+            src,
+            dst,
+            proto: d[9],
+            ttl: d[8],
+            tos: d[1],
+            id: be16(d, 4) as u32,
+            opts,
+            fragment: false,
+            reassembled: false,
+        };
+        if self.checksums && !checksum::valid(&d[..hlen], 0) {
+            p.bad_checksum = true;
+            self.bad_checksums += 1;
+        }
+        let l4 = at + hlen..at + end;
+        if more || offset > 0 {
+            return self.fragment(ip, offset, more, l4, p);
+        }
+        p.ip = Some(ip);
+        self.decode_l4(l4, p)
+    }
+
+    fn decode_ipv6(&mut self, at: usize, p: &mut Packet) -> Result<(), &'static str> {
+        let d = &p.data[at..];
+        if d.len() < 40 || d[0] >> 4 != 6 {
+            return Err("truncated or invalid IPv6 header");
+        }
+        let plen = be16(d, 4) as usize;
+        let end = (40 + plen).min(d.len());
+        let mut s = [0u8; 16];
+        s.copy_from_slice(&d[8..24]);
+        let mut t = [0u8; 16];
+        t.copy_from_slice(&d[24..40]);
+        let mut next = d[6];
+        let mut i = 40;
+        let mut frag = None;
+        // Walk the extension headers.
+        loop {
+            match next {
+                0 | 43 | 60 | 135 | 139 | 140 => {
+                    if end < i + 8 {
+                        return Err("truncated IPv6 extension header");
+                    }
+                    next = d[i];
+                    i += (d[i + 1] as usize + 1) * 8;
+                }
+                51 => {
+                    if end < i + 8 {
+                        return Err("truncated IPv6 authentication header");
+                    }
+                    next = d[i];
+                    i += (d[i + 1] as usize + 2) * 4;
+                }
+                44 => {
+                    if end < i + 8 {
+                        return Err("truncated IPv6 fragment header");
+                    }
+                    let fo = be16(d, i + 2);
+                    let id = u32::from_be_bytes([d[i + 4], d[i + 5], d[i + 6], d[i + 7]]);
+                    frag = Some(((fo & 0xfff8) as usize, fo & 1 != 0, id));
+                    next = d[i];
+                    i += 8;
+                }
+                _ => break,
+            }
+            if i > end {
+                return Err("truncated IPv6 extension header");
+            }
+        }
+        let mut ip = Ip {
+            src: IpAddr::V6(Ipv6Addr::from(s)),
+            dst: IpAddr::V6(Ipv6Addr::from(t)),
+            proto: next,
+            ttl: d[7],
+            tos: (be16(d, 0) >> 4) as u8,
+            id: 0,
+            opts: 0,
+            fragment: false,
+            reassembled: false,
+        };
+        let l4 = at + i..at + end;
+        if let Some((offset, more, id)) = frag {
+            ip.id = id;
+            if more || offset > 0 {
+                return self.fragment(ip, offset, more, l4, p);
+            }
+        }
+        p.ip = Some(ip);
+        self.decode_l4(l4, p)
+    }
+
+    fn fragment(
+        &mut self,
+        mut ip: Ip,
+        offset: usize,
+        more: bool,
+        l4: Range<usize>,
+        p: &mut Packet,
+    ) -> Result<(), &'static str> {
+        let done = self.defrag.add(Fragment {
+            src: ip.src,
+            dst: ip.dst,
+            proto: ip.proto,
+            id: ip.id,
+            offset,
+            more,
+            payload: &p.data[l4.clone()],
+            ts: p.ts,
+        });
+        match done {
+            None => {
+                ip.fragment = true;
+                p.ip = Some(ip);
+                p.payload = l4;
+                Ok(())
+            }
+            Some(datagram) => {
+                ip.reassembled = true;
+                p.ip = Some(ip);
+                p.data = datagram;
+                let all = 0..p.data.len();
+                self.decode_l4(all, p)
+            }
+        }
+    }
+
+    fn decode_l4(&mut self, l4: Range<usize>, p: &mut Packet) -> Result<(), &'static str> {
+        let ip = p.ip.expect("set by the caller");
+        let seg = &p.data[l4.clone()];
+        let base = l4.start;
+        let v6 = ip.src.is_ipv6();
+        let check = |p: &mut Packet, ok: bool, n: &mut u64| {
+            if !ok {
+                p.bad_checksum = true;
+                *n += 1;
+            }
+        };
+        match ip.proto {
+            6 => {
+                let t = TcpSlice::from_slice(seg).map_err(|_| "truncated or invalid TCP header")?;
+                let hl = t.header_len();
+                p.l4 = L4::Tcp(Tcp {
+                    sport: t.source_port(),
+                    dport: t.destination_port(),
+                    seq: t.sequence_number(),
+                    ack: t.acknowledgment_number(),
+                    flags: seg[13],
+                    window: t.window_size(),
+                });
+                p.payload = base + hl..l4.end;
+                if self.checksums {
+                    let init = checksum::pseudo(ip.src, ip.dst, 6, seg.len());
+                    let ok = checksum::valid(seg, init);
+                    check(p, ok, &mut self.bad_checksums);
+                }
+            }
+            17 => {
+                let u = UdpSlice::from_slice(seg).map_err(|_| "truncated or invalid UDP header")?;
+                p.l4 = L4::Udp {
+                    sport: u.source_port(),
+                    dport: u.destination_port(),
+                };
+                let len = (u.length() as usize).clamp(8, seg.len());
+                p.payload = base + 8..base + len;
+                if self.checksums && (u.checksum() != 0 || v6) {
+                    let init = checksum::pseudo(ip.src, ip.dst, 17, len);
+                    let ok = checksum::valid(&seg[..len], init);
+                    check(p, ok, &mut self.bad_checksums);
+                }
+            }
+            1 if !v6 => {
+                let c = Icmpv4Slice::from_slice(seg).map_err(|_| "truncated ICMP header")?;
+                let b = c.bytes5to8();
+                p.l4 = L4::Icmp {
+                    v6: false,
+                    itype: c.type_u8(),
+                    icode: c.code_u8(),
+                    id: u16::from_be_bytes([b[0], b[1]]),
+                    seq: u16::from_be_bytes([b[2], b[3]]),
+                };
+                p.payload = base + c.header_len()..l4.end;
+                if self.checksums {
+                    let ok = checksum::valid(seg, 0);
+                    check(p, ok, &mut self.bad_checksums);
+                }
+            }
+            58 => {
+                let c = Icmpv6Slice::from_slice(seg).map_err(|_| "truncated ICMPv6 header")?;
+                let b = c.bytes5to8();
+                p.l4 = L4::Icmp {
+                    v6: true,
+                    itype: c.type_u8(),
+                    icode: c.code_u8(),
+                    id: u16::from_be_bytes([b[0], b[1]]),
+                    seq: u16::from_be_bytes([b[2], b[3]]),
+                };
+                p.payload = base + c.header_len()..l4.end;
+                if self.checksums {
+                    let init = checksum::pseudo(ip.src, ip.dst, 58, seg.len());
+                    let ok = checksum::valid(seg, init);
+                    check(p, ok, &mut self.bad_checksums);
+                }
+            }
+            _ => p.payload = l4,
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,390 @@
+//! Flows: the bidirectional 5-tuple, client and server, TCP state, and per-direction
+//! reassembly.
+//!
+//! The client is the side that sent the first SYN. A connection whose handshake was not
+//! seen is tracked only when `midstream` is on; its first packet's sender is then taken
+//! as the client and the connection counts as established at once (as Suricata does).
+//! Without `midstream` such a flow still exists, for packet rules, but has no stream.
+//!
+//! Memory is bounded: at most `max_flows` flows, and at most `stream_memcap` bytes held by
+//! all reassemblers together. When a new flow or new data would pass a cap, expired flows
+//! are dropped first, then the least recently seen eighth of the table.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::net::IpAddr;
+use std::ops::Range;
+use std::time::Duration;
+
+use crate::decode::{L4, Packet, tcp_flags as F};
+use crate::reassembly::Reassembler;
+
+/// Settings of the flow table (Suricata's names in brackets).
+#[derive(Clone, Debug)]
+pub struct FlowConfig {
+    /// Track TCP sessions whose handshake was not seen [stream.midstream].
+    pub midstream: bool,
+    /// Bytes per direction reassembled [stream.reassembly.depth]; 0 means unlimited.
+    pub depth: u64,
+    /// Flows held at most [flow.memcap, as a count].
+    pub max_flows: usize,
+    /// Bytes of stream data held by all flows [stream.reassembly.memcap].
+    pub stream_memcap: usize,
+    /// Idle time after which a flow is forgotten, before and after establishment.
+    pub timeout_new: Duration,
+    pub timeout_established: Duration,
+}
+
+impl Default for FlowConfig {
+    fn default() -> Self {
+        FlowConfig {
+            midstream: false,
+            depth: 1 << 20,
+            max_flows: 65_536,
+            stream_memcap: 256 << 20,
+            timeout_new: Duration::from_secs(60),
+            timeout_established: Duration::from_secs(600),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    lo: (IpAddr, u16),
+    hi: (IpAddr, u16),
+    proto: u8,
+    vlan: [u16; 2],
+}
+
+/// Which way a packet goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    ToServer,
+    ToClient,
+}
+
+impl Direction {
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// TCP connection state, as far as detection needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpState {
+    /// Not a TCP flow, or TCP not tracked (picked up midstream with midstream off).
+    None,
+    SynSent,
+    SynRecv,
+    Established,
+    Closing,
+    Closed,
+}
+
+/// One flow.
+#[derive(Debug)]
+pub struct Flow<T> {
+    /// A stable identifier (Suricata's `flow_id`).
+    pub id: u64,
+    pub client: (IpAddr, u16),
+    pub server: (IpAddr, u16),
+    pub proto: u8,
+    pub start: Duration,
+    pub last: Duration,
+    pub state: TcpState,
+    /// The stream is reassembled (handshake seen, or midstream pickup).
+    pub tracked: bool,
+    pub pkts: [u64; 2],
+    pub bytes: [u64; 2],
+    /// Reassembly per direction, indexed by [`Direction::index`].
+    pub streams: [Reassembler; 2],
+    pub user: T,
+}
+
+impl<T> Flow<T> {
+    pub fn established(&self) -> bool {
+        matches!(self.state, TcpState::Established | TcpState::Closing)
+    }
+}
+
+/// What the flow table made of one packet.
+#[derive(Clone, Debug)]
+pub struct Observed {
+    pub dir: Direction,
+    /// The packet created the flow.
+    pub new_flow: bool,
+    /// The flow is established as of this packet (`flow:established`).
+    pub established: bool,
+    /// Stream offsets that became in order in the packet's direction.
+    pub stream: Range<u64>,
+    /// Stream offsets that became in order in the other direction (its holes acknowledged
+    /// by this packet).
+    pub other: Range<u64>,
+}
+
+/// Counters of the table's life.
+#[derive(Clone, Debug, Default)]
+pub struct FlowStats {
+    pub created: u64,
+    pub evicted: u64,
+    pub expired: u64,
+}
+
+/// All flows.
+pub struct FlowTable<T> {
+    flows: HashMap<Key, Flow<T>>,
+    pub config: FlowConfig,
+    pub stats: FlowStats,
+    held: usize,
+    last_sweep: Duration,
+}
+
+fn key_of(p: &Packet) -> Option<(Key, bool)> {
+    let ip = p.ip.as_ref()?;
+    if ip.fragment {
+        return None;
+    }
+    let (sp, dp) = p.l4.ports();
+    let a = (ip.src, sp);
+    let b = (ip.dst, dp);
+    let fwd = a <= b;
+    let (lo, hi) = if fwd { (a, b) } else { (b, a) };
+    Some((
+        Key {
+            lo,
+            hi,
+            proto: ip.proto,
+            vlan: p.vlan,
+        },
+        fwd,
+    ))
+}
+
+impl<T: Default> FlowTable<T> {
+    pub fn new(config: FlowConfig) -> FlowTable<T> {
+        FlowTable {
+            flows: HashMap::new(),
+            config,
+            stats: FlowStats::default(),
+            held: 0,
+            last_sweep: Duration::ZERO,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.flows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flows.is_empty()
+    }
+
+    /// Bytes of stream data held by all flows.
+    pub fn held_bytes(&self) -> usize {
+        self.held
+    }
+
+    fn timeout(&self, f: &Flow<T>) -> Duration {
+        if f.established() {
+            self.config.timeout_established
+        } else {
+            self.config.timeout_new
+        }
+    }
+
+    /// Finds or creates the packet's flow and updates its state. `None` for packets
+    /// without a flow (not IP, or an unreassembled fragment). `track_stream` false keeps
+    /// the TCP payload out of reassembly (a packet with a bad checksum).
+    pub fn packet(&mut self, p: &Packet, track_stream: bool) -> Option<(&mut Flow<T>, Observed)> {
+        let (key, _) = key_of(p)?;
+        let ip = p.ip?;
+        let now = p.ts;
+        if now.saturating_sub(self.last_sweep) > Duration::from_secs(5) {
+            self.last_sweep = now;
+            self.sweep(now);
+        }
+        // A flow idle past its timeout is over; a new one starts.
+        if let Some(f) = self.flows.get(&key)
+            && now.saturating_sub(f.last) > self.timeout(f)
+        {
+            self.remove(&key);
+            self.stats.expired += 1;
+        }
+        let mut new_flow = false;
+        if !self.flows.contains_key(&key) {
+            if self.flows.len() >= self.config.max_flows {
+                self.make_room(now);
+            }
+            let (sport, dport) = p.l4.ports();
+            let mut client = (ip.src, sport);
+            let mut server = (ip.dst, dport);
+            let mut state = TcpState::None;
+            let mut tracked = false;
+            if let L4::Tcp(t) = p.l4 {
+                let syn = t.flags & F::SYN != 0;
+                let ack = t.flags & F::ACK != 0;
+                if syn && !ack {
+                    state = TcpState::SynSent;
+                    tracked = true;
+                } else if self.config.midstream && t.flags & F::RST == 0 {
+                    tracked = true;
+                    if syn && ack {
+                        // A SYN/ACK comes from the server.
+                        std::mem::swap(&mut client, &mut server);
+                        state = TcpState::SynRecv;
+                    } else {
+                        state = TcpState::Established;
+                    }
+                }
+            }
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            key.hash(&mut h);
+            now.hash(&mut h);
+            let depth = if self.config.depth == 0 {
+                u64::MAX
+            } else {
+                self.config.depth
+            };
+            self.flows.insert(
+                key,
+                Flow {
+                    id: h.finish() & 0x7fff_ffff_ffff_ffff,
+                    client,
+                    server,
+                    proto: ip.proto,
+                    start: now,
+                    last: now,
+                    state,
+                    tracked,
+                    pkts: [0; 2],
+                    bytes: [0; 2],
+                    streams: [Reassembler::new(depth), Reassembler::new(depth)],
+                    user: T::default(),
+                },
+            );
+            self.stats.created += 1;
+            new_flow = true;
+        }
+        let f = self.flows.get_mut(&key).expect("present");
+        let (sport, _) = p.l4.ports();
+        let dir = if (ip.src, sport) == f.client {
+            Direction::ToServer
+        } else {
+            Direction::ToClient
+        };
+        f.last = now;
+        f.pkts[dir.index()] += 1;
+        f.bytes[dir.index()] += p.wire_len as u64;
+        let mut stream = 0..0;
+        let mut other = 0..0;
+        let held_before = f.streams[0].held_bytes() + f.streams[1].held_bytes();
+        if let L4::Tcp(t) = p.l4
+            && f.tracked
+        {
+            let d = dir.index();
+            let o = 1 - d;
+            let syn = t.flags & F::SYN != 0;
+            let ack = t.flags & F::ACK != 0;
+            match (f.state, dir) {
+                (TcpState::SynSent, Direction::ToClient) if syn && ack => {
+                    f.state = TcpState::SynRecv;
+                }
+                (TcpState::SynRecv, Direction::ToServer) if ack && !syn => {
+                    f.state = TcpState::Established;
+                }
+                _ => {}
+            }
+            if t.flags & F::RST != 0 {
+                f.state = TcpState::Closed;
+            } else if t.flags & F::FIN != 0 && f.established() {
+                f.state = TcpState::Closing;
+            }
+            if syn {
+                f.streams[d].set_isn(t.seq);
+            } else if f.streams[d].isn().is_none() {
+                // Picked up midstream: this segment starts the stream.
+                f.streams[d].set_isn(t.seq.wrapping_sub(1));
+            }
+            let payload = p.payload();
+            if track_stream && !payload.is_empty() && f.state != TcpState::Closed {
+                stream = f.streams[d].insert(t.seq, payload);
+            }
+            if ack {
+                other = f.streams[o].acked(t.ack);
+            }
+        }
+        let held_after = f.streams[0].held_bytes() + f.streams[1].held_bytes();
+        let established = f.established();
+        self.held = (self.held + held_after).saturating_sub(held_before);
+        if self.held > self.config.stream_memcap {
+            self.make_room_except(now, Some(key));
+        }
+        let f = self.flows.get_mut(&key)?;
+        Some((
+            f,
+            Observed {
+                dir,
+                new_flow,
+                established,
+                stream,
+                other,
+            },
+        ))
+    }
+
+    fn remove(&mut self, key: &Key) {
+        if let Some(f) = self.flows.remove(key) {
+            self.held = self
+                .held
+                .saturating_sub(f.streams[0].held_bytes() + f.streams[1].held_bytes());
+        }
+    }
+
+    /// Drops flows idle past their timeout.
+    fn sweep(&mut self, now: Duration) {
+        let expired: Vec<Key> = self
+            .flows
+            .iter()
+            .filter(|(_, f)| now.saturating_sub(f.last) > self.timeout(f))
+            .map(|(k, _)| *k)
+            .collect();
+        for k in expired {
+            self.remove(&k);
+            self.stats.expired += 1;
+        }
+    }
+
+    fn make_room(&mut self, now: Duration) {
+        self.make_room_except(now, None);
+    }
+
+    /// Drops expired flows, then the least recently seen eighth (never `keep`).
+    fn make_room_except(&mut self, now: Duration, keep: Option<Key>) {
+        self.sweep(now);
+        if self.flows.len() < self.config.max_flows && self.held <= self.config.stream_memcap {
+            return;
+        }
+        let mut by_age: Vec<(Duration, Key)> = self
+            .flows
+            .iter()
+            .filter(|(k, _)| Some(**k) != keep)
+            .map(|(k, f)| (f.last, *k))
+            .collect();
+        let n = (by_age.len() / 8).max(1).min(by_age.len());
+        if n == 0 {
+            return;
+        }
+        by_age.select_nth_unstable_by_key(n - 1, |x| x.0);
+        for (_, k) in &by_age[..n] {
+            self.remove(k);
+            self.stats.evicted += 1;
+        }
+    }
+
+    /// Visits every flow (for end-of-capture accounting).
+    pub fn for_each(&self, mut f: impl FnMut(&Flow<T>)) {
+        for fl in self.flows.values() {
+            f(fl);
+        }
+    }
+}
