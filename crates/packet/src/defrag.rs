@@ -109,11 +109,8 @@ impl Defrag {
         }
         let d = self.open.get_mut(&key)?;
         if !f.more {
-            match d.total {
-                None => d.total = Some(end),
-                // A second, different end: first wins.
-                Some(_) => {}
-            }
+            // A second, different end: the first wins.
+            d.total.get_or_insert(end);
         }
         if end > d.data.len() {
             self.held += end - d.data.len();

@@ -1,0 +1,171 @@
+//! Loading rule files: lines, continuations, errors per rule, a summary by reason.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::path::Path;
+
+use crate::parse::parse_rule;
+use crate::rule::Rule;
+use crate::vars::Vars;
+
+/// A rule that did not load.
+#[derive(Clone, Debug)]
+pub struct RuleError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub kind: String,
+    pub message: String,
+}
+
+impl fmt::Display for RuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )
+    }
+}
+
+/// Rules loaded from one or more files, and the ones that failed.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub rules: Vec<Rule>,
+    pub errors: Vec<RuleError>,
+}
+
+impl Loaded {
+    /// Failures counted by reason, most frequent first.
+    pub fn error_summary(&self) -> Vec<(String, usize)> {
+        let mut m: BTreeMap<&str, usize> = BTreeMap::new();
+        for e in &self.errors {
+            *m.entry(e.kind.as_str()).or_default() += 1;
+        }
+        let mut v: Vec<(String, usize)> = m.into_iter().map(|(k, n)| (k.to_string(), n)).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    }
+
+    /// Parses rules from `text` (named `file` in errors). Lines ending in `\` continue
+    /// on the next; `#` starts a comment line (a commented-out rule is not loaded).
+    pub fn add_text(&mut self, file: &str, text: &str, vars: &Vars) {
+        let mut pending = String::new();
+        let mut start_line = 0;
+        for (i, line) in text.lines().enumerate() {
+            let line_no = i + 1;
+            let t = line.trim();
+            if pending.is_empty() {
+                if t.is_empty() || t.starts_with('#') {
+                    continue;
+                }
+                start_line = line_no;
+            }
+            if let Some(cont) = t.strip_suffix('\\') {
+                pending.push_str(cont);
+                continue;
+            }
+            pending.push_str(t);
+            self.add_one(file, start_line, &pending, vars);
+            pending.clear();
+        }
+        if !pending.is_empty() {
+            self.add_one(file, start_line, &pending, vars);
+        }
+    }
+
+    fn add_one(&mut self, file: &str, line: usize, text: &str, vars: &Vars) {
+        match parse_rule(text, vars) {
+            Ok(mut r) => {
+                r.file = file.to_string();
+                r.line = line;
+                self.rules.push(r);
+            }
+            Err(e) => self.errors.push(RuleError {
+                file: file.to_string(),
+                line,
+                column: e.column,
+                kind: e.kind,
+                message: e.message,
+            }),
+        }
+    }
+
+    /// Reads and parses a rule file. An unreadable file is an `Err`; bad rules in it are
+    /// recorded in `errors`.
+    pub fn add_file(&mut self, path: &Path, vars: &Vars) -> Result<(), String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = String::from_utf8_lossy(&bytes);
+        self.add_text(&path.display().to_string(), &text, vars);
+        Ok(())
+    }
+
+    /// Removes rules whose (gid, sid) was already loaded, reporting each as an error (as
+    /// Suricata does: the first definition stays).
+    pub fn dedup(&mut self) {
+        let mut seen: HashSet<(u32, u32)> = HashSet::new();
+        let mut keep = Vec::with_capacity(self.rules.len());
+        for r in self.rules.drain(..) {
+            if !seen.insert((r.gid, r.sid)) {
+                self.errors.push(RuleError {
+                    file: r.file.clone(),
+                    line: r.line,
+                    column: 1,
+                    kind: "duplicate sid".into(),
+                    message: format!("duplicate signature id {}:{}", r.gid, r.sid),
+                });
+            } else {
+                keep.push(r);
+            }
+        }
+        self.rules = keep;
+    }
+}
+
+/// A classtype: its description and default priority.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Classtype {
+    pub description: String,
+    pub priority: u8,
+}
+
+/// `classification.config`: classtype name to description and priority.
+#[derive(Clone, Debug, Default)]
+pub struct Classifications(pub HashMap<String, Classtype>);
+
+/// The classification table bundled with netsieve (from Emerging Threats Open; see
+/// `data/NOTICE.md`).
+pub const DEFAULT_CLASSIFICATION: &str = include_str!("../data/classification.config");
+
+impl Classifications {
+    /// Parses `config classification: name,description,priority` lines; other lines
+    /// are ignored.
+    pub fn parse(text: &str) -> Classifications {
+        let mut m = HashMap::new();
+        for line in text.lines() {
+            let Some(rest) = line.trim().strip_prefix("config classification:") else {
+                continue;
+            };
+            let parts: Vec<&str> = rest.split(',').map(str::trim).collect();
+            if parts.len() < 3 {
+                continue;
+            }
+            let Ok(priority) = parts[parts.len() - 1].parse() else {
+                continue;
+            };
+            let description = parts[1..parts.len() - 1].join(",");
+            m.insert(
+                parts[0].to_string(),
+                Classtype {
+                    description,
+                    priority,
+                },
+            );
+        }
+        Classifications(m)
+    }
+
+    pub fn bundled() -> Classifications {
+        Classifications::parse(DEFAULT_CLASSIFICATION)
+    }
+}

@@ -1,0 +1,449 @@
+//! Address and port expressions, and the variables (`$HOME_NET`, `$HTTP_PORTS`) they use.
+//!
+//! Both follow Suricata's list semantics: a list matches what its positive items match
+//! minus what its negated items match; a list of only negated items matches everything
+//! but them. Lists nest (`[10.0.0.0/8, ![10.1.0.0/16, 10.2.0.0/16]]`).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::IpAddr;
+
+/// An address expression, variables resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AddrExpr {
+    Any,
+    /// A network: address and prefix length.
+    Net(IpAddr, u8),
+    /// An inclusive range of addresses of one family.
+    Range(IpAddr, IpAddr),
+    Not(Box<AddrExpr>),
+    List(Vec<AddrExpr>),
+}
+
+/// A port expression, variables resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PortExpr {
+    Any,
+    Range(u16, u16),
+    Not(Box<PortExpr>),
+    List(Vec<PortExpr>),
+}
+
+fn v6(a: IpAddr) -> u128 {
+    match a {
+        IpAddr::V4(a) => u32::from(a) as u128,
+        IpAddr::V6(a) => u128::from(a),
+    }
+}
+
+impl AddrExpr {
+    pub fn matches(&self, a: IpAddr) -> bool {
+        match self {
+            AddrExpr::Any => true,
+            AddrExpr::Net(n, len) => {
+                if n.is_ipv4() != a.is_ipv4() {
+                    return false;
+                }
+                let bits = if n.is_ipv4() { 32 } else { 128 };
+                let shift = bits - *len as u32;
+                if shift >= 128 {
+                    return true;
+                }
+                (v6(*n) >> shift) == (v6(a) >> shift)
+            }
+            AddrExpr::Range(lo, hi) => {
+                lo.is_ipv4() == a.is_ipv4() && v6(*lo) <= v6(a) && v6(a) <= v6(*hi)
+            }
+            AddrExpr::Not(e) => !e.matches(a),
+            AddrExpr::List(items) => list_matches(
+                items,
+                |e| e.matches(a),
+                |e| match e {
+                    AddrExpr::Not(inner) => Some(inner.as_ref()),
+                    _ => None,
+                },
+            ),
+        }
+    }
+
+    pub fn is_any(&self) -> bool {
+        matches!(self, AddrExpr::Any)
+    }
+}
+
+impl PortExpr {
+    pub fn matches(&self, p: u16) -> bool {
+        match self {
+            PortExpr::Any => true,
+            PortExpr::Range(lo, hi) => *lo <= p && p <= *hi,
+            PortExpr::Not(e) => !e.matches(p),
+            PortExpr::List(items) => list_matches(
+                items,
+                |e| e.matches(p),
+                |e| match e {
+                    PortExpr::Not(inner) => Some(inner.as_ref()),
+                    _ => None,
+                },
+            ),
+        }
+    }
+
+    pub fn is_any(&self) -> bool {
+        matches!(self, PortExpr::Any)
+    }
+}
+
+/// Positive items OR-ed, minus the negated ones; only negated items: all but them.
+fn list_matches<E>(
+    items: &[E],
+    m: impl Fn(&E) -> bool,
+    negated: impl Fn(&E) -> Option<&E>,
+) -> bool {
+    let mut any_positive = false;
+    let mut hit = false;
+    for e in items {
+        match negated(e) {
+            Some(inner) => {
+                if m(inner) {
+                    return false;
+                }
+            }
+            None => {
+                any_positive = true;
+                hit = hit || m(e);
+            }
+        }
+    }
+    hit || !any_positive
+}
+
+/// Address and port variables.
+#[derive(Clone, Debug)]
+pub struct Vars {
+    pub addresses: HashMap<String, String>,
+    pub ports: HashMap<String, String>,
+}
+
+impl Default for Vars {
+    /// Suricata's default `vars` section.
+    fn default() -> Self {
+        let mut addresses = HashMap::new();
+        addresses.insert(
+            "HOME_NET".into(),
+            "[192.168.0.0/16,10.0.0.0/8,172.16.0.0/12]".into(),
+        );
+        addresses.insert("EXTERNAL_NET".into(), "!$HOME_NET".into());
+        for v in [
+            "HTTP_SERVERS",
+            "SMTP_SERVERS",
+            "SQL_SERVERS",
+            "DNS_SERVERS",
+            "TELNET_SERVERS",
+            "AIM_SERVERS",
+            "DC_SERVERS",
+            "DNP3_SERVER",
+            "DNP3_CLIENT",
+            "MODBUS_CLIENT",
+            "MODBUS_SERVER",
+            "ENIP_CLIENT",
+            "ENIP_SERVER",
+        ] {
+            addresses.insert(v.into(), "$HOME_NET".into());
+        }
+        let mut ports = HashMap::new();
+        for (k, v) in [
+            ("HTTP_PORTS", "80"),
+            ("SHELLCODE_PORTS", "!80"),
+            ("ORACLE_PORTS", "1521"),
+            ("SSH_PORTS", "22"),
+            ("DNP3_PORTS", "20000"),
+            ("MODBUS_PORTS", "502"),
+            ("FILE_DATA_PORTS", "[$HTTP_PORTS,110,143]"),
+            ("FTP_PORTS", "21"),
+            ("GENEVE_PORTS", "6081"),
+            ("VXLAN_PORTS", "4789"),
+            ("TEREDO_PORTS", "3544"),
+            ("SIP_PORTS", "[5060,5061]"),
+        ] {
+            ports.insert(k.into(), v.into());
+        }
+        Vars { addresses, ports }
+    }
+}
+
+/// Why an expression could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExprError(pub String);
+
+impl fmt::Display for ExprError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+const MAX_NESTING: usize = 16;
+
+impl Vars {
+    pub fn address(&self, text: &str) -> Result<AddrExpr, ExprError> {
+        // A bare comma list, as some rules write it, is a list.
+        let bracketed;
+        let text = if text.contains(',') && !text.trim_start().starts_with('[') {
+            bracketed = format!("[{text}]");
+            &bracketed
+        } else {
+            text
+        };
+        let mut p = ExprParser {
+            s: text.as_bytes(),
+            i: 0,
+        };
+        let e = p.addr(self, 0)?;
+        p.end(text)?;
+        Ok(e)
+    }
+
+    pub fn port(&self, text: &str) -> Result<PortExpr, ExprError> {
+        let bracketed;
+        let text = if text.contains(',') && !text.trim_start().starts_with('[') {
+            bracketed = format!("[{text}]");
+            &bracketed
+        } else {
+            text
+        };
+        let mut p = ExprParser {
+            s: text.as_bytes(),
+            i: 0,
+        };
+        let e = p.port(self, 0)?;
+        p.end(text)?;
+        Ok(e)
+    }
+}
+
+struct ExprParser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl ExprParser<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+
+    fn end(&mut self, text: &str) -> Result<(), ExprError> {
+        self.ws();
+        if self.i != self.s.len() {
+            return Err(ExprError(format!("unexpected text in '{text}'")));
+        }
+        Ok(())
+    }
+
+    fn word(&mut self) -> &str {
+        let start = self.i;
+        while self.i < self.s.len() && !matches!(self.s[self.i], b',' | b']' | b'[' | b' ') {
+            self.i += 1;
+        }
+        std::str::from_utf8(&self.s[start..self.i]).unwrap_or("")
+    }
+
+    fn list<E>(
+        &mut self,
+        vars: &Vars,
+        depth: usize,
+        item: impl Fn(&mut Self, &Vars, usize) -> Result<E, ExprError>,
+    ) -> Result<Vec<E>, ExprError> {
+        // At '['.
+        self.i += 1;
+        let mut items = Vec::new();
+        loop {
+            self.ws();
+            if self.s.get(self.i) == Some(&b']') {
+                self.i += 1;
+                break;
+            }
+            items.push(item(self, vars, depth + 1)?);
+            self.ws();
+            match self.s.get(self.i) {
+                Some(b',') => self.i += 1,
+                Some(b']') => {
+                    self.i += 1;
+                    break;
+                }
+                _ => return Err(ExprError("unterminated list (missing ']')".into())),
+            }
+        }
+        if items.is_empty() {
+            return Err(ExprError("empty list".into()));
+        }
+        Ok(items)
+    }
+
+    fn addr(&mut self, vars: &Vars, depth: usize) -> Result<AddrExpr, ExprError> {
+        if depth > MAX_NESTING {
+            return Err(ExprError(
+                "address lists or variables nested too deep".into(),
+            ));
+        }
+        self.ws();
+        match self.s.get(self.i) {
+            Some(b'!') => {
+                self.i += 1;
+                Ok(AddrExpr::Not(Box::new(self.addr(vars, depth + 1)?)))
+            }
+            Some(b'[') => Ok(AddrExpr::List(
+                self.list(vars, depth, |p, v, d| p.addr(v, d))?,
+            )),
+            Some(b'$') => {
+                self.i += 1;
+                let name = self.word().to_string();
+                let val = vars
+                    .addresses
+                    .get(&name)
+                    .ok_or_else(|| ExprError(format!("unknown address variable ${name}")))?;
+                let mut sub = ExprParser {
+                    s: val.as_bytes(),
+                    i: 0,
+                };
+                let e = sub.addr(vars, depth + 1)?;
+                sub.end(val)?;
+                Ok(e)
+            }
+            _ => {
+                let w = self.word().to_string();
+                parse_addr(&w)
+            }
+        }
+    }
+
+    fn port(&mut self, vars: &Vars, depth: usize) -> Result<PortExpr, ExprError> {
+        if depth > MAX_NESTING {
+            return Err(ExprError("port lists or variables nested too deep".into()));
+        }
+        self.ws();
+        match self.s.get(self.i) {
+            Some(b'!') => {
+                self.i += 1;
+                Ok(PortExpr::Not(Box::new(self.port(vars, depth + 1)?)))
+            }
+            Some(b'[') => Ok(PortExpr::List(
+                self.list(vars, depth, |p, v, d| p.port(v, d))?,
+            )),
+            Some(b'$') => {
+                self.i += 1;
+                let name = self.word().to_string();
+                let val = vars
+                    .ports
+                    .get(&name)
+                    .ok_or_else(|| ExprError(format!("unknown port variable ${name}")))?;
+                let mut sub = ExprParser {
+                    s: val.as_bytes(),
+                    i: 0,
+                };
+                let e = sub.port(vars, depth + 1)?;
+                sub.end(val)?;
+                Ok(e)
+            }
+            _ => {
+                let w = self.word().to_string();
+                parse_port(&w)
+            }
+        }
+    }
+}
+
+fn parse_addr(w: &str) -> Result<AddrExpr, ExprError> {
+    if w.eq_ignore_ascii_case("any") {
+        return Ok(AddrExpr::Any);
+    }
+    let bad = || ExprError(format!("bad address '{w}'"));
+    if let Some((a, len)) = w.split_once('/') {
+        let ip: IpAddr = a.parse().map_err(|_| bad())?;
+        let max = if ip.is_ipv4() { 32 } else { 128 };
+        let len: u8 = match len.parse::<u8>() {
+            Ok(l) if l <= max => l,
+            // A dotted netmask (255.255.0.0).
+            _ => match len.parse::<std::net::Ipv4Addr>() {
+                Ok(m) if ip.is_ipv4() => u32::from(m).count_ones() as u8,
+                _ => return Err(bad()),
+            },
+        };
+        return Ok(AddrExpr::Net(ip, len));
+    }
+    if let Some((a, b)) = w.split_once('-') {
+        let lo: IpAddr = a.parse().map_err(|_| bad())?;
+        let hi: IpAddr = b.parse().map_err(|_| bad())?;
+        if lo.is_ipv4() != hi.is_ipv4() {
+            return Err(bad());
+        }
+        return Ok(AddrExpr::Range(lo, hi));
+    }
+    let ip: IpAddr = w.parse().map_err(|_| bad())?;
+    Ok(AddrExpr::Net(ip, if ip.is_ipv4() { 32 } else { 128 }))
+}
+
+fn parse_port(w: &str) -> Result<PortExpr, ExprError> {
+    if w.eq_ignore_ascii_case("any") {
+        return Ok(PortExpr::Any);
+    }
+    let bad = || ExprError(format!("bad port '{w}'"));
+    let num = |s: &str| s.trim().parse::<u16>().map_err(|_| bad());
+    if let Some((a, b)) = w.split_once(':') {
+        let lo = if a.trim().is_empty() { 0 } else { num(a)? };
+        let hi = if b.trim().is_empty() { 65535 } else { num(b)? };
+        if lo > hi {
+            return Err(bad());
+        }
+        return Ok(PortExpr::Range(lo, hi));
+    }
+    let p = num(w)?;
+    Ok(PortExpr::Range(p, p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn defaults_and_negation() {
+        let v = Vars::default();
+        let home = v.address("$HOME_NET").unwrap();
+        let ext = v.address("$EXTERNAL_NET").unwrap();
+        assert!(home.matches(ip("10.1.2.3")) && !ext.matches(ip("10.1.2.3")));
+        assert!(!home.matches(ip("8.8.8.8")) && ext.matches(ip("8.8.8.8")));
+        assert!(!home.matches(ip("::1")));
+    }
+
+    #[test]
+    fn lists_with_exceptions() {
+        let v = Vars::default();
+        let e = v.address("[10.0.0.0/8, !10.1.0.0/16]").unwrap();
+        assert!(e.matches(ip("10.2.0.1")) && !e.matches(ip("10.1.0.1")));
+        let e = v.address("![1.1.1.1,2.2.2.2]").unwrap();
+        assert!(e.matches(ip("3.3.3.3")) && !e.matches(ip("2.2.2.2")));
+        let p = v.port("[80:90,!85,$HTTP_PORTS]").unwrap();
+        assert!(p.matches(80) && p.matches(90) && !p.matches(85) && !p.matches(91));
+        let p = v.port("1024:").unwrap();
+        assert!(p.matches(65535) && !p.matches(1023));
+        let p = v.port("!$HTTP_PORTS").unwrap();
+        assert!(!p.matches(80) && p.matches(81));
+    }
+
+    #[test]
+    fn errors() {
+        let v = Vars::default();
+        assert!(v.address("$NOPE").is_err());
+        assert!(v.address("[1.2.3.4").is_err());
+        assert!(v.address("1.2.3.4/33").is_err());
+        assert!(v.port("70000").is_err());
+        assert!(v.port("90:80").is_err());
+        let mut v = Vars::default();
+        v.addresses.insert("LOOP".into(), "$LOOP".into());
+        assert!(v.address("$LOOP").is_err(), "self-reference ends");
+    }
+}

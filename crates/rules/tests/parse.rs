@@ -1,0 +1,189 @@
+//! Parser behaviour on the three dialects, and errors with their columns.
+
+use netsieve_rules::*;
+
+fn p(s: &str) -> Rule {
+    parse_rule(s, &Vars::default()).unwrap_or_else(|e| panic!("{s}: {e}"))
+}
+
+fn content(r: &Rule, list: usize, i: usize) -> &Content {
+    match &r.lists[list].matches[i] {
+        Match::Content(c) => c,
+        m => panic!("not a content: {m:?}"),
+    }
+}
+
+#[test]
+fn legacy_modifiers_move_contents() {
+    let r = p(
+        r#"alert tcp any any -> any any (content:"GET"; http_method; content:"/x"; nocase; http_uri; content:"y"; sid:1;)"#,
+    );
+    let mut bufs: Vec<_> = r.lists.iter().map(|l| format!("{:?}", l.buffer)).collect();
+    bufs.sort();
+    assert_eq!(
+        bufs,
+        ["App(\"http.method\")", "App(\"http.uri\")", "Payload"]
+    );
+    let uri = r
+        .lists
+        .iter()
+        .position(|l| l.buffer == Buffer::App("http.uri".into()))
+        .unwrap();
+    assert!(content(&r, uri, 0).nocase);
+    assert_eq!(r.app_layer, ["http.method", "http.uri"]);
+}
+
+#[test]
+fn sticky_buffers_and_pkt_data() {
+    let r = p(
+        r#"alert http any any -> any any (http.uri; content:"a"; content:"b"; distance:0; pkt_data; content:"c"; sid:2;)"#,
+    );
+    assert_eq!(r.lists.len(), 2);
+    assert_eq!(r.lists[0].matches.len(), 2);
+    assert_eq!(content(&r, 0, 1).distance, Some(Val::Num(0)));
+    assert_eq!(r.lists[1].buffer, Buffer::Payload);
+    assert_eq!(r.proto, Proto::App("http".into()));
+}
+
+#[test]
+fn snort3_comma_modifiers_and_sticky_names() {
+    let r = p(
+        r#"alert tcp any any -> any 80 (http_uri; content:"/swc",nocase; content:"ctr=",distance 0,nocase,fast_pattern; service:http; sid:3;)"#,
+    );
+    assert_eq!(r.lists[0].buffer, Buffer::App("http.uri".into()));
+    let c = content(&r, 0, 1);
+    assert!(c.nocase && c.fast_pattern);
+    assert_eq!(c.distance, Some(Val::Num(0)));
+    assert_eq!(r.services, ["http"]);
+}
+
+#[test]
+fn content_escapes_hex_and_negation() {
+    let r = p(
+        r#"alert tcp any any -> any any (content:!"a|3b 0d0A|\"\;\\"; depth:4; offset:1; fast_pattern:only; sid:4;)"#,
+    );
+    let c = content(&r, 0, 0);
+    assert_eq!(c.pattern, b"a;\r\n\";\\");
+    assert!(c.negated && c.fast_pattern_only);
+    assert_eq!(
+        (c.depth.clone(), c.offset.clone()),
+        (Some(Val::Num(4)), Some(Val::Num(1)))
+    );
+}
+
+#[test]
+fn header_options() {
+    let r = p(
+        r#"drop tcp $EXTERNAL_NET [1024:,!2000] <> $HOME_NET !80 (msg:"m\;x"; flow:established,to_server; flags:S+,12; dsize:>10; ttl:<5; flowbits:isset,a|b; flowbits:noalert; threshold:type limit, track by_src, count 1, seconds 60; sid:5; rev:2; gid:3; classtype:trojan-activity; priority:1; target:dest_ip;)"#,
+    );
+    assert_eq!(r.action, Action::Drop);
+    assert!(r.bidirectional);
+    assert!(r.sport.matches(1024) && !r.sport.matches(2000) && !r.sport.matches(80));
+    assert!(!r.dport.matches(80));
+    assert_eq!(r.msg, "m;x");
+    assert!(r.flow.established && r.flow.to_server);
+    assert!(r.noalert);
+    assert_eq!(r.flowbits[0].names, ["a", "b"]);
+    assert!(r.flowbits[0].any);
+    assert_eq!((r.sid, r.rev, r.gid, r.priority), (5, 2, 3, Some(1)));
+    assert!(r.conds.contains(&Cond::Dsize(Cmp::Gt(10))));
+    assert_eq!(r.threshold.unwrap().kind, ThresholdKind::Limit);
+    assert!(r.app_layer.is_empty());
+}
+
+#[test]
+fn byte_options_and_pcre() {
+    let r = p(
+        r#"alert udp any any -> any any (content:"x"; byte_extract:2,0,len,relative; byte_test:4,>,len,0,relative,little; byte_jump:2,1,relative,post_offset -2; isdataat:!10,relative; pcre:"/a.b/smiR"; sid:6;)"#,
+    );
+    let m = &r.lists[0].matches;
+    assert!(matches!(&m[1], Match::ByteExtract { name, .. } if name == "len"));
+    assert!(
+        matches!(&m[2], Match::ByteTest { value: Val::Var(v), read, .. } if v == "len" && read.endian == Endian::Little)
+    );
+    assert!(matches!(
+        &m[3],
+        Match::ByteJump {
+            post_offset: -2,
+            ..
+        }
+    ));
+    assert!(matches!(
+        &m[4],
+        Match::IsDataAt {
+            negated: true,
+            relative: true,
+            ..
+        }
+    ));
+    assert!(matches!(&m[5], Match::Pcre(p) if p.relative && p.has('s')));
+    let r = p(r#"alert tcp any any -> any any (pcre:"/x/U"; sid:7;)"#);
+    assert_eq!(r.lists[0].buffer, Buffer::App("http.uri".into()));
+}
+
+#[test]
+fn errors_name_column_and_reason() {
+    let v = Vars::default();
+    let text = r#"alert tcp any any -> any any (msg:"x"; frobnicate:1; sid:1;)"#;
+    let e = parse_rule(text, &v).unwrap_err();
+    assert_eq!(e.kind, "unknown keyword 'frobnicate'");
+    assert_eq!(&text[e.column - 1..e.column - 1 + 10], "frobnicate");
+    for bad in [
+        r#"alert tcp any any -> any any (content:"x"; sid:1"#,
+        r#"alert tcp any any -> any any (content:"x|4"; sid:1;)"#,
+        r#"alert tcp any any -> any any (content:"x"; depth:z z; sid:1;)"#,
+        r#"alert tcp any any -> any any (nocase; sid:1;)"#,
+        r#"alert tcp any any => any any (sid:1;)"#,
+        r#"alert tcp $NOPE any -> any any (sid:1;)"#,
+        r#"alert foo any any -> any any (sid:1;)"#,
+        r#"alert tcp any any -> any any (content:"x";)"#,
+        r#"alert tcp any any -> any any (pcre:"/x/Z"; sid:1;)"#,
+        r#"alert tcp any any -> any any (byte_test:9,=,1,0; sid:1;)"#,
+        r#"alert tcp any any -> any any (flow:sideways; sid:1;)"#,
+        r#"alert tcp any any -> any any (threshold:type limit; sid:1;)"#,
+    ] {
+        assert!(parse_rule(bad, &v).is_err(), "accepted: {bad}");
+    }
+}
+
+#[test]
+fn loader_skips_bad_rules_and_counts_reasons() {
+    let mut l = Loaded::default();
+    let text = "# comment\n\
+        alert tcp any any -> any any (content:\"a\"; sid:1;)\n\
+        alert tcp any any -> any any (bogus; sid:2;)\n\
+        alert tcp any any -> any any (content:\"b\"; \\\n  sid:3;)\n\
+        alert tcp any any -> any any (content:\"c\"; sid:1;)\n";
+    l.add_text("t.rules", text, &Vars::default());
+    l.dedup();
+    assert_eq!(l.rules.iter().map(|r| r.sid).collect::<Vec<_>>(), [1, 3]);
+    assert_eq!(l.rules[1].line, 4);
+    assert_eq!(l.errors.len(), 2);
+    assert_eq!(l.errors[0].line, 3);
+    assert!(l.errors[0].to_string().starts_with("t.rules:3:"));
+    assert_eq!(l.error_summary().len(), 2);
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Arbitrary text never panics the parser.
+        #[test]
+        fn never_panics(s in ".{0,200}") {
+            let _ = parse_rule(&s, &Vars::default());
+        }
+
+        /// Mutations of a real rule never panic it either.
+        #[test]
+        fn mutated_rules_never_panic(cut in 0usize..200, ins in "[;:,|\"\\\\!<>\\[\\] a-z0-9]{0,6}") {
+            let base = r#"alert tcp $HOME_NET any -> [1.2.3.0/24,!1.2.3.4] 80 (msg:"x"; content:"a|41|b"; depth:4; byte_test:2,>,1,0,relative; pcre:"/x/R"; flowbits:set,y; sid:1;)"#;
+            let at = cut.min(base.len());
+            let at = (0..=at).rev().find(|i| base.is_char_boundary(*i)).unwrap_or(0);
+            let s = format!("{}{}{}", &base[..at], ins, &base[at..]);
+            let _ = parse_rule(&s, &Vars::default());
+        }
+    }
+}
