@@ -54,7 +54,7 @@ impl PatternSet {
 
 /// `20000` as `20K`.
 pub fn short_count(n: usize) -> String {
-    if n >= 1000 && n % 1000 == 0 {
+    if n >= 1000 && n.is_multiple_of(1000) {
         format!("{}K", n / 1000)
     } else {
         n.to_string()

@@ -369,14 +369,16 @@ impl Matcher {
         n: usize,
     ) -> [u64; 8] {
         let mut bits = None;
-        if n == 64 && W >= 2 && self.simd {
-            if let Some(block) = text.get(..66) {
-                let block: &[u8; 66] = block.try_into().unwrap();
-                if W == 2 {
-                    return crate::simd::block_classes(&self.table, block);
-                }
-                bits = Some(crate::simd::df_bits::<W, N>(df, block));
+        if n == 64
+            && W >= 2
+            && self.simd
+            && let Some(block) = text.get(..66)
+        {
+            let block: &[u8; 66] = block.try_into().unwrap();
+            if W == 2 {
+                return crate::simd::block_classes(&self.table, block);
             }
+            bits = Some(crate::simd::df_bits::<W, N>(df, block));
         }
         let mut bits = bits.unwrap_or_else(|| df_bits::<W, N>(df, text, n));
         let mut masks = [0u64; 8];

@@ -1,7 +1,9 @@
 //! `netsieve`: the command-line front end.
 
 mod bench;
+mod config;
 mod matching;
+mod scan;
 
 use std::process::ExitCode;
 
@@ -21,6 +23,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Inspect captures with Snort/Suricata rules; write eve.json and fast.log.
+    Scan(scan::Args),
     /// Multi-pattern grep: every occurrence of every pattern in the files.
     Match(matching::Args),
     /// Benchmarks against peer libraries.
@@ -31,6 +35,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Scan(args) => scan::run(args),
         Command::Match(args) => matching::run(args),
         Command::Bench(b) => bench::run(b),
     }

@@ -71,11 +71,11 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
     }
-    if let Err(e) = out.flush() {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            eprintln!("netsieve match: {e}");
-            return ExitCode::from(2);
-        }
+    if let Err(e) = out.flush()
+        && e.kind() != io::ErrorKind::BrokenPipe
+    {
+        eprintln!("netsieve match: {e}");
+        return ExitCode::from(2);
     }
     if failed {
         ExitCode::from(2)

@@ -164,8 +164,7 @@ fn app_proto(name: &str) -> bool {
 fn is_known_unsupported(name: &str) -> bool {
     matches!(
         name,
-        "tag"
-            | "xbits"
+        "xbits"
             | "hostbits"
             | "flowint"
             | "asn1"
@@ -224,7 +223,6 @@ fn is_known_unsupported(name: &str) -> bool {
             | "lua"
             | "luajit"
             | "entropy"
-            | "prefilter"
             | "requires"
             | "config"
             | "replace"
@@ -428,6 +426,7 @@ pub fn parse_cmp(v: &str) -> Option<Cmp> {
         (">=", Cmp::Ge),
         ("<", Cmp::Lt),
         (">", Cmp::Gt),
+        ("!=", Cmp::Ne),
         ("!", Cmp::Ne),
         ("=", Cmp::Eq),
     ] {
@@ -1020,6 +1019,12 @@ fn option(
                 }
                 return Ok(());
             }
+            // Hints and side outputs that do not change whether a rule matches: `prefilter`
+            // (use this option as the prefilter) and `tag` (also log the following
+            // packets, which netsieve does not do).
+            if name == "prefilter" || name == "tag" {
+                return Ok(());
+            }
             if name == "dotprefix" || name == "urilen" {
                 b.note_app(name);
                 return Ok(());
@@ -1326,7 +1331,8 @@ fn byte_read_opts(
     }
     if !string {
         r.string_base = None;
-        if !(1..=8).contains(&bytes) {
+        // byte_jump may read 0 bytes (a jump by post_offset alone).
+        if bytes > 8 {
             return Err(bad(o, "binary reads take 1 to 8 bytes"));
         }
     } else if bytes > 23 {

@@ -1,0 +1,529 @@
+//! Running the rule set over packets and streams.
+//!
+//! For each packet: its transport group's prefilter runs over the payload; the rules of
+//! the patterns it finds, and the group's rules without a fast pattern, are the
+//! candidates. Each candidate is checked cheaply first (protocol, addresses, ports, flow
+//! direction and state, header conditions, flowbits), then its payload lists are
+//! evaluated. For TCP, the bytes that reassembly just put in order go through a
+//! *streaming* prefilter kept per flow direction, so a fast pattern split across
+//! segments is found; its rules are then evaluated over the reassembled stream.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use netsieve_packet::L4;
+use netsieve_packet::decode::{Packet, ipopt};
+use netsieve_packet::flow::{Direction, Flow, Observed};
+use netsieve_rules::{
+    Action, Cmp, Cond, FlagsMode, FlowbitCmd, StreamSide, Threshold, ThresholdKind, Track,
+};
+
+use crate::eval::{Ctx, matches};
+use crate::ruleset::{GroupId, Prefilter, RuleSet, Sig, SigProto};
+
+/// What detection keeps per flow.
+#[derive(Default, Debug)]
+pub struct FlowData {
+    /// Flowbits set, by id.
+    bits: Vec<u32>,
+    /// Streaming prefilter state per direction (DFC).
+    mpm: [dfc::StreamState; 2],
+    /// The tail of each direction's stream (for the re-scanning AC prefilter).
+    tail: [Vec<u8>; 2],
+    /// Stream offset up to which each direction was fed to the prefilter.
+    fed: [u64; 2],
+    /// Rules that already alerted on each direction's stream.
+    stream_alerted: [Vec<u32>; 2],
+    /// A pass rule matched: the flow is not inspected further.
+    pub passed: bool,
+    /// A drop rule matched in IPS mode: the flow's packets are dropped.
+    pub dropped: bool,
+}
+
+/// One alert.
+#[derive(Clone, Debug)]
+pub struct Alert {
+    /// Index into [`RuleSet::sigs`].
+    pub sig: u32,
+    pub packet: u64,
+    pub ts: Duration,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub sport: u16,
+    pub dport: u16,
+    pub proto: u8,
+    pub flow_id: Option<u64>,
+    pub dir: Option<Direction>,
+    /// The packet was dropped (drop/reject rule in IPS mode).
+    pub blocked: bool,
+    /// Matched on the reassembled stream rather than the packet alone.
+    pub stream: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum TrackKey {
+    Ip(IpAddr),
+    Pair(IpAddr, IpAddr),
+    Rule,
+    Flow(u64),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Counter {
+    count: u64,
+    start: Duration,
+}
+
+/// Per-worker detection state: the shared rule set and scratch space.
+pub struct Detector {
+    pub set: Arc<RuleSet>,
+    pub ips: bool,
+    cands: Vec<u32>,
+    stream_cands: Vec<u32>,
+    thresholds: HashMap<(u32, TrackKey), Counter>,
+    cx: Ctx,
+    /// Candidates evaluated, for profiles.
+    pub evaluated: u64,
+}
+
+/// The packet context rules are checked against.
+struct Pkt<'a> {
+    p: &'a Packet,
+    src: IpAddr,
+    dst: IpAddr,
+    sport: u16,
+    dport: u16,
+    proto: u8,
+    dir: Option<Direction>,
+    established: bool,
+    flow_id: Option<u64>,
+    stream_sizes: Option<(u64, u64)>,
+}
+
+impl Detector {
+    pub fn new(set: Arc<RuleSet>, ips: bool) -> Detector {
+        Detector {
+            set,
+            ips,
+            cands: Vec::new(),
+            stream_cands: Vec::new(),
+            thresholds: HashMap::new(),
+            cx: Ctx::default(),
+            evaluated: 0,
+        }
+    }
+
+    /// Inspects one packet (with its flow, if it has one), appending alerts to `out` in
+    /// evaluation order.
+    pub fn inspect(
+        &mut self,
+        p: &Packet,
+        mut flow: Option<(&mut Flow<FlowData>, &Observed)>,
+        out: &mut Vec<Alert>,
+    ) {
+        let Some(ip) = p.ip else { return };
+        if let Some((f, _)) = &flow
+            && (f.user.passed || f.user.dropped)
+        {
+            return;
+        }
+        let set = Arc::clone(&self.set);
+        let group = match p.l4 {
+            L4::Tcp(_) => GroupId::Tcp,
+            L4::Udp { .. } => GroupId::Udp,
+            L4::Icmp { .. } => GroupId::Icmp,
+            L4::None => GroupId::Other,
+        };
+        let g = &set.groups[group as usize];
+        let (sport, dport) = p.l4.ports();
+        let mut ctx = Pkt {
+            p,
+            src: ip.src,
+            dst: ip.dst,
+            sport,
+            dport,
+            proto: ip.proto,
+            dir: None,
+            established: false,
+            flow_id: None,
+            stream_sizes: None,
+        };
+        if let Some((f, obs)) = &flow {
+            ctx.dir = Some(obs.dir);
+            ctx.flow_id = Some(f.id);
+            ctx.established = match p.l4 {
+                L4::Tcp(_) => obs.established,
+                // UDP and others: established once both sides have spoken.
+                _ => f.pkts[0] > 0 && f.pkts[1] > 0,
+            };
+            let (c, s) = (f.streams[0].offset(), f.streams[1].offset());
+            ctx.stream_sizes = Some((c, s));
+        }
+
+        // Packet candidates.
+        self.cands.clear();
+        let payload = p.payload();
+        if !payload.is_empty() {
+            let cands = &mut self.cands;
+            g.prefilter.scan(payload, |id| {
+                cands.extend_from_slice(&g.pattern_sigs[id as usize]);
+            });
+        }
+        self.cands.extend_from_slice(&g.always);
+        self.cands.sort_unstable();
+        self.cands.dedup();
+
+        // Stream candidates: the new in-order bytes through the streaming prefilter.
+        self.stream_cands.clear();
+        let mut stream_dir = None;
+        if let (Some((f, obs)), GroupId::Tcp) = (flow.as_mut(), group)
+            && obs.stream.end > obs.stream.start
+        {
+            let d = obs.dir.index();
+            stream_dir = Some(d);
+            let new = f.streams[d].data(obs.stream.clone()).to_vec();
+            let fd = &mut f.user;
+            if fd.fed[d] != obs.stream.start {
+                fd.mpm[d].reset();
+                fd.tail[d].clear();
+            }
+            fd.fed[d] = obs.stream.end;
+            let sc = &mut self.stream_cands;
+            match &g.prefilter {
+                Prefilter::Dfc(m) => m.feed(&mut fd.mpm[d], &new, |x| {
+                    sc.extend_from_slice(&g.pattern_sigs[x.pattern as usize]);
+                }),
+                Prefilter::Ac(ac) => {
+                    let keep = g.prefilter.max_len().saturating_sub(1);
+                    let tail = &mut fd.tail[d];
+                    let old = tail.len();
+                    tail.extend_from_slice(&new);
+                    for m in ac.find_overlapping_iter(&tail[..]) {
+                        if m.end() > old {
+                            sc.extend_from_slice(&g.pattern_sigs[m.pattern().as_usize()]);
+                        }
+                    }
+                    let cut = tail.len().saturating_sub(keep);
+                    tail.drain(..cut);
+                }
+                Prefilter::None => {}
+            }
+            self.stream_cands.sort_unstable();
+            self.stream_cands.dedup();
+        }
+
+        let mut i = 0;
+        let mut j = 0;
+        // Walk both candidate lists in rule order.
+        loop {
+            let next = match (self.cands.get(i), self.stream_cands.get(j)) {
+                (None, None) => break,
+                (Some(&a), None) => {
+                    i += 1;
+                    (a, true, false)
+                }
+                (None, Some(&b)) => {
+                    j += 1;
+                    (b, false, true)
+                }
+                (Some(&a), Some(&b)) => {
+                    if a < b {
+                        i += 1;
+                        (a, true, false)
+                    } else if b < a {
+                        j += 1;
+                        (b, false, true)
+                    } else {
+                        i += 1;
+                        j += 1;
+                        (a, true, true)
+                    }
+                }
+            };
+            let (si, pkt_cand, stream_cand) = next;
+            let s = &set.sigs[si as usize];
+            if !header_ok(s, &ctx) {
+                continue;
+            }
+            let fd = flow.as_mut().map(|(f, _)| &mut f.user);
+            if !flowbits_ok(s, fd.as_deref()) {
+                continue;
+            }
+            self.evaluated += 1;
+            let (pkt_ok, stream_ok) = match s.proto {
+                SigProto::Tcp { packet, stream } => (packet, stream),
+                _ => (true, false),
+            };
+            let mut matched = false;
+            let mut on_stream = false;
+            if pkt_ok && pkt_cand && (!s.needs_payload || !payload.is_empty()) {
+                matched = s.lists.iter().all(|l| matches(l, payload, &mut self.cx));
+            }
+            if !matched
+                && stream_ok
+                && (stream_cand || (!s.needs_payload && stream_dir.is_some()))
+                && let (Some(d), Some((f, _))) = (stream_dir, flow.as_mut())
+                && !f.user.stream_alerted[d].contains(&si)
+            {
+                let (_, data) = f.streams[d].kept();
+                if s.lists.iter().all(|l| matches(l, data, &mut self.cx)) {
+                    matched = true;
+                    on_stream = true;
+                    f.user.stream_alerted[d].push(si);
+                }
+            }
+            if !matched {
+                continue;
+            }
+            // Post-match: flowbit changes, then thresholds, then the alert.
+            if let Some((f, _)) = flow.as_mut() {
+                apply_flowbits(s, &mut f.user);
+            }
+            let action = s.rule.action;
+            if action == Action::Pass {
+                if let Some((f, _)) = flow.as_mut() {
+                    f.user.passed = true;
+                }
+                break;
+            }
+            if s.rule.noalert {
+                continue;
+            }
+            if !self.threshold_ok(si, s, &ctx) {
+                continue;
+            }
+            let blocked = self.ips && matches!(action, Action::Drop | Action::Reject);
+            if blocked && let Some((f, _)) = flow.as_mut() {
+                f.user.dropped = true;
+            }
+            out.push(Alert {
+                sig: si,
+                packet: p.num,
+                ts: p.ts,
+                src: ctx.src,
+                dst: ctx.dst,
+                sport: ctx.sport,
+                dport: ctx.dport,
+                proto: ctx.proto,
+                flow_id: ctx.flow_id,
+                dir: ctx.dir,
+                blocked,
+                stream: on_stream,
+            });
+        }
+    }
+
+    fn threshold_ok(&mut self, si: u32, s: &Sig, c: &Pkt<'_>) -> bool {
+        let mut ok = true;
+        for t in [s.rule.threshold, s.rule.detection_filter]
+            .into_iter()
+            .flatten()
+        {
+            ok &= self.count(si, t, c);
+        }
+        ok
+    }
+
+    fn count(&mut self, si: u32, t: Threshold, c: &Pkt<'_>) -> bool {
+        let key = match t.track {
+            Track::BySrc => TrackKey::Ip(c.src),
+            Track::ByDst => TrackKey::Ip(c.dst),
+            Track::ByBoth => TrackKey::Pair(c.src, c.dst),
+            Track::ByRule => TrackKey::Rule,
+            Track::ByFlow => match c.flow_id {
+                Some(id) => TrackKey::Flow(id),
+                None => TrackKey::Rule,
+            },
+        };
+        let now = c.p.ts;
+        let window = Duration::from_secs(t.seconds);
+        let e = self.thresholds.entry((si, key)).or_insert(Counter {
+            count: 0,
+            start: now,
+        });
+        if now.saturating_sub(e.start) > window {
+            e.count = 0;
+            e.start = now;
+        }
+        e.count += 1;
+        match t.kind {
+            ThresholdKind::Limit => e.count <= t.count,
+            ThresholdKind::Threshold => {
+                if e.count >= t.count {
+                    e.count = 0;
+                    e.start = now;
+                    true
+                } else {
+                    false
+                }
+            }
+            ThresholdKind::Both => e.count == t.count,
+            ThresholdKind::DetectionFilter => e.count > t.count,
+        }
+    }
+}
+
+fn header_ok(s: &Sig, c: &Pkt<'_>) -> bool {
+    let p = c.p;
+    let proto_ok = match s.proto {
+        SigProto::Ip => true,
+        SigProto::Tcp { .. } => matches!(p.l4, L4::Tcp(_)),
+        SigProto::Udp => matches!(p.l4, L4::Udp { .. }),
+        SigProto::Icmp => matches!(p.l4, L4::Icmp { .. }),
+    };
+    if !proto_ok {
+        return false;
+    }
+    let r = &s.rule;
+    let fwd = r.src.matches(c.src)
+        && r.dst.matches(c.dst)
+        && r.sport.matches(c.sport)
+        && r.dport.matches(c.dport);
+    let ok = fwd
+        || (r.bidirectional
+            && r.src.matches(c.dst)
+            && r.dst.matches(c.src)
+            && r.sport.matches(c.dport)
+            && r.dport.matches(c.sport));
+    if !ok {
+        return false;
+    }
+    let f = &r.flow;
+    if f.established && !c.established {
+        return false;
+    }
+    if f.not_established && c.established {
+        return false;
+    }
+    if f.to_server && c.dir != Some(Direction::ToServer) {
+        return false;
+    }
+    if f.to_client && c.dir != Some(Direction::ToClient) {
+        return false;
+    }
+    let ip = p.ip.expect("checked by the caller");
+    if f.only_frag && !ip.reassembled {
+        return false;
+    }
+    if f.no_frag && ip.reassembled {
+        return false;
+    }
+    r.conds.iter().all(|cond| cond_ok(cond, c))
+}
+
+fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
+    let p = c.p;
+    let ip = p.ip.expect("checked by the caller");
+    match cond {
+        Cond::Dsize(cmp) => cmp.test(p.payload.len() as i64),
+        Cond::Ttl(cmp) => cmp.test(ip.ttl as i64),
+        Cond::Itype(cmp) => matches!(p.l4, L4::Icmp { itype, .. } if cmp.test(itype as i64)),
+        Cond::Icode(cmp) => matches!(p.l4, L4::Icmp { icode, .. } if cmp.test(icode as i64)),
+        Cond::IcmpId(v) => {
+            matches!(p.l4, L4::Icmp { id, itype, v6, .. } if id == *v && echo_like(itype, v6))
+        }
+        Cond::IcmpSeq(v) => {
+            matches!(p.l4, L4::Icmp { seq, itype, v6, .. } if seq == *v && echo_like(itype, v6))
+        }
+        Cond::IpProto { negated, cmp } => cmp.test(ip.proto as i64) != *negated,
+        Cond::Flags { mode, bits, ignore } => {
+            let L4::Tcp(t) = p.l4 else { return false };
+            let f = t.flags & !ignore;
+            match mode {
+                FlagsMode::Exact => f == *bits,
+                FlagsMode::All => f & bits == *bits,
+                FlagsMode::Any => f & bits != 0,
+                FlagsMode::Not => f & bits == 0,
+            }
+        }
+        Cond::SameIp => c.src == c.dst,
+        Cond::StreamSize { side, cmp } => {
+            let Some((cl, sv)) = c.stream_sizes else {
+                return false;
+            };
+            let t = |v: u64| cmp_u(*cmp, v);
+            match side {
+                StreamSide::Client => t(cl),
+                StreamSide::Server => t(sv),
+                StreamSide::Both => t(cl) && t(sv),
+                StreamSide::Either => t(cl) || t(sv),
+            }
+        }
+        Cond::IpOpts(name) => {
+            let bit = match name.as_str() {
+                "rr" => ipopt::RR,
+                "eol" => ipopt::EOL,
+                "nop" => ipopt::NOP,
+                "ts" => ipopt::TS,
+                "sec" => ipopt::SEC,
+                "esec" => ipopt::ESEC,
+                "lsrr" | "lsrre" => ipopt::LSRR,
+                "ssrr" => ipopt::SSRR,
+                "satid" => ipopt::SATID,
+                _ => u16::MAX,
+            };
+            ip.opts & bit != 0
+        }
+    }
+}
+
+fn cmp_u(c: Cmp, v: u64) -> bool {
+    c.test(v.min(i64::MAX as u64) as i64)
+}
+
+/// ICMP messages that carry an identifier and sequence number.
+fn echo_like(itype: u8, v6: bool) -> bool {
+    if v6 {
+        matches!(itype, 128 | 129)
+    } else {
+        matches!(itype, 0 | 8 | 13 | 14 | 15 | 16 | 17 | 18)
+    }
+}
+
+fn flowbits_ok(s: &Sig, fd: Option<&FlowData>) -> bool {
+    for (cmd, ids, any) in &s.flowbits {
+        let has = |id: &u32| fd.is_some_and(|f| f.bits.contains(id));
+        let ok = match cmd {
+            FlowbitCmd::IsSet => {
+                if *any {
+                    ids.iter().any(has)
+                } else {
+                    ids.iter().all(has)
+                }
+            }
+            FlowbitCmd::IsNotSet => {
+                if *any {
+                    ids.iter().any(|i| !has(i))
+                } else {
+                    ids.iter().all(|i| !has(i))
+                }
+            }
+            _ => true,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
+fn apply_flowbits(s: &Sig, fd: &mut FlowData) {
+    for (cmd, ids, _) in &s.flowbits {
+        for id in ids {
+            let at = fd.bits.iter().position(|b| b == id);
+            match (cmd, at) {
+                (FlowbitCmd::Set, None) => fd.bits.push(*id),
+                (FlowbitCmd::Unset, Some(i)) => {
+                    fd.bits.swap_remove(i);
+                }
+                (FlowbitCmd::Toggle, None) => fd.bits.push(*id),
+                (FlowbitCmd::Toggle, Some(i)) => {
+                    fd.bits.swap_remove(i);
+                }
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,482 @@
+//! Evaluating a rule's list of matches over one buffer.
+//!
+//! The semantics are Suricata's content inspection: matches run in rule order; each
+//! content, pcre, `byte_jump` or `byte_extract` moves the *detection pointer* to where it
+//! ended, and relative options (`distance`, `within`, `/R`, `relative`) count from it.
+//! When a later option fails, an earlier content or pcre is retried at its next
+//! occurrence (backtracking), as Suricata does; a step budget bounds the work on
+//! adversarial input (Suricata's inspection recursion limit plays the same role).
+
+use memchr::memmem;
+use netsieve_rules::{ByteOp, ByteRead, Cmp, Endian, Match, Val};
+
+use crate::pcre::Regex;
+
+/// Steps of backtracking allowed per list evaluation.
+const BUDGET: u32 = 3000;
+/// byte_extract variables per rule.
+pub const MAX_VARS: usize = 8;
+
+#[derive(Clone, Copy, Debug)]
+pub enum CVal {
+    Num(i64),
+    Var(u8),
+}
+
+#[derive(Debug)]
+pub struct CContent {
+    /// The pattern, lowercased when `nocase`.
+    pub pat: Vec<u8>,
+    pub nocase: bool,
+    pub negated: bool,
+    pub offset: Option<CVal>,
+    pub depth: Option<CVal>,
+    pub distance: Option<CVal>,
+    pub within: Option<CVal>,
+    pub startswith: bool,
+    pub endswith: bool,
+    finder: memmem::Finder<'static>,
+}
+
+/// A compiled match. Contents dominate rule lists, so they are stored inline.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum CMatch {
+    Content(CContent),
+    Pcre {
+        re: Regex,
+        negated: bool,
+        relative: bool,
+    },
+    ByteTest {
+        read: CRead,
+        negated: bool,
+        op: ByteOp,
+        value: CVal,
+    },
+    ByteJump {
+        read: CRead,
+        multiplier: u64,
+        align: bool,
+        from_beginning: bool,
+        from_end: bool,
+        post_offset: i64,
+    },
+    ByteExtract {
+        read: CRead,
+        var: u8,
+        multiplier: u64,
+        align: u8,
+    },
+    IsDataAt {
+        offset: CVal,
+        relative: bool,
+        negated: bool,
+    },
+    Bsize(Cmp),
+}
+
+#[derive(Debug)]
+pub struct CRead {
+    pub bytes: u8,
+    pub offset: CVal,
+    pub relative: bool,
+    pub little: bool,
+    pub base: Option<u32>,
+    pub bitmask: Option<u64>,
+}
+
+type ValFn<'a> = dyn FnMut(&Val, &mut Vec<String>) -> Result<CVal, String> + 'a;
+
+/// Compiles one list. `vars` collects byte_extract names (shared by the rule's lists).
+pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>, String> {
+    let mut val = |v: &Val, vars: &mut Vec<String>| -> Result<CVal, String> {
+        Ok(match v {
+            Val::Num(n) => CVal::Num(*n),
+            Val::Var(name) => CVal::Var(
+                vars.iter()
+                    .position(|x| x == name)
+                    .ok_or_else(|| format!("unknown byte_extract variable '{name}'"))?
+                    as u8,
+            ),
+        })
+    };
+    let read =
+        |r: &ByteRead, vars: &mut Vec<String>, val: &mut ValFn<'_>| -> Result<CRead, String> {
+            Ok(CRead {
+                bytes: r.bytes,
+                offset: val(&r.offset, vars)?,
+                relative: r.relative,
+                little: r.endian == Endian::Little,
+                base: r.string_base,
+                bitmask: r.bitmask,
+            })
+        };
+    let mut out = Vec::with_capacity(ms.len());
+    for m in ms {
+        out.push(match m {
+            Match::Content(c) => {
+                let pat = if c.nocase {
+                    c.pattern.to_ascii_lowercase()
+                } else {
+                    c.pattern.clone()
+                };
+                let opt =
+                    |v: &Option<Val>, vars: &mut Vec<String>| -> Result<Option<CVal>, String> {
+                        v.as_ref().map(|v| val(v, vars)).transpose()
+                    };
+                CMatch::Content(CContent {
+                    finder: memmem::Finder::new(&pat).into_owned(),
+                    pat,
+                    nocase: c.nocase,
+                    negated: c.negated,
+                    offset: opt(&c.offset, vars)?,
+                    depth: opt(&c.depth, vars)?,
+                    distance: opt(&c.distance, vars)?,
+                    within: opt(&c.within, vars)?,
+                    startswith: c.startswith,
+                    endswith: c.endswith,
+                })
+            }
+            Match::Pcre(p) => CMatch::Pcre {
+                re: Regex::new(p)?,
+                negated: p.negated,
+                relative: p.relative,
+            },
+            Match::ByteTest {
+                read: r,
+                negated,
+                op,
+                value,
+            } => CMatch::ByteTest {
+                read: read(r, vars, &mut val)?,
+                negated: *negated,
+                op: op.clone(),
+                value: val(value, vars)?,
+            },
+            Match::ByteJump {
+                read: r,
+                multiplier,
+                align,
+                from_beginning,
+                from_end,
+                post_offset,
+            } => CMatch::ByteJump {
+                read: read(r, vars, &mut val)?,
+                multiplier: *multiplier,
+                align: *align,
+                from_beginning: *from_beginning,
+                from_end: *from_end,
+                post_offset: *post_offset,
+            },
+            Match::ByteExtract {
+                read: r,
+                name,
+                multiplier,
+                align,
+            } => {
+                let rd = read(r, vars, &mut val)?;
+                if vars.len() >= MAX_VARS {
+                    return Err("too many byte_extract variables".into());
+                }
+                vars.push(name.clone());
+                CMatch::ByteExtract {
+                    read: rd,
+                    var: (vars.len() - 1) as u8,
+                    multiplier: *multiplier,
+                    align: *align,
+                }
+            }
+            Match::IsDataAt {
+                offset,
+                relative,
+                negated,
+            } => CMatch::IsDataAt {
+                offset: val(offset, vars)?,
+                relative: *relative,
+                negated: *negated,
+            },
+            Match::Bsize(c) => CMatch::Bsize(*c),
+        });
+    }
+    Ok(out)
+}
+
+/// Evaluation state of one rule over one packet.
+pub struct Ctx {
+    budget: u32,
+    pub vars: [i64; MAX_VARS],
+}
+
+impl Default for Ctx {
+    fn default() -> Self {
+        Ctx {
+            budget: BUDGET,
+            vars: [0; MAX_VARS],
+        }
+    }
+}
+
+impl Ctx {
+    fn val(&self, v: CVal) -> i64 {
+        match v {
+            CVal::Num(n) => n,
+            CVal::Var(i) => self.vars[i as usize],
+        }
+    }
+}
+
+/// Whether `list` matches `buf`.
+pub fn matches(list: &[CMatch], buf: &[u8], cx: &mut Ctx) -> bool {
+    cx.budget = BUDGET;
+    step(list, buf, 0, cx)
+}
+
+fn find(c: &CContent, hay: &[u8]) -> Option<usize> {
+    if c.pat.len() > hay.len() {
+        return None;
+    }
+    if !c.nocase {
+        return c.finder.find(hay);
+    }
+    let first = c.pat[0];
+    let upper = first.to_ascii_uppercase();
+    let last_start = hay.len() - c.pat.len();
+    let mut i = 0;
+    while i <= last_start {
+        let at = memchr::memchr2(first, upper, &hay[i..=last_start])? + i;
+        if hay[at..at + c.pat.len()].eq_ignore_ascii_case(&c.pat) {
+            return Some(at);
+        }
+        i = at + 1;
+    }
+    None
+}
+
+/// The window `[start, end)` a content may occupy, given the detection pointer.
+fn window(c: &CContent, prev: usize, len: usize, cx: &Ctx) -> Option<(usize, usize)> {
+    let (mut start, mut end): (i64, i64) = (0, len as i64);
+    if c.distance.is_some() || c.within.is_some() {
+        let dist = c.distance.map_or(0, |d| cx.val(d));
+        start = prev as i64 + dist;
+        if let Some(w) = c.within {
+            end = end.min(prev as i64 + dist + cx.val(w));
+        }
+        start = start.max(0);
+    } else {
+        if let Some(o) = c.offset {
+            start = cx.val(o).max(0);
+        }
+        if let Some(d) = c.depth {
+            end = end.min(start + cx.val(d));
+        }
+    }
+    if c.startswith {
+        end = end.min(start + c.pat.len() as i64);
+    }
+    if start > end || start > len as i64 {
+        return None;
+    }
+    Some((start as usize, end.max(0) as usize))
+}
+
+fn read_number(r: &CRead, buf: &[u8], prev: usize, cx: &Ctx) -> Option<(u64, usize)> {
+    let base = if r.relative { prev as i64 } else { 0 };
+    let at = base + cx.val(r.offset);
+    if at < 0 {
+        return None;
+    }
+    let at = at as usize;
+    let n = r.bytes as usize;
+    let bytes = buf.get(at..at.checked_add(n)?)?;
+    let mut v: u64 = match r.base {
+        Some(radix) => {
+            let s = std::str::from_utf8(bytes).ok()?;
+            let s = s.trim_start_matches(' ');
+            // Digits up to the first non-digit, as strtoul.
+            let end = s.find(|c: char| !c.is_digit(radix)).unwrap_or(s.len());
+            u64::from_str_radix(&s[..end], radix).ok()?
+        }
+        None => {
+            let mut v = 0u64;
+            if r.little {
+                for &b in bytes.iter().rev() {
+                    v = v << 8 | b as u64;
+                }
+            } else {
+                for &b in bytes {
+                    v = v << 8 | b as u64;
+                }
+            }
+            v
+        }
+    };
+    if let Some(mask) = r.bitmask {
+        v &= mask;
+        if mask != 0 {
+            v >>= mask.trailing_zeros();
+        }
+    }
+    Some((v, at + n))
+}
+
+fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
+    let Some((m, rest)) = list.split_first() else {
+        return true;
+    };
+    if cx.budget == 0 {
+        return false;
+    }
+    cx.budget -= 1;
+    match m {
+        CMatch::Content(c) => {
+            let Some((start, end)) = window(c, prev, buf.len(), cx) else {
+                return c.negated && step(rest, buf, prev, cx);
+            };
+            let region = &buf[start..end];
+            if c.negated {
+                let hit = if c.endswith {
+                    region.len() >= c.pat.len() && eq(c, &region[region.len() - c.pat.len()..])
+                } else {
+                    find(c, region).is_some()
+                };
+                return !hit && step(rest, buf, prev, cx);
+            }
+            let mut from = 0;
+            while let Some(p) = find(c, &region[from..]) {
+                let s = start + from + p;
+                let e = s + c.pat.len();
+                from += p + 1;
+                if c.endswith && e != buf.len() {
+                    continue;
+                }
+                if step(rest, buf, e, cx) {
+                    return true;
+                }
+                if cx.budget == 0 || !rest_is_relative(rest) {
+                    return false;
+                }
+            }
+            false
+        }
+        CMatch::Pcre {
+            re,
+            negated,
+            relative,
+        } => {
+            let start = if *relative { prev } else { 0 };
+            if *negated {
+                return re.find_at(buf, start).is_none() && step(rest, buf, prev, cx);
+            }
+            let mut from = start;
+            while let Some((s, e)) = re.find_at(buf, from) {
+                if step(rest, buf, e, cx) {
+                    return true;
+                }
+                if cx.budget == 0 || !rest_is_relative(rest) || s >= buf.len() {
+                    return false;
+                }
+                from = s + 1;
+            }
+            false
+        }
+        CMatch::ByteTest {
+            read,
+            negated,
+            op,
+            value,
+        } => {
+            let Some((v, _)) = read_number(read, buf, prev, cx) else {
+                return false;
+            };
+            let want = cx.val(*value) as u64;
+            let ok = match op {
+                ByteOp::Lt => v < want,
+                ByteOp::Gt => v > want,
+                ByteOp::Le => v <= want,
+                ByteOp::Ge => v >= want,
+                ByteOp::Eq => v == want,
+                ByteOp::And => v & want != 0,
+                ByteOp::Or => v | want != 0,
+            };
+            ok != *negated && step(rest, buf, prev, cx)
+        }
+        CMatch::ByteJump {
+            read,
+            multiplier,
+            align,
+            from_beginning,
+            from_end,
+            post_offset,
+        } => {
+            let Some((v, after)) = read_number(read, buf, prev, cx) else {
+                return false;
+            };
+            let mut jump = (v as i64).saturating_mul(*multiplier as i64);
+            if *align && jump % 4 != 0 {
+                jump += 4 - jump % 4;
+            }
+            let base = if *from_beginning {
+                0
+            } else if *from_end {
+                buf.len() as i64
+            } else {
+                after as i64
+            };
+            let to = base.saturating_add(jump).saturating_add(*post_offset);
+            if to < 0 || to > buf.len() as i64 {
+                return false;
+            }
+            step(rest, buf, to as usize, cx)
+        }
+        CMatch::ByteExtract {
+            read,
+            var,
+            multiplier,
+            align,
+        } => {
+            let Some((v, after)) = read_number(read, buf, prev, cx) else {
+                return false;
+            };
+            let mut v = (v as i64).saturating_mul(*multiplier as i64);
+            if *align > 1 && v % *align as i64 != 0 {
+                v += *align as i64 - v % *align as i64;
+            }
+            cx.vars[*var as usize] = v;
+            step(rest, buf, after, cx)
+        }
+        CMatch::IsDataAt {
+            offset,
+            relative,
+            negated,
+        } => {
+            let base = if *relative { prev as i64 } else { 0 };
+            let at = base + cx.val(*offset);
+            let ok = at >= 0 && at < buf.len() as i64;
+            ok != *negated && step(rest, buf, prev, cx)
+        }
+        CMatch::Bsize(c) => c.test(buf.len() as i64) && step(rest, buf, prev, cx),
+    }
+}
+
+fn eq(c: &CContent, s: &[u8]) -> bool {
+    if c.nocase {
+        s.eq_ignore_ascii_case(&c.pat)
+    } else {
+        s == c.pat.as_slice()
+    }
+}
+
+/// Whether anything after this point depends on the detection pointer (so a later
+/// occurrence of the current match could change the outcome).
+fn rest_is_relative(rest: &[CMatch]) -> bool {
+    rest.iter().any(|m| match m {
+        CMatch::Content(c) => c.distance.is_some() || c.within.is_some(),
+        CMatch::Pcre { relative, .. } => *relative,
+        CMatch::ByteTest { read, .. }
+        | CMatch::ByteJump { read, .. }
+        | CMatch::ByteExtract { read, .. } => read.relative,
+        CMatch::IsDataAt { relative, .. } => *relative,
+        CMatch::Bsize(_) => false,
+    })
+}

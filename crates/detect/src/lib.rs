@@ -1,0 +1,15 @@
+//! Detection: compiled rule sets, the fast-pattern prefilter, option evaluation.
+//!
+//! - [`ruleset`]: [`RuleSet`], built once from parsed rules and shared immutably.
+//! - [`eval`]: a rule's option chain over one buffer (contents with their positions,
+//!   pcre, byte_test/jump/extract, isdataat, bsize), with backtracking.
+//! - [`pcre`]: the two regex engines.
+//! - [`engine`]: [`Detector`], the per-packet driver, and the per-flow state it keeps.
+
+pub mod engine;
+pub mod eval;
+pub mod pcre;
+pub mod ruleset;
+
+pub use engine::{Alert, Detector, FlowData};
+pub use ruleset::{LoadStats, Mpm, RuleSet, Sig};

@@ -1,0 +1,388 @@
+//! The compiled rule set: one immutable value, built off the packet path and shared by
+//! every worker (`Arc<RuleSet>`), so a reload can replace it whole.
+//!
+//! Rules are split by the transport they can apply to (TCP, UDP, ICMP, other IP; an
+//! `ip` rule goes to all four). Each group has one prefilter over its rules' *fast
+//! patterns* (one content per rule, chosen as Suricata documents: the one marked
+//! `fast_pattern`, else the longest, ties broken by the most distinct bytes); a rule with
+//! no usable content is on the group's `always` list. A prefilter hit puts the rule on
+//! the candidate list; only candidates get their full option chain evaluated.
+
+use std::collections::HashMap;
+
+use netsieve_rules::{Action, Buffer, Classifications, FlowbitCmd, Match, Proto, Rule};
+
+use crate::eval::{CMatch, compile_list};
+
+/// Which multi-pattern matcher runs the prefilter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mpm {
+    Dfc,
+    /// The `aho-corasick` crate, to measure the matcher's share in place.
+    Ac,
+}
+
+/// A prefilter over one group's fast patterns (four per rule set, so size is moot).
+#[allow(clippy::large_enum_variant)]
+pub enum Prefilter {
+    None,
+    Dfc(dfc::Matcher),
+    Ac(aho_corasick::AhoCorasick),
+}
+
+impl Prefilter {
+    /// Calls `f` with the pattern id of every occurrence in `hay`.
+    pub fn scan(&self, hay: &[u8], mut f: impl FnMut(u32)) {
+        match self {
+            Prefilter::None => {}
+            Prefilter::Dfc(m) => m.for_each_match(hay, |x| f(x.pattern)),
+            Prefilter::Ac(ac) => {
+                for m in ac.find_overlapping_iter(hay) {
+                    f(m.pattern().as_u32());
+                }
+            }
+        }
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Prefilter::None => 0,
+            Prefilter::Dfc(m) => m.heap_bytes(),
+            Prefilter::Ac(ac) => ac.memory_usage(),
+        }
+    }
+
+    /// The longest pattern: how much stream history an overlap re-scan needs.
+    pub fn max_len(&self) -> usize {
+        match self {
+            Prefilter::None => 0,
+            Prefilter::Dfc(m) => m.max_pattern_len(),
+            Prefilter::Ac(ac) => ac.max_pattern_len(),
+        }
+    }
+}
+
+/// The transport groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupId {
+    Tcp = 0,
+    Udp = 1,
+    Icmp = 2,
+    Other = 3,
+}
+
+pub struct Group {
+    pub prefilter: Prefilter,
+    /// Pattern id to the rules that use it as their fast pattern.
+    pub pattern_sigs: Vec<Vec<u32>>,
+    /// Rules without a fast pattern, in evaluation order.
+    pub always: Vec<u32>,
+}
+
+/// Which packets a rule's protocol admits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SigProto {
+    Ip,
+    Tcp { packet: bool, stream: bool },
+    Udp,
+    Icmp,
+}
+
+/// A compiled rule.
+pub struct Sig {
+    pub rule: Rule,
+    pub proto: SigProto,
+    /// Payload lists (each evaluated over the packet payload or the stream).
+    pub lists: Vec<Vec<CMatch>>,
+    /// Flowbit commands with the bits' ids.
+    pub flowbits: Vec<(FlowbitCmd, Vec<u32>, bool)>,
+    pub category: String,
+    pub severity: u8,
+    /// Needs the payload to be non-empty (has a content list).
+    pub needs_payload: bool,
+}
+
+/// Rules that did not make it into the inspected set, and why.
+#[derive(Clone, Debug, Default)]
+pub struct LoadStats {
+    pub inspected: usize,
+    /// Rules that need an application-layer buffer or protocol (not inspected yet).
+    pub waiting_app_layer: usize,
+    /// Rules that use a keyword the engine parses but does not evaluate.
+    pub unsupported: HashMap<String, usize>,
+    /// Rules whose options could not be compiled (a pcre neither engine accepts).
+    pub compile_errors: Vec<(u32, String)>,
+    pub pcre_linear: usize,
+    pub pcre_backtracking: usize,
+}
+
+pub struct RuleSet {
+    pub sigs: Vec<Sig>,
+    pub groups: [Group; 4],
+    pub flowbit_names: Vec<String>,
+    pub stats: LoadStats,
+    pub mpm: Mpm,
+}
+
+fn action_rank(a: Action) -> u8 {
+    // Suricata's default action-order: pass, drop, reject, alert.
+    match a {
+        Action::Pass => 0,
+        Action::Drop => 1,
+        Action::Reject => 2,
+        Action::Alert => 3,
+    }
+}
+
+/// The content a rule's prefilter should look for, from its payload lists.
+fn fast_pattern(rule: &Rule) -> Option<(Vec<u8>, bool)> {
+    let contents = rule
+        .lists
+        .iter()
+        .filter(|l| l.buffer == Buffer::Payload)
+        .flat_map(|l| l.matches.iter())
+        .filter_map(|m| match m {
+            Match::Content(c) if !c.negated => Some(c),
+            _ => None,
+        });
+    let mut best: Option<&netsieve_rules::Content> = None;
+    let score = |c: &netsieve_rules::Content| {
+        let mut seen = [false; 256];
+        let distinct = c
+            .pattern
+            .iter()
+            .filter(|&&b| !std::mem::replace(&mut seen[b as usize], true))
+            .count();
+        (c.fast_pattern, c.pattern.len(), distinct)
+    };
+    for c in contents {
+        if best.is_none_or(|b| score(c) > score(b)) {
+            best = Some(c);
+        }
+    }
+    let c = best?;
+    let mut pat = c.pattern.clone();
+    if let Some((off, len)) = c.fast_pattern_chop {
+        let s = (off as usize).min(pat.len());
+        let e = s.saturating_add(len as usize).min(pat.len());
+        if e > s {
+            pat = pat[s..e].to_vec();
+        }
+    }
+    Some((pat, c.nocase))
+}
+
+impl RuleSet {
+    /// Compiles `rules`. Rules that need the application layer or an unsupported keyword
+    /// are counted in [`LoadStats`] and left out; so are rules whose pcre compiles with
+    /// neither engine.
+    pub fn build(rules: Vec<Rule>, classes: &Classifications, mpm: Mpm) -> RuleSet {
+        let mut stats = LoadStats::default();
+        let mut sigs = Vec::new();
+        let mut bit_ids: HashMap<String, u32> = HashMap::new();
+        let mut flowbit_names = Vec::new();
+        for rule in rules {
+            if !rule.app_layer.is_empty() {
+                stats.waiting_app_layer += 1;
+                continue;
+            }
+            if let Some(k) = rule.unsupported.first() {
+                *stats.unsupported.entry(k.clone()).or_default() += 1;
+                continue;
+            }
+            let proto = match rule.proto {
+                Proto::Ip => SigProto::Ip,
+                Proto::Tcp => SigProto::Tcp {
+                    packet: !rule.flow.only_stream,
+                    stream: !rule.flow.no_stream,
+                },
+                Proto::TcpPkt => SigProto::Tcp {
+                    packet: true,
+                    stream: false,
+                },
+                Proto::TcpStream => SigProto::Tcp {
+                    packet: false,
+                    stream: true,
+                },
+                Proto::Udp => SigProto::Udp,
+                Proto::Icmp => SigProto::Icmp,
+                Proto::App(_) => unreachable!("app-layer rules are counted above"),
+            };
+            let mut vars = Vec::new();
+            let mut lists = Vec::new();
+            let mut err = None;
+            for l in rule.payload_lists() {
+                match compile_list(&l.matches, &mut vars) {
+                    Ok(c) => lists.push(c),
+                    Err(e) => {
+                        err = Some(e);
+                        break;
+                    }
+                }
+            }
+            if let Some(e) = err {
+                stats.compile_errors.push((rule.sid, e));
+                continue;
+            }
+            for l in &lists {
+                for m in l {
+                    if let CMatch::Pcre { re, .. } = m {
+                        if re.is_linear() {
+                            stats.pcre_linear += 1;
+                        } else {
+                            stats.pcre_backtracking += 1;
+                        }
+                    }
+                }
+            }
+            let flowbits = rule
+                .flowbits
+                .iter()
+                .map(|fb| {
+                    let ids = fb
+                        .names
+                        .iter()
+                        .map(|n| {
+                            *bit_ids.entry(n.clone()).or_insert_with(|| {
+                                flowbit_names.push(n.clone());
+                                (flowbit_names.len() - 1) as u32
+                            })
+                        })
+                        .collect();
+                    (fb.cmd, ids, fb.any)
+                })
+                .collect();
+            let ct = rule.classtype.as_ref().and_then(|c| classes.0.get(c));
+            let category = ct.map(|c| c.description.clone()).unwrap_or_default();
+            let severity = rule.priority.or(ct.map(|c| c.priority)).unwrap_or(3);
+            let needs_payload = lists.iter().any(|l| {
+                l.iter()
+                    .any(|m| matches!(m, CMatch::Content(c) if !c.negated))
+            });
+            sigs.push(Sig {
+                rule,
+                proto,
+                lists,
+                flowbits,
+                category,
+                severity,
+                needs_payload,
+            });
+        }
+        // Evaluation order: action order, then rules that set flowbits before rules
+        // that test them, then priority, then file order.
+        let fb_rank = |s: &Sig| {
+            let sets = s.flowbits.iter().any(|f| {
+                matches!(
+                    f.0,
+                    FlowbitCmd::Set | FlowbitCmd::Unset | FlowbitCmd::Toggle
+                )
+            });
+            let reads = s
+                .flowbits
+                .iter()
+                .any(|f| matches!(f.0, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
+            match (sets, reads) {
+                (true, false) => 0,
+                (true, true) => 1,
+                (false, true) => 2,
+                (false, false) => 3,
+            }
+        };
+        let mut order: Vec<usize> = (0..sigs.len()).collect();
+        order.sort_by_key(|&i| {
+            let s = &sigs[i];
+            (action_rank(s.rule.action), fb_rank(s), s.severity, i)
+        });
+        let mut slots: Vec<Option<Sig>> = sigs.into_iter().map(Some).collect();
+        let sigs: Vec<Sig> = order
+            .iter()
+            .map(|&i| slots[i].take().expect("once"))
+            .collect();
+        stats.inspected = sigs.len();
+
+        let groups = [GroupId::Tcp, GroupId::Udp, GroupId::Icmp, GroupId::Other]
+            .map(|g| build_group(&sigs, g, mpm));
+        RuleSet {
+            sigs,
+            groups,
+            flowbit_names,
+            stats,
+            mpm,
+        }
+    }
+
+    /// Heap bytes of the prefilters.
+    pub fn prefilter_bytes(&self) -> usize {
+        self.groups.iter().map(|g| g.prefilter.heap_bytes()).sum()
+    }
+}
+
+fn in_group(s: &Sig, g: GroupId) -> bool {
+    matches!(
+        (s.proto, g),
+        (SigProto::Ip, _)
+            | (SigProto::Tcp { .. }, GroupId::Tcp)
+            | (SigProto::Udp, GroupId::Udp)
+            | (SigProto::Icmp, GroupId::Icmp)
+    )
+}
+
+fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
+    let mut pats: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut index: HashMap<(Vec<u8>, bool), u32> = HashMap::new();
+    let mut pattern_sigs: Vec<Vec<u32>> = Vec::new();
+    let mut always = Vec::new();
+    for (i, s) in sigs.iter().enumerate() {
+        if !in_group(s, g) {
+            continue;
+        }
+        // Conditions a prefilter cannot see keep a rule on the always list.
+        let has_negated_only = !s.needs_payload;
+        match fast_pattern(&s.rule) {
+            Some(fp) if !has_negated_only => {
+                let id = *index.entry(fp.clone()).or_insert_with(|| {
+                    pats.push(fp);
+                    pattern_sigs.push(Vec::new());
+                    (pats.len() - 1) as u32
+                });
+                pattern_sigs[id as usize].push(i as u32);
+            }
+            _ => always.push(i as u32),
+        }
+    }
+    let prefilter = if pats.is_empty() {
+        Prefilter::None
+    } else {
+        match mpm {
+            Mpm::Dfc => {
+                let mut b = dfc::Builder::new();
+                for (id, (p, nocase)) in pats.iter().enumerate() {
+                    b.add(id as u32, p, *nocase);
+                }
+                match b.build() {
+                    Ok(m) => Prefilter::Dfc(m),
+                    // Cannot happen for rule contents (never empty); if it did, the
+                    // other matcher keeps every rule reachable.
+                    Err(_) => ac_prefilter(&pats),
+                }
+            }
+            Mpm::Ac => ac_prefilter(&pats),
+        }
+    };
+    Group {
+        prefilter,
+        pattern_sigs,
+        always,
+    }
+}
+
+fn ac_prefilter(pats: &[(Vec<u8>, bool)]) -> Prefilter {
+    // The aho-corasick crate has one case setting per automaton: fold everything
+    // (nocase) and let the full evaluation check case.
+    aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(pats.iter().map(|p| &p.0))
+        .map(Prefilter::Ac)
+        .expect("aho-corasick accepts any set of non-empty literals")
+}
