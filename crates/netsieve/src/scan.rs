@@ -21,10 +21,10 @@ use crate::config;
 pub struct Args {
     /// Capture file (pcap or pcapng), a directory of them, or - for standard input.
     /// Repeat to read several files as one stream of time.
-    #[arg(short = 'r', required = true)]
+    #[arg(short = 'r', required = true, num_args = 1..)]
     read: Vec<PathBuf>,
     /// Rule file; repeat for several.
-    #[arg(short = 'S', required = true)]
+    #[arg(short = 'S', required = true, num_args = 1..)]
     rules: Vec<PathBuf>,
     /// Directory for eve.json and fast.log (created if missing).
     #[arg(short = 'l', default_value = ".")]

@@ -69,7 +69,7 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CaptureError> {
             let rd = std::fs::read_dir(p).map_err(|e| err(p, None, e.to_string()))?;
             let mut files: Vec<PathBuf> = rd
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file())
+                .filter(|p| p.is_file() && looks_like_capture(p))
                 .collect();
             files.sort();
             out.extend(files);
@@ -78,6 +78,21 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, CaptureError> {
         }
     }
     Ok(out)
+}
+
+/// Whether a file starts with a pcap or pcapng magic number (directories may hold
+/// other files: licences, notes).
+fn looks_like_capture(p: &Path) -> bool {
+    let mut m = [0u8; 4];
+    File::open(p).and_then(|mut f| f.read_exact(&mut m)).is_ok()
+        && matches!(
+            m,
+            [0x0a, 0x0d, 0x0d, 0x0a]
+                | [0xd4, 0xc3, 0xb2, 0xa1]
+                | [0xa1, 0xb2, 0xc3, 0xd4]
+                | [0x4d, 0x3c, 0xb2, 0xa1]
+                | [0xa1, 0xb2, 0x3c, 0x4d]
+        )
 }
 
 fn err(p: &Path, packet: Option<u64>, message: String) -> CaptureError {

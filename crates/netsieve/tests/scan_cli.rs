@@ -1,0 +1,122 @@
+//! `netsieve scan` end to end on the bundled example capture.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn scan(args: &[&str], out: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .arg("scan")
+        .args(args)
+        .arg("-l")
+        .arg(out)
+        .output()
+        .expect("runs")
+}
+
+fn eve_sids(out: &std::path::Path) -> Vec<u64> {
+    std::fs::read_to_string(out.join("eve.json"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["event_type"], "alert");
+            v["alert"]["signature_id"].as_u64().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn flowbit_chain_alerts_in_packet_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = root().join("examples/smtp-flowbits.pcap");
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let o = scan(
+        &["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(eve_sids(dir.path()), [1, 2, 3]);
+    let fast = std::fs::read_to_string(dir.path().join("fast.log")).unwrap();
+    assert_eq!(fast.lines().count(), 3);
+    assert!(fast.contains("[1:2:1] SMTP DATA [**]"));
+    // Without the flowbit set by rule 1, rules 2 and 3 stay silent.
+    let only23 = dir.path().join("r.rules");
+    let text = std::fs::read_to_string(&rules).unwrap();
+    let kept: Vec<&str> = text.lines().filter(|l| !l.contains("sid:1;")).collect();
+    std::fs::write(&only23, kept.join("\n")).unwrap();
+    let o = scan(
+        &["-r", pcap.to_str().unwrap(), "-S", only23.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(o.status.success());
+    assert!(eve_sids(dir.path()).is_empty());
+}
+
+#[test]
+fn truncated_capture_keeps_earlier_alerts_and_names_the_packet() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(root().join("examples/smtp-flowbits.pcap")).unwrap();
+    bytes.truncate(bytes.len() - 30);
+    let pcap = dir.path().join("cut.pcap");
+    std::fs::write(&pcap, &bytes).unwrap();
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let o = scan(
+        &["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()],
+        dir.path(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cut.pcap: packet 19"), "{err}");
+    assert_eq!(eve_sids(dir.path()), [1, 2, 3]);
+}
+
+#[test]
+fn bad_rules_are_skipped_and_all_bad_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = root().join("examples/smtp-flowbits.pcap");
+    let rules = dir.path().join("x.rules");
+    std::fs::write(
+        &rules,
+        "alert tcp any any -> any 25 (content:\"EHLO \"; sid:7;)\nalert tcp any any -> any any (bogus:1; sid:8;)\n",
+    )
+    .unwrap();
+    let o = scan(
+        &["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()],
+        dir.path(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("x.rules:2:"), "{err}");
+    assert_eq!(eve_sids(dir.path()), [7]);
+
+    std::fs::write(&rules, "alert tcp any any -> any any (bogus:1; sid:8;)\n").unwrap();
+    let o = scan(
+        &["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(!o.status.success());
+    let o = scan(
+        &["-r", "/nonexistent.pcap", "-S", rules.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(!o.status.success());
+}
+
+#[test]
+fn both_prefilters_give_the_same_alerts() {
+    let pcap = root().join("examples/smtp-flowbits.pcap");
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let args = ["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()];
+    scan(&[&args[..], &["--mpm", "dfc"]].concat(), a.path());
+    scan(&[&args[..], &["--mpm", "ac"]].concat(), b.path());
+    assert_eq!(
+        std::fs::read(a.path().join("eve.json")).unwrap(),
+        std::fs::read(b.path().join("eve.json")).unwrap()
+    );
+}
