@@ -172,6 +172,8 @@ impl Detector {
             });
         }
         self.cands.extend_from_slice(&g.always);
+        self.cands.extend_from_slice(g.by_src.lookup(ip.src));
+        self.cands.extend_from_slice(g.by_dst.lookup(ip.dst));
         self.cands.sort_unstable();
         self.cands.dedup();
 
@@ -377,14 +379,14 @@ fn header_ok(s: &Sig, c: &Pkt<'_>) -> bool {
         return false;
     }
     let r = &s.rule;
-    let fwd = r.src.matches(c.src)
-        && r.dst.matches(c.dst)
+    let fwd = s.src.contains(c.src)
+        && s.dst.contains(c.dst)
         && r.sport.matches(c.sport)
         && r.dport.matches(c.dport);
     let ok = fwd
         || (r.bidirectional
-            && r.src.matches(c.dst)
-            && r.dst.matches(c.src)
+            && s.src.contains(c.dst)
+            && s.dst.contains(c.src)
             && r.sport.matches(c.dport)
             && r.dport.matches(c.sport));
     if !ok {

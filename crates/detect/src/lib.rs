@@ -4,8 +4,10 @@
 //! - [`eval`]: a rule's option chain over one buffer (contents with their positions,
 //!   pcre, byte_test/jump/extract, isdataat, bsize), with backtracking.
 //! - [`pcre`]: the two regex engines.
+//! - [`addrindex`]: rules without a fast pattern, indexed by their address lists.
 //! - [`engine`]: [`Detector`], the per-packet driver, and the per-flow state it keeps.
 
+pub mod addrindex;
 pub mod engine;
 pub mod eval;
 pub mod pcre;

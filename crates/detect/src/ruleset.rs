@@ -5,13 +5,15 @@
 //! `ip` rule goes to all four). Each group has one prefilter over its rules' *fast
 //! patterns* (one content per rule, chosen as Suricata documents: the one marked
 //! `fast_pattern`, else the longest, ties broken by the most distinct bytes); a rule with
-//! no usable content is on the group's `always` list. A prefilter hit puts the rule on
+//! no usable content is indexed by its narrower address list when that list is narrow
+//! (see [`crate::addrindex`]), else on the group's `always` list. A prefilter hit puts the rule on
 //! the candidate list; only candidates get their full option chain evaluated.
 
 use std::collections::HashMap;
 
 use netsieve_rules::{Action, Buffer, Classifications, FlowbitCmd, Match, Proto, Rule};
 
+use crate::addrindex::{AddrIndex, AddrSet};
 use crate::eval::{CMatch, compile_list};
 
 /// Which multi-pattern matcher runs the prefilter.
@@ -75,8 +77,14 @@ pub struct Group {
     pub prefilter: Prefilter,
     /// Pattern id to the rules that use it as their fast pattern.
     pub pattern_sigs: Vec<Vec<u32>>,
-    /// Rules without a fast pattern, in evaluation order.
+    /// Rules without a fast pattern and without a narrow address list, in evaluation
+    /// order: candidates for every packet of the group.
     pub always: Vec<u32>,
+    /// Rules without a fast pattern, indexed by a narrow address list to be looked up
+    /// with the packet's source address.
+    pub by_src: AddrIndex,
+    /// The same, looked up with the packet's destination address.
+    pub by_dst: AddrIndex,
 }
 
 /// Which packets a rule's protocol admits.
@@ -91,6 +99,9 @@ pub enum SigProto {
 /// A compiled rule.
 pub struct Sig {
     pub rule: Rule,
+    /// The rule's address lists, compiled.
+    pub src: AddrSet,
+    pub dst: AddrSet,
     pub proto: SigProto,
     /// Payload lists (each evaluated over the packet payload or the stream).
     pub lists: Vec<Vec<CMatch>>,
@@ -260,6 +271,8 @@ impl RuleSet {
                     .any(|m| matches!(m, CMatch::Content(c) if !c.negated))
             });
             sigs.push(Sig {
+                src: AddrSet::of(&rule.src),
+                dst: AddrSet::of(&rule.dst),
                 rule,
                 proto,
                 lists,
@@ -314,7 +327,10 @@ impl RuleSet {
 
     /// Heap bytes of the prefilters.
     pub fn prefilter_bytes(&self) -> usize {
-        self.groups.iter().map(|g| g.prefilter.heap_bytes()).sum()
+        self.groups
+            .iter()
+            .map(|g| g.prefilter.heap_bytes() + g.by_src.heap_bytes() + g.by_dst.heap_bytes())
+            .sum()
     }
 }
 
@@ -333,6 +349,8 @@ fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
     let mut index: HashMap<(Vec<u8>, bool), u32> = HashMap::new();
     let mut pattern_sigs: Vec<Vec<u32>> = Vec::new();
     let mut always = Vec::new();
+    let mut src_keyed: Vec<(u32, AddrSet)> = Vec::new();
+    let mut dst_keyed: Vec<(u32, AddrSet)> = Vec::new();
     for (i, s) in sigs.iter().enumerate() {
         if !in_group(s, g) {
             continue;
@@ -348,9 +366,33 @@ fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
                 });
                 pattern_sigs[id as usize].push(i as u32);
             }
-            _ => always.push(i as u32),
+            _ => {
+                // Index by the narrower of the two address lists; a bidirectional rule
+                // can see its list on either packet address.
+                let r = &s.rule;
+                let side = |a: &AddrSet| Some(a.clone()).filter(AddrSet::narrow);
+                let pick = match (side(&s.src), side(&s.dst)) {
+                    (Some(a), Some(b)) if b.size() < a.size() => Some((b, false)),
+                    (Some(a), _) => Some((a, true)),
+                    (None, Some(b)) => Some((b, false)),
+                    (None, None) => None,
+                };
+                match pick {
+                    Some((iv, is_src)) => {
+                        if is_src || r.bidirectional {
+                            src_keyed.push((i as u32, iv.clone()));
+                        }
+                        if !is_src || r.bidirectional {
+                            dst_keyed.push((i as u32, iv));
+                        }
+                    }
+                    None => always.push(i as u32),
+                }
+            }
         }
     }
+    let by_src = AddrIndex::build(src_keyed.iter().map(|(r, iv)| (*r, iv)));
+    let by_dst = AddrIndex::build(dst_keyed.iter().map(|(r, iv)| (*r, iv)));
     let prefilter = if pats.is_empty() {
         Prefilter::None
     } else {
@@ -374,6 +416,8 @@ fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
         prefilter,
         pattern_sigs,
         always,
+        by_src,
+        by_dst,
     }
 }
 

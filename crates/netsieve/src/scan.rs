@@ -195,14 +195,16 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let mut stats = RunStats::default();
     let mut auto = AutoChecksum::default();
     let t_scan = Instant::now();
-    let mut capture_error = None;
+    let mut capture_errors = 0usize;
     loop {
         match cap.next(&mut frame) {
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => {
-                capture_error = Some(e.to_string());
-                break;
+                // The damaged file ends here; the others are still read.
+                eprintln!("netsieve scan: {e}");
+                capture_errors += 1;
+                continue;
             }
         }
         stats.packets += 1;
@@ -289,8 +291,10 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         )
         .map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    if let Some(e) = capture_error {
-        eprintln!("netsieve scan: {e} (alerts found before it are written)");
+    if capture_errors > 0 {
+        eprintln!(
+            "netsieve scan: {capture_errors} capture file(s) damaged; every alert found was written"
+        );
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

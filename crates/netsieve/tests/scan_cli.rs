@@ -75,6 +75,39 @@ fn truncated_capture_keeps_earlier_alerts_and_names_the_packet() {
 }
 
 #[test]
+fn a_damaged_file_in_a_directory_does_not_stop_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let caps = dir.path().join("caps");
+    std::fs::create_dir(&caps).unwrap();
+    let bytes = std::fs::read(root().join("examples/smtp-flowbits.pcap")).unwrap();
+    // Name order: the damaged file comes first, the intact one after it.
+    std::fs::write(caps.join("a-cut.pcap"), &bytes[..bytes.len() - 30]).unwrap();
+    std::fs::write(caps.join("b-whole.pcap"), &bytes).unwrap();
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let out = dir.path().join("out");
+    let stats = dir.path().join("stats.json");
+    let o = scan(
+        &[
+            "-r",
+            caps.to_str().unwrap(),
+            "-S",
+            rules.to_str().unwrap(),
+            "--stats-json",
+            stats.to_str().unwrap(),
+        ],
+        &out,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("a-cut.pcap: packet 19"), "{err}");
+    assert_eq!(eve_sids(&out)[..3], [1, 2, 3]);
+    // 18 packets of the damaged file, then all 19 of the whole one.
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(v["packets"], 18 + 19, "{err}");
+}
+
+#[test]
 fn bad_rules_are_skipped_and_all_bad_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let pcap = root().join("examples/smtp-flowbits.pcap");

@@ -6,8 +6,8 @@ use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use pcap_file::pcap::PcapReader;
-use pcap_file::pcapng::{Block, PcapNgReader};
+use pcap_file::pcap::{PcapParser, PcapReader};
+use pcap_file::pcapng::{Block, PcapNgParser, PcapNgReader};
 
 /// One captured frame. [`Capture::next`] refills the same value, reusing its buffer.
 #[derive(Debug, Clone, Default)]
@@ -44,16 +44,61 @@ impl std::error::Error for CaptureError {}
 
 type Input = BufReader<Box<dyn Read + Send>>;
 
+/// Files up to this size are read whole and parsed in place. Larger files and standard
+/// input stream through pcap-file's readers, whose zeroed 8 MB buffer per file would
+/// otherwise cost more than reading a directory of small captures.
+pub const READ_WHOLE: u64 = 8 << 20;
+
 enum Reader {
     Pcap(PcapReader<Input>),
     /// A pcapng reader with the link types of the current section's interfaces.
     PcapNg(PcapNgReader<Input>, Vec<u32>),
+    /// A whole file in memory and the read position.
+    PcapMem(PcapParser, Vec<u8>, usize),
+    PcapNgMem(PcapNgParser, Vec<u8>, usize, Vec<u32>),
+}
+
+/// Fills `frame` from a pcapng block: `None` for blocks that carry no packet.
+fn ng_frame(
+    block: Block<'_>,
+    links: &mut Vec<u32>,
+    frame: &mut Frame,
+) -> Option<Result<(), String>> {
+    match block {
+        Block::SectionHeader(_) => links.clear(),
+        Block::InterfaceDescription(i) => links.push(u32::from(i.linktype)),
+        Block::EnhancedPacket(p) => {
+            let Some(&link) = links.get(p.interface_id as usize) else {
+                return Some(Err(format!(
+                    "packet on undeclared interface {}",
+                    p.interface_id
+                )));
+            };
+            frame.ts = p.timestamp;
+            frame.orig_len = p.original_len;
+            frame.linktype = link;
+            frame.data.clear();
+            frame.data.extend_from_slice(&p.data);
+            return Some(Ok(()));
+        }
+        Block::SimplePacket(p) => {
+            frame.ts = Duration::ZERO;
+            frame.orig_len = p.original_len;
+            frame.linktype = links.first().copied().unwrap_or(1);
+            frame.data.clear();
+            frame.data.extend_from_slice(&p.data);
+            return Some(Ok(()));
+        }
+        _ => {}
+    }
+    None
 }
 
 /// A sequence of capture files read as one stream of frames, in the order given.
 pub struct Capture {
     sources: Vec<PathBuf>,
     next_source: usize,
+    read_whole: u64,
     current: Option<(Reader, String)>,
     /// Frames read from the current file.
     in_file: u64,
@@ -108,6 +153,12 @@ impl Capture {
     /// file is opened and checked for a capture header up front, so a typo fails before
     /// any packet is processed.
     pub fn open(inputs: &[PathBuf]) -> Result<Capture, CaptureError> {
+        Capture::open_with(inputs, READ_WHOLE)
+    }
+
+    /// [`Capture::open`], reading files of up to `read_whole` bytes whole (0: stream
+    /// every file).
+    pub fn open_with(inputs: &[PathBuf], read_whole: u64) -> Result<Capture, CaptureError> {
         let sources = expand_inputs(inputs)?;
         if sources.is_empty() {
             return Err(CaptureError {
@@ -128,6 +179,7 @@ impl Capture {
         let mut c = Capture {
             sources,
             next_source: 0,
+            read_whole,
             current: None,
             in_file: 0,
             total: 0,
@@ -148,6 +200,29 @@ impl Capture {
         } else {
             path.display().to_string()
         };
+        let small = path.as_os_str() != "-"
+            && std::fs::metadata(&path).is_ok_and(|m| m.len() <= self.read_whole);
+        if small {
+            let data = std::fs::read(&path).map_err(|e| err(&path, None, e.to_string()))?;
+            let reader = if data.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]) {
+                let (rest, p) = PcapNgParser::new(&data)
+                    .map_err(|e| err(&path, None, format!("bad pcapng header: {e}")))?;
+                let links = p
+                    .interfaces()
+                    .iter()
+                    .map(|i| u32::from(i.linktype))
+                    .collect();
+                let pos = data.len() - rest.len();
+                Reader::PcapNgMem(p, data, pos, links)
+            } else {
+                let (rest, p) = PcapParser::new(&data)
+                    .map_err(|e| err(&path, None, format!("not a pcap or pcapng capture ({e})")))?;
+                let pos = data.len() - rest.len();
+                Reader::PcapMem(p, data, pos)
+            };
+            self.current = Some((reader, name));
+            return Ok(true);
+        }
         let raw: Box<dyn Read + Send> = if path.as_os_str() == "-" {
             Box::new(io::stdin())
         } else {
@@ -188,9 +263,13 @@ impl Capture {
     }
 
     /// Reads the next frame into `frame`. `Ok(false)` at the end of the last file. An
-    /// error ends the capture: later calls return `Ok(false)`.
+    /// error ends the damaged file, not the capture: the next call goes on with the
+    /// next file.
     pub fn next(&mut self, frame: &mut Frame) -> Result<bool, CaptureError> {
         loop {
+            if self.current.is_none() && !self.open_next()? {
+                return Ok(false);
+            }
             let Some((reader, name)) = self.current.as_mut() else {
                 return Ok(false);
             };
@@ -214,33 +293,48 @@ impl Capture {
                     match r.next_block() {
                         None => break None,
                         Some(Err(e)) => break Some(Err(e.to_string())),
-                        Some(Ok(Block::SectionHeader(_))) => links.clear(),
-                        Some(Ok(Block::InterfaceDescription(i))) => {
-                            links.push(u32::from(i.linktype))
+                        Some(Ok(b)) => {
+                            if let Some(got) = ng_frame(b, links, frame) {
+                                break Some(got);
+                            }
                         }
-                        Some(Ok(Block::EnhancedPacket(p))) => {
-                            let Some(&link) = links.get(p.interface_id as usize) else {
-                                break Some(Err(format!(
-                                    "packet on undeclared interface {}",
-                                    p.interface_id
-                                )));
-                            };
-                            frame.ts = p.timestamp;
-                            frame.orig_len = p.original_len;
-                            frame.linktype = link;
-                            frame.data.clear();
-                            frame.data.extend_from_slice(&p.data);
-                            break Some(Ok(()));
+                    }
+                },
+                Reader::PcapMem(p, data, pos) => {
+                    if *pos >= data.len() {
+                        None
+                    } else {
+                        match p.next_packet(&data[*pos..]) {
+                            Ok((rest, pk)) => {
+                                frame.ts = pk.timestamp;
+                                frame.orig_len = pk.orig_len;
+                                frame.linktype = u32::from(p.header().datalink);
+                                frame.data.clear();
+                                frame.data.extend_from_slice(&pk.data);
+                                *pos = data.len() - rest.len();
+                                Some(Ok(()))
+                            }
+                            Err(e) => Some(Err(e.to_string())),
                         }
-                        Some(Ok(Block::SimplePacket(p))) => {
-                            frame.ts = Duration::ZERO;
-                            frame.orig_len = p.original_len;
-                            frame.linktype = links.first().copied().unwrap_or(1);
-                            frame.data.clear();
-                            frame.data.extend_from_slice(&p.data);
-                            break Some(Ok(()));
+                    }
+                }
+                Reader::PcapNgMem(p, data, pos, links) => loop {
+                    if *pos >= data.len() {
+                        break None;
+                    }
+                    match p.next_block(&data[*pos..]) {
+                        Ok((rest, b)) => {
+                            let consumed = data.len() - rest.len();
+                            if consumed <= *pos {
+                                break Some(Err("block of length zero".into()));
+                            }
+                            let got = ng_frame(b, links, frame);
+                            *pos = consumed;
+                            if let Some(got) = got {
+                                break Some(got);
+                            }
                         }
-                        Some(Ok(_)) => {}
+                        Err(e) => break Some(Err(e.to_string())),
                     }
                 },
             };
@@ -257,14 +351,9 @@ impl Capture {
                         message: format!("capture damaged or truncated: {message}"),
                     };
                     self.current = None;
-                    self.next_source = self.sources.len();
                     return Err(e);
                 }
-                None => {
-                    if !self.open_next()? {
-                        return Ok(false);
-                    }
-                }
+                None => self.current = None,
             }
         }
     }
