@@ -60,6 +60,8 @@ pub struct Alert {
     pub blocked: bool,
     /// Matched on the reassembled stream rather than the packet alone.
     pub stream: bool,
+    /// ICMP type and code, for ICMP packets.
+    pub icmp: Option<(u8, u8)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -74,7 +76,12 @@ enum TrackKey {
 struct Counter {
     count: u64,
     start: Duration,
+    window: Duration,
 }
+
+/// Threshold counters kept at most; past it, counters whose window has ended are
+/// forgotten (a scan over many addresses cannot grow the table without bound).
+const MAX_COUNTERS: usize = 1 << 20;
 
 /// Per-worker detection state: the shared rule set and scratch space.
 pub struct Detector {
@@ -82,7 +89,6 @@ pub struct Detector {
     pub ips: bool,
     cands: Vec<u32>,
     stream_cands: Vec<u32>,
-    thresholds: HashMap<(u32, TrackKey), Counter>,
     cx: Ctx,
     /// Candidates evaluated, for profiles.
     pub evaluated: u64,
@@ -109,7 +115,6 @@ impl Detector {
             ips,
             cands: Vec::new(),
             stream_cands: Vec::new(),
-            thresholds: HashMap::new(),
             cx: Ctx::default(),
             evaluated: 0,
         }
@@ -290,15 +295,14 @@ impl Detector {
                 }
                 break;
             }
-            if s.rule.noalert {
-                continue;
-            }
-            if !self.threshold_ok(si, s, &ctx) {
-                continue;
-            }
+            // Drop and reject act on every matching packet, whatever the thresholds
+            // (which only limit alerts, and are applied later, in packet order).
             let blocked = self.ips && matches!(action, Action::Drop | Action::Reject);
             if blocked && let Some((f, _)) = flow.as_mut() {
                 f.user.dropped = true;
+            }
+            if s.rule.noalert {
+                continue;
             }
             out.push(Alert {
                 sig: si,
@@ -313,37 +317,74 @@ impl Detector {
                 dir: ctx.dir,
                 blocked,
                 stream: on_stream,
+                icmp: match p.l4 {
+                    L4::Icmp { itype, icode, .. } => Some((itype, icode)),
+                    _ => None,
+                },
             });
         }
     }
+}
 
-    fn threshold_ok(&mut self, si: u32, s: &Sig, c: &Pkt<'_>) -> bool {
+/// Rule thresholds and detection filters. They limit alerts, not matches, and count
+/// across flows (by source, destination, address pair or rule), so they are applied
+/// once, to the alerts of all workers merged in packet order.
+#[derive(Default)]
+pub struct Thresholds {
+    counters: HashMap<(u32, TrackKey), Counter>,
+}
+
+impl Thresholds {
+    /// Whether `al` passes its rule's threshold and detection filter (counting it).
+    pub fn admit(&mut self, set: &RuleSet, al: &Alert) -> bool {
+        let s = &set.sigs[al.sig as usize];
         let mut ok = true;
         for t in [s.rule.threshold, s.rule.detection_filter]
             .into_iter()
             .flatten()
         {
-            ok &= self.count(si, t, c);
+            ok &= self.count(al.sig, t, al);
         }
         ok
     }
 
-    fn count(&mut self, si: u32, t: Threshold, c: &Pkt<'_>) -> bool {
+    fn count(&mut self, si: u32, t: Threshold, c: &Alert) -> bool {
         let key = match t.track {
             Track::BySrc => TrackKey::Ip(c.src),
             Track::ByDst => TrackKey::Ip(c.dst),
-            Track::ByBoth => TrackKey::Pair(c.src, c.dst),
+            Track::ByBoth => {
+                // The same pair in either direction.
+                let (a, b) = if c.src <= c.dst {
+                    (c.src, c.dst)
+                } else {
+                    (c.dst, c.src)
+                };
+                TrackKey::Pair(a, b)
+            }
             Track::ByRule => TrackKey::Rule,
             Track::ByFlow => match c.flow_id {
                 Some(id) => TrackKey::Flow(id),
                 None => TrackKey::Rule,
             },
         };
-        let now = c.p.ts;
+        let now = c.ts;
         let window = Duration::from_secs(t.seconds);
-        let e = self.thresholds.entry((si, key)).or_insert(Counter {
+        if self.counters.len() >= MAX_COUNTERS {
+            self.counters
+                .retain(|_, c| now.saturating_sub(c.start) <= c.window);
+            if self.counters.len() >= MAX_COUNTERS {
+                // All live: keep the newest half.
+                let mut starts: Vec<Duration> = self.counters.values().map(|c| c.start).collect();
+                let mid = starts.len() / 2;
+                let (_, cut, _) = starts.select_nth_unstable(mid);
+                let cut = *cut;
+                self.counters.retain(|_, c| c.start > cut);
+            }
+        }
+        let e = self.counters.entry((si, key)).or_insert(Counter {
             count: 0,
             start: now,
+            window,
         });
         if now.saturating_sub(e.start) > window {
             e.count = 0;

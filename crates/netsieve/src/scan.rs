@@ -1,17 +1,18 @@
 //! `netsieve scan`: captures and rules in, Suricata-compatible alerts out.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
-use netsieve_detect::{Alert, Detector, FlowData, Mpm, RuleSet};
-use netsieve_packet::flow::{Direction, FlowConfig, FlowTable};
-use netsieve_packet::{Capture, Decoder, Frame, L4, Packet};
+use netsieve_detect::{Alert, Detector, FlowData, Mpm, RuleSet, Thresholds};
+use netsieve_packet::flow::{Direction, FlowConfig, FlowTable, SweepClock};
+use netsieve_packet::{Capture, Decoder, Frame, Packet};
 use netsieve_rules::{Classifications, Loaded, Vars};
 use serde_json::json;
 
@@ -41,7 +42,9 @@ pub struct Args {
     /// Act as an IPS: drop and reject rules block (action "blocked") and drop the flow.
     #[arg(long)]
     simulate_ips: bool,
-    /// Worker threads (accepted; detection currently runs on one thread).
+    /// Detection threads. Flows are spread over them by a hash of their addresses and
+    /// ports; alerts are merged back in packet order, so the output is the same for
+    /// every value.
     #[arg(long, default_value_t = 1)]
     threads: usize,
     /// Prefilter matcher.
@@ -187,13 +190,26 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let progress = std::io::stderr().is_terminal() && total_bytes > (64 << 20);
 
     let mut decoder = Decoder::new(checksums != Checksums::None);
-    let mut flows: FlowTable<FlowData> = FlowTable::new(settings.flow.clone());
-    let mut det = Detector::new(Arc::clone(&set), a.simulate_ips);
+    let threads = a.threads.max(1);
     let mut frame = Frame::default();
     let mut pkt = Packet::default();
-    let mut alerts: Vec<Alert> = Vec::new();
     let mut stats = RunStats::default();
     let mut auto = AutoChecksum::default();
+    let mut sink = Sink {
+        set: Arc::clone(&set),
+        thresholds: Thresholds::default(),
+        eve: &mut eve,
+        fast: &mut fast,
+        alerts: 0,
+    };
+    let mut pool = if threads > 1 {
+        Some(Pool::start(threads, &set, &settings.flow, a.simulate_ips))
+    } else {
+        None
+    };
+    let mut inline = Worker::new(&set, &settings.flow, 1, a.simulate_ips);
+    let mut alerts: Vec<Alert> = Vec::new();
+    let mut clock = SweepClock::default();
     let t_scan = Instant::now();
     let mut capture_errors = 0usize;
     loop {
@@ -217,17 +233,27 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         if bad {
             stats.bad_checksum += 1;
         }
-        alerts.clear();
         // A segment with a wrong checksum would not reach the receiver: its payload
         // stays out of the reassembled stream, but the packet itself is inspected (as
         // Suricata does; captures taken on the sending host often have such packets).
-        match flows.packet(&pkt, !bad) {
-            Some((f, obs)) => det.inspect(&pkt, Some((f, &obs)), &mut alerts),
-            None => det.inspect(&pkt, None, &mut alerts),
-        }
-        for al in &alerts {
-            write_alert(&mut eve, &mut fast, &set, al, &pkt).map_err(|e| e.to_string())?;
-            stats.alerts += 1;
+        let sweep = clock.due(pkt.ts);
+        match pool.as_mut() {
+            Some(pool) => {
+                if sweep {
+                    pool.sweep(pkt.ts);
+                }
+                pool.push(std::mem::take(&mut pkt), !bad, &mut sink)?
+            }
+            None => {
+                if sweep {
+                    inline.flows.sweep(pkt.ts);
+                }
+                alerts.clear();
+                inline.process(&pkt, !bad, &mut alerts);
+                for al in &alerts {
+                    sink.emit(al)?;
+                }
+            }
         }
         if progress && stats.packets % 100_000 == 0 {
             eprint!(
@@ -235,17 +261,25 @@ fn scan(a: Args) -> Result<ExitCode, String> {
                 stats.packets,
                 stats.bytes as f64 / 1e6,
                 total_bytes as f64 / 1e6,
-                stats.alerts
+                sink.alerts
             );
         }
     }
+    let mut evaluated = inline.det.evaluated;
+    stats.flows = inline.flows.stats.created;
+    if let Some(pool) = pool.take() {
+        let (flows, ev) = pool.finish(&mut sink)?;
+        stats.flows += flows;
+        evaluated += ev;
+    }
+    stats.alerts = sink.alerts;
+    drop(sink);
     if progress {
         eprintln!();
     }
     eve.flush().map_err(|e| e.to_string())?;
     fast.flush().map_err(|e| e.to_string())?;
     let scan_time = t_scan.elapsed();
-    stats.flows = flows.stats.created;
 
     let s = &set.stats;
     let summary = json!({
@@ -268,7 +302,8 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         "gbit_per_second": stats.bytes as f64 * 8.0 / scan_time.as_secs_f64().max(1e-9) / 1e9,
         "prefilter_bytes": set.prefilter_bytes(),
         "mpm": a.mpm,
-        "candidates_evaluated": det.evaluated,
+        "candidates_evaluated": evaluated,
+        "threads": threads,
     });
     eprintln!(
         "netsieve scan: {} packets, {:.1} MB, {} flows, {} alerts; rules: {} inspected, {} waiting for app-layer, {} unsupported keyword, {} failed; load {:.3} s, scan {:.3} s ({:.2} Gbit/s)",
@@ -358,6 +393,206 @@ fn timestamp(ts: Duration) -> String {
     format!("{date}T{time}.{:06}+0000", ts.subsec_micros())
 }
 
+/// Where alerts go: thresholds (which count across flows, so across workers) applied in
+/// packet order, then eve.json and fast.log.
+struct Sink<'a> {
+    set: Arc<RuleSet>,
+    thresholds: Thresholds,
+    eve: &'a mut BufWriter<File>,
+    fast: &'a mut BufWriter<File>,
+    alerts: u64,
+}
+
+impl Sink<'_> {
+    fn emit(&mut self, al: &Alert) -> Result<(), String> {
+        if !self.thresholds.admit(&self.set, al) {
+            return Ok(());
+        }
+        self.alerts += 1;
+        write_alert(self.eve, self.fast, &self.set, al).map_err(|e| e.to_string())
+    }
+}
+
+/// One detection worker: a flow table and a detector.
+struct Worker {
+    flows: FlowTable<FlowData>,
+    det: Detector,
+}
+
+impl Worker {
+    /// A worker holding `1 / share` of the flow and stream-memory budget.
+    fn new(set: &Arc<RuleSet>, flow: &FlowConfig, share: usize, ips: bool) -> Worker {
+        let mut cfg = flow.clone();
+        cfg.max_flows = (cfg.max_flows / share).max(1);
+        cfg.stream_memcap = (cfg.stream_memcap / share).max(1 << 20);
+        Worker {
+            flows: FlowTable::new(cfg),
+            det: Detector::new(Arc::clone(set), ips),
+        }
+    }
+
+    fn process(&mut self, pkt: &Packet, track_stream: bool, out: &mut Vec<Alert>) {
+        match self.flows.packet(pkt, track_stream) {
+            Some((f, obs)) => self.det.inspect(pkt, Some((f, &obs)), out),
+            None => self.det.inspect(pkt, None, out),
+        }
+    }
+}
+
+/// Packets per chunk: the unit in which packets go out to the workers and alerts come
+/// back to be merged.
+const CHUNK: usize = 1024;
+
+/// Worker threads. The reader splits each chunk of packets by flow hash, so a flow
+/// always lands on the same worker; each worker returns its alerts for the chunk in
+/// packet order, and the chunks are merged and emitted in order.
+/// What a worker is sent, in packet order.
+enum Work {
+    /// A packet and whether its TCP payload may enter the stream.
+    Packet(Packet, bool),
+    /// Sweep idle flows (at the same place in the packet stream for every worker).
+    Sweep(Duration),
+}
+
+struct Pool {
+    txs: Vec<mpsc::SyncSender<(u64, Vec<Work>)>>,
+    rx: mpsc::Receiver<(u64, Vec<Alert>)>,
+    handles: Vec<std::thread::JoinHandle<(u64, u64)>>,
+    batches: Vec<Vec<Work>>,
+    in_chunk: usize,
+    next_chunk: u64,
+    next_emit: u64,
+    /// Per chunk: replies received and the alerts so far.
+    pending: HashMap<u64, (usize, Vec<Alert>)>,
+}
+
+impl Pool {
+    fn start(n: usize, set: &Arc<RuleSet>, flow: &FlowConfig, ips: bool) -> Pool {
+        let (res_tx, rx) = mpsc::channel();
+        let mut txs = Vec::new();
+        let mut handles = Vec::new();
+        for _ in 0..n {
+            let (tx, wrx) = mpsc::sync_channel::<(u64, Vec<Work>)>(4);
+            let mut w = Worker::new(set, flow, n, ips);
+            let res_tx = res_tx.clone();
+            handles.push(std::thread::spawn(move || {
+                for (chunk, pkts) in wrx {
+                    let mut out = Vec::new();
+                    for work in &pkts {
+                        match work {
+                            Work::Packet(p, track) => w.process(p, *track, &mut out),
+                            Work::Sweep(now) => w.flows.sweep(*now),
+                        }
+                    }
+                    if res_tx.send((chunk, out)).is_err() {
+                        break;
+                    }
+                }
+                (w.flows.stats.created, w.det.evaluated)
+            }));
+            txs.push(tx);
+        }
+        Pool {
+            txs,
+            rx,
+            handles,
+            batches: (0..n).map(|_| Vec::new()).collect(),
+            in_chunk: 0,
+            next_chunk: 0,
+            next_emit: 0,
+            pending: HashMap::new(),
+        }
+    }
+
+    fn push(&mut self, p: Packet, track: bool, sink: &mut Sink<'_>) -> Result<(), String> {
+        let n = self.txs.len() as u64;
+        let w = netsieve_packet::flow::flow_hash(&p).map_or(0, |h| h % n) as usize;
+        self.batches[w].push(Work::Packet(p, track));
+        self.in_chunk += 1;
+        if self.in_chunk == CHUNK {
+            self.send()?;
+            // Keep a bounded number of chunks in flight.
+            while self.next_chunk - self.next_emit > 2 * n {
+                self.receive(sink)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn sweep(&mut self, now: Duration) {
+        for b in &mut self.batches {
+            b.push(Work::Sweep(now));
+        }
+    }
+
+    /// Sends the current chunk: one batch (maybe empty) to every worker.
+    fn send(&mut self) -> Result<(), String> {
+        for (tx, b) in self.txs.iter().zip(&mut self.batches) {
+            tx.send((self.next_chunk, std::mem::take(b)))
+                .map_err(|_| "a detection thread stopped".to_string())?;
+        }
+        self.next_chunk += 1;
+        self.in_chunk = 0;
+        Ok(())
+    }
+
+    /// Waits for one reply, then emits every chunk that is complete, in order.
+    fn receive(&mut self, sink: &mut Sink<'_>) -> Result<(), String> {
+        let (chunk, alerts) = loop {
+            match self.rx.recv_timeout(Duration::from_secs(1)) {
+                Ok(r) => break r,
+                // A worker that died would leave the others waiting for work and this
+                // thread waiting for its reply.
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if self.handles.iter().any(|h| h.is_finished()) {
+                        return Err("a detection thread stopped".into());
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err("the detection threads stopped".into());
+                }
+            }
+        };
+        let e = self.pending.entry(chunk).or_default();
+        e.0 += 1;
+        e.1.extend(alerts);
+        while let Some((got, _)) = self.pending.get(&self.next_emit) {
+            if *got < self.txs.len() {
+                break;
+            }
+            let (_, mut alerts) = self.pending.remove(&self.next_emit).expect("present");
+            // A packet's alerts come from one worker, in evaluation order: a stable
+            // sort by packet number restores the single-threaded order.
+            alerts.sort_by_key(|a| a.packet);
+            for al in &alerts {
+                sink.emit(al)?;
+            }
+            self.next_emit += 1;
+        }
+        Ok(())
+    }
+
+    /// Flushes the last chunk, drains the workers and returns (flows, evaluated).
+    fn finish(mut self, sink: &mut Sink<'_>) -> Result<(u64, u64), String> {
+        if self.in_chunk > 0 {
+            self.send()?;
+        }
+        while self.next_emit < self.next_chunk {
+            self.receive(sink)?;
+        }
+        self.txs.clear();
+        let mut totals = (0, 0);
+        for h in self.handles {
+            let (f, e) = h
+                .join()
+                .map_err(|_| "a detection thread panicked".to_string())?;
+            totals.0 += f;
+            totals.1 += e;
+        }
+        Ok(totals)
+    }
+}
+
 fn civil(ts: Duration) -> (String, String) {
     let secs = ts.as_secs() as i64;
     let days = secs.div_euclid(86_400);
@@ -384,7 +619,6 @@ fn write_alert(
     fast: &mut impl Write,
     set: &RuleSet,
     al: &Alert,
-    p: &Packet,
 ) -> std::io::Result<()> {
     let s = &set.sigs[al.sig as usize];
     let r = &s.rule;
@@ -409,16 +643,14 @@ fn write_alert(
         },
     });
     let obj = rec.as_object_mut().expect("object");
-    match p.l4 {
-        L4::Tcp(_) | L4::Udp { .. } => {
-            obj.insert("src_port".into(), json!(al.sport));
-            obj.insert("dest_port".into(), json!(al.dport));
-        }
-        L4::Icmp { itype, icode, .. } => {
-            obj.insert("icmp_type".into(), json!(itype));
-            obj.insert("icmp_code".into(), json!(icode));
-        }
-        L4::None => {}
+    let has_ports = matches!(al.proto, 6 | 17);
+    if has_ports {
+        obj.insert("src_port".into(), json!(al.sport));
+        obj.insert("dest_port".into(), json!(al.dport));
+    }
+    if let Some((itype, icode)) = al.icmp {
+        obj.insert("icmp_type".into(), json!(itype));
+        obj.insert("icmp_code".into(), json!(icode));
     }
     if let Some(id) = al.flow_id {
         obj.insert("flow_id".into(), json!(id));
@@ -456,9 +688,12 @@ fn write_alert(
     let (date, time) = civil(al.ts);
     let (y, rest) = date.split_at(4);
     let md = &rest[1..].replace('-', "/");
-    let ports = |ip: IpAddr, port: u16| match p.l4 {
-        L4::Tcp(_) | L4::Udp { .. } => format!("{}:{port}", ip_str(ip)),
-        _ => ip_str(ip),
+    let ports = |ip: IpAddr, port: u16| {
+        if has_ports {
+            format!("{}:{port}", ip_str(ip))
+        } else {
+            ip_str(ip)
+        }
     };
     let class = if s.category.is_empty() {
         String::new()

@@ -153,3 +153,61 @@ fn both_prefilters_give_the_same_alerts() {
         std::fs::read(b.path().join("eve.json")).unwrap()
     );
 }
+
+/// The shared corpora, if present (`$NETSIEVE_DATA` or `../shared/data`); with
+/// `NETSIEVE_REQUIRE_DATA=1` their absence fails the test.
+fn corpus() -> Option<PathBuf> {
+    let d = std::env::var_os("NETSIEVE_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared/data"));
+    if d.join("pcaps/ndpi").is_dir() && d.join("rules/et-open-2019").is_dir() {
+        return Some(d);
+    }
+    if std::env::var_os("NETSIEVE_REQUIRE_DATA").is_some_and(|v| v == "1") {
+        panic!("NETSIEVE_REQUIRE_DATA=1 but no corpora at {}", d.display());
+    }
+    eprintln!("SKIPPED: no corpora at {}", d.display());
+    None
+}
+
+#[test]
+fn output_is_identical_for_every_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let (caps, rules): (Vec<PathBuf>, Vec<PathBuf>) = match corpus() {
+        // Real traffic (thousands of flows) against all of ET Open 2019.
+        Some(d) => (
+            vec![d.join("pcaps/ndpi")],
+            std::fs::read_dir(d.join("rules/et-open-2019"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|x| x == "rules"))
+                .collect(),
+        ),
+        None => (
+            vec![root().join("examples/smtp-flowbits.pcap")],
+            vec![root().join("examples/smtp-flowbits.rules")],
+        ),
+    };
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "3"] {
+        let out = dir.path().join(threads);
+        let mut args = vec!["--threads".to_string(), threads.to_string(), "-r".into()];
+        args.extend(caps.iter().map(|p| p.display().to_string()));
+        args.push("-S".into());
+        args.extend(rules.iter().map(|p| p.display().to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = scan(&args, &out);
+        // The nDPI set holds damaged captures (exit 1); anything else is a failure.
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        outputs.push((
+            std::fs::read(out.join("eve.json")).unwrap(),
+            std::fs::read(out.join("fast.log")).unwrap(),
+        ));
+    }
+    assert!(!outputs[0].0.is_empty());
+    assert!(outputs.iter().all(|o| *o == outputs[0]));
+}

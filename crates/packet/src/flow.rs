@@ -136,7 +136,35 @@ pub struct FlowTable<T> {
     pub config: FlowConfig,
     pub stats: FlowStats,
     held: usize,
-    last_sweep: Duration,
+}
+
+/// When to sweep idle flows out of a table: every 5 seconds of capture time. Kept by
+/// whoever sees every packet (the capture reader), so that with one table per worker
+/// thread the sweeps happen at the same packets whatever the number of threads.
+#[derive(Clone, Debug, Default)]
+pub struct SweepClock {
+    last: Duration,
+}
+
+impl SweepClock {
+    /// Whether a sweep is due at `now` (and if so, the clock restarts).
+    pub fn due(&mut self, now: Duration) -> bool {
+        if now.saturating_sub(self.last) > Duration::from_secs(5) {
+            self.last = now;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// A hash of the packet's flow key, the same for both directions (for spreading flows
+/// over workers). `None` for packets without a flow.
+pub fn flow_hash(p: &Packet) -> Option<u64> {
+    let (key, _) = key_of(p)?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    Some(h.finish())
 }
 
 fn key_of(p: &Packet) -> Option<(Key, bool)> {
@@ -167,7 +195,6 @@ impl<T: Default> FlowTable<T> {
             config,
             stats: FlowStats::default(),
             held: 0,
-            last_sweep: Duration::ZERO,
         }
     }
 
@@ -199,10 +226,6 @@ impl<T: Default> FlowTable<T> {
         let (key, _) = key_of(p)?;
         let ip = p.ip?;
         let now = p.ts;
-        if now.saturating_sub(self.last_sweep) > Duration::from_secs(5) {
-            self.last_sweep = now;
-            self.sweep(now);
-        }
         // A flow idle past its timeout is over; a new one starts.
         if let Some(f) = self.flows.get(&key)
             && now.saturating_sub(f.last) > self.timeout(f)
@@ -340,8 +363,9 @@ impl<T: Default> FlowTable<T> {
         }
     }
 
-    /// Drops flows idle past their timeout.
-    fn sweep(&mut self, now: Duration) {
+    /// Drops flows idle past their timeout. Call it when a [`SweepClock`] says so; a
+    /// full table also drops expired flows before it evicts live ones.
+    pub fn sweep(&mut self, now: Duration) {
         let expired: Vec<Key> = self
             .flows
             .iter()
