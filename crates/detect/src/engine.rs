@@ -17,7 +17,8 @@ use netsieve_packet::L4;
 use netsieve_packet::decode::{Packet, ipopt};
 use netsieve_packet::flow::{Direction, Flow, Observed};
 use netsieve_rules::{
-    Action, Cmp, Cond, FlagsMode, FlowbitCmd, StreamSide, Threshold, ThresholdKind, Track,
+    Action, Cmp, Cond, FlagsMode, FlowbitCmd, GlobalKind, StreamSide, SuppressTrack, Threshold,
+    ThresholdConfig, ThresholdKind, Track,
 };
 
 use crate::eval::{Ctx, matches};
@@ -77,6 +78,8 @@ struct Counter {
     count: u64,
     start: Duration,
     window: Duration,
+    /// `backoff`: the hit count that alerts next.
+    next: u64,
 }
 
 /// Threshold counters kept at most; past it, counters whose window has ended are
@@ -297,8 +300,14 @@ impl Detector {
             }
             // Drop and reject act on every matching packet, whatever the thresholds
             // (which only limit alerts, and are applied later, in packet order).
+            // A drop drops the rest of the flow too, except for thresholded rules,
+            // whose drop applies to each matching packet (as Suricata 8 behaves:
+            // suricata-verify issue-5466 and bug-5802 against threshold-config-*).
             let blocked = self.ips && matches!(action, Action::Drop | Action::Reject);
-            if blocked && let Some((f, _)) = flow.as_mut() {
+            if blocked
+                && (on_stream || !s.thresholded)
+                && let Some((f, _)) = flow.as_mut()
+            {
                 f.user.dropped = true;
             }
             if s.rule.noalert {
@@ -326,47 +335,125 @@ impl Detector {
     }
 }
 
-/// Rule thresholds and detection filters. They limit alerts, not matches, and count
+/// Rule thresholds and detection filters, and threshold.config's suppressions,
+/// thresholds and rate filters. They limit or change alerts, not matches, and count
 /// across flows (by source, destination, address pair or rule), so they are applied
 /// once, to the alerts of all workers merged in packet order.
 #[derive(Default)]
 pub struct Thresholds {
     counters: HashMap<(u32, TrackKey), Counter>,
+    /// Per rule (index into `RuleSet::sigs`): the threshold.config entries that apply.
+    global: HashMap<u32, Vec<GlobalKind>>,
+    /// Rate filter state per rule and key: (matches, window start, new action until).
+    rates: HashMap<(u32, TrackKey), (u64, Duration, Option<Duration>)>,
+    ips: bool,
 }
 
 impl Thresholds {
-    /// Whether `al` passes its rule's threshold and detection filter (counting it).
-    pub fn admit(&mut self, set: &RuleSet, al: &Alert) -> bool {
+    /// Thresholds for `set`, with the entries of a threshold.config if there is one.
+    /// `ips`: drop and reject block (for rate filters that change the action).
+    pub fn new(set: &RuleSet, config: Option<&ThresholdConfig>, ips: bool) -> Thresholds {
+        let mut global: HashMap<u32, Vec<GlobalKind>> = HashMap::new();
+        if let Some(c) = config {
+            for (i, s) in set.sigs.iter().enumerate() {
+                let kinds: Vec<GlobalKind> = c
+                    .entries
+                    .iter()
+                    .filter(|e| e.applies(s.rule.gid, s.rule.sid))
+                    // A catch-all threshold leaves rules with their own alone.
+                    .filter(|e| {
+                        !(e.sid == 0
+                            && matches!(e.kind, GlobalKind::Threshold(_))
+                            && s.rule.threshold.is_some())
+                    })
+                    .map(|e| e.kind.clone())
+                    .collect();
+                if !kinds.is_empty() {
+                    global.insert(i as u32, kinds);
+                }
+            }
+        }
+        Thresholds {
+            global,
+            ips,
+            ..Thresholds::default()
+        }
+    }
+
+    /// Whether `al` is written: suppressions, then the threshold (threshold.config's
+    /// replaces the rule's), the detection filter, and rate filters, which may change
+    /// the alert's action (and so `blocked`).
+    pub fn admit(&mut self, set: &RuleSet, al: &mut Alert) -> bool {
         let s = &set.sigs[al.sig as usize];
-        let mut ok = true;
-        for t in [s.rule.threshold, s.rule.detection_filter]
-            .into_iter()
-            .flatten()
-        {
-            ok &= self.count(al.sig, t, al);
+        // Taken out for the duration (the counters below need `self`), put back at the end.
+        let global = self.global.remove(&al.sig).unwrap_or_default();
+        let ok = self.apply(s, &global, al);
+        if !global.is_empty() {
+            self.global.insert(al.sig, global);
         }
         ok
     }
 
-    fn count(&mut self, si: u32, t: Threshold, c: &Alert) -> bool {
-        let key = match t.track {
-            Track::BySrc => TrackKey::Ip(c.src),
-            Track::ByDst => TrackKey::Ip(c.dst),
-            Track::ByBoth => {
-                // The same pair in either direction.
-                let (a, b) = if c.src <= c.dst {
-                    (c.src, c.dst)
-                } else {
-                    (c.dst, c.src)
-                };
-                TrackKey::Pair(a, b)
+    fn apply(&mut self, s: &Sig, global: &[GlobalKind], al: &mut Alert) -> bool {
+        let mut threshold = s.rule.threshold;
+        for g in global {
+            match g {
+                GlobalKind::Suppress(None) => return false,
+                GlobalKind::Suppress(Some((track, addrs))) => {
+                    let hit = match track {
+                        SuppressTrack::BySrc => addrs.matches(al.src),
+                        SuppressTrack::ByDst => addrs.matches(al.dst),
+                        SuppressTrack::ByEither => addrs.matches(al.src) || addrs.matches(al.dst),
+                    };
+                    if hit {
+                        return false;
+                    }
+                }
+                GlobalKind::Threshold(t) => threshold = Some(*t),
+                GlobalKind::RateFilter { .. } => {}
             }
-            Track::ByRule => TrackKey::Rule,
-            Track::ByFlow => match c.flow_id {
-                Some(id) => TrackKey::Flow(id),
-                None => TrackKey::Rule,
-            },
-        };
+        }
+        let mut ok = true;
+        for t in [threshold, s.rule.detection_filter].into_iter().flatten() {
+            ok &= self.count(al.sig, t, al);
+        }
+        if !ok {
+            return false;
+        }
+        for g in global {
+            if let GlobalKind::RateFilter {
+                track,
+                count,
+                seconds,
+                new_action,
+                timeout,
+            } = *g
+            {
+                let key = track_key(track, al);
+                let now = al.ts;
+                let e = self.rates.entry((al.sig, key)).or_insert((0, now, None));
+                if now.saturating_sub(e.1) > Duration::from_secs(seconds) {
+                    e.0 = 0;
+                    e.1 = now;
+                }
+                e.0 += 1;
+                if e.0 > count {
+                    e.2 = Some(now + Duration::from_secs(timeout));
+                }
+                if e.2.is_some_and(|until| now <= until) {
+                    match new_action {
+                        Action::Pass => return false,
+                        Action::Alert => al.blocked = false,
+                        Action::Drop | Action::Reject => al.blocked = self.ips,
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    fn count(&mut self, si: u32, t: Threshold, c: &Alert) -> bool {
+        let key = track_key(t.track, c);
         let now = c.ts;
         let window = Duration::from_secs(t.seconds);
         if self.counters.len() >= MAX_COUNTERS {
@@ -385,8 +472,9 @@ impl Thresholds {
             count: 0,
             start: now,
             window,
+            next: 0,
         });
-        if now.saturating_sub(e.start) > window {
+        if t.kind != ThresholdKind::Backoff && now.saturating_sub(e.start) > window {
             e.count = 0;
             e.start = now;
         }
@@ -404,7 +492,40 @@ impl Thresholds {
             }
             ThresholdKind::Both => e.count == t.count,
             ThresholdKind::DetectionFilter => e.count > t.count,
+            ThresholdKind::Backoff => {
+                // Alert on hit count, count*m, count*m^2, ... (no window).
+                if e.next == 0 {
+                    e.next = t.count;
+                }
+                if e.count == e.next {
+                    e.next = e.next.saturating_mul(t.multiplier);
+                    true
+                } else {
+                    false
+                }
+            }
         }
+    }
+}
+
+fn track_key(track: Track, c: &Alert) -> TrackKey {
+    match track {
+        Track::BySrc => TrackKey::Ip(c.src),
+        Track::ByDst => TrackKey::Ip(c.dst),
+        Track::ByBoth => {
+            // The same pair in either direction.
+            let (a, b) = if c.src <= c.dst {
+                (c.src, c.dst)
+            } else {
+                (c.dst, c.src)
+            };
+            TrackKey::Pair(a, b)
+        }
+        Track::ByRule => TrackKey::Rule,
+        Track::ByFlow => match c.flow_id {
+            Some(id) => TrackKey::Flow(id),
+            None => TrackKey::Rule,
+        },
     }
 }
 

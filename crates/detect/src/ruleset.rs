@@ -11,7 +11,9 @@
 
 use std::collections::HashMap;
 
-use netsieve_rules::{Action, Buffer, Classifications, FlowbitCmd, Match, Proto, Rule};
+use netsieve_rules::{
+    Action, Buffer, Classifications, FlowbitCmd, Match, Proto, Rule, ThresholdConfig,
+};
 
 use crate::addrindex::{AddrIndex, AddrSet};
 use crate::eval::{CMatch, compile_list};
@@ -111,6 +113,8 @@ pub struct Sig {
     pub severity: u8,
     /// Needs the payload to be non-empty (has a content list).
     pub needs_payload: bool,
+    /// Has a threshold or detection filter, in the rule or in threshold.config.
+    pub thresholded: bool,
 }
 
 /// Rules that did not make it into the inspected set, and why.
@@ -271,6 +275,7 @@ impl RuleSet {
                     .any(|m| matches!(m, CMatch::Content(c) if !c.negated))
             });
             sigs.push(Sig {
+                thresholded: rule.threshold.is_some() || rule.detection_filter.is_some(),
                 src: AddrSet::of(&rule.src),
                 dst: AddrSet::of(&rule.dst),
                 rule,
@@ -322,6 +327,15 @@ impl RuleSet {
             flowbit_names,
             stats,
             mpm,
+        }
+    }
+
+    /// Marks the rules a threshold.config entry applies to (before the set is shared).
+    pub fn apply_threshold_config(&mut self, c: &ThresholdConfig) {
+        for s in &mut self.sigs {
+            if c.entries.iter().any(|e| e.applies(s.rule.gid, s.rule.sid)) {
+                s.thresholded = true;
+            }
         }
     }
 

@@ -13,7 +13,7 @@ use clap::Args as ClapArgs;
 use netsieve_detect::{Alert, Detector, FlowData, Mpm, RuleSet, Thresholds};
 use netsieve_packet::flow::{Direction, FlowConfig, FlowTable, SweepClock};
 use netsieve_packet::{Capture, Decoder, Frame, Packet};
-use netsieve_rules::{Classifications, Loaded, Vars};
+use netsieve_rules::{Classifications, Loaded, ThresholdConfig, Vars};
 use serde_json::json;
 
 use crate::config;
@@ -62,6 +62,7 @@ struct Settings {
     vars: Vars,
     flow: FlowConfig,
     classification: Option<PathBuf>,
+    threshold_file: Option<PathBuf>,
 }
 
 fn apply_setting(
@@ -80,6 +81,8 @@ fn apply_setting(
     } else if key == "stream.reassembly.depth" {
         s.flow.depth =
             config::parse_size(value).ok_or_else(|| format!("{key}: not a size: {value}"))?;
+    } else if key == "threshold-file" {
+        s.threshold_file = Some(PathBuf::from(value));
     } else if key == "classification-file" {
         s.classification = Some(PathBuf::from(value));
     } else {
@@ -104,6 +107,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         vars: Vars::default(),
         flow: FlowConfig::default(),
         classification: None,
+        threshold_file: None,
     };
     let mut ignored = Vec::new();
     if let Some(c) = &a.config {
@@ -161,10 +165,28 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         _ => Classifications::bundled(),
     };
     let mpm = if a.mpm == "ac" { Mpm::Ac } else { Mpm::Dfc };
-    let set = Arc::new(RuleSet::build(loaded.rules, &classes, mpm));
+    let mut set = RuleSet::build(loaded.rules, &classes, mpm);
     for (sid, e) in &set.stats.compile_errors {
         eprintln!("netsieve scan: rule skipped: sid {sid}: {e}");
     }
+    let threshold_config = match &settings.threshold_file {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let c = ThresholdConfig::parse(&text, &settings.vars);
+            for e in &c.errors {
+                eprintln!(
+                    "netsieve scan: threshold entry skipped: {}:{e}",
+                    p.display()
+                );
+            }
+            Some(c)
+        }
+        None => None,
+    };
+    if let Some(c) = &threshold_config {
+        set.apply_threshold_config(c);
+    }
+    let set = Arc::new(set);
     let load_time = t_load.elapsed();
 
     // Outputs.
@@ -197,7 +219,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let mut auto = AutoChecksum::default();
     let mut sink = Sink {
         set: Arc::clone(&set),
-        thresholds: Thresholds::default(),
+        thresholds: Thresholds::new(&set, threshold_config.as_ref(), a.simulate_ips),
         eve: &mut eve,
         fast: &mut fast,
         alerts: 0,
@@ -405,11 +427,12 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     fn emit(&mut self, al: &Alert) -> Result<(), String> {
-        if !self.thresholds.admit(&self.set, al) {
+        let mut al = al.clone();
+        if !self.thresholds.admit(&self.set, &mut al) {
             return Ok(());
         }
         self.alerts += 1;
-        write_alert(self.eve, self.fast, &self.set, al).map_err(|e| e.to_string())
+        write_alert(self.eve, self.fast, &self.set, &al).map_err(|e| e.to_string())
     }
 }
 

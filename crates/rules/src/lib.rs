@@ -19,13 +19,16 @@
 //! - [`parse`]: text to IR, with the column of the failing option.
 //! - [`load`]: files, continuation lines, per-rule errors and their summary,
 //!   classification.config.
+//! - [`threshold`]: threshold.config (global thresholds, suppressions, rate filters).
 
 pub mod load;
 pub mod parse;
 pub mod rule;
+pub mod threshold;
 pub mod vars;
 
 pub use load::{Classifications, Classtype, Loaded, RuleError};
 pub use parse::{ParseError, parse_rule};
 pub use rule::*;
+pub use threshold::{GlobalEntry, GlobalKind, SuppressTrack, ThresholdConfig};
 pub use vars::{AddrExpr, PortExpr, Vars};

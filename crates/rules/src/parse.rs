@@ -1191,6 +1191,12 @@ fn cmp(o: &Opt<'_>) -> Result<Cmp, ParseError> {
 }
 
 fn parse_threshold(o: &Opt<'_>, filter: bool) -> Result<Threshold, ParseError> {
+    threshold_fields(need(o)?, filter).map_err(|m| bad(o, &m))
+}
+
+/// The `name value, ...` fields of `threshold` (or, with `filter`, `detection_filter`),
+/// as written in rules and in threshold.config.
+pub fn threshold_fields(text: &str, filter: bool) -> Result<Threshold, String> {
     let mut kind = if filter {
         Some(ThresholdKind::DetectionFilter)
     } else {
@@ -1199,10 +1205,11 @@ fn parse_threshold(o: &Opt<'_>, filter: bool) -> Result<Threshold, ParseError> {
     let mut track = None;
     let mut count = None;
     let mut seconds = None;
-    for part in need(o)?.split(',') {
+    let mut multiplier = None;
+    for part in text.split(',') {
         let mut w = part.split_whitespace();
         let (Some(k), Some(v)) = (w.next(), w.next()) else {
-            return Err(bad(o, "expected 'name value' pairs"));
+            return Err("expected 'name value' pairs".into());
         };
         match k {
             "type" if !filter => {
@@ -1210,7 +1217,8 @@ fn parse_threshold(o: &Opt<'_>, filter: bool) -> Result<Threshold, ParseError> {
                     "limit" => ThresholdKind::Limit,
                     "threshold" => ThresholdKind::Threshold,
                     "both" => ThresholdKind::Both,
-                    _ => return Err(bad(o, "type must be limit, threshold or both")),
+                    "backoff" => ThresholdKind::Backoff,
+                    _ => return Err("type must be limit, threshold, both or backoff".into()),
                 })
             }
             "track" => {
@@ -1220,22 +1228,38 @@ fn parse_threshold(o: &Opt<'_>, filter: bool) -> Result<Threshold, ParseError> {
                     "by_rule" => Track::ByRule,
                     "by_both" => Track::ByBoth,
                     "by_flow" => Track::ByFlow,
-                    _ => return Err(bad(o, "unknown track")),
+                    _ => return Err("unknown track".into()),
                 })
             }
-            "count" => count = Some(v.parse().map_err(|_| bad(o, "bad count"))?),
-            "seconds" => seconds = Some(v.parse().map_err(|_| bad(o, "bad seconds"))?),
-            _ => return Err(bad(o, &format!("unknown field '{k}'"))),
+            "count" => count = Some(v.parse().map_err(|_| "bad count")?),
+            "seconds" => seconds = Some(v.parse().map_err(|_| "bad seconds")?),
+            "multiplier" => multiplier = Some(v.parse().map_err(|_| "bad multiplier")?),
+            _ => return Err(format!("unknown field '{k}'")),
         }
     }
-    match (kind, track, count, seconds) {
-        (Some(kind), Some(track), Some(count), Some(seconds)) => Ok(Threshold {
+    match (kind, track, count, seconds, multiplier) {
+        (Some(ThresholdKind::Backoff), Some(track), Some(count), None, Some(m))
+            if count > 0 && m > 1 =>
+        {
+            Ok(Threshold {
+                kind: ThresholdKind::Backoff,
+                track,
+                count,
+                seconds: 0,
+                multiplier: m,
+            })
+        }
+        (Some(ThresholdKind::Backoff), ..) => {
+            Err("backoff needs track, count (> 0) and multiplier (> 1), no seconds".into())
+        }
+        (Some(kind), Some(track), Some(count), Some(seconds), None) => Ok(Threshold {
             kind,
             track,
             count,
             seconds,
+            multiplier: 0,
         }),
-        _ => Err(bad(o, "needs type, track, count and seconds")),
+        _ => Err("needs type, track, count and seconds".into()),
     }
 }
 

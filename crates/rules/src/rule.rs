@@ -241,6 +241,8 @@ pub enum ThresholdKind {
     Both,
     /// `detection_filter`: alert on every hit after the first `count` in the window.
     DetectionFilter,
+    /// Alert on hit `count`, then `count * multiplier`, `count * multiplier²`, ...
+    Backoff,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -248,7 +250,10 @@ pub struct Threshold {
     pub kind: ThresholdKind,
     pub track: Track,
     pub count: u64,
+    /// The window; 0 for `backoff`, which has none.
     pub seconds: u64,
+    /// `backoff` only.
+    pub multiplier: u64,
 }
 
 /// Header-level conditions that inspect no buffer.
