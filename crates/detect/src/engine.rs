@@ -13,9 +13,9 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use netsieve_packet::L4;
 use netsieve_packet::decode::{Packet, ipopt};
 use netsieve_packet::flow::{Direction, Flow, Observed};
+use netsieve_packet::{L4, Tunnel};
 use netsieve_rules::{
     Action, Cmp, Cond, FlagsMode, FlowbitCmd, GlobalKind, StreamSide, SuppressTrack, Threshold,
     ThresholdConfig, ThresholdKind, Track,
@@ -63,6 +63,13 @@ pub struct Alert {
     pub stream: bool,
     /// ICMP type and code, for ICMP packets.
     pub icmp: Option<(u8, u8)>,
+    pub vlan: [u16; 2],
+    /// The tunnel the packet came out of, if any.
+    pub tunnel: Option<Tunnel>,
+    pub linktype: u32,
+    /// With [`Detector::keep_bytes`]: the inspected buffer (the packet payload, or the
+    /// reassembled stream for a stream match) and the packet's bytes, for the log.
+    pub bytes: Option<Box<(Vec<u8>, Vec<u8>)>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -95,6 +102,8 @@ pub struct Detector {
     cx: Ctx,
     /// Candidates evaluated, for profiles.
     pub evaluated: u64,
+    /// Copy the payload and packet bytes into each alert (for EVE's payload and packet).
+    pub keep_bytes: bool,
 }
 
 /// The packet context rules are checked against.
@@ -120,6 +129,7 @@ impl Detector {
             stream_cands: Vec::new(),
             cx: Ctx::default(),
             evaluated: 0,
+            keep_bytes: false,
         }
     }
 
@@ -313,7 +323,16 @@ impl Detector {
             if s.rule.noalert {
                 continue;
             }
+            let bytes = self.keep_bytes.then(|| {
+                let buf = match (on_stream, stream_dir, flow.as_ref()) {
+                    (true, Some(d), Some((f, _))) => f.streams[d].kept().1.to_vec(),
+                    _ => payload.to_vec(),
+                };
+                Box::new((buf, p.data.clone()))
+            });
             out.push(Alert {
+                bytes,
+                linktype: p.linktype,
                 sig: si,
                 packet: p.num,
                 ts: p.ts,
@@ -330,6 +349,8 @@ impl Detector {
                     L4::Icmp { itype, icode, .. } => Some((itype, icode)),
                     _ => None,
                 },
+                vlan: p.vlan,
+                tunnel: p.tunnel,
             });
         }
     }

@@ -1,7 +1,8 @@
 //! The parts of a suricata.yaml that `netsieve scan` honours, read as flat dotted keys.
 //!
 //! This is a small reader for the block-style YAML that suricata.yaml files use (nested
-//! maps by indentation, `key: value` scalars, `- item` lists skipped). It does not
+//! maps by indentation, `key: value` scalars, `- name:` list items as map levels, other
+//! list items skipped). It does not
 //! implement YAML; keys it cannot place are ignored. Honoured keys: `vars.address-groups.*`,
 //! `vars.port-groups.*`, `stream.midstream`, `stream.reassembly.depth`,
 //! `classification-file`. Others are reported once as ignored.
@@ -17,9 +18,20 @@ pub fn flatten(text: &str) -> BTreeMap<String, String> {
         if no_comment.trim().is_empty() || no_comment.trim_start().starts_with("%YAML") {
             continue;
         }
-        let indent = no_comment.len() - no_comment.trim_start().len();
-        let t = no_comment.trim();
-        if t.starts_with('-') || t == "---" {
+        let mut indent = no_comment.len() - no_comment.trim_start().len();
+        let mut t = no_comment.trim();
+        if t == "---" {
+            continue;
+        }
+        // A list item that opens a map (`- eve-log:`, `- alert:`) names a level, as in
+        // `outputs.eve-log.types.alert.payload`; other list items are skipped.
+        if let Some(item) = t.strip_prefix("- ") {
+            if !item.trim_end().ends_with(':') {
+                continue;
+            }
+            indent += 2;
+            t = item.trim();
+        } else if t.starts_with('-') {
             continue;
         }
         let Some((k, v)) = t.split_once(':') else {
@@ -103,5 +115,10 @@ mod tests {
         assert_eq!(m["vars.port-groups.HTTP_PORTS"], "80");
         assert_eq!(m["stream.midstream"], "true");
         assert_eq!(parse_size(&m["stream.reassembly.depth"]), Some(1 << 20));
+        assert_eq!(m["outputs.eve-log.enabled"], "yes");
+        let y = "outputs:\n  - eve-log:\n      types:\n        - alert:\n            payload: yes\n            packet: no\n        - flow\n";
+        let m = flatten(y);
+        assert_eq!(m["outputs.eve-log.types.alert.payload"], "yes");
+        assert_eq!(m["outputs.eve-log.types.alert.packet"], "no");
     }
 }

@@ -63,6 +63,16 @@ struct Settings {
     flow: FlowConfig,
     classification: Option<PathBuf>,
     threshold_file: Option<PathBuf>,
+    eve: EveOptions,
+}
+
+/// What alert records carry beyond the alert (suricata.yaml's
+/// `outputs.eve-log.types.alert` options).
+#[derive(Clone, Copy, Default)]
+struct EveOptions {
+    payload: bool,
+    payload_printable: bool,
+    packet: bool,
 }
 
 fn apply_setting(
@@ -81,6 +91,14 @@ fn apply_setting(
     } else if key == "stream.reassembly.depth" {
         s.flow.depth =
             config::parse_size(value).ok_or_else(|| format!("{key}: not a size: {value}"))?;
+    } else if let Some(opt) = key.strip_prefix("outputs.eve-log.types.alert.") {
+        let on = config::parse_bool(value);
+        match opt {
+            "payload" => s.eve.payload = on.unwrap_or(false),
+            "payload-printable" => s.eve.payload_printable = on.unwrap_or(false),
+            "packet" => s.eve.packet = on.unwrap_or(false),
+            _ => ignored.push(key.to_string()),
+        }
     } else if key == "threshold-file" {
         s.threshold_file = Some(PathBuf::from(value));
     } else if key == "classification-file" {
@@ -108,6 +126,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         flow: FlowConfig::default(),
         classification: None,
         threshold_file: None,
+        eve: EveOptions::default(),
     };
     let mut ignored = Vec::new();
     if let Some(c) = &a.config {
@@ -215,6 +234,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let threads = a.threads.max(1);
     let mut frame = Frame::default();
     let mut pkt = Packet::default();
+    let mut inner = Packet::default();
     let mut stats = RunStats::default();
     let mut auto = AutoChecksum::default();
     let mut sink = Sink {
@@ -223,13 +243,20 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         eve: &mut eve,
         fast: &mut fast,
         alerts: 0,
+        opts: settings.eve,
     };
     let mut pool = if threads > 1 {
-        Some(Pool::start(threads, &set, &settings.flow, a.simulate_ips))
+        Some(Pool::start(
+            threads,
+            &set,
+            &settings.flow,
+            a.simulate_ips,
+            settings.eve,
+        ))
     } else {
         None
     };
-    let mut inline = Worker::new(&set, &settings.flow, 1, a.simulate_ips);
+    let mut inline = Worker::new(&set, &settings.flow, 1, a.simulate_ips, settings.eve);
     let mut alerts: Vec<Alert> = Vec::new();
     let mut clock = SweepClock::default();
     let t_scan = Instant::now();
@@ -258,24 +285,31 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         // A segment with a wrong checksum would not reach the receiver: its payload
         // stays out of the reassembled stream, but the packet itself is inspected (as
         // Suricata does; captures taken on the sending host often have such packets).
-        let sweep = clock.due(pkt.ts);
-        match pool.as_mut() {
-            Some(pool) => {
-                if sweep {
-                    pool.sweep(pkt.ts);
-                }
-                pool.push(std::mem::take(&mut pkt), !bad, &mut sink)?
+        if clock.due(pkt.ts) {
+            match pool.as_mut() {
+                Some(pool) => pool.sweep(pkt.ts),
+                None => inline.flows.sweep(pkt.ts),
             }
-            None => {
-                if sweep {
-                    inline.flows.sweep(pkt.ts);
-                }
-                alerts.clear();
-                inline.process(&pkt, !bad, &mut alerts);
-                for al in &alerts {
-                    sink.emit(al)?;
+        }
+        // The packet, then the packets of the tunnels it carries, innermost last.
+        let mut track = !bad;
+        loop {
+            let more = decoder.decode_inner(&pkt, &mut inner);
+            match pool.as_mut() {
+                Some(pool) => pool.push(std::mem::take(&mut pkt), track, &mut sink)?,
+                None => {
+                    alerts.clear();
+                    inline.process(&pkt, track, &mut alerts);
+                    for al in &alerts {
+                        sink.emit(al)?;
+                    }
                 }
             }
+            if !more {
+                break;
+            }
+            std::mem::swap(&mut pkt, &mut inner);
+            track = !(pkt.bad_checksum && decoder.checksums);
         }
         if progress && stats.packets % 100_000 == 0 {
             eprint!(
@@ -405,6 +439,9 @@ fn proto_name(p: u8) -> String {
         17 => "UDP".into(),
         1 => "ICMP".into(),
         58 => "IPv6-ICMP".into(),
+        4 => "IP-in-IP".into(),
+        41 => "IPv6".into(),
+        47 => "GRE".into(),
         n => n.to_string(),
     }
 }
@@ -423,6 +460,7 @@ struct Sink<'a> {
     eve: &'a mut BufWriter<File>,
     fast: &'a mut BufWriter<File>,
     alerts: u64,
+    opts: EveOptions,
 }
 
 impl Sink<'_> {
@@ -432,7 +470,7 @@ impl Sink<'_> {
             return Ok(());
         }
         self.alerts += 1;
-        write_alert(self.eve, self.fast, &self.set, &al).map_err(|e| e.to_string())
+        write_alert(self.eve, self.fast, &self.set, &al, self.opts).map_err(|e| e.to_string())
     }
 }
 
@@ -444,13 +482,21 @@ struct Worker {
 
 impl Worker {
     /// A worker holding `1 / share` of the flow and stream-memory budget.
-    fn new(set: &Arc<RuleSet>, flow: &FlowConfig, share: usize, ips: bool) -> Worker {
+    fn new(
+        set: &Arc<RuleSet>,
+        flow: &FlowConfig,
+        share: usize,
+        ips: bool,
+        eve: EveOptions,
+    ) -> Worker {
         let mut cfg = flow.clone();
         cfg.max_flows = (cfg.max_flows / share).max(1);
         cfg.stream_memcap = (cfg.stream_memcap / share).max(1 << 20);
+        let mut det = Detector::new(Arc::clone(set), ips);
+        det.keep_bytes = eve.payload || eve.payload_printable || eve.packet;
         Worker {
             flows: FlowTable::new(cfg),
-            det: Detector::new(Arc::clone(set), ips),
+            det,
         }
     }
 
@@ -490,13 +536,13 @@ struct Pool {
 }
 
 impl Pool {
-    fn start(n: usize, set: &Arc<RuleSet>, flow: &FlowConfig, ips: bool) -> Pool {
+    fn start(n: usize, set: &Arc<RuleSet>, flow: &FlowConfig, ips: bool, eve: EveOptions) -> Pool {
         let (res_tx, rx) = mpsc::channel();
         let mut txs = Vec::new();
         let mut handles = Vec::new();
         for _ in 0..n {
             let (tx, wrx) = mpsc::sync_channel::<(u64, Vec<Work>)>(4);
-            let mut w = Worker::new(set, flow, n, ips);
+            let mut w = Worker::new(set, flow, n, ips, eve);
             let res_tx = res_tx.clone();
             handles.push(std::thread::spawn(move || {
                 for (chunk, pkts) in wrx {
@@ -642,6 +688,7 @@ fn write_alert(
     fast: &mut impl Write,
     set: &RuleSet,
     al: &Alert,
+    opts: EveOptions,
 ) -> std::io::Result<()> {
     let s = &set.sigs[al.sig as usize];
     let r = &s.rule;
@@ -666,6 +713,56 @@ fn write_alert(
         },
     });
     let obj = rec.as_object_mut().expect("object");
+    if let Some(t) = &al.tunnel {
+        let mut tun = json!({
+            "src_ip": ip_str(t.src),
+            "dest_ip": ip_str(t.dst),
+            "proto": proto_name(t.proto),
+            "depth": t.depth - 1,
+        });
+        if t.proto == 17 {
+            tun["src_port"] = json!(t.sport);
+            tun["dest_port"] = json!(t.dport);
+        }
+        obj.insert("tunnel".into(), tun);
+        let v = if t.src.is_ipv4() { "ipv4" } else { "ipv6" };
+        obj.insert("pkt_src".into(), json!(format!("{v} tunnel")));
+    }
+    if let Some(b) = &al.bytes {
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let (payload, packet) = (&b.0, &b.1);
+        if opts.payload {
+            obj.insert("payload".into(), json!(b64.encode(payload)));
+        }
+        if opts.payload_printable {
+            let text: String = payload
+                .iter()
+                .map(|&c| {
+                    if c.is_ascii_graphic() || c == b' ' {
+                        c as char
+                    } else {
+                        '.'
+                    }
+                })
+                .collect();
+            obj.insert("payload_printable".into(), json!(text));
+        }
+        if opts.payload || opts.payload_printable {
+            obj.insert("stream".into(), json!(u8::from(al.stream)));
+        }
+        if opts.packet {
+            obj.insert("packet".into(), json!(b64.encode(packet)));
+            obj.insert(
+                "packet_info".into(),
+                json!({"linktype": al.linktype, "linktype_name": linktype_name(al.linktype)}),
+            );
+        }
+    }
+    if al.vlan[0] != 0 {
+        let v: Vec<u16> = al.vlan.iter().copied().filter(|&v| v != 0).collect();
+        obj.insert("vlan".into(), json!(v));
+    }
     let has_ports = matches!(al.proto, 6 | 17);
     if has_ports {
         obj.insert("src_port".into(), json!(al.sport));
@@ -739,6 +836,31 @@ fn write_alert(
     )
 }
 
+/// Addresses as Suricata writes them: IPv6 in full, eight groups of four digits.
 fn ip_str(ip: IpAddr) -> String {
-    ip.to_string()
+    match ip {
+        IpAddr::V4(a) => a.to_string(),
+        IpAddr::V6(a) => a
+            .segments()
+            .iter()
+            .map(|g| format!("{g:04x}"))
+            .collect::<Vec<_>>()
+            .join(":"),
+    }
+}
+
+/// libpcap's name for a link type, as Suricata's `packet_info` gives it.
+fn linktype_name(l: u32) -> &'static str {
+    match l {
+        0 => "NULL",
+        1 => "EN10MB",
+        9 => "PPP",
+        12 | 14 | 101 => "RAW",
+        108 => "LOOP",
+        113 => "LINUX_SLL",
+        228 => "IPv4",
+        229 => "IPv6",
+        276 => "LINUX_SLL2",
+        _ => "UNKNOWN",
+    }
 }

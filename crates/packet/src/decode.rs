@@ -103,6 +103,33 @@ impl L4 {
     }
 }
 
+/// The outer layer of a packet that arrived inside a tunnel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tunnel {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    /// The outer IP protocol: 4 (IP-in-IP), 41 (IPv6), 47 (GRE), 17 (UDP: VXLAN).
+    pub proto: u8,
+    pub sport: u16,
+    pub dport: u16,
+    /// Tunnel layers around this packet (1 for a packet in one tunnel).
+    pub depth: u8,
+}
+
+/// What a tunnel carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum InnerKind {
+    Ipv4,
+    Ipv6,
+    Ethernet,
+}
+
+/// Tunnels nested deeper than this are not opened.
+const MAX_TUNNEL_DEPTH: u8 = 4;
+
+/// VXLAN's UDP port.
+pub const VXLAN_PORT: u16 = 4789;
+
 /// A decoded packet. Reused from packet to packet by the reader.
 #[derive(Clone, Debug, Default)]
 pub struct Packet {
@@ -122,6 +149,10 @@ pub struct Packet {
     pub bad_checksum: bool,
     /// Why decoding stopped early, if it did.
     pub error: Option<&'static str>,
+    /// For a packet decoded out of a tunnel: the tunnel's outer layer.
+    pub tunnel: Option<Tunnel>,
+    /// The capture's link type (LINKTYPE_* number) of the frame.
+    pub linktype: u32,
 }
 
 impl Packet {
@@ -147,6 +178,12 @@ pub struct Decoder {
     pub unknown_link: u64,
     /// Packets with a bad checksum.
     pub bad_checksums: u64,
+    /// The tunnel found in the last decoded packet: where its inner packet starts and
+    /// ends in that packet's data, what it is, the outer layer, and a VLAN id the
+    /// encapsulation carries (ERSPAN).
+    inner: Option<(Range<usize>, InnerKind, Tunnel, u16)>,
+    /// Packets taken out of tunnels.
+    pub tunnelled: u64,
 }
 
 fn be16(b: &[u8], at: usize) -> u16 {
@@ -175,8 +212,117 @@ impl Decoder {
         out.payload = 0..0;
         out.bad_checksum = false;
         out.error = None;
+        out.tunnel = None;
+        out.linktype = frame.linktype;
+        self.inner = None;
         if let Err(e) = self.decode_link(frame.linktype, out) {
             out.error = Some(e);
+        }
+    }
+
+    /// If the packet just decoded (`outer`, by [`Decoder::decode`] or this function)
+    /// carries a tunnelled packet (IP-in-IP, IPv6 in IP, GRE with IP, Ethernet or
+    /// ERSPAN, VXLAN), decodes that packet into `out` and returns true. Call it until it
+    /// returns false to open nested tunnels. The inner packet keeps the outer's number
+    /// and time.
+    pub fn decode_inner(&mut self, outer: &Packet, out: &mut Packet) -> bool {
+        let Some((range, kind, tunnel, vlan)) = self.inner.take() else {
+            return false;
+        };
+        let Some(bytes) = outer.data.get(range) else {
+            return false;
+        };
+        self.tunnelled += 1;
+        out.num = outer.num;
+        out.ts = outer.ts;
+        out.wire_len = outer.wire_len;
+        out.data.clear();
+        out.data.extend_from_slice(bytes);
+        out.vlan = outer.vlan;
+        if vlan != 0 {
+            out.vlan = [vlan, outer.vlan[0]];
+        }
+        out.ip = None;
+        out.l4 = L4::None;
+        out.payload = 0..0;
+        out.bad_checksum = false;
+        out.error = None;
+        out.tunnel = Some(tunnel);
+        out.linktype = outer.linktype;
+        let r = match kind {
+            InnerKind::Ipv4 => self.decode_ipv4(0, out),
+            InnerKind::Ipv6 => self.decode_ipv6(0, out),
+            InnerKind::Ethernet => self.decode_link(1, out),
+        };
+        if let Err(e) = r {
+            out.error = Some(e);
+        }
+        true
+    }
+
+    /// Notes a tunnel in `p` whose inner packet is `range` of its data.
+    fn tunnel(&mut self, p: &Packet, range: Range<usize>, kind: InnerKind, vlan: u16) {
+        let ip = p.ip.expect("set by the caller");
+        let depth = p.tunnel.map_or(0, |t| t.depth) + 1;
+        if depth > MAX_TUNNEL_DEPTH || range.is_empty() {
+            return;
+        }
+        let (sport, dport) = p.l4.ports();
+        self.inner = Some((
+            range,
+            kind,
+            Tunnel {
+                src: ip.src,
+                dst: ip.dst,
+                proto: ip.proto,
+                sport,
+                dport,
+                depth,
+            },
+            vlan,
+        ));
+    }
+
+    /// GRE (RFC 2784/2890) and what it carries: IPv4, IPv6, Ethernet, ERSPAN I/II/III.
+    fn gre(&mut self, l4: Range<usize>, p: &mut Packet) {
+        let d = &p.data[l4.clone()];
+        if d.len() < 4 {
+            return;
+        }
+        let flags = be16(d, 0);
+        if flags & 0x0007 != 0 {
+            // Only version 0 (PPTP's enhanced GRE is version 1).
+            return;
+        }
+        let ptype = be16(d, 2);
+        let mut at = 4;
+        for bit in [0x8000u16, 0x2000, 0x1000] {
+            if flags & bit != 0 {
+                at += 4;
+            }
+        }
+        let seq = flags & 0x1000 != 0;
+        let (kind, hdr, vlan) = match ptype {
+            0x0800 => (InnerKind::Ipv4, 0, 0),
+            0x86dd => (InnerKind::Ipv6, 0, 0),
+            0x6558 => (InnerKind::Ethernet, 0, 0),
+            // ERSPAN type II has a sequence number and an 8-byte header; type I has
+            // neither.
+            0x88be if seq => {
+                let vlan = d.get(at..at + 2).map_or(0, |b| be16(b, 0) & 0x0fff);
+                (InnerKind::Ethernet, 8, vlan)
+            }
+            0x88be => (InnerKind::Ethernet, 0, 0),
+            // ERSPAN type III: 12 bytes, 8 more with the platform sub-header (O bit).
+            0x22eb => {
+                let o = d.get(at + 11).is_some_and(|b| b & 1 != 0);
+                (InnerKind::Ethernet, if o { 20 } else { 12 }, 0)
+            }
+            _ => return,
+        };
+        let start = l4.start + at + hdr;
+        if start < l4.end {
+            self.tunnel(p, start..l4.end, kind, vlan);
         }
     }
 
@@ -240,6 +386,18 @@ impl Decoder {
                 Some(6) => (0x86dd, 0),
                 _ => return Err("raw IP frame without an IP version"),
             },
+            // PPP: an optional address/control pair, then the protocol.
+            9 => {
+                let at = if d.starts_with(&[0xff, 0x03]) { 2 } else { 0 };
+                if d.len() < at + 2 {
+                    return Err("truncated PPP header");
+                }
+                match be16(d, at) {
+                    0x0021 => (0x0800, at + 2),
+                    0x0057 => (0x86dd, at + 2),
+                    _ => return Ok(()),
+                }
+            }
             228 => (0x0800, 0),
             229 => (0x86dd, 0),
             _ => {
@@ -503,7 +661,19 @@ impl Decoder {
                     check(p, ok, &mut self.bad_checksums);
                 }
             }
+            4 => self.tunnel(p, l4.clone(), InnerKind::Ipv4, 0),
+            41 => self.tunnel(p, l4.clone(), InnerKind::Ipv6, 0),
+            47 => self.gre(l4.clone(), p),
             _ => p.payload = l4,
+        }
+        // VXLAN: an 8-byte header with the I flag, then Ethernet.
+        if let L4::Udp { dport, .. } = p.l4
+            && dport == VXLAN_PORT
+        {
+            let pl = p.payload.clone();
+            if pl.len() > 8 + 14 && p.data[pl.start] & 0x08 != 0 {
+                self.tunnel(p, pl.start + 8..pl.end, InnerKind::Ethernet, 0);
+            }
         }
         Ok(())
     }

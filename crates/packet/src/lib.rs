@@ -23,5 +23,5 @@ pub mod flow;
 pub mod reassembly;
 
 pub use capture::{Capture, CaptureError, Frame};
-pub use decode::{Decoder, Ip, L4, Packet};
+pub use decode::{Decoder, Ip, L4, Packet, Tunnel};
 pub use flow::{Direction, Flow, FlowConfig, FlowTable};

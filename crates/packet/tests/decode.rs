@@ -1,0 +1,182 @@
+//! The decoder on hand-built tunnels, and on random and mutated frames (no panic, no
+//! endless tunnel chain).
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use netsieve_packet::{Decoder, Frame, L4, Packet};
+use proptest::prelude::*;
+
+fn ipv4(src: [u8; 4], dst: [u8; 4], proto: u8, payload: &[u8]) -> Vec<u8> {
+    let total = 20 + payload.len();
+    let mut h = vec![
+        0x45,
+        0,
+        (total >> 8) as u8,
+        total as u8,
+        0,
+        1,
+        0,
+        0,
+        64,
+        proto,
+        0,
+        0,
+    ];
+    h.extend_from_slice(&src);
+    h.extend_from_slice(&dst);
+    h.extend_from_slice(payload);
+    h
+}
+
+fn udp(sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
+    let len = 8 + payload.len();
+    let mut u = Vec::new();
+    u.extend_from_slice(&sport.to_be_bytes());
+    u.extend_from_slice(&dport.to_be_bytes());
+    u.extend_from_slice(&(len as u16).to_be_bytes());
+    u.extend_from_slice(&[0, 0]);
+    u.extend_from_slice(payload);
+    u
+}
+
+fn ether(ethertype: u16, payload: &[u8]) -> Vec<u8> {
+    let mut e = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2];
+    e.extend_from_slice(&ethertype.to_be_bytes());
+    e.extend_from_slice(payload);
+    e
+}
+
+/// Decodes a frame and every tunnel in it.
+fn decode_all(linktype: u32, data: &[u8]) -> Vec<Packet> {
+    let mut d = Decoder::new(false);
+    let frame = Frame {
+        ts: Duration::from_secs(1),
+        linktype,
+        orig_len: data.len() as u32,
+        data: data.to_vec(),
+    };
+    let mut p = Packet::default();
+    d.decode(&frame, 1, &mut p);
+    let mut out = vec![p.clone()];
+    let mut inner = Packet::default();
+    while d.decode_inner(&p, &mut inner) {
+        std::mem::swap(&mut p, &mut inner);
+        out.push(p.clone());
+        assert!(out.len() <= 8, "tunnel chain does not end");
+    }
+    out
+}
+
+fn addr(a: [u8; 4]) -> IpAddr {
+    IpAddr::from(a)
+}
+
+#[test]
+fn ip_in_ip_gre_and_vxlan_give_the_inner_packet() {
+    let inner = ipv4(
+        [192, 168, 0, 1],
+        [192, 168, 0, 2],
+        17,
+        &udp(1000, 53, b"hello"),
+    );
+    // IP-in-IP.
+    let f = ether(0x0800, &ipv4([10, 0, 0, 1], [10, 0, 0, 2], 4, &inner));
+    let ps = decode_all(1, &f);
+    assert_eq!(ps.len(), 2);
+    assert_eq!(ps[0].ip.unwrap().proto, 4);
+    assert!(
+        ps[0].payload().is_empty(),
+        "the tunnel is not the outer payload"
+    );
+    let t = ps[1].tunnel.unwrap();
+    assert_eq!(
+        (t.src, t.dst, t.proto, t.depth),
+        (addr([10, 0, 0, 1]), addr([10, 0, 0, 2]), 4, 1)
+    );
+    assert_eq!(ps[1].ip.unwrap().src, addr([192, 168, 0, 1]));
+    assert_eq!(
+        ps[1].l4,
+        L4::Udp {
+            sport: 1000,
+            dport: 53
+        }
+    );
+    assert_eq!(ps[1].payload(), b"hello");
+
+    // GRE with a key, carrying IPv4.
+    let mut gre = vec![0x20, 0, 0x08, 0x00, 0, 0, 0, 7];
+    gre.extend_from_slice(&inner);
+    let ps = decode_all(
+        1,
+        &ether(0x0800, &ipv4([10, 0, 0, 1], [10, 0, 0, 2], 47, &gre)),
+    );
+    assert_eq!(ps.len(), 2);
+    assert_eq!(ps[1].tunnel.unwrap().proto, 47);
+    assert_eq!(ps[1].payload(), b"hello");
+
+    // VXLAN around Ethernet around IPv4, inside IP-in-IP: two levels.
+    let mut vx = vec![0x08, 0, 0, 0, 0, 0, 1, 0];
+    vx.extend_from_slice(&ether(0x0800, &inner));
+    let outer_udp = ipv4([172, 16, 0, 1], [172, 16, 0, 2], 17, &udp(5000, 4789, &vx));
+    let f = ether(0x0800, &ipv4([10, 0, 0, 1], [10, 0, 0, 2], 4, &outer_udp));
+    let ps = decode_all(1, &f);
+    assert_eq!(ps.len(), 3);
+    let t = ps[2].tunnel.unwrap();
+    assert_eq!((t.proto, t.dport, t.depth), (17, 4789, 2));
+    assert_eq!(ps[2].payload(), b"hello");
+}
+
+#[test]
+fn tunnels_nest_only_so_deep() {
+    let mut p = ipv4([1, 1, 1, 1], [2, 2, 2, 2], 17, &udp(1, 2, b"x"));
+    for _ in 0..20 {
+        p = ipv4([10, 0, 0, 1], [10, 0, 0, 2], 4, &p);
+    }
+    let ps = decode_all(101, &p);
+    assert!(ps.len() <= 5, "{}", ps.len());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Random bytes under every link type: decoding ends, without a panic.
+    #[test]
+    fn random_frames_never_panic(
+        link in prop::sample::select(vec![0u32, 1, 9, 12, 101, 108, 113, 228, 229, 276, 999]),
+        data in prop::collection::vec(any::<u8>(), 0..200),
+    ) {
+        decode_all(link, &data);
+    }
+
+    /// Valid tunnelled frames with bytes flipped and the end cut off.
+    #[test]
+    fn mutated_tunnels_never_panic(
+        kind in 0usize..3,
+        flips in prop::collection::vec((any::<usize>(), any::<u8>()), 0..6),
+        cut in any::<usize>(),
+    ) {
+        let inner = ipv4([192, 168, 0, 1], [192, 168, 0, 2], 6,
+            &[0, 80, 0, 81, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x18, 1, 0, 0, 0, 0, 0, b'h', b'i']);
+        let outer = match kind {
+            0 => ipv4([10, 0, 0, 1], [10, 0, 0, 2], 4, &inner),
+            1 => {
+                let mut g = vec![0x10, 0, 0x88, 0xbe, 0, 0, 0, 1, 0x10, 23, 0, 0, 0, 0, 0, 0];
+                g.extend_from_slice(&ether(0x0800, &inner));
+                ipv4([10, 0, 0, 1], [10, 0, 0, 2], 47, &g)
+            }
+            _ => {
+                let mut vx = vec![0x08, 0, 0, 0, 0, 0, 1, 0];
+                vx.extend_from_slice(&ether(0x0800, &inner));
+                ipv4([10, 0, 0, 1], [10, 0, 0, 2], 17, &udp(9, 4789, &vx))
+            }
+        };
+        let mut f = ether(0x0800, &outer);
+        for (at, b) in flips {
+            let n = f.len();
+            f[at % n] ^= b;
+        }
+        f.truncate(cut % (f.len() + 1));
+        decode_all(1, &f);
+    }
+}
