@@ -37,6 +37,8 @@ pub struct FlowData {
     fed: [u64; 2],
     /// Rules that already alerted on each direction's stream.
     stream_alerted: [Vec<u32>; 2],
+    /// IP-only rules were checked on this direction (first packet each way).
+    ip_only_done: [bool; 2],
     /// A pass rule matched: the flow is not inspected further.
     pub passed: bool,
     /// A drop rule matched in IPS mode: the flow's packets are dropped.
@@ -168,6 +170,12 @@ impl Detector {
             flow_id: None,
             stream_sizes: None,
         };
+        // IP-only rules are judged on the first packet of each direction of a flow.
+        let mut ip_only = true;
+        if let Some((f, obs)) = flow.as_mut() {
+            let done = &mut f.user.ip_only_done[obs.dir.index()];
+            ip_only = !std::mem::replace(done, true);
+        }
         if let Some((f, obs)) = &flow {
             ctx.dir = Some(obs.dir);
             ctx.flow_id = Some(f.id);
@@ -236,6 +244,7 @@ impl Detector {
 
         let mut i = 0;
         let mut j = 0;
+        let mut packet_dropped = false;
         // Walk both candidate lists in rule order.
         loop {
             let next = match (self.cands.get(i), self.stream_cands.get(j)) {
@@ -264,7 +273,7 @@ impl Detector {
             };
             let (si, pkt_cand, stream_cand) = next;
             let s = &set.sigs[si as usize];
-            if !header_ok(s, &ctx) {
+            if (s.ip_only && !ip_only) || !header_ok(s, &ctx) {
                 continue;
             }
             let fd = flow.as_mut().map(|(f, _)| &mut f.user);
@@ -301,24 +310,27 @@ impl Detector {
             if let Some((f, _)) = flow.as_mut() {
                 apply_flowbits(s, &mut f.user);
             }
+            // Pass and drop decide the flow when the rule has no payload or packet
+            // keywords or matched on the stream; otherwise they decide this packet
+            // (Suricata's signature types). The first flow decision stands, and a
+            // packet already dropped is not passed.
             let action = s.rule.action;
+            let flow_scope = s.flow_action || on_stream;
             if action == Action::Pass {
-                if let Some((f, _)) = flow.as_mut() {
+                if flow_scope
+                    && !packet_dropped
+                    && let Some((f, _)) = flow.as_mut()
+                {
                     f.user.passed = true;
                 }
                 break;
             }
-            // Drop and reject act on every matching packet, whatever the thresholds
-            // (which only limit alerts, and are applied later, in packet order).
-            // A drop drops the rest of the flow too, except for thresholded rules,
-            // whose drop applies to each matching packet (as Suricata 8 behaves:
-            // suricata-verify issue-5466 and bug-5802 against threshold-config-*).
             let blocked = self.ips && matches!(action, Action::Drop | Action::Reject);
-            if blocked
-                && (on_stream || !s.thresholded)
-                && let Some((f, _)) = flow.as_mut()
-            {
-                f.user.dropped = true;
+            if blocked {
+                packet_dropped = true;
+                if flow_scope && let Some((f, _)) = flow.as_mut() {
+                    f.user.dropped = true;
+                }
             }
             if s.rule.noalert {
                 continue;

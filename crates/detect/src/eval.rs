@@ -423,8 +423,13 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
             } else {
                 after as i64
             };
-            let to = base.saturating_add(jump).saturating_add(*post_offset);
-            if to < 0 || to > buf.len() as i64 {
+            // A jump before the buffer start lands on the start (Suricata since its
+            // bug 4624, a negative post_offset); one past the end fails.
+            let to = base
+                .saturating_add(jump)
+                .saturating_add(*post_offset)
+                .max(0);
+            if to > buf.len() as i64 {
                 return false;
             }
             step(rest, buf, to as usize, cx)
@@ -450,9 +455,16 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
             relative,
             negated,
         } => {
-            let base = if *relative { prev as i64 } else { 0 };
-            let at = base + cx.val(*offset);
-            let ok = at >= 0 && at < buf.len() as i64;
+            // Suricata's semantics: absolute `isdataat:N` asks for a byte at offset N
+            // (N < len); relative asks for N more bytes after the detection pointer
+            // (pos + N <= len), so `isdataat:32,relative` holds on a 32-byte buffer
+            // where `isdataat:32` does not.
+            let n = cx.val(*offset);
+            let ok = if *relative {
+                n >= 0 && prev as i64 + n <= buf.len() as i64
+            } else {
+                n >= 0 && n < buf.len() as i64
+            };
             ok != *negated && step(rest, buf, prev, cx)
         }
         CMatch::Bsize(c) => c.test(buf.len() as i64) && step(rest, buf, prev, cx),

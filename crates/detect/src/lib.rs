@@ -14,4 +14,4 @@ pub mod pcre;
 pub mod ruleset;
 
 pub use engine::{Alert, Detector, FlowData, Thresholds};
-pub use ruleset::{LoadStats, Mpm, RuleSet, Sig};
+pub use ruleset::{BuildOptions, LoadStats, Mpm, RuleSet, Sig};

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use netsieve_rules::{
-    Action, Buffer, Classifications, FlowbitCmd, Match, Proto, Rule, ThresholdConfig,
+    Action, Buffer, Classifications, FlowOpts, FlowbitCmd, Match, PortExpr, Proto, Rule,
 };
 
 use crate::addrindex::{AddrIndex, AddrSet};
@@ -113,8 +113,14 @@ pub struct Sig {
     pub severity: u8,
     /// Needs the payload to be non-empty (has a content list).
     pub needs_payload: bool,
-    /// Has a threshold or detection filter, in the rule or in threshold.config.
-    pub thresholded: bool,
+    /// Judged on addresses alone (no payload, packet or flow keywords, any ports, no
+    /// flowbit tests): checked on the first packet of each direction of a flow only, as
+    /// Suricata's IP-only engine does.
+    pub ip_only: bool,
+    /// No payload or packet keywords (IP-only or "like IP-only"): a pass or drop
+    /// decides the whole flow. Other rules' pass and drop act on the packet, unless they
+    /// matched on the stream.
+    pub flow_action: bool,
 }
 
 /// Rules that did not make it into the inspected set, and why.
@@ -139,13 +145,53 @@ pub struct RuleSet {
     pub mpm: Mpm,
 }
 
-fn action_rank(a: Action) -> u8 {
-    // Suricata's default action-order: pass, drop, reject, alert.
-    match a {
-        Action::Pass => 0,
-        Action::Drop => 1,
-        Action::Reject => 2,
-        Action::Alert => 3,
+/// How a rule set is compiled.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildOptions {
+    pub mpm: Mpm,
+    /// The order in which actions are evaluated on a packet (suricata.yaml's
+    /// `action-order`); Suricata's default is pass, drop, reject, alert.
+    pub action_order: [Action; 4],
+}
+
+impl Default for BuildOptions {
+    fn default() -> BuildOptions {
+        BuildOptions {
+            mpm: Mpm::Dfc,
+            action_order: [Action::Pass, Action::Drop, Action::Reject, Action::Alert],
+        }
+    }
+}
+
+impl BuildOptions {
+    /// Reads an `action-order` list (`drop,pass,reject,alert`). Actions left out keep
+    /// their default relative order after the listed ones.
+    pub fn set_action_order(&mut self, list: &str) -> Result<(), String> {
+        let mut order = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let a = match name {
+                "pass" => Action::Pass,
+                "drop" => Action::Drop,
+                "reject" => Action::Reject,
+                "alert" => Action::Alert,
+                _ => return Err(format!("action-order: unknown action {name:?}")),
+            };
+            if order.contains(&a) {
+                return Err(format!("action-order: {name} listed twice"));
+            }
+            order.push(a);
+        }
+        for a in BuildOptions::default().action_order {
+            if !order.contains(&a) {
+                order.push(a);
+            }
+        }
+        self.action_order.copy_from_slice(&order);
+        Ok(())
+    }
+
+    fn action_rank(&self, a: Action) -> usize {
+        self.action_order.iter().position(|&x| x == a).unwrap_or(4)
     }
 }
 
@@ -191,7 +237,8 @@ impl RuleSet {
     /// Compiles `rules`. Rules that need the application layer or an unsupported keyword
     /// are counted in [`LoadStats`] and left out; so are rules whose pcre compiles with
     /// neither engine.
-    pub fn build(rules: Vec<Rule>, classes: &Classifications, mpm: Mpm) -> RuleSet {
+    pub fn build(rules: Vec<Rule>, classes: &Classifications, opts: BuildOptions) -> RuleSet {
+        let mpm = opts.mpm;
         let mut stats = LoadStats::default();
         let mut sigs = Vec::new();
         let mut bit_ids: HashMap<String, u32> = HashMap::new();
@@ -274,8 +321,18 @@ impl RuleSet {
                 l.iter()
                     .any(|m| matches!(m, CMatch::Content(c) if !c.negated))
             });
+            let flowbit_test = rule
+                .flowbits
+                .iter()
+                .any(|f| matches!(f.cmd, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
+            let flow_action = rule.lists.is_empty() && rule.conds.is_empty() && !flowbit_test;
+            let ip_only = flow_action
+                && rule.flow == FlowOpts::default()
+                && matches!(rule.sport, PortExpr::Any)
+                && matches!(rule.dport, PortExpr::Any);
             sigs.push(Sig {
-                thresholded: rule.threshold.is_some() || rule.detection_filter.is_some(),
+                ip_only,
+                flow_action,
                 src: AddrSet::of(&rule.src),
                 dst: AddrSet::of(&rule.dst),
                 rule,
@@ -310,7 +367,7 @@ impl RuleSet {
         let mut order: Vec<usize> = (0..sigs.len()).collect();
         order.sort_by_key(|&i| {
             let s = &sigs[i];
-            (action_rank(s.rule.action), fb_rank(s), s.severity, i)
+            (opts.action_rank(s.rule.action), fb_rank(s), s.severity, i)
         });
         let mut slots: Vec<Option<Sig>> = sigs.into_iter().map(Some).collect();
         let sigs: Vec<Sig> = order
@@ -327,15 +384,6 @@ impl RuleSet {
             flowbit_names,
             stats,
             mpm,
-        }
-    }
-
-    /// Marks the rules a threshold.config entry applies to (before the set is shared).
-    pub fn apply_threshold_config(&mut self, c: &ThresholdConfig) {
-        for s in &mut self.sigs {
-            if c.entries.iter().any(|e| e.applies(s.rule.gid, s.rule.sid)) {
-                s.thresholded = true;
-            }
         }
     }
 

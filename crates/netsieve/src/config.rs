@@ -5,7 +5,8 @@
 //! list items skipped). It does not
 //! implement YAML; keys it cannot place are ignored. Honoured keys: `vars.address-groups.*`,
 //! `vars.port-groups.*`, `stream.midstream`, `stream.reassembly.depth`,
-//! `classification-file`. Others are reported once as ignored.
+//! `classification-file`, `threshold-file`, `action-order`,
+//! `outputs.eve-log.types.alert.*`. Others are reported once as ignored.
 
 use std::collections::BTreeMap;
 
@@ -24,9 +25,21 @@ pub fn flatten(text: &str) -> BTreeMap<String, String> {
             continue;
         }
         // A list item that opens a map (`- eve-log:`, `- alert:`) names a level, as in
-        // `outputs.eve-log.types.alert.payload`; other list items are skipped.
+        // `outputs.eve-log.types.alert.payload`; scalar items are joined with commas
+        // under their list's key (`action-order: drop,pass,reject,alert`).
         if let Some(item) = t.strip_prefix("- ") {
             if !item.trim_end().ends_with(':') {
+                while stack.last().is_some_and(|(i, _)| *i > indent) {
+                    stack.pop();
+                }
+                if !stack.is_empty() {
+                    let full = stack.iter().map(|(_, k)| k.as_str()).collect::<Vec<_>>();
+                    let v: &mut String = out.entry(full.join(".")).or_default();
+                    if !v.is_empty() {
+                        v.push(',');
+                    }
+                    v.push_str(unquote(item));
+                }
                 continue;
             }
             indent += 2;
@@ -120,5 +133,9 @@ mod tests {
         let m = flatten(y);
         assert_eq!(m["outputs.eve-log.types.alert.payload"], "yes");
         assert_eq!(m["outputs.eve-log.types.alert.packet"], "no");
+        assert_eq!(m["outputs.eve-log.types"], "flow");
+        let m = flatten("action-order:\n  - drop\n  - pass\nstream:\n  midstream: true\n");
+        assert_eq!(m["action-order"], "drop,pass");
+        assert_eq!(m["stream.midstream"], "true");
     }
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
-use netsieve_detect::{Alert, Detector, FlowData, Mpm, RuleSet, Thresholds};
+use netsieve_detect::{Alert, BuildOptions, Detector, FlowData, Mpm, RuleSet, Thresholds};
 use netsieve_packet::flow::{Direction, FlowConfig, FlowTable, SweepClock};
 use netsieve_packet::{Capture, Decoder, Frame, Packet};
 use netsieve_rules::{Classifications, Loaded, ThresholdConfig, Vars};
@@ -64,6 +64,7 @@ struct Settings {
     classification: Option<PathBuf>,
     threshold_file: Option<PathBuf>,
     eve: EveOptions,
+    build: BuildOptions,
 }
 
 /// What alert records carry beyond the alert (suricata.yaml's
@@ -99,6 +100,8 @@ fn apply_setting(
             "packet" => s.eve.packet = on.unwrap_or(false),
             _ => ignored.push(key.to_string()),
         }
+    } else if key == "action-order" {
+        s.build.set_action_order(value)?;
     } else if key == "threshold-file" {
         s.threshold_file = Some(PathBuf::from(value));
     } else if key == "classification-file" {
@@ -127,6 +130,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         classification: None,
         threshold_file: None,
         eve: EveOptions::default(),
+        build: BuildOptions::default(),
     };
     let mut ignored = Vec::new();
     if let Some(c) = &a.config {
@@ -183,8 +187,10 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         ),
         _ => Classifications::bundled(),
     };
-    let mpm = if a.mpm == "ac" { Mpm::Ac } else { Mpm::Dfc };
-    let mut set = RuleSet::build(loaded.rules, &classes, mpm);
+    if a.mpm == "ac" {
+        settings.build.mpm = Mpm::Ac;
+    }
+    let set = RuleSet::build(loaded.rules, &classes, settings.build);
     for (sid, e) in &set.stats.compile_errors {
         eprintln!("netsieve scan: rule skipped: sid {sid}: {e}");
     }
@@ -202,9 +208,6 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         }
         None => None,
     };
-    if let Some(c) = &threshold_config {
-        set.apply_threshold_config(c);
-    }
     let set = Arc::new(set);
     let load_time = t_load.elapsed();
 

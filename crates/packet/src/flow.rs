@@ -301,6 +301,10 @@ impl<T: Default> FlowTable<T> {
         let mut stream = 0..0;
         let mut other = 0..0;
         let held_before = f.streams[0].held_bytes() + f.streams[1].held_bytes();
+        // `flow:established` sees the state before this packet: the ACK that completes
+        // the handshake is not yet established (Suricata sets the packet's flow flags
+        // before its stream engine runs).
+        let established = f.established();
         if let L4::Tcp(t) = p.l4
             && f.tracked
         {
@@ -337,7 +341,6 @@ impl<T: Default> FlowTable<T> {
             }
         }
         let held_after = f.streams[0].held_bytes() + f.streams[1].held_bytes();
-        let established = f.established();
         self.held = (self.held + held_after).saturating_sub(held_before);
         if self.held > self.config.stream_memcap {
             self.make_room_except(now, Some(key));

@@ -1,0 +1,187 @@
+//! `netsieve scan` on hand-built captures: the Suricata semantics that decide which
+//! packets alert (action order, pass and drop scope, IP-only rules, `flow:established`).
+//! Each case mirrors a suricata-verify test, named in its comment.
+
+use std::path::Path;
+use std::process::Command;
+
+const CLIENT: [u8; 4] = [192, 168, 1, 5];
+const SERVER: [u8; 4] = [192, 168, 1, 1];
+
+/// One TCP segment, client to server or back, as an Ethernet frame.
+fn tcp(to_server: bool, flags: u8, seq: u32, ack: u32, payload: &[u8]) -> Vec<u8> {
+    let (src, dst, sport, dport) = if to_server {
+        (CLIENT, SERVER, 41424u16, 80u16)
+    } else {
+        (SERVER, CLIENT, 80, 41424)
+    };
+    let mut t = Vec::new();
+    t.extend_from_slice(&sport.to_be_bytes());
+    t.extend_from_slice(&dport.to_be_bytes());
+    t.extend_from_slice(&seq.to_be_bytes());
+    t.extend_from_slice(&ack.to_be_bytes());
+    t.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    t.extend_from_slice(payload);
+    let mut ip = vec![0x45, 0, 0, 0, 0, 1, 0, 0, 64, 6, 0, 0];
+    let total = (20 + t.len()) as u16;
+    ip[2..4].copy_from_slice(&total.to_be_bytes());
+    ip.extend_from_slice(&src);
+    ip.extend_from_slice(&dst);
+    ip.extend_from_slice(&t);
+    let mut f = vec![0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 6, 0x08, 0x00];
+    f.extend_from_slice(&ip);
+    f
+}
+
+const SYN: u8 = 0x02;
+const ACK: u8 = 0x10;
+const PSH_ACK: u8 = 0x18;
+
+fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
+    let mut out = Vec::new();
+    for v in [0xa1b2c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
+        if v == 0x0004_0002 {
+            out.extend_from_slice(&2u16.to_le_bytes());
+            out.extend_from_slice(&4u16.to_le_bytes());
+        } else {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    for (i, f) in frames.iter().enumerate() {
+        for v in [1_700_000_000 + i as u32, 0, f.len() as u32, f.len() as u32] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(f);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// Runs scan (checksums off, IPS simulated) and returns (sid, pcap_cnt) per alert.
+fn alerts(frames: &[Vec<u8>], rules: &str, extra: &[&str]) -> Vec<(u64, u64)> {
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("in.pcap");
+    let rules_path = dir.path().join("r.rules");
+    write_pcap(&pcap, frames);
+    std::fs::write(&rules_path, rules).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(["scan", "-k", "none", "--simulate-ips", "-r"])
+        .arg(&pcap)
+        .arg("-S")
+        .arg(&rules_path)
+        .arg("-l")
+        .arg(dir.path())
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read_to_string(dir.path().join("eve.json"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["alert"]["signature_id"].as_u64().unwrap(),
+                v["pcap_cnt"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Three data packets of one flow: client, server, client (as util-action-*'s pcap).
+fn three_packets(second: &[u8]) -> Vec<Vec<u8>> {
+    vec![
+        tcp(true, PSH_ACK, 1, 1, b"Hi all"),
+        tcp(false, PSH_ACK, 1, 7, second),
+        tcp(true, PSH_ACK, 7, 1 + second.len() as u32, b"Hi all"),
+    ]
+}
+
+#[test]
+fn a_payload_pass_rule_passes_only_its_packet() {
+    // util-action-03: the pass rule has content, so it decides the packet, not the flow.
+    let rules = "alert tcp any any -> any any (content:\"Hi\"; sid:1;)\n\
+                 pass tcp any any -> any any (content:\"wo\"; sid:2;)\n";
+    let got = alerts(&three_packets(b"Hi world"), rules, &[]);
+    assert_eq!(got, [(1, 1), (1, 3)]);
+}
+
+#[test]
+fn an_address_only_pass_rule_passes_the_flow() {
+    // util-action-10: an IP-only pass rule ranks first and passes the whole flow.
+    let rules = "alert tcp any any -> any any (content:\"Hi\"; sid:1;)\n\
+                 pass tcp any any -> any any (sid:2;)\n";
+    assert_eq!(alerts(&three_packets(b"Hi all"), rules, &[]), []);
+    // Without the pass rule, all three alert.
+    let rules = "alert tcp any any -> any any (content:\"Hi\"; sid:1;)\n";
+    assert_eq!(
+        alerts(&three_packets(b"Hi all"), rules, &[]),
+        [(1, 1), (1, 2), (1, 3)]
+    );
+}
+
+#[test]
+fn action_order_is_configurable_and_a_dropped_packet_is_not_passed() {
+    // util-action-13: with drop first, the payload drop alerts on every packet (it
+    // drops packets, not the flow), and the later IP-only pass neither alerts, nor
+    // passes the flow (its packet was dropped), but stops the alert rule.
+    let rules = "pass tcp any any -> any any (sid:1;)\n\
+                 drop tcp any any -> any any (content:\"Hi\"; sid:2;)\n\
+                 alert tcp any any -> any any (sid:3;)\n";
+    let order = ["--set", "action-order=drop,pass,reject,alert"];
+    assert_eq!(
+        alerts(&three_packets(b"Hi all"), rules, &order),
+        [(2, 1), (2, 2), (2, 3)]
+    );
+    // Default order: the pass ranks first and passes the flow.
+    assert_eq!(alerts(&three_packets(b"Hi all"), rules, &[]), []);
+    // An unknown action is an error, not a silent default.
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(["scan", "-r", "x.pcap", "-S", "x.rules", "-l"])
+        .arg(dir.path())
+        .args(["--set", "action-order=drop,fly"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown action"));
+}
+
+#[test]
+fn an_address_only_drop_drops_the_flow() {
+    // util-action-12 / flow-drop-iponly: one alert, then the flow is dropped unseen.
+    let rules = "drop tcp any any -> any any (sid:1;)\n\
+                 alert tcp any any -> any any (content:\"Hi\"; sid:2;)\n";
+    assert_eq!(
+        alerts(&three_packets(b"Hi all"), rules, &[]),
+        [(1, 1), (2, 1)]
+    );
+}
+
+#[test]
+fn ip_only_rules_are_checked_once_per_direction() {
+    // util-action-16: an address-only alert fires on the first packet each way.
+    let rules = "alert tcp any any -> any any (sid:3;)\n";
+    assert_eq!(
+        alerts(&three_packets(b"Hi all"), rules, &[]),
+        [(3, 1), (3, 2)]
+    );
+    // With a port it is not IP-only ("like IP-only"): every packet.
+    let rules = "alert tcp any any -> any 80 (sid:4;)\n";
+    assert_eq!(
+        alerts(&three_packets(b"Hi all"), rules, &[]),
+        [(4, 1), (4, 3)]
+    );
+}
+
+#[test]
+fn the_handshake_ack_is_not_yet_established() {
+    // like-ip-only-01: flow:established holds from the packet after the final ACK.
+    let frames = vec![
+        tcp(true, SYN, 100, 0, b""),
+        tcp(false, SYN | ACK, 500, 101, b""),
+        tcp(true, ACK, 101, 501, b""),
+        tcp(true, PSH_ACK, 101, 501, b"data"),
+    ];
+    let rules = "alert tcp any any -> any 80 (flow:established; sid:1;)\n";
+    assert_eq!(alerts(&frames, rules, &[]), [(1, 4)]);
+}
