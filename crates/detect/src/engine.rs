@@ -13,7 +13,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use netsieve_packet::decode::{Packet, ipopt};
+use netsieve_packet::decode::{Packet, ipopt, tcp_flags as tcp};
 use netsieve_packet::flow::{Direction, Flow, Observed};
 use netsieve_packet::{L4, Tunnel};
 use netsieve_rules::{
@@ -39,6 +39,8 @@ pub struct FlowData {
     stream_alerted: [Vec<u32>; 2],
     /// IP-only rules were checked on this direction (first packet each way).
     ip_only_done: [bool; 2],
+    /// The flow's first packet was TCP without a lone SYN.
+    midstream: bool,
     /// A pass rule matched: the flow is not inspected further.
     pub passed: bool,
     /// A drop rule matched in IPS mode: the flow's packets are dropped.
@@ -98,14 +100,67 @@ const MAX_COUNTERS: usize = 1 << 20;
 /// Per-worker detection state: the shared rule set and scratch space.
 pub struct Detector {
     pub set: Arc<RuleSet>,
-    pub ips: bool,
     cands: Vec<u32>,
     stream_cands: Vec<u32>,
     cx: Ctx,
     /// Candidates evaluated, for profiles.
     pub evaluated: u64,
+    opts: DetectOptions,
+}
+
+/// What Suricata calls an exception policy: what happens to a flow or packet the
+/// engine cannot handle normally (here: a TCP flow picked up midstream).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExceptionPolicy {
+    /// Inspect as well as possible (a midstream flow without reassembly).
+    #[default]
+    Ignore,
+    /// Leave the packet uninspected.
+    PassPacket,
+    /// Leave the flow uninspected (also Suricata's `bypass`).
+    PassFlow,
+    /// Drop the packet (IPS).
+    DropPacket,
+    /// Drop the flow (IPS; also `reject`).
+    DropFlow,
+}
+
+impl ExceptionPolicy {
+    /// Resolves a policy as suricata.yaml gives it: `auto` is drop-flow in IPS mode
+    /// and ignore otherwise; drop and reject policies mean ignore outside IPS mode.
+    pub fn parse(v: &str, ips: bool) -> Option<ExceptionPolicy> {
+        use ExceptionPolicy::*;
+        let p = match v.trim() {
+            "auto" => {
+                if ips {
+                    DropFlow
+                } else {
+                    Ignore
+                }
+            }
+            "ignore" => Ignore,
+            "pass-packet" => PassPacket,
+            "pass-flow" | "bypass" => PassFlow,
+            "drop-packet" => DropPacket,
+            "drop-flow" | "reject" | "reject-both" => DropFlow,
+            _ => return None,
+        };
+        Some(match p {
+            DropPacket | DropFlow if !ips => Ignore,
+            p => p,
+        })
+    }
+}
+
+/// How a [`Detector`] acts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DetectOptions {
+    /// IPS mode: drop and reject block packets and flows.
+    pub ips: bool,
     /// Copy the payload and packet bytes into each alert (for EVE's payload and packet).
     pub keep_bytes: bool,
+    /// For TCP flows whose first packet is not a SYN.
+    pub midstream: ExceptionPolicy,
 }
 
 /// The packet context rules are checked against.
@@ -123,15 +178,14 @@ struct Pkt<'a> {
 }
 
 impl Detector {
-    pub fn new(set: Arc<RuleSet>, ips: bool) -> Detector {
+    pub fn new(set: Arc<RuleSet>, opts: DetectOptions) -> Detector {
         Detector {
             set,
-            ips,
+            opts,
             cands: Vec::new(),
             stream_cands: Vec::new(),
             cx: Ctx::default(),
             evaluated: 0,
-            keep_bytes: false,
         }
     }
 
@@ -144,10 +198,23 @@ impl Detector {
         out: &mut Vec<Alert>,
     ) {
         let Some(ip) = p.ip else { return };
-        if let Some((f, _)) = &flow
-            && (f.user.passed || f.user.dropped)
-        {
-            return;
+        if let Some((f, obs)) = flow.as_mut() {
+            if obs.new_flow
+                && let L4::Tcp(t) = p.l4
+            {
+                f.user.midstream = t.flags & (tcp::SYN | tcp::ACK) != tcp::SYN;
+            }
+            if f.user.midstream {
+                match self.opts.midstream {
+                    ExceptionPolicy::Ignore => {}
+                    ExceptionPolicy::PassPacket | ExceptionPolicy::DropPacket => return,
+                    ExceptionPolicy::PassFlow => f.user.passed = true,
+                    ExceptionPolicy::DropFlow => f.user.dropped = true,
+                }
+            }
+            if f.user.passed || f.user.dropped {
+                return;
+            }
         }
         let set = Arc::clone(&self.set);
         let group = match p.l4 {
@@ -325,7 +392,7 @@ impl Detector {
                 }
                 break;
             }
-            let blocked = self.ips && matches!(action, Action::Drop | Action::Reject);
+            let blocked = self.opts.ips && matches!(action, Action::Drop | Action::Reject);
             if blocked {
                 packet_dropped = true;
                 if flow_scope && let Some((f, _)) = flow.as_mut() {
@@ -335,7 +402,7 @@ impl Detector {
             if s.rule.noalert {
                 continue;
             }
-            let bytes = self.keep_bytes.then(|| {
+            let bytes = self.opts.keep_bytes.then(|| {
                 let buf = match (on_stream, stream_dir, flow.as_ref()) {
                     (true, Some(d), Some((f, _))) => f.streams[d].kept().1.to_vec(),
                     _ => payload.to_vec(),

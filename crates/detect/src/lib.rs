@@ -13,5 +13,5 @@ pub mod eval;
 pub mod pcre;
 pub mod ruleset;
 
-pub use engine::{Alert, Detector, FlowData, Thresholds};
+pub use engine::{Alert, DetectOptions, Detector, ExceptionPolicy, FlowData, Thresholds};
 pub use ruleset::{BuildOptions, LoadStats, Mpm, RuleSet, Sig};

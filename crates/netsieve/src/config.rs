@@ -5,7 +5,8 @@
 //! list items skipped). It does not
 //! implement YAML; keys it cannot place are ignored. Honoured keys: `vars.address-groups.*`,
 //! `vars.port-groups.*`, `stream.midstream`, `stream.reassembly.depth`,
-//! `classification-file`, `threshold-file`, `action-order`,
+//! `classification-file`, `threshold-file`, `action-order`, `exception-policy`,
+//! `stream.midstream-policy`,
 //! `outputs.eve-log.types.alert.*`. Others are reported once as ignored.
 
 use std::collections::BTreeMap;

@@ -10,7 +10,10 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
-use netsieve_detect::{Alert, BuildOptions, Detector, FlowData, Mpm, RuleSet, Thresholds};
+use netsieve_detect::{
+    Alert, BuildOptions, DetectOptions, Detector, ExceptionPolicy, FlowData, Mpm, RuleSet,
+    Thresholds,
+};
 use netsieve_packet::flow::{Direction, FlowConfig, FlowTable, SweepClock};
 use netsieve_packet::{Capture, Decoder, Frame, Packet};
 use netsieve_rules::{Classifications, Loaded, ThresholdConfig, Vars};
@@ -65,6 +68,9 @@ struct Settings {
     threshold_file: Option<PathBuf>,
     eve: EveOptions,
     build: BuildOptions,
+    /// `exception-policy` (the master switch) and `stream.midstream-policy`.
+    exception_policy: Option<String>,
+    midstream_policy: Option<String>,
 }
 
 /// What alert records carry beyond the alert (suricata.yaml's
@@ -100,6 +106,10 @@ fn apply_setting(
             "packet" => s.eve.packet = on.unwrap_or(false),
             _ => ignored.push(key.to_string()),
         }
+    } else if key == "exception-policy" {
+        s.exception_policy = Some(value.to_string());
+    } else if key == "stream.midstream-policy" {
+        s.midstream_policy = Some(value.to_string());
     } else if key == "action-order" {
         s.build.set_action_order(value)?;
     } else if key == "threshold-file" {
@@ -110,6 +120,25 @@ fn apply_setting(
         ignored.push(key.to_string());
     }
     Ok(())
+}
+
+/// The policy for TCP flows picked up midstream, as Suricata resolves it:
+/// `stream.midstream-policy`, else the `exception-policy` master switch, else ignore.
+/// With `stream.midstream` on, only ignore, pass-flow and bypass apply (a master
+/// switch of `auto` or `drop-flow` then means ignore).
+fn midstream_policy(s: &Settings, ips: bool) -> Result<ExceptionPolicy, String> {
+    let (key, value) = match (&s.midstream_policy, &s.exception_policy) {
+        (Some(v), _) => ("stream.midstream-policy", v),
+        (None, Some(v)) => ("exception-policy", v),
+        (None, None) => return Ok(ExceptionPolicy::Ignore),
+    };
+    let p = ExceptionPolicy::parse(value, ips)
+        .ok_or_else(|| format!("{key}: unknown exception policy {value:?}"))?;
+    Ok(match p {
+        ExceptionPolicy::Ignore | ExceptionPolicy::PassFlow => p,
+        _ if s.flow.midstream => ExceptionPolicy::Ignore,
+        _ => p,
+    })
 }
 
 pub fn run(a: Args) -> ExitCode {
@@ -131,6 +160,8 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         threshold_file: None,
         eve: EveOptions::default(),
         build: BuildOptions::default(),
+        exception_policy: None,
+        midstream_policy: None,
     };
     let mut ignored = Vec::new();
     if let Some(c) = &a.config {
@@ -248,18 +279,17 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         alerts: 0,
         opts: settings.eve,
     };
+    let det = DetectOptions {
+        ips: a.simulate_ips,
+        keep_bytes: settings.eve.payload || settings.eve.payload_printable || settings.eve.packet,
+        midstream: midstream_policy(&settings, a.simulate_ips)?,
+    };
     let mut pool = if threads > 1 {
-        Some(Pool::start(
-            threads,
-            &set,
-            &settings.flow,
-            a.simulate_ips,
-            settings.eve,
-        ))
+        Some(Pool::start(threads, &set, &settings.flow, det))
     } else {
         None
     };
-    let mut inline = Worker::new(&set, &settings.flow, 1, a.simulate_ips, settings.eve);
+    let mut inline = Worker::new(&set, &settings.flow, 1, det);
     let mut alerts: Vec<Alert> = Vec::new();
     let mut clock = SweepClock::default();
     let t_scan = Instant::now();
@@ -485,21 +515,13 @@ struct Worker {
 
 impl Worker {
     /// A worker holding `1 / share` of the flow and stream-memory budget.
-    fn new(
-        set: &Arc<RuleSet>,
-        flow: &FlowConfig,
-        share: usize,
-        ips: bool,
-        eve: EveOptions,
-    ) -> Worker {
+    fn new(set: &Arc<RuleSet>, flow: &FlowConfig, share: usize, det: DetectOptions) -> Worker {
         let mut cfg = flow.clone();
         cfg.max_flows = (cfg.max_flows / share).max(1);
         cfg.stream_memcap = (cfg.stream_memcap / share).max(1 << 20);
-        let mut det = Detector::new(Arc::clone(set), ips);
-        det.keep_bytes = eve.payload || eve.payload_printable || eve.packet;
         Worker {
             flows: FlowTable::new(cfg),
-            det,
+            det: Detector::new(Arc::clone(set), det),
         }
     }
 
@@ -539,13 +561,13 @@ struct Pool {
 }
 
 impl Pool {
-    fn start(n: usize, set: &Arc<RuleSet>, flow: &FlowConfig, ips: bool, eve: EveOptions) -> Pool {
+    fn start(n: usize, set: &Arc<RuleSet>, flow: &FlowConfig, det: DetectOptions) -> Pool {
         let (res_tx, rx) = mpsc::channel();
         let mut txs = Vec::new();
         let mut handles = Vec::new();
         for _ in 0..n {
             let (tx, wrx) = mpsc::sync_channel::<(u64, Vec<Work>)>(4);
-            let mut w = Worker::new(set, flow, n, ips, eve);
+            let mut w = Worker::new(set, flow, n, det);
             let res_tx = res_tx.clone();
             handles.push(std::thread::spawn(move || {
                 for (chunk, pkts) in wrx {

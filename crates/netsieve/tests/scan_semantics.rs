@@ -185,3 +185,42 @@ fn the_handshake_ack_is_not_yet_established() {
     let rules = "alert tcp any any -> any 80 (flow:established; sid:1;)\n";
     assert_eq!(alerts(&frames, rules, &[]), [(1, 4)]);
 }
+
+#[test]
+fn midstream_flows_follow_the_exception_policy() {
+    // exception-policy-midstream-01/05, -default-03, -master-switch-02/03: the flow
+    // starts without a SYN.
+    let rules = "alert tcp any any -> any any (content:\"Hi\"; sid:1;)\n";
+    let frames = three_packets(b"Hi all");
+    let all = [(1, 1), (1, 2), (1, 3)];
+    assert_eq!(alerts(&frames, rules, &[]), all);
+    for (settings, want) in [
+        (&["stream.midstream-policy=pass-flow"][..], &[][..]),
+        (&["stream.midstream-policy=bypass"], &[]),
+        (&["stream.midstream-policy=drop-packet"], &[]),
+        (&["stream.midstream-policy=ignore"], &all),
+        // The master switch: auto is drop-flow in IPS mode...
+        (&["exception-policy=auto"], &[]),
+        // ...but with midstream pickup on, only ignore, pass-flow and bypass apply.
+        (&["exception-policy=auto", "stream.midstream=true"], &all),
+        (&["exception-policy=bypass", "stream.midstream=true"], &[]),
+        // The specific policy wins over the master switch.
+        (
+            &[
+                "exception-policy=drop-flow",
+                "stream.midstream-policy=ignore",
+            ],
+            &all,
+        ),
+    ] {
+        let args: Vec<&str> = settings.iter().flat_map(|s| ["--set", *s]).collect();
+        assert_eq!(alerts(&frames, rules, &args), want, "{settings:?}");
+    }
+    // A flow that starts with a SYN is not affected.
+    let frames = vec![
+        tcp(true, SYN, 0, 0, b""),
+        tcp(true, PSH_ACK, 1, 1, b"Hi all"),
+    ];
+    let args = ["--set", "exception-policy=drop-flow"];
+    assert_eq!(alerts(&frames, rules, &args), [(1, 2)]);
+}
