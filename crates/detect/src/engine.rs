@@ -260,8 +260,9 @@ impl Detector {
         let payload = p.payload();
         if !payload.is_empty() {
             let cands = &mut self.cands;
-            g.prefilter.scan(payload, |id| {
-                cands.extend_from_slice(&g.pattern_sigs[id as usize]);
+            let pf = g.for_port(dport);
+            pf.prefilter.scan(payload, |id| {
+                cands.extend_from_slice(&pf.pattern_sigs[id as usize]);
             });
         }
         self.cands.extend_from_slice(&g.always);
@@ -286,18 +287,21 @@ impl Detector {
             }
             fd.fed[d] = obs.stream.end;
             let sc = &mut self.stream_cands;
-            match &g.prefilter {
+            // One direction of a flow always has the same destination port, so the
+            // same port group's prefilter carries its stream state.
+            let pf = g.for_port(dport);
+            match &pf.prefilter {
                 Prefilter::Dfc(m) => m.feed(&mut fd.mpm[d], &new, |x| {
-                    sc.extend_from_slice(&g.pattern_sigs[x.pattern as usize]);
+                    sc.extend_from_slice(&pf.pattern_sigs[x.pattern as usize]);
                 }),
                 Prefilter::Ac(ac) => {
-                    let keep = g.prefilter.max_len().saturating_sub(1);
+                    let keep = pf.prefilter.max_len().saturating_sub(1);
                     let tail = &mut fd.tail[d];
                     let old = tail.len();
                     tail.extend_from_slice(&new);
                     for m in ac.find_overlapping_iter(&tail[..]) {
                         if m.end() > old {
-                            sc.extend_from_slice(&g.pattern_sigs[m.pattern().as_usize()]);
+                            sc.extend_from_slice(&pf.pattern_sigs[m.pattern().as_usize()]);
                         }
                     }
                     let cut = tail.len().saturating_sub(keep);

@@ -11,6 +11,7 @@ pub mod addrindex;
 pub mod engine;
 pub mod eval;
 pub mod pcre;
+pub mod portgroup;
 pub mod ruleset;
 
 pub use engine::{Alert, DetectOptions, Detector, ExceptionPolicy, FlowData, Thresholds};

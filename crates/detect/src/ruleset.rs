@@ -2,7 +2,8 @@
 //! every worker (`Arc<RuleSet>`), so a reload can replace it whole.
 //!
 //! Rules are split by the transport they can apply to (TCP, UDP, ICMP, other IP; an
-//! `ip` rule goes to all four). Each group has one prefilter over its rules' *fast
+//! `ip` rule goes to all four), and TCP and UDP rules further by destination port
+//! ([`crate::portgroup`]). Each port group has one prefilter over its rules' *fast
 //! patterns* (one content per rule, chosen as Suricata documents: the one marked
 //! `fast_pattern`, else the longest, ties broken by the most distinct bytes); a rule with
 //! no usable content is indexed by its narrower address list when that list is narrow
@@ -11,12 +12,11 @@
 
 use std::collections::HashMap;
 
-use netsieve_rules::{
-    Action, Buffer, Classifications, FlowOpts, FlowbitCmd, Match, PortExpr, Proto, Rule,
-};
+use netsieve_rules::{Action, Buffer, Classifications, FlowOpts, FlowbitCmd, Match, Proto, Rule};
 
 use crate::addrindex::{AddrIndex, AddrSet};
 use crate::eval::{CMatch, compile_list};
+use crate::portgroup::{PortGroups, PortSet, dest_ports};
 
 /// Which multi-pattern matcher runs the prefilter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub enum Mpm {
     Ac,
 }
 
-/// A prefilter over one group's fast patterns (four per rule set, so size is moot).
+/// A prefilter over one port group's fast patterns (at most 32 per protocol).
 #[allow(clippy::large_enum_variant)]
 pub enum Prefilter {
     None,
@@ -75,10 +75,18 @@ pub enum GroupId {
     Other = 3,
 }
 
-pub struct Group {
+/// One prefilter and the rules behind its patterns.
+pub struct Prefiltered {
     pub prefilter: Prefilter,
     /// Pattern id to the rules that use it as their fast pattern.
     pub pattern_sigs: Vec<Vec<u32>>,
+}
+
+pub struct Group {
+    /// The rules with a fast pattern, split into port groups (TCP and UDP; one for
+    /// ICMP and other IP), each with its own prefilter: see [`crate::portgroup`].
+    pub ports: Vec<Prefiltered>,
+    port_map: PortGroups,
     /// Rules without a fast pattern and without a narrow address list, in evaluation
     /// order: candidates for every packet of the group.
     pub always: Vec<u32>,
@@ -328,8 +336,8 @@ impl RuleSet {
             let flow_action = rule.lists.is_empty() && rule.conds.is_empty() && !flowbit_test;
             let ip_only = flow_action
                 && rule.flow == FlowOpts::default()
-                && matches!(rule.sport, PortExpr::Any)
-                && matches!(rule.dport, PortExpr::Any);
+                && rule.sport.is_any()
+                && rule.dport.is_any();
             sigs.push(Sig {
                 ip_only,
                 flow_action,
@@ -391,7 +399,14 @@ impl RuleSet {
     pub fn prefilter_bytes(&self) -> usize {
         self.groups
             .iter()
-            .map(|g| g.prefilter.heap_bytes() + g.by_src.heap_bytes() + g.by_dst.heap_bytes())
+            .map(|g| {
+                g.ports
+                    .iter()
+                    .map(|p| p.prefilter.heap_bytes())
+                    .sum::<usize>()
+                    + g.by_src.heap_bytes()
+                    + g.by_dst.heap_bytes()
+            })
             .sum()
     }
 }
@@ -406,10 +421,17 @@ fn in_group(s: &Sig, g: GroupId) -> bool {
     )
 }
 
+impl Group {
+    /// The prefilter for packets to `dport`.
+    #[inline]
+    pub fn for_port(&self, dport: u16) -> &Prefiltered {
+        &self.ports[self.port_map.group_of(dport)]
+    }
+}
+
 fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
-    let mut pats: Vec<(Vec<u8>, bool)> = Vec::new();
-    let mut index: HashMap<(Vec<u8>, bool), u32> = HashMap::new();
-    let mut pattern_sigs: Vec<Vec<u32>> = Vec::new();
+    let mut fast: HashMap<u32, (Vec<u8>, bool)> = HashMap::new();
+    let mut port_sets: Vec<(u32, PortSet)> = Vec::new();
     let mut always = Vec::new();
     let mut src_keyed: Vec<(u32, AddrSet)> = Vec::new();
     let mut dst_keyed: Vec<(u32, AddrSet)> = Vec::new();
@@ -421,12 +443,13 @@ fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
         let has_negated_only = !s.needs_payload;
         match fast_pattern(&s.rule) {
             Some(fp) if !has_negated_only => {
-                let id = *index.entry(fp.clone()).or_insert_with(|| {
-                    pats.push(fp);
-                    pattern_sigs.push(Vec::new());
-                    (pats.len() - 1) as u32
-                });
-                pattern_sigs[id as usize].push(i as u32);
+                let r = &s.rule;
+                let ports = match g {
+                    GroupId::Tcp | GroupId::Udp => dest_ports(&r.dport, &r.sport, r.bidirectional),
+                    GroupId::Icmp | GroupId::Other => vec![(0, 65535)],
+                };
+                fast.insert(i as u32, fp);
+                port_sets.push((i as u32, ports));
             }
             _ => {
                 // Index by the narrower of the two address lists; a bidirectional rule
@@ -455,7 +478,40 @@ fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
     }
     let by_src = AddrIndex::build(src_keyed.iter().map(|(r, iv)| (*r, iv)));
     let by_dst = AddrIndex::build(dst_keyed.iter().map(|(r, iv)| (*r, iv)));
-    let prefilter = if pats.is_empty() {
+    let port_map = PortGroups::build(&port_sets);
+    let ports = port_map
+        .groups
+        .iter()
+        .map(|rules| {
+            let mut pats: Vec<(Vec<u8>, bool)> = Vec::new();
+            let mut index: HashMap<&(Vec<u8>, bool), u32> = HashMap::new();
+            let mut pattern_sigs: Vec<Vec<u32>> = Vec::new();
+            for r in rules {
+                let fp = &fast[r];
+                let id = *index.entry(fp).or_insert_with(|| {
+                    pats.push(fp.clone());
+                    pattern_sigs.push(Vec::new());
+                    (pats.len() - 1) as u32
+                });
+                pattern_sigs[id as usize].push(*r);
+            }
+            Prefiltered {
+                prefilter: build_prefilter(&pats, mpm),
+                pattern_sigs,
+            }
+        })
+        .collect();
+    Group {
+        ports,
+        port_map,
+        always,
+        by_src,
+        by_dst,
+    }
+}
+
+fn build_prefilter(pats: &[(Vec<u8>, bool)], mpm: Mpm) -> Prefilter {
+    if pats.is_empty() {
         Prefilter::None
     } else {
         match mpm {
@@ -468,18 +524,11 @@ fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
                     Ok(m) => Prefilter::Dfc(m),
                     // Cannot happen for rule contents (never empty); if it did, the
                     // other matcher keeps every rule reachable.
-                    Err(_) => ac_prefilter(&pats),
+                    Err(_) => ac_prefilter(pats),
                 }
             }
-            Mpm::Ac => ac_prefilter(&pats),
+            Mpm::Ac => ac_prefilter(pats),
         }
-    };
-    Group {
-        prefilter,
-        pattern_sigs,
-        always,
-        by_src,
-        by_dst,
     }
 }
 

@@ -390,6 +390,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         "scan_seconds": scan_time.as_secs_f64(),
         "gbit_per_second": stats.bytes as f64 * 8.0 / scan_time.as_secs_f64().max(1e-9) / 1e9,
         "prefilter_bytes": set.prefilter_bytes(),
+        "port_groups": { "tcp": set.groups[0].ports.len(), "udp": set.groups[1].ports.len() },
         "mpm": a.mpm,
         "candidates_evaluated": evaluated,
         "threads": threads,
