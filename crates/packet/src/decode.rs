@@ -168,6 +168,47 @@ impl Packet {
     }
 }
 
+/// Where a fragment's IP header is, to rebuild the packet of a reassembled datagram.
+#[derive(Clone, Copy)]
+enum Refit {
+    V4 {
+        ip_at: usize,
+    },
+    /// `next_at`: the byte naming the fragment header; `frag_at`: the fragment header.
+    V6 {
+        ip_at: usize,
+        next_at: usize,
+        frag_at: usize,
+    },
+}
+
+impl Refit {
+    /// Fixes the headers in `data` (headers up to `start`, then the datagram).
+    /// `frag_next`: for IPv6, the fragment header's next-header byte.
+    fn apply(self, data: &mut [u8], start: usize, frag_next: u8) {
+        let clamp = |n: usize| (n.min(0xffff) as u16).to_be_bytes();
+        match self {
+            Refit::V4 { ip_at } => {
+                let total = clamp(data.len() - ip_at);
+                data[ip_at + 2..ip_at + 4].copy_from_slice(&total);
+                // Keep DF; clear MF and the offset.
+                data[ip_at + 6] &= 0x40;
+                data[ip_at + 7] = 0;
+                data[ip_at + 10] = 0;
+                data[ip_at + 11] = 0;
+                let hlen = start - ip_at;
+                let sum = checksum::sum(&data[ip_at..ip_at + hlen], 0) as u16;
+                data[ip_at + 10..ip_at + 12].copy_from_slice(&(!sum).to_be_bytes());
+            }
+            Refit::V6 { ip_at, next_at, .. } => {
+                let plen = clamp(data.len() - ip_at - 40);
+                data[ip_at + 4..ip_at + 6].copy_from_slice(&plen);
+                data[next_at] = frag_next;
+            }
+        }
+    }
+}
+
 /// Decodes frames, keeping fragment state between them.
 #[derive(Debug, Default)]
 pub struct Decoder {
@@ -386,15 +427,19 @@ impl Decoder {
                 Some(6) => (0x86dd, 0),
                 _ => return Err("raw IP frame without an IP version"),
             },
-            // PPP: an optional address/control pair, then the protocol.
+            // PPP: an optional address/control pair, then the protocol, in one byte
+            // when compressed (RFC 1661 6.5: an odd first byte is a whole protocol).
             9 => {
                 let at = if d.starts_with(&[0xff, 0x03]) { 2 } else { 0 };
-                if d.len() < at + 2 {
-                    return Err("truncated PPP header");
-                }
-                match be16(d, at) {
-                    0x0021 => (0x0800, at + 2),
-                    0x0057 => (0x86dd, at + 2),
+                let (proto, len) = match d.get(at) {
+                    None => return Err("truncated PPP header"),
+                    Some(&b) if b & 1 == 1 => (b as u16, 1),
+                    Some(_) if d.len() < at + 2 => return Err("truncated PPP header"),
+                    Some(_) => (be16(d, at), 2),
+                };
+                match proto {
+                    0x0021 => (0x0800, at + len),
+                    0x0057 => (0x86dd, at + len),
                     _ => return Ok(()),
                 }
             }
@@ -474,7 +519,7 @@ impl Decoder {
         }
         let l4 = at + hlen..at + end;
         if more || offset > 0 {
-            return self.fragment(ip, offset, more, l4, p);
+            return self.fragment(ip, offset, more, l4, Refit::V4 { ip_at: at }, p);
         }
         p.ip = Some(ip);
         self.decode_l4(l4, p)
@@ -494,6 +539,9 @@ impl Decoder {
         let mut next = d[6];
         let mut i = 40;
         let mut frag = None;
+        // The byte that names the next header (for the fragment header: to unlink it
+        // from a reassembled datagram).
+        let mut next_at = 6;
         // Walk the extension headers.
         loop {
             match next {
@@ -502,6 +550,7 @@ impl Decoder {
                         return Err("truncated IPv6 extension header");
                     }
                     next = d[i];
+                    next_at = i;
                     i += (d[i + 1] as usize + 1) * 8;
                 }
                 51 => {
@@ -509,6 +558,7 @@ impl Decoder {
                         return Err("truncated IPv6 authentication header");
                     }
                     next = d[i];
+                    next_at = i;
                     i += (d[i + 1] as usize + 2) * 4;
                 }
                 44 => {
@@ -517,8 +567,9 @@ impl Decoder {
                     }
                     let fo = be16(d, i + 2);
                     let id = u32::from_be_bytes([d[i + 4], d[i + 5], d[i + 6], d[i + 7]]);
-                    frag = Some(((fo & 0xfff8) as usize, fo & 1 != 0, id));
+                    frag = Some(((fo & 0xfff8) as usize, fo & 1 != 0, id, next_at, i));
                     next = d[i];
+                    next_at = i;
                     i += 8;
                 }
                 _ => break,
@@ -539,10 +590,15 @@ impl Decoder {
             reassembled: false,
         };
         let l4 = at + i..at + end;
-        if let Some((offset, more, id)) = frag {
+        if let Some((offset, more, id, next_at, frag_at)) = frag {
             ip.id = id;
             if more || offset > 0 {
-                return self.fragment(ip, offset, more, l4, p);
+                let refit = Refit::V6 {
+                    ip_at: at,
+                    next_at: at + next_at,
+                    frag_at: at + frag_at,
+                };
+                return self.fragment(ip, offset, more, l4, refit, p);
             }
         }
         p.ip = Some(ip);
@@ -555,6 +611,7 @@ impl Decoder {
         offset: usize,
         more: bool,
         l4: Range<usize>,
+        refit: Refit,
         p: &mut Packet,
     ) -> Result<(), &'static str> {
         let done = self.defrag.add(Fragment {
@@ -577,8 +634,18 @@ impl Decoder {
             Some(datagram) => {
                 ip.reassembled = true;
                 p.ip = Some(ip);
-                p.data = datagram;
-                let all = 0..p.data.len();
+                // The packet becomes the last fragment's link and IP headers (without
+                // the fragment header, lengths fixed) followed by the whole datagram,
+                // as Suricata rebuilds it (EVE's `packet`).
+                let (mut data, frag_next) = match refit {
+                    Refit::V4 { .. } => (p.data[..l4.start].to_vec(), 0),
+                    Refit::V6 { frag_at, .. } => (p.data[..frag_at].to_vec(), p.data[frag_at]),
+                };
+                let start = data.len();
+                data.extend_from_slice(&datagram);
+                refit.apply(&mut data, start, frag_next);
+                p.data = data;
+                let all = start..p.data.len();
                 self.decode_l4(all, p)
             }
         }

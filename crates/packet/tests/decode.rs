@@ -180,3 +180,82 @@ proptest! {
         decode_all(1, &f);
     }
 }
+
+/// Decodes several frames with one decoder (fragments) and returns the last packet.
+fn decode_seq(linktype: u32, frames: &[Vec<u8>]) -> Packet {
+    let mut d = Decoder::new(true);
+    let mut p = Packet::default();
+    for (i, f) in frames.iter().enumerate() {
+        let frame = Frame {
+            ts: Duration::from_secs(1),
+            linktype,
+            orig_len: f.len() as u32,
+            data: f.clone(),
+        };
+        d.decode(&frame, i as u64 + 1, &mut p);
+    }
+    p
+}
+
+#[test]
+fn a_reassembled_ipv4_datagram_becomes_one_whole_packet() {
+    let seg = udp(1000, 53, &[b'x'; 40]);
+    // Two fragments: 24 bytes at offset 0 (MF), the rest at offset 24.
+    let frag = |off: usize, more: bool, body: &[u8]| {
+        let mut ip = ipv4([10, 0, 0, 1], [10, 0, 0, 2], 17, body);
+        let fo = (off / 8) as u16 | if more { 0x2000 } else { 0 };
+        ip[6..8].copy_from_slice(&fo.to_be_bytes());
+        let sum = !netsieve_packet::checksum::sum(&ip[..20], 0) as u16;
+        ip[10..12].copy_from_slice(&sum.to_be_bytes());
+        ether(0x0800, &ip)
+    };
+    let p = decode_seq(1, &[frag(0, true, &seg[..24]), frag(24, false, &seg[24..])]);
+    let ip = p.ip.expect("ip");
+    assert!(ip.reassembled);
+    assert_eq!(p.payload(), &[b'x'; 40]);
+    // Link header, then an IPv4 header that describes the whole datagram.
+    assert_eq!(p.data.len(), 14 + 20 + seg.len());
+    assert_eq!(&p.data[14 + 20..], seg.as_slice());
+    let h = &p.data[14..34];
+    assert_eq!(u16::from_be_bytes([h[2], h[3]]) as usize, 20 + seg.len());
+    assert_eq!(
+        u16::from_be_bytes([h[6], h[7]]) & 0x3fff,
+        0,
+        "no MF, no offset"
+    );
+    assert!(netsieve_packet::checksum::valid(h, 0), "header checksum");
+}
+
+#[test]
+fn a_reassembled_ipv6_datagram_loses_its_fragment_header() {
+    let seg = udp(1000, 53, &[b'y'; 40]);
+    let frag = |off: usize, more: bool, body: &[u8]| {
+        let mut ip = vec![0x60, 0, 0, 0];
+        ip.extend_from_slice(&((8 + body.len()) as u16).to_be_bytes());
+        ip.extend_from_slice(&[44, 64]);
+        ip.extend_from_slice(&[0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        ip.extend_from_slice(&[0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+        let fo = off as u16 | more as u16;
+        ip.extend_from_slice(&[17, 0]);
+        ip.extend_from_slice(&fo.to_be_bytes());
+        ip.extend_from_slice(&7u32.to_be_bytes());
+        ip.extend_from_slice(body);
+        ip
+    };
+    // PPP with a compressed (one-byte) protocol field: 0x57 is IPv6.
+    let ppp = |ip: Vec<u8>| [vec![0x57], ip].concat();
+    let p = decode_seq(
+        9,
+        &[
+            ppp(frag(0, true, &seg[..16])),
+            ppp(frag(16, false, &seg[16..])),
+        ],
+    );
+    assert!(p.ip.expect("ip").reassembled);
+    assert_eq!(p.payload(), &[b'y'; 40]);
+    assert_eq!(p.data[0], 0x57);
+    let h = &p.data[1..41];
+    assert_eq!(h[6], 17, "next header is the fragment's");
+    assert_eq!(u16::from_be_bytes([h[4], h[5]]) as usize, seg.len());
+    assert_eq!(&p.data[41..], seg.as_slice());
+}

@@ -1,0 +1,88 @@
+//! Frames from an attacker, through everything a packet meets in `netsieve scan`:
+//! decoding on every link type, tunnels, defragmentation, the flow table and TCP
+//! reassembly, and detection with rules that use stream, flow, byte and pcre keywords.
+//! Input: one byte picks the link type, then frames as (2-byte length, bytes).
+#![no_main]
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use libfuzzer_sys::fuzz_target;
+use netsieve_detect::{BuildOptions, DetectOptions, Detector, FlowData, RuleSet};
+use netsieve_packet::capture::Frame;
+use netsieve_packet::decode::{Decoder, Packet};
+use netsieve_packet::flow::{FlowConfig, FlowTable};
+use netsieve_rules::{Classifications, Vars, parse_rule};
+
+const RULES: &str = r#"alert tcp any any -> any any (content:"GET"; content:"HTTP"; distance:0; sid:1;)
+alert tcp any any -> any 80 (flow:established,to_server; content:"abc"; byte_test:1,>,3,0,relative; sid:2;)
+alert udp any any -> any 53 (content:"|01 00|"; offset:2; depth:2; byte_jump:1,10,relative; isdataat:1,relative; sid:3;)
+alert tcp any any -> any any (flowbits:set,x; flowbits:noalert; content:"x"; sid:4;)
+alert tcp any any -> any any (flowbits:isset,x; pcre:"/a(b|c)+d/si"; sid:5;)
+drop ip any any -> any any (dsize:>1000; sid:6;)
+alert icmp any any -> any any (itype:8; content:"ping"; nocase; sid:7;)
+pass tcp any any <> any 22 (sid:8;)"#;
+
+fn set() -> Arc<RuleSet> {
+    static SET: OnceLock<Arc<RuleSet>> = OnceLock::new();
+    SET.get_or_init(|| {
+        let vars = Vars::default();
+        let rules = RULES.lines().map(|l| parse_rule(l, &vars).unwrap()).collect();
+        Arc::new(RuleSet::build(rules, &Classifications::bundled(), BuildOptions::default()))
+    })
+    .clone()
+}
+
+const LINKTYPES: [u32; 9] = [1, 101, 113, 276, 0, 108, 9, 12, 228];
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&lt, mut rest)) = data.split_first() else {
+        return;
+    };
+    let linktype = LINKTYPES[lt as usize % LINKTYPES.len()];
+    let mut decoder = Decoder::new(lt & 0x80 != 0);
+    let mut flows: FlowTable<FlowData> = FlowTable::new(FlowConfig {
+        midstream: lt & 0x40 != 0,
+        max_flows: 16,
+        ..FlowConfig::default()
+    });
+    let mut det = Detector::new(
+        set(),
+        DetectOptions {
+            ips: lt & 0x20 != 0,
+            keep_bytes: true,
+            ..DetectOptions::default()
+        },
+    );
+    let mut alerts = Vec::new();
+    let mut num = 0u64;
+    while rest.len() >= 2 {
+        let len = u16::from_le_bytes([rest[0], rest[1]]) as usize;
+        let body = &rest[2..];
+        let take = len.min(body.len());
+        num += 1;
+        let frame = Frame {
+            ts: Duration::from_millis(num * 10),
+            linktype,
+            orig_len: take as u32,
+            data: body[..take].to_vec(),
+        };
+        rest = &body[take..];
+        let mut p = Packet::default();
+        decoder.decode(&frame, num, &mut p);
+        let mut inner = Packet::default();
+        let mut depth = 0;
+        loop {
+            match flows.packet(&p, true) {
+                Some((f, obs)) => det.inspect(&p, Some((f, &obs)), &mut alerts),
+                None => det.inspect(&p, None, &mut alerts),
+            }
+            depth += 1;
+            assert!(depth <= 8, "tunnel chain does not end");
+            if !decoder.decode_inner(&p, &mut inner) {
+                break;
+            }
+            std::mem::swap(&mut p, &mut inner);
+        }
+    }
+});

@@ -1,0 +1,29 @@
+//! Rule text and threshold.config text from an attacker: parsing, compiling (contents,
+//! pcre with both engines, byte keywords, port groups, prefilters) and evaluating the
+//! compiled options over the input itself must never panic or hang.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use netsieve_detect::eval::{Ctx, matches};
+use netsieve_detect::{BuildOptions, RuleSet};
+use netsieve_rules::{Classifications, ThresholdConfig, Vars, parse_rule};
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let vars = Vars::default();
+    let _ = ThresholdConfig::parse(&text, &vars);
+    let rules: Vec<_> = text
+        .lines()
+        .take(64)
+        .filter_map(|l| parse_rule(l, &vars).ok())
+        .collect();
+    if rules.is_empty() {
+        return;
+    }
+    let set = RuleSet::build(rules, &Classifications::bundled(), BuildOptions::default());
+    for s in &set.sigs {
+        for l in &s.lists {
+            let _ = matches(l, data, &mut Ctx::default());
+        }
+    }
+});
