@@ -151,7 +151,8 @@ pub struct Packet {
     pub error: Option<&'static str>,
     /// For a packet decoded out of a tunnel: the tunnel's outer layer.
     pub tunnel: Option<Tunnel>,
-    /// The capture's link type (LINKTYPE_* number) of the frame.
+    /// The capture's link type (LINKTYPE_* number) of the frame; 12 (raw) for packets
+    /// taken out of a tunnel.
     pub linktype: u32,
 }
 
@@ -289,7 +290,8 @@ impl Decoder {
         out.bad_checksum = false;
         out.error = None;
         out.tunnel = Some(tunnel);
-        out.linktype = outer.linktype;
+        // As Suricata labels tunnel packets: raw (DLT_RAW), whatever the inner framing.
+        out.linktype = 12;
         let r = match kind {
             InnerKind::Ipv4 => self.decode_ipv4(0, out),
             InnerKind::Ipv6 => self.decode_ipv6(0, out),

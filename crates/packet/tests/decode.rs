@@ -96,6 +96,11 @@ fn ip_in_ip_gre_and_vxlan_give_the_inner_packet() {
     );
     assert_eq!(ps[1].ip.unwrap().src, addr([192, 168, 0, 1]));
     assert_eq!(
+        (ps[0].linktype, ps[1].linktype),
+        (1, 12),
+        "inner packets are raw"
+    );
+    assert_eq!(
         ps[1].l4,
         L4::Udp {
             sport: 1000,
