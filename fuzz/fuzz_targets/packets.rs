@@ -12,6 +12,7 @@ use netsieve_detect::{BuildOptions, DetectOptions, Detector, FlowData, RuleSet};
 use netsieve_packet::capture::Frame;
 use netsieve_packet::decode::{Decoder, Packet};
 use netsieve_packet::flow::{FlowConfig, FlowTable};
+use netsieve_packet::reassembly::OverlapPolicy;
 use netsieve_rules::{Classifications, Vars, parse_rule};
 
 const RULES: &str = r#"alert tcp any any -> any any (content:"GET"; content:"HTTP"; distance:0; sid:1;)
@@ -44,6 +45,12 @@ fuzz_target!(|data: &[u8]| {
     let mut flows: FlowTable<FlowData> = FlowTable::new(FlowConfig {
         midstream: lt & 0x40 != 0,
         max_flows: 16,
+        // Half the inputs reassemble with the last-wins overlap policy.
+        policies: if lt & 0x10 != 0 {
+            vec![("0.0.0.0".parse().unwrap(), 0, OverlapPolicy::Last)]
+        } else {
+            Vec::new()
+        },
         ..FlowConfig::default()
     });
     let mut det = Detector::new(
@@ -51,6 +58,9 @@ fuzz_target!(|data: &[u8]| {
         DetectOptions {
             ips: lt & 0x20 != 0,
             keep_bytes: true,
+            // Small chunks, so IDS-mode stream inspection triggers often.
+            chunk: [(lt & 0x0f) as u64 * 3, 7],
+            payload_limit: 64,
             ..DetectOptions::default()
         },
     );
@@ -77,6 +87,9 @@ fuzz_target!(|data: &[u8]| {
                 Some((f, obs)) => det.inspect(&p, Some((f, &obs)), &mut alerts),
                 None => det.inspect(&p, None, &mut alerts),
             }
+            for mut f in flows.take_retired() {
+                det.flow_end(&mut f, num, &mut alerts);
+            }
             depth += 1;
             assert!(depth <= 8, "tunnel chain does not end");
             if !decoder.decode_inner(&p, &mut inner) {
@@ -84,5 +97,8 @@ fuzz_target!(|data: &[u8]| {
             }
             std::mem::swap(&mut p, &mut inner);
         }
+    }
+    for mut f in flows.drain() {
+        det.flow_end(&mut f, num + 1, &mut alerts);
     }
 });

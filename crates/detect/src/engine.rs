@@ -4,17 +4,31 @@
 //! the patterns it finds, and the group's rules without a fast pattern, are the
 //! candidates. Each candidate is checked cheaply first (protocol, addresses, ports, flow
 //! direction and state, header conditions, flowbits), then its payload lists are
-//! evaluated. For TCP, the bytes that reassembly just put in order go through a
-//! *streaming* prefilter kept per flow direction, so a fast pattern split across
-//! segments is found; its rules are then evaluated over the reassembled stream.
+//! evaluated.
+//!
+//! For TCP, reassembled stream bytes go through a *streaming* prefilter kept per flow
+//! direction, so a fast pattern split across segments is found; its rules are then
+//! evaluated over the reassembled stream. *When* stream bytes are inspected follows
+//! Suricata:
+//!
+//! - IPS mode (inline): on arrival, as soon as they are in order.
+//! - IDS mode: only bytes the receiver acknowledged, and only once at least a chunk of
+//!   them (`stream.reassembly.toserver-chunk-size`, 2,560 bytes by default) waits, or
+//!   the stream reached its depth; the inspection runs on a packet of the stream's own
+//!   direction. Whatever is left when the flow ends (timeout, eviction, end of input)
+//!   is inspected by [`Detector::flow_end`], on a *pseudo packet* per direction
+//!   (Suricata's `stream (flow timeout)`), with every remaining hole skipped.
+//!
+//! A gap in a stream splits it into runs; a pattern never matches across a gap.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use netsieve_packet::decode::{Packet, ipopt, tcp_flags as tcp};
+use netsieve_packet::decode::{Ip, Packet, Tcp, ipopt, tcp_flags as tcp};
 use netsieve_packet::flow::{Direction, Flow, Observed};
+use netsieve_packet::reassembly::RunView;
 use netsieve_packet::{L4, Tunnel};
 use netsieve_rules::{
     Action, Cmp, Cond, FlagsMode, FlowbitCmd, GlobalKind, StreamSide, SuppressTrack, Threshold,
@@ -35,8 +49,13 @@ pub struct FlowData {
     tail: [Vec<u8>; 2],
     /// Stream offset up to which each direction was fed to the prefilter.
     fed: [u64; 2],
-    /// Rules that already alerted on each direction's stream.
-    stream_alerted: [Vec<u32>; 2],
+    /// The link type, VLANs and tunnel of the flow's last packet (for pseudo packets).
+    linktype: u32,
+    vlan: [u16; 2],
+    tunnel: Option<Tunnel>,
+    /// A message in this direction looks complete (the other side answered): its
+    /// acknowledged bytes are inspected on the direction's next packet.
+    trigger: [bool; 2],
     /// IP-only rules were checked on this direction (first packet each way).
     ip_only_done: [bool; 2],
     /// The flow's first packet was TCP without a lone SYN.
@@ -71,9 +90,23 @@ pub struct Alert {
     /// The tunnel the packet came out of, if any.
     pub tunnel: Option<Tunnel>,
     pub linktype: u32,
-    /// With [`Detector::keep_bytes`]: the inspected buffer (the packet payload, or the
-    /// reassembled stream for a stream match) and the packet's bytes, for the log.
+    /// With [`DetectOptions::keep_bytes`]: the inspected buffer (the packet payload, or
+    /// the reassembled stream for a stream match) and the packet's bytes, for the log.
     pub bytes: Option<Box<(Vec<u8>, Vec<u8>)>>,
+    /// A flow-end pseudo packet's alert: the `first_packet` of its flow. Such alerts
+    /// have no packet of their own; `packet` is where in the input they were raised.
+    pub pseudo: Option<u64>,
+}
+
+impl Alert {
+    /// The key that orders alerts as a single thread raises them: by packet, a flow's
+    /// end before the packet that ended it, flows in the order they began.
+    pub fn order(&self) -> (u64, bool, u64, u64) {
+        match self.pseudo {
+            Some(first) => (self.packet, false, first, self.flow_id.unwrap_or(0)),
+            None => (self.packet, true, 0, 0),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -102,6 +135,7 @@ pub struct Detector {
     pub set: Arc<RuleSet>,
     cands: Vec<u32>,
     stream_cands: Vec<u32>,
+    views: Vec<RunView>,
     cx: Ctx,
     /// Candidates evaluated, for profiles.
     pub evaluated: u64,
@@ -153,7 +187,7 @@ impl ExceptionPolicy {
 }
 
 /// How a [`Detector`] acts.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct DetectOptions {
     /// IPS mode: drop and reject block packets and flows.
     pub ips: bool,
@@ -161,6 +195,23 @@ pub struct DetectOptions {
     pub keep_bytes: bool,
     /// For TCP flows whose first packet is not a SYN.
     pub midstream: ExceptionPolicy,
+    /// IDS mode: acknowledged stream bytes that must wait before an inspection, per
+    /// direction (to server, to client).
+    pub chunk: [u64; 2],
+    /// Bytes of a stream copied into an alert at most (EVE's `payload-buffer-size`).
+    pub payload_limit: usize,
+}
+
+impl Default for DetectOptions {
+    fn default() -> Self {
+        DetectOptions {
+            ips: false,
+            keep_bytes: false,
+            midstream: ExceptionPolicy::Ignore,
+            chunk: [2560, 2560],
+            payload_limit: 4096,
+        }
+    }
 }
 
 /// The packet context rules are checked against.
@@ -184,6 +235,7 @@ impl Detector {
             opts,
             cands: Vec::new(),
             stream_cands: Vec::new(),
+            views: Vec::new(),
             cx: Ctx::default(),
             evaluated: 0,
         }
@@ -197,7 +249,9 @@ impl Detector {
         mut flow: Option<(&mut Flow<FlowData>, &Observed)>,
         out: &mut Vec<Alert>,
     ) {
-        let Some(ip) = p.ip else { return };
+        if p.ip.is_none() {
+            return;
+        }
         if let Some((f, obs)) = flow.as_mut() {
             if obs.new_flow
                 && let L4::Tcp(t) = p.l4
@@ -215,7 +269,131 @@ impl Detector {
             if f.user.passed || f.user.dropped {
                 return;
             }
+            f.user.linktype = p.linktype;
+            f.user.vlan = p.vlan;
+            f.user.tunnel = p.tunnel;
         }
+        // The stream bytes this packet inspects, in its own direction.
+        let mut stream = None;
+        if let (Some((f, obs)), L4::Tcp(_)) = (flow.as_mut(), p.l4) {
+            let d = obs.dir.index();
+            if obs.added {
+                f.user.trigger[1 - d] = true;
+            }
+            let s = &f.streams[d];
+            let from = f.user.fed[d];
+            let range = if self.opts.ips {
+                // Inline: the new bytes; a segment that brings none (a retransmission)
+                // has its own place in the stream inspected again.
+                let seg = obs.seg.start..obs.seg.end.min(s.offset());
+                if s.offset() > from {
+                    from..s.offset()
+                } else if obs.added && !seg.is_empty() {
+                    seg
+                } else {
+                    from..from
+                }
+            } else {
+                let acked = s.offset().min(s.acked_offset());
+                let ready = acked.saturating_sub(from) >= self.opts.chunk[d]
+                    || s.at_depth()
+                    || f.user.trigger[d];
+                from..if ready { acked } else { from }
+            };
+            if !range.is_empty() {
+                f.user.trigger[d] = false;
+                stream = Some((d, range));
+            }
+        }
+        self.run(p, flow, true, stream, None, out);
+    }
+
+    /// The flow ends: what its streams hold and was not inspected yet is inspected now,
+    /// with every hole skipped, on a pseudo packet per direction (client's first).
+    /// `at` is the number of the packet before which this happens (or past the last).
+    pub fn flow_end(&mut self, f: &mut Flow<FlowData>, at: u64, out: &mut Vec<Alert>) {
+        if f.proto != 6 || !f.tracked || f.user.passed || f.user.dropped {
+            return;
+        }
+        for dir in [Direction::ToServer, Direction::ToClient] {
+            let d = dir.index();
+            f.streams[d].flush();
+            let range = f.user.fed[d]..f.streams[d].offset();
+            if range.is_empty() {
+                continue;
+            }
+            let ((src, sport), (dst, dport)) = match dir {
+                Direction::ToServer => (f.client, f.server),
+                Direction::ToClient => (f.server, f.client),
+            };
+            let pkt = Packet {
+                num: at,
+                ts: f.last,
+                vlan: f.user.vlan,
+                ip: Some(Ip {
+                    src,
+                    dst,
+                    proto: 6,
+                    ttl: 0,
+                    tos: 0,
+                    id: 0,
+                    opts: 0,
+                    fragment: false,
+                    reassembled: false,
+                }),
+                l4: L4::Tcp(Tcp {
+                    sport,
+                    dport,
+                    seq: 0,
+                    ack: 0,
+                    flags: tcp::ACK,
+                    window: 0,
+                }),
+                tunnel: f.user.tunnel,
+                linktype: f.user.linktype,
+                ..Packet::default()
+            };
+            let obs = Observed {
+                dir,
+                new_flow: false,
+                // Stream data entered only once the connection was established.
+                established: true,
+                stream: 0..0,
+                added: false,
+                seg: 0..0,
+                normalized: None,
+                other: 0..0,
+            };
+            let first = f.first_packet;
+            let n = out.len();
+            self.run(
+                &pkt,
+                Some((&mut *f, &obs)),
+                false,
+                Some((d, range)),
+                Some(first),
+                out,
+            );
+            for al in &mut out[n..] {
+                if let Some(b) = &mut al.bytes {
+                    b.1.clear();
+                }
+            }
+        }
+    }
+
+    /// Evaluates the candidates of packet `p`: from its payload if `packet`, and from
+    /// stream `stream` (direction, offsets) if given.
+    fn run(
+        &mut self,
+        p: &Packet,
+        mut flow: Option<(&mut Flow<FlowData>, &Observed)>,
+        packet: bool,
+        stream: Option<(usize, std::ops::Range<u64>)>,
+        pseudo: Option<u64>,
+        out: &mut Vec<Alert>,
+    ) {
+        let Some(ip) = p.ip else { return };
         let set = Arc::clone(&self.set);
         let group = match p.l4 {
             L4::Tcp(_) => GroupId::Tcp,
@@ -238,8 +416,8 @@ impl Detector {
             stream_sizes: None,
         };
         // IP-only rules are judged on the first packet of each direction of a flow.
-        let mut ip_only = true;
-        if let Some((f, obs)) = flow.as_mut() {
+        let mut ip_only = packet;
+        if let (Some((f, obs)), true) = (flow.as_mut(), packet) {
             let done = &mut f.user.ip_only_done[obs.dir.index()];
             ip_only = !std::mem::replace(done, true);
         }
@@ -258,7 +436,7 @@ impl Detector {
         // Packet candidates.
         self.cands.clear();
         let payload = p.payload();
-        if !payload.is_empty() {
+        if packet && !payload.is_empty() {
             let cands = &mut self.cands;
             let pf = g.for_port(dport);
             pf.prefilter.scan(payload, |id| {
@@ -271,48 +449,66 @@ impl Detector {
         self.cands.sort_unstable();
         self.cands.dedup();
 
-        // Stream candidates: the new in-order bytes through the streaming prefilter.
+        // Stream candidates: the stream bytes to inspect through the streaming
+        // prefilter, run by run (the prefilter restarts after a gap).
         self.stream_cands.clear();
+        self.views.clear();
         let mut stream_dir = None;
-        if let (Some((f, obs)), GroupId::Tcp) = (flow.as_mut(), group)
-            && obs.stream.end > obs.stream.start
+        if let (Some((f, _)), GroupId::Tcp, Some((d, range))) =
+            (flow.as_mut(), group, stream.clone())
         {
-            let d = obs.dir.index();
             stream_dir = Some(d);
-            let new = f.streams[d].data(obs.stream.clone()).to_vec();
-            let fd = &mut f.user;
-            if fd.fed[d] != obs.stream.start {
-                fd.mpm[d].reset();
-                fd.tail[d].clear();
+            f.streams[d].runs_into(range.clone(), &mut self.views);
+            f.streams[d].freeze(range.end);
+            // Rules see a window of the stream: in IDS mode the chunk being inspected;
+            // inline, the packet's new bytes and up to a chunk of bytes before them.
+            let back = if self.opts.ips { self.opts.chunk[d] } else { 0 };
+            for v in &mut self.views {
+                let len = v.new.end - v.new.start;
+                let start = v.new.end.saturating_sub(len.max(back)).max(v.off);
+                v.idx.start += (start - v.off) as usize;
+                v.off = start;
             }
-            fd.fed[d] = obs.stream.end;
-            let sc = &mut self.stream_cands;
+            let fd = &mut f.user;
             // One direction of a flow always has the same destination port, so the
             // same port group's prefilter carries its stream state.
             let pf = g.for_port(dport);
-            match &pf.prefilter {
-                Prefilter::Dfc(m) => m.feed(&mut fd.mpm[d], &new, |x| {
-                    sc.extend_from_slice(&pf.pattern_sigs[x.pattern as usize]);
-                }),
-                Prefilter::Ac(ac) => {
-                    let keep = pf.prefilter.max_len().saturating_sub(1);
-                    let tail = &mut fd.tail[d];
-                    let old = tail.len();
-                    tail.extend_from_slice(&new);
-                    for m in ac.find_overlapping_iter(&tail[..]) {
-                        if m.end() > old {
-                            sc.extend_from_slice(&pf.pattern_sigs[m.pattern().as_usize()]);
-                        }
-                    }
-                    let cut = tail.len().saturating_sub(keep);
-                    tail.drain(..cut);
+            let fed = fd.fed[d];
+            for v in &self.views {
+                let run = f.streams[d].bytes(v.idx.clone());
+                let new = &run[(v.new.start - v.off) as usize..];
+                if fd.fed[d] != v.new.start {
+                    fd.mpm[d].reset();
+                    fd.tail[d].clear();
                 }
-                Prefilter::None => {}
+                fd.fed[d] = v.new.end;
+                let sc = &mut self.stream_cands;
+                match &pf.prefilter {
+                    Prefilter::Dfc(m) => m.feed(&mut fd.mpm[d], new, |x| {
+                        sc.extend_from_slice(&pf.pattern_sigs[x.pattern as usize]);
+                    }),
+                    Prefilter::Ac(ac) => {
+                        let keep = pf.prefilter.max_len().saturating_sub(1);
+                        let tail = &mut fd.tail[d];
+                        let old = tail.len();
+                        tail.extend_from_slice(new);
+                        for m in ac.find_overlapping_iter(&tail[..]) {
+                            if m.end() > old {
+                                sc.extend_from_slice(&pf.pattern_sigs[m.pattern().as_usize()]);
+                            }
+                        }
+                        let cut = tail.len().saturating_sub(keep);
+                        tail.drain(..cut);
+                    }
+                    Prefilter::None => {}
+                }
             }
+            fd.fed[d] = fed.max(range.end);
             self.stream_cands.sort_unstable();
             self.stream_cands.dedup();
         }
 
+        let added = flow.as_ref().is_some_and(|(_, obs)| obs.added);
         let mut i = 0;
         let mut j = 0;
         let mut packet_dropped = false;
@@ -343,6 +539,7 @@ impl Detector {
                 }
             };
             let (si, pkt_cand, stream_cand) = next;
+            let pkt_cand = pkt_cand && packet;
             let s = &set.sigs[si as usize];
             if (s.ip_only && !ip_only) || !header_ok(s, &ctx) {
                 continue;
@@ -358,20 +555,25 @@ impl Detector {
             };
             let mut matched = false;
             let mut on_stream = false;
-            if pkt_ok && pkt_cand && (!s.needs_payload || !payload.is_empty()) {
+            // A rule that may match the packet or the stream judges a packet whose
+            // payload went into the stream only there (as Suricata does).
+            let in_stream = stream_ok && !s.lists.is_empty() && added;
+            if pkt_ok && pkt_cand && !in_stream && (!s.needs_payload || !payload.is_empty()) {
                 matched = s.lists.iter().all(|l| matches(l, payload, &mut self.cx));
             }
             if !matched
                 && stream_ok
+                && !s.lists.is_empty()
                 && (stream_cand || (!s.needs_payload && stream_dir.is_some()))
                 && let (Some(d), Some((f, _))) = (stream_dir, flow.as_mut())
-                && !f.user.stream_alerted[d].contains(&si)
             {
-                let (_, data) = f.streams[d].kept();
-                if s.lists.iter().all(|l| matches(l, data, &mut self.cx)) {
-                    matched = true;
-                    on_stream = true;
-                    f.user.stream_alerted[d].push(si);
+                for v in &self.views {
+                    let data = f.streams[d].bytes(v.idx.clone());
+                    if s.lists.iter().all(|l| matches(l, data, &mut self.cx)) {
+                        matched = true;
+                        on_stream = true;
+                        break;
+                    }
                 }
             }
             if !matched {
@@ -407,8 +609,10 @@ impl Detector {
                 continue;
             }
             let bytes = self.opts.keep_bytes.then(|| {
-                let buf = match (on_stream, stream_dir, flow.as_ref()) {
-                    (true, Some(d), Some((f, _))) => f.streams[d].kept().1.to_vec(),
+                let buf = match (on_stream, stream_dir, flow.as_ref(), stream.as_ref()) {
+                    (true, Some(d), Some((f, _)), Some((_, r))) => {
+                        f.streams[d].render(r.end, self.opts.payload_limit)
+                    }
                     _ => payload.to_vec(),
                 };
                 Box::new((buf, p.data.clone()))
@@ -434,6 +638,7 @@ impl Detector {
                 },
                 vlan: p.vlan,
                 tunnel: p.tunnel,
+                pseudo,
             });
         }
     }

@@ -12,7 +12,9 @@
 
 use std::collections::HashMap;
 
-use netsieve_rules::{Action, Buffer, Classifications, FlowOpts, FlowbitCmd, Match, Proto, Rule};
+use netsieve_rules::{
+    Action, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd, Match, Proto, Rule,
+};
 
 use crate::addrindex::{AddrIndex, AddrSet};
 use crate::eval::{CMatch, compile_list};
@@ -262,9 +264,11 @@ impl RuleSet {
             }
             let proto = match rule.proto {
                 Proto::Ip => SigProto::Ip,
+                // dsize judges packets (Suricata's SIG_FLAG_REQUIRE_PACKET).
                 Proto::Tcp => SigProto::Tcp {
                     packet: !rule.flow.only_stream,
-                    stream: !rule.flow.no_stream,
+                    stream: !rule.flow.no_stream
+                        && !rule.conds.iter().any(|c| matches!(c, Cond::Dsize(_))),
                 },
                 Proto::TcpPkt => SigProto::Tcp {
                     packet: true,

@@ -5,6 +5,7 @@
 //! list items skipped). It does not
 //! implement YAML; keys it cannot place are ignored. Honoured keys: `vars.address-groups.*`,
 //! `vars.port-groups.*`, `stream.midstream`, `stream.reassembly.depth`,
+//! `stream.reassembly.to{server,client}-chunk-size`, `host-os-policy.*`,
 //! `classification-file`, `threshold-file`, `action-order`, `exception-policy`,
 //! `stream.midstream-policy`,
 //! `outputs.eve-log.types.alert.*`. Others are reported once as ignored.

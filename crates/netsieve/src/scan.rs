@@ -14,7 +14,8 @@ use netsieve_detect::{
     Alert, BuildOptions, DetectOptions, Detector, ExceptionPolicy, FlowData, Mpm, RuleSet,
     Thresholds,
 };
-use netsieve_packet::flow::{Direction, FlowConfig, FlowTable, SweepClock};
+use netsieve_packet::flow::{Direction, Flow, FlowConfig, FlowTable, SweepClock};
+use netsieve_packet::reassembly::OverlapPolicy;
 use netsieve_packet::{Capture, Decoder, Frame, Packet};
 use netsieve_rules::{Classifications, Loaded, ThresholdConfig, Vars};
 use serde_json::json;
@@ -71,6 +72,10 @@ struct Settings {
     /// `exception-policy` (the master switch) and `stream.midstream-policy`.
     exception_policy: Option<String>,
     midstream_policy: Option<String>,
+    /// `stream.reassembly.to{server,client}-chunk-size`.
+    chunk: [u64; 2],
+    /// `outputs.eve-log.types.alert.payload-buffer-size`.
+    payload_limit: usize,
 }
 
 /// What alert records carry beyond the alert (suricata.yaml's
@@ -95,6 +100,25 @@ fn apply_setting(
     } else if key == "stream.midstream" {
         s.flow.midstream =
             config::parse_bool(value).ok_or_else(|| format!("{key}: not a boolean: {value}"))?;
+    } else if let Some(side) = key
+        .strip_prefix("stream.reassembly.")
+        .and_then(|k| k.strip_suffix("-chunk-size"))
+        .filter(|k| matches!(*k, "toserver" | "toclient"))
+    {
+        let v = config::parse_size(value).ok_or_else(|| format!("{key}: not a size: {value}"))?;
+        s.chunk[usize::from(side == "toclient")] = v;
+    } else if let Some(os) = key.strip_prefix("host-os-policy.") {
+        let policy = OverlapPolicy::from_os(os)
+            .ok_or_else(|| format!("{key}: unknown host OS policy {os:?}"))?;
+        for item in value.trim_matches(|c| c == '[' || c == ']').split(',') {
+            let item = item.trim().trim_matches('"');
+            if item.is_empty() {
+                continue;
+            }
+            let (net, len) = parse_prefix(item)
+                .ok_or_else(|| format!("{key}: not an address or network: {item:?}"))?;
+            s.flow.policies.push((net, len, policy));
+        }
     } else if key == "stream.reassembly.depth" {
         s.flow.depth =
             config::parse_size(value).ok_or_else(|| format!("{key}: not a size: {value}"))?;
@@ -104,6 +128,11 @@ fn apply_setting(
             "payload" => s.eve.payload = on.unwrap_or(false),
             "payload-printable" => s.eve.payload_printable = on.unwrap_or(false),
             "packet" => s.eve.packet = on.unwrap_or(false),
+            "payload-buffer-size" => {
+                s.payload_limit = config::parse_size(value)
+                    .ok_or_else(|| format!("{key}: not a size: {value}"))?
+                    as usize;
+            }
             _ => ignored.push(key.to_string()),
         }
     } else if key == "exception-policy" {
@@ -120,6 +149,18 @@ fn apply_setting(
         ignored.push(key.to_string());
     }
     Ok(())
+}
+
+/// An address or a network in CIDR form: (network, prefix length).
+fn parse_prefix(s: &str) -> Option<(IpAddr, u8)> {
+    let (a, len) = match s.split_once('/') {
+        Some((a, l)) => (a, Some(l.parse::<u8>().ok()?)),
+        None => (s, None),
+    };
+    let ip: IpAddr = a.parse().ok()?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    let len = len.unwrap_or(max);
+    (len <= max).then_some((ip, len))
 }
 
 /// The policy for TCP flows picked up midstream, as Suricata resolves it:
@@ -162,6 +203,8 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         build: BuildOptions::default(),
         exception_policy: None,
         midstream_policy: None,
+        chunk: DetectOptions::default().chunk,
+        payload_limit: DetectOptions::default().payload_limit,
     };
     let mut ignored = Vec::new();
     if let Some(c) = &a.config {
@@ -191,6 +234,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
                 .join(", ")
         );
     }
+    settings.flow.inline = a.simulate_ips;
     let checksums = match a.checksums.as_deref() {
         None | Some("auto") => Checksums::Auto,
         Some("all") => Checksums::All,
@@ -283,6 +327,8 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         ips: a.simulate_ips,
         keep_bytes: settings.eve.payload || settings.eve.payload_printable || settings.eve.packet,
         midstream: midstream_policy(&settings, a.simulate_ips)?,
+        chunk: settings.chunk,
+        payload_limit: settings.payload_limit,
     };
     let mut pool = if threads > 1 {
         Some(Pool::start(threads, &set, &settings.flow, det))
@@ -320,8 +366,14 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         // Suricata does; captures taken on the sending host often have such packets).
         if clock.due(pkt.ts) {
             match pool.as_mut() {
-                Some(pool) => pool.sweep(pkt.ts),
-                None => inline.flows.sweep(pkt.ts),
+                Some(pool) => pool.sweep(pkt.ts, stats.packets),
+                None => {
+                    alerts.clear();
+                    inline.sweep(pkt.ts, stats.packets, &mut alerts);
+                    for al in &alerts {
+                        sink.emit(al)?;
+                    }
+                }
             }
         }
         // The packet, then the packets of the tunnels it carries, innermost last.
@@ -354,10 +406,16 @@ fn scan(a: Args) -> Result<ExitCode, String> {
             );
         }
     }
+    // Flows still open end with the input: their streams are inspected to the end.
+    alerts.clear();
+    inline.end(stats.packets + 1, &mut alerts);
+    for al in &alerts {
+        sink.emit(al)?;
+    }
     let mut evaluated = inline.det.evaluated;
     stats.flows = inline.flows.stats.created;
     if let Some(pool) = pool.take() {
-        let (flows, ev) = pool.finish(&mut sink)?;
+        let (flows, ev) = pool.finish(stats.packets + 1, &mut sink)?;
         stats.flows += flows;
         evaluated += ev;
     }
@@ -527,9 +585,45 @@ impl Worker {
     }
 
     fn process(&mut self, pkt: &Packet, track_stream: bool, out: &mut Vec<Alert>) {
+        let n = out.len();
         match self.flows.packet(pkt, track_stream) {
-            Some((f, obs)) => self.det.inspect(pkt, Some((f, &obs)), out),
+            // Inline, a segment that overlaps the stream with other bytes goes on as
+            // the stream holds it (and is inspected so).
+            Some((f, obs)) => match &obs.normalized {
+                Some(bytes) => {
+                    let mut q = pkt.clone();
+                    q.rewrite_tcp_payload(bytes);
+                    self.det.inspect(&q, Some((f, &obs)), out)
+                }
+                None => self.det.inspect(pkt, Some((f, &obs)), out),
+            },
             None => self.det.inspect(pkt, None, out),
+        }
+        // Flows this packet ended (expired, or evicted for room) come before it.
+        let retired = self.flows.take_retired();
+        if !retired.is_empty() {
+            let mut ended = Vec::new();
+            self.finish_flows(retired, pkt.num, &mut ended);
+            out.splice(n..n, ended);
+        }
+    }
+
+    /// Sweeps idle flows before packet `at`, finishing them.
+    fn sweep(&mut self, now: Duration, at: u64, out: &mut Vec<Alert>) {
+        self.flows.sweep(now);
+        let retired = self.flows.take_retired();
+        self.finish_flows(retired, at, out);
+    }
+
+    /// Ends every flow (end of input; `at` is past the last packet).
+    fn end(&mut self, at: u64, out: &mut Vec<Alert>) {
+        let flows = self.flows.drain();
+        self.finish_flows(flows, at, out);
+    }
+
+    fn finish_flows(&mut self, flows: Vec<Flow<FlowData>>, at: u64, out: &mut Vec<Alert>) {
+        for mut f in flows {
+            self.det.flow_end(&mut f, at, out);
         }
     }
 }
@@ -545,8 +639,11 @@ const CHUNK: usize = 1024;
 enum Work {
     /// A packet and whether its TCP payload may enter the stream.
     Packet(Packet, bool),
-    /// Sweep idle flows (at the same place in the packet stream for every worker).
-    Sweep(Duration),
+    /// Sweep idle flows (at the same place in the packet stream for every worker),
+    /// before the packet with this number.
+    Sweep(Duration, u64),
+    /// The input ended after the packet before this number: end every flow.
+    End(u64),
 }
 
 struct Pool {
@@ -576,7 +673,8 @@ impl Pool {
                     for work in &pkts {
                         match work {
                             Work::Packet(p, track) => w.process(p, *track, &mut out),
-                            Work::Sweep(now) => w.flows.sweep(*now),
+                            Work::Sweep(now, at) => w.sweep(*now, *at, &mut out),
+                            Work::End(at) => w.end(*at, &mut out),
                         }
                     }
                     if res_tx.send((chunk, out)).is_err() {
@@ -614,9 +712,9 @@ impl Pool {
         Ok(())
     }
 
-    fn sweep(&mut self, now: Duration) {
+    fn sweep(&mut self, now: Duration, at: u64) {
         for b in &mut self.batches {
-            b.push(Work::Sweep(now));
+            b.push(Work::Sweep(now, at));
         }
     }
 
@@ -657,8 +755,9 @@ impl Pool {
             }
             let (_, mut alerts) = self.pending.remove(&self.next_emit).expect("present");
             // A packet's alerts come from one worker, in evaluation order: a stable
-            // sort by packet number restores the single-threaded order.
-            alerts.sort_by_key(|a| a.packet);
+            // sort by packet number (flow ends first, by flow) restores the
+            // single-threaded order.
+            alerts.sort_by_key(Alert::order);
             for al in &alerts {
                 sink.emit(al)?;
             }
@@ -667,11 +766,13 @@ impl Pool {
         Ok(())
     }
 
-    /// Flushes the last chunk, drains the workers and returns (flows, evaluated).
-    fn finish(mut self, sink: &mut Sink<'_>) -> Result<(u64, u64), String> {
-        if self.in_chunk > 0 {
-            self.send()?;
+    /// Flushes the last chunk, ends every flow (`at` is past the last packet), drains
+    /// the workers and returns (flows, evaluated).
+    fn finish(mut self, at: u64, sink: &mut Sink<'_>) -> Result<(u64, u64), String> {
+        for b in &mut self.batches {
+            b.push(Work::End(at));
         }
+        self.send()?;
         while self.next_emit < self.next_chunk {
             self.receive(sink)?;
         }
@@ -727,7 +828,7 @@ fn write_alert(
         "proto": proto_name(al.proto),
         "ip_v": if al.src.is_ipv4() { 4 } else { 6 },
         "pcap_cnt": al.packet,
-        "pkt_src": "wire/pcap",
+        "pkt_src": if al.pseudo.is_some() { "stream (flow timeout)" } else { "wire/pcap" },
         "alert": {
             "action": action,
             "gid": r.gid,
@@ -739,6 +840,10 @@ fn write_alert(
         },
     });
     let obj = rec.as_object_mut().expect("object");
+    if al.pseudo.is_some() {
+        // A pseudo packet was not read from the capture.
+        obj.remove("pcap_cnt");
+    }
     if let Some(t) = &al.tunnel {
         let mut tun = json!({
             "src_ip": ip_str(t.src),
@@ -778,7 +883,9 @@ fn write_alert(
             obj.insert("stream".into(), json!(u8::from(al.stream)));
         }
         if opts.packet {
-            obj.insert("packet".into(), json!(b64.encode(packet)));
+            if !packet.is_empty() {
+                obj.insert("packet".into(), json!(b64.encode(packet)));
+            }
             obj.insert(
                 "packet_info".into(),
                 json!({"linktype": al.linktype, "linktype_name": linktype_name(al.linktype)}),

@@ -56,35 +56,82 @@ fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
     std::fs::write(path, out).unwrap();
 }
 
-/// Runs scan (checksums off, IPS simulated) and returns (sid, pcap_cnt) per alert.
-fn alerts(frames: &[Vec<u8>], rules: &str, extra: &[&str]) -> Vec<(u64, u64)> {
+/// Runs scan (checksums off) and returns the eve.json records.
+fn records(frames: &[Vec<u8>], rules: &str, args: &[&str]) -> Vec<serde_json::Value> {
     let dir = tempfile::tempdir().unwrap();
     let pcap = dir.path().join("in.pcap");
     let rules_path = dir.path().join("r.rules");
     write_pcap(&pcap, frames);
     std::fs::write(&rules_path, rules).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
-        .args(["scan", "-k", "none", "--simulate-ips", "-r"])
+        .args(["scan", "-k", "none", "-r"])
         .arg(&pcap)
         .arg("-S")
         .arg(&rules_path)
         .arg("-l")
         .arg(dir.path())
-        .args(extra)
+        .args(args)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::read_to_string(dir.path().join("eve.json"))
         .unwrap()
         .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// IPS simulated: (sid, pcap_cnt) per alert.
+fn alerts(frames: &[Vec<u8>], rules: &str, extra: &[&str]) -> Vec<(u64, u64)> {
+    let mut args = vec!["--simulate-ips"];
+    args.extend_from_slice(extra);
+    records(frames, rules, &args)
+        .iter()
+        .map(|v| {
             (
                 v["alert"]["signature_id"].as_u64().unwrap(),
                 v["pcap_cnt"].as_u64().unwrap(),
             )
         })
         .collect()
+}
+
+/// IDS mode: (sid, pcap_cnt or None for a flow-end pseudo packet) per alert.
+fn ids_alerts(frames: &[Vec<u8>], rules: &str, args: &[&str]) -> Vec<(u64, Option<u64>)> {
+    records(frames, rules, args)
+        .iter()
+        .map(|v| {
+            let pseudo = v["pkt_src"] == "stream (flow timeout)";
+            assert_eq!(pseudo, v["pcap_cnt"].is_null(), "{v}");
+            (
+                v["alert"]["signature_id"].as_u64().unwrap(),
+                v["pcap_cnt"].as_u64(),
+            )
+        })
+        .collect()
+}
+
+/// A handshake, then `data` (each: to_server, payload), each acknowledged by the
+/// other side; sequence numbers follow the data.
+fn conversation(data: &[(bool, &[u8])]) -> Vec<Vec<u8>> {
+    let (mut c, mut s) = (101u32, 501u32);
+    let mut f = vec![
+        tcp(true, SYN, 100, 0, b""),
+        tcp(false, SYN | ACK, 500, 101, b""),
+        tcp(true, ACK, 101, 501, b""),
+    ];
+    for (to_server, p) in data {
+        if *to_server {
+            f.push(tcp(true, PSH_ACK, c, s, p));
+            c += p.len() as u32;
+            f.push(tcp(false, ACK, s, c, b""));
+        } else {
+            f.push(tcp(false, PSH_ACK, s, c, p));
+            s += p.len() as u32;
+            f.push(tcp(true, ACK, c, s, b""));
+        }
+    }
+    f
 }
 
 /// Three data packets of one flow: client, server, client (as util-action-*'s pcap).
@@ -223,4 +270,126 @@ fn midstream_flows_follow_the_exception_policy() {
     ];
     let args = ["--set", "exception-policy=drop-flow"];
     assert_eq!(alerts(&frames, rules, &args), [(1, 2)]);
+}
+
+#[test]
+fn ids_mode_inspects_the_stream_when_a_chunk_is_acknowledged_or_the_flow_ends() {
+    // eve-payload-*: a lone request is inspected at the flow's end, on a pseudo packet.
+    let rules = "alert tcp-stream any any -> any any (content:\"GOOD\"; sid:1;)\n";
+    let frames = conversation(&[(true, b"GOOD")]);
+    assert_eq!(ids_alerts(&frames, rules, &[]), [(1, None)]);
+    // Inline (IPS), the stream is inspected on arrival.
+    assert_eq!(alerts(&frames, rules, &[]), [(1, 4)]);
+    // With a small chunk size, on the first client packet after the acknowledgement.
+    let small = ["--set", "stream.reassembly.toserver-chunk-size=4"];
+    let frames = conversation(&[(true, b"GOOD"), (true, b"more")]);
+    assert_eq!(ids_alerts(&frames, rules, &small), [(1, Some(6))]);
+}
+
+#[test]
+fn an_answer_completes_a_message() {
+    // bug-5162 and streamsize-keyword-02: the request is inspected once the server has
+    // answered, on the client's next packet, and anchored contents see each message
+    // from its start.
+    let rules = "alert tcp any any -> any any (content:\"REQ\"; depth:3; sid:1;)\n";
+    let frames = conversation(&[
+        (true, b"REQ one"),
+        (false, b"answer"),
+        (true, b"REQ two"),
+        (false, b"answer"),
+    ]);
+    assert_eq!(
+        ids_alerts(&frames, rules, &[]),
+        [(1, Some(7)), (1, Some(11))]
+    );
+}
+
+#[test]
+fn a_packet_in_the_stream_is_judged_there_only() {
+    // tcp-split-handshake-02, bug-7390: `alert tcp` rules do not alert twice, once on
+    // the packet and once on the stream; tcp-pkt rules see the packet.
+    let rules = "alert tcp any any -> any any (content:\"EVIL\"; sid:1;)\n\
+                 alert tcp-pkt any any -> any any (content:\"EVIL\"; sid:2;)\n";
+    let frames = conversation(&[(true, b"EVIL")]);
+    assert_eq!(ids_alerts(&frames, rules, &[]), [(2, Some(4)), (1, None)]);
+}
+
+#[test]
+fn gaps_split_the_stream_and_are_logged() {
+    // eve-payload-05-tcp-data-gap: four bytes never arrive.
+    let rules = "alert tcp-stream any any -> any any (content:\"VERY\"; sid:1;)\n\
+                 alert tcp-stream any any -> any any (content:\"DATA\"; sid:2;)\n\
+                 alert tcp-stream any any -> any any (content:\"VERYDATA\"; sid:3;)\n";
+    let frames = vec![
+        tcp(true, SYN, 100, 0, b""),
+        tcp(false, SYN | ACK, 500, 101, b""),
+        tcp(true, ACK, 101, 501, b""),
+        tcp(true, PSH_ACK, 101, 501, b"VERY"),
+        tcp(true, PSH_ACK, 109, 501, b"DATA"),
+        tcp(false, ACK, 501, 113, b""),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("s.yaml");
+    std::fs::write(
+        &cfg,
+        "outputs:\n  - eve-log:\n      types:\n        - alert:\n            payload-printable: yes\n",
+    )
+    .unwrap();
+    let recs = records(&frames, rules, &["-c", cfg.to_str().unwrap()]);
+    let got: Vec<(u64, &str)> = recs
+        .iter()
+        .map(|v| {
+            (
+                v["alert"]["signature_id"].as_u64().unwrap(),
+                v["payload_printable"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1, "VERY[4 bytes missing]DATA"),
+            (2, "VERY[4 bytes missing]DATA")
+        ]
+    );
+}
+
+#[test]
+fn the_receivers_os_decides_overlaps() {
+    // eve-payload-01 and -02: the same bytes sent twice with different content.
+    let rules = "alert tcp-stream any any -> any any (content:\"GOOD\"; sid:1;)\n\
+                 alert tcp-stream any any -> any any (content:\"EVIL\"; sid:2;)\n";
+    let mut frames = conversation(&[]);
+    frames.push(tcp(true, PSH_ACK, 101, 501, b"GOOD"));
+    frames.push(tcp(true, PSH_ACK, 101, 501, b"EVIL"));
+    frames.push(tcp(false, ACK, 501, 105, b""));
+    assert_eq!(ids_alerts(&frames, rules, &[]), [(1, None)]);
+    let linux = ["--set", "host-os-policy.old-linux=[192.168.1.1]"];
+    assert_eq!(ids_alerts(&frames, rules, &linux), [(2, None)]);
+    // The policy is the receiver's: the client's does not matter.
+    let other = ["--set", "host-os-policy.linux=[192.168.1.5, 10.0.0.0/8]"];
+    assert_eq!(ids_alerts(&frames, rules, &other), [(1, None)]);
+}
+
+#[test]
+fn inline_a_rewritten_retransmission_is_normalised_to_the_stream() {
+    // eve-overlap-payload-03-ips: the second copy of the bytes says EVIL; an IPS
+    // forwards and inspects what its stream holds (GOOD), and inspects that part of
+    // the stream again.
+    let rules = "alert tcp-stream any any -> any any (content:\"GOOD\"; sid:1;)\n\
+                 alert tcp-stream any any -> any any (content:\"EVIL\"; sid:2;)\n\
+                 alert tcp-pkt any any -> any any (content:\"GOOD\"; sid:3;)\n\
+                 alert tcp-pkt any any -> any any (content:\"EVIL\"; sid:4;)\n";
+    let mut frames = conversation(&[]);
+    frames.push(tcp(true, PSH_ACK, 101, 501, b"GOOD"));
+    frames.push(tcp(true, PSH_ACK, 101, 501, b"EVIL"));
+    assert_eq!(
+        alerts(&frames, rules, &[]),
+        [(1, 4), (3, 4), (1, 5), (3, 5)]
+    );
+    // In IDS mode the packet stays as it came.
+    assert_eq!(
+        ids_alerts(&frames, rules, &[]),
+        [(3, Some(4)), (4, Some(5)), (1, None)]
+    );
 }

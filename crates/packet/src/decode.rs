@@ -154,11 +154,31 @@ pub struct Packet {
     /// The capture's link type (LINKTYPE_* number) of the frame; 12 (raw) for packets
     /// taken out of a tunnel.
     pub linktype: u32,
+    /// Where the transport header starts in `data`.
+    pub l4_at: usize,
 }
 
 impl Packet {
     pub fn payload(&self) -> &[u8] {
         &self.data[self.payload.clone()]
+    }
+
+    /// Replaces a TCP packet's payload with `bytes` (as long as it) and recomputes the
+    /// TCP checksum (an IPS normalising a segment to what the stream holds).
+    pub fn rewrite_tcp_payload(&mut self, bytes: &[u8]) {
+        let (Some(ip), L4::Tcp(_)) = (self.ip, self.l4) else {
+            return;
+        };
+        if bytes.len() != self.payload.len() || self.l4_at + 18 > self.payload.start {
+            return;
+        }
+        self.data[self.payload.clone()].copy_from_slice(bytes);
+        let seg = &mut self.data[self.l4_at..self.payload.end];
+        seg[16] = 0;
+        seg[17] = 0;
+        let init = crate::checksum::pseudo(ip.src, ip.dst, 6, seg.len());
+        let sum = !(crate::checksum::sum(seg, init) as u16);
+        seg[16..18].copy_from_slice(&sum.to_be_bytes());
     }
 
     pub fn tcp(&self) -> Option<&Tcp> {
@@ -452,6 +472,38 @@ impl Decoder {
                 return Err("unsupported link type");
             }
         };
+        let (mut ethertype, mut at) = (ethertype, at);
+        // NSH (RFC 8300): the packet follows its header in the same frame.
+        let mut headers = 0;
+        while ethertype == 0x894f {
+            headers += 1;
+            let d = &p.data;
+            if headers > 4 {
+                return Err("too many NSH headers");
+            }
+            if d.len() < at + 8 {
+                return Err("truncated NSH header");
+            }
+            let len = (d[at + 1] & 0x3f) as usize * 4;
+            if len < 8 || d.len() < at + len {
+                return Err("invalid NSH header length");
+            }
+            let next = d[at + 3];
+            at += len;
+            ethertype = match next {
+                1 => 0x0800,
+                2 => 0x86dd,
+                3 => {
+                    if d.len() < at + 14 {
+                        return Err("truncated ethernet header after NSH");
+                    }
+                    at += 14;
+                    be16(d, at - 2)
+                }
+                4 => 0x894f,
+                _ => return Ok(()),
+            };
+        }
         match ethertype {
             0x0800 => self.decode_ipv4(at, p),
             0x86dd => self.decode_ipv6(at, p),
@@ -657,6 +709,7 @@ impl Decoder {
         let ip = p.ip.expect("set by the caller");
         let seg = &p.data[l4.clone()];
         let base = l4.start;
+        p.l4_at = base;
         let v6 = ip.src.is_ipv6();
         let check = |p: &mut Packet, ok: bool, n: &mut u64| {
             if !ok {

@@ -17,7 +17,7 @@ use std::ops::Range;
 use std::time::Duration;
 
 use crate::decode::{L4, Packet, tcp_flags as F};
-use crate::reassembly::Reassembler;
+use crate::reassembly::{OverlapPolicy, Reassembler};
 
 /// Settings of the flow table (Suricata's names in brackets).
 #[derive(Clone, Debug)]
@@ -33,6 +33,39 @@ pub struct FlowConfig {
     /// Idle time after which a flow is forgotten, before and after establishment.
     pub timeout_new: Duration,
     pub timeout_established: Duration,
+    /// Overlap policy by receiving host: (network, prefix length, policy), the longest
+    /// prefix wins [host-os-policy]; others get [`OverlapPolicy::First`].
+    pub policies: Vec<(IpAddr, u8, OverlapPolicy)>,
+    /// Inline (IPS): report what the stream holds where a segment overlaps it with
+    /// other bytes ([`Observed::normalized`]).
+    pub inline: bool,
+}
+
+impl FlowConfig {
+    /// The overlap policy of streams received by `host`.
+    pub fn policy_for(&self, host: IpAddr) -> OverlapPolicy {
+        self.policies
+            .iter()
+            .filter(|(net, len, _)| in_prefix(host, *net, *len))
+            .max_by_key(|(_, len, _)| *len)
+            .map_or(OverlapPolicy::First, |(_, _, p)| *p)
+    }
+}
+
+fn in_prefix(a: IpAddr, net: IpAddr, len: u8) -> bool {
+    match (a, net) {
+        (IpAddr::V4(a), IpAddr::V4(n)) => {
+            let len = len.min(32) as u32;
+            let mask = u32::MAX.checked_shl(32 - len).unwrap_or(0);
+            u32::from(a) & mask == u32::from(n) & mask
+        }
+        (IpAddr::V6(a), IpAddr::V6(n)) => {
+            let len = len.min(128) as u32;
+            let mask = u128::MAX.checked_shl(128 - len).unwrap_or(0);
+            u128::from(a) & mask == u128::from(n) & mask
+        }
+        _ => false,
+    }
 }
 
 impl Default for FlowConfig {
@@ -44,6 +77,8 @@ impl Default for FlowConfig {
             stream_memcap: 256 << 20,
             timeout_new: Duration::from_secs(60),
             timeout_established: Duration::from_secs(600),
+            policies: Vec::new(),
+            inline: false,
         }
     }
 }
@@ -89,11 +124,17 @@ pub struct Flow<T> {
     pub client: (IpAddr, u16),
     pub server: (IpAddr, u16),
     pub proto: u8,
+    /// The number of the packet that created it (orders flows deterministically).
+    pub first_packet: u64,
     pub start: Duration,
     pub last: Duration,
     pub state: TcpState,
     /// The stream is reassembled (handshake seen, or midstream pickup).
     pub tracked: bool,
+    /// Handshake progress: which side sent the SYN/ACK, and whether the server sent a
+    /// SYN of its own (a split handshake: SYN, SYN back, SYN/ACK from the client).
+    synack: Option<Direction>,
+    server_syn: bool,
     pub pkts: [u64; 2],
     pub bytes: [u64; 2],
     /// Reassembly per direction, indexed by [`Direction::index`].
@@ -117,6 +158,14 @@ pub struct Observed {
     pub established: bool,
     /// Stream offsets that became in order in the packet's direction.
     pub stream: Range<u64>,
+    /// The packet's payload went into its direction's stream (Suricata's
+    /// `PKT_STREAM_ADD`): rules that may match either way judge it there.
+    pub added: bool,
+    /// The stream offsets the packet's payload covers (when added).
+    pub seg: Range<u64>,
+    /// Inline only: the packet's payload as the stream holds it, where the stream
+    /// kept other bytes than the packet carries (a retransmission with new content).
+    pub normalized: Option<Vec<u8>>,
     /// Stream offsets that became in order in the other direction (its holes acknowledged
     /// by this packet).
     pub other: Range<u64>,
@@ -136,6 +185,8 @@ pub struct FlowTable<T> {
     pub config: FlowConfig,
     pub stats: FlowStats,
     held: usize,
+    /// Flows that ended (expired or evicted) since the last [`FlowTable::take_retired`].
+    retired: Vec<Flow<T>>,
 }
 
 /// When to sweep idle flows out of a table: every 5 seconds of capture time. Kept by
@@ -195,6 +246,7 @@ impl<T: Default> FlowTable<T> {
             config,
             stats: FlowStats::default(),
             held: 0,
+            retired: Vec::new(),
         }
     }
 
@@ -268,6 +320,10 @@ impl<T: Default> FlowTable<T> {
             } else {
                 self.config.depth
             };
+            let mut streams = [Reassembler::new(depth), Reassembler::new(depth)];
+            // Each direction's stream is reassembled as its receiver would.
+            streams[Direction::ToServer.index()].policy = self.config.policy_for(server.0);
+            streams[Direction::ToClient.index()].policy = self.config.policy_for(client.0);
             self.flows.insert(
                 key,
                 Flow {
@@ -275,13 +331,16 @@ impl<T: Default> FlowTable<T> {
                     client,
                     server,
                     proto: ip.proto,
+                    first_packet: p.num,
                     start: now,
                     last: now,
                     state,
                     tracked,
+                    synack: (state == TcpState::SynRecv).then_some(Direction::ToClient),
+                    server_syn: false,
                     pkts: [0; 2],
                     bytes: [0; 2],
-                    streams: [Reassembler::new(depth), Reassembler::new(depth)],
+                    streams,
                     user: T::default(),
                 },
             );
@@ -300,6 +359,9 @@ impl<T: Default> FlowTable<T> {
         f.bytes[dir.index()] += p.wire_len as u64;
         let mut stream = 0..0;
         let mut other = 0..0;
+        let mut added = false;
+        let mut seg = 0..0;
+        let mut normalized = None;
         let held_before = f.streams[0].held_bytes() + f.streams[1].held_bytes();
         // `flow:established` sees the state before this packet: the ACK that completes
         // the handshake is not yet established (Suricata sets the packet's flow flags
@@ -315,8 +377,14 @@ impl<T: Default> FlowTable<T> {
             match (f.state, dir) {
                 (TcpState::SynSent, Direction::ToClient) if syn && ack => {
                     f.state = TcpState::SynRecv;
+                    f.synack = Some(dir);
                 }
-                (TcpState::SynRecv, Direction::ToServer) if ack && !syn => {
+                (TcpState::SynSent, Direction::ToClient) if syn => f.server_syn = true,
+                (TcpState::SynSent, Direction::ToServer) if syn && ack && f.server_syn => {
+                    f.state = TcpState::SynRecv;
+                    f.synack = Some(dir);
+                }
+                (TcpState::SynRecv, _) if ack && !syn && f.synack != Some(dir) => {
                     f.state = TcpState::Established;
                 }
                 _ => {}
@@ -333,7 +401,14 @@ impl<T: Default> FlowTable<T> {
                 f.streams[d].set_isn(t.seq.wrapping_sub(1));
             }
             let payload = p.payload();
-            if track_stream && !payload.is_empty() && f.state != TcpState::Closed {
+            // Data enters the stream once the connection is established; a SYN's data
+            // (without TCP Fast Open) and data in a broken handshake stay out.
+            if track_stream && !payload.is_empty() && !syn && f.established() {
+                added = !f.streams[d].at_depth();
+                seg = f.streams[d].span(t.seq, payload.len());
+                if self.config.inline {
+                    normalized = f.streams[d].held_view(t.seq, payload);
+                }
                 stream = f.streams[d].insert(t.seq, payload);
             }
             if ack {
@@ -353,6 +428,9 @@ impl<T: Default> FlowTable<T> {
                 new_flow,
                 established,
                 stream,
+                added,
+                seg,
+                normalized,
                 other,
             },
         ))
@@ -363,7 +441,26 @@ impl<T: Default> FlowTable<T> {
             self.held = self
                 .held
                 .saturating_sub(f.streams[0].held_bytes() + f.streams[1].held_bytes());
+            self.retired.push(f);
         }
+    }
+
+    /// The flows that ended (idle past their timeout, or evicted to make room) since
+    /// the last call, in the order they were created. Their owner finishes them (a
+    /// final inspection of their streams) and drops them.
+    pub fn take_retired(&mut self) -> Vec<Flow<T>> {
+        let mut v = std::mem::take(&mut self.retired);
+        v.sort_by_key(|f| (f.first_packet, f.id));
+        v
+    }
+
+    /// Ends every flow (end of input): all flows, in the order they were created.
+    pub fn drain(&mut self) -> Vec<Flow<T>> {
+        let keys: Vec<Key> = self.flows.keys().copied().collect();
+        for k in keys {
+            self.remove(&k);
+        }
+        self.take_retired()
     }
 
     /// Drops flows idle past their timeout. Call it when a [`SweepClock`] says so; a

@@ -1,20 +1,61 @@
 //! TCP stream reassembly for one direction of a connection.
 //!
 //! Segments are placed by sequence number relative to the first byte of the stream and
-//! delivered in order. The policy for overlaps and retransmissions is **first wins**: a
-//! byte, once received (whether already delivered or still waiting out of order), is never
-//! replaced by a later segment that covers it with different content. This is the policy
-//! of BSD-style stacks for data already queued, and it means an attacker cannot rewrite
-//! what was inspected by retransmitting.
+//! delivered in order. What happens when segments overlap with different bytes is the
+//! stream's [`OverlapPolicy`], chosen by the receiving host as targets differ (Suricata's
+//! `host-os-policy`): **first wins** by default, or **last wins** for Linux-like
+//! targets. Either way, bytes already inspected ([`Reassembler::freeze`]) never change,
+//! so an attacker cannot rewrite what detection has seen by retransmitting.
 //!
 //! Limits: bytes beyond `depth` (stream offset) are not reassembled; out-of-order data
 //! waiting for a hole is capped at `max_pending`. A hole is declared a *gap* and skipped
-//! when the receiver acknowledges data past it (it will never be resent), or when the
-//! waiting data reaches its cap. Delivery then resumes after the hole; the gap is counted
-//! and the delivered bytes keep their true stream offsets.
+//! when the receiver acknowledges data past it (it will never be resent), when the
+//! waiting data reaches its cap, or when the flow ends ([`Reassembler::flush`]).
+//! Delivery then resumes after the hole. Delivered bytes are kept as *runs*, contiguous
+//! pieces with their true stream offsets; a gap separates two runs, and a pattern never
+//! matches across it.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
+
+/// Which bytes a stream keeps when segments overlap with different content.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OverlapPolicy {
+    /// The bytes received first stay (BSD, Windows, Solaris, ... and Suricata's default).
+    #[default]
+    First,
+    /// A later segment replaces bytes not yet inspected (Linux and old Linux stacks).
+    Last,
+}
+
+impl OverlapPolicy {
+    /// The policy of one of Suricata's `host-os-policy` names.
+    pub fn from_os(name: &str) -> Option<OverlapPolicy> {
+        Some(match name {
+            "linux" | "old-linux" | "last" => OverlapPolicy::Last,
+            "bsd" | "bsd-right" | "old-solaris" | "solaris" | "hpux10" | "hpux11" | "irix"
+            | "macos" | "vista" | "windows" | "windows2k3" | "first" => OverlapPolicy::First,
+            _ => return None,
+        })
+    }
+}
+
+/// A contiguous piece of delivered stream: it starts at stream offset `off`, and its
+/// bytes start at `idx` in the kept data (it ends where the next run's bytes start).
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    off: u64,
+    idx: usize,
+}
+
+/// A run of the stream as seen up to some offset: its bytes are `Reassembler::bytes(idx)`
+/// and start at stream offset `off`; `new` are the offsets of the part not seen before.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunView {
+    pub off: u64,
+    pub idx: Range<usize>,
+    pub new: Range<u64>,
+}
 
 /// One direction's reassembly state.
 #[derive(Debug, Clone)]
@@ -26,9 +67,15 @@ pub struct Reassembler {
     /// Out-of-order pieces by stream offset; they never overlap each other.
     pending: BTreeMap<u64, Vec<u8>>,
     pending_bytes: usize,
-    /// Delivered bytes kept for inspection: stream offsets `[kept_from, next)`.
+    /// Every delivered byte, run after run (the bytes of gaps are not there).
     data: Vec<u8>,
-    kept_from: u64,
+    /// The runs, in stream order; never empty.
+    runs: Vec<Run>,
+    /// Highest stream offset the receiver acknowledged.
+    acked: u64,
+    /// Bytes before this stream offset were inspected and do not change.
+    frozen: u64,
+    pub policy: OverlapPolicy,
     pub depth: u64,
     pub max_pending: usize,
     /// Holes skipped.
@@ -43,7 +90,10 @@ impl Reassembler {
             pending: BTreeMap::new(),
             pending_bytes: 0,
             data: Vec::new(),
-            kept_from: 0,
+            runs: vec![Run { off: 0, idx: 0 }],
+            acked: 0,
+            frozen: 0,
+            policy: OverlapPolicy::First,
             depth,
             max_pending: 1 << 18,
             gaps: 0,
@@ -72,15 +122,25 @@ impl Reassembler {
     }
 
     /// Adds a segment; returns the stream offsets of bytes that became in order (read
-    /// them with [`Reassembler::data`]).
+    /// them with [`Reassembler::runs`]).
     pub fn insert(&mut self, seq: u32, payload: &[u8]) -> Range<u64> {
         let before = self.next;
         let Some(start) = self.offset_of(seq) else {
             return before..before;
         };
         let end = start + payload.len() as i64;
+        if self.policy == OverlapPolicy::Last {
+            // Delivered bytes not yet inspected take the new content.
+            let lo = start.max(self.frozen as i64).max(0) as u64;
+            let hi = end.min(self.next as i64);
+            for off in lo..hi.max(lo as i64) as u64 {
+                if let Some(i) = self.index_of(off) {
+                    self.data[i] = payload[(off as i64 - start) as usize];
+                }
+            }
+        }
         let lo = start.max(self.next as i64);
-        let hi = end.min(self.depth as i64);
+        let hi = end.min(self.depth.min(i64::MAX as u64) as i64);
         if lo < hi {
             let piece = &payload[(lo - start) as usize..(hi - start) as usize];
             self.add_pending(lo as u64, piece);
@@ -89,19 +149,76 @@ impl Reassembler {
         before..self.next
     }
 
-    /// Stores the parts of `[at, at + piece.len())` not already waiting.
+    /// What the stream already holds for a segment: the payload with every byte the
+    /// stream has (delivered or waiting) in place of the segment's own, if any differs
+    /// and the policy keeps the old bytes. An IPS forwards this instead of the segment,
+    /// so the receiver gets what was inspected.
+    pub fn held_view(&self, seq: u32, payload: &[u8]) -> Option<Vec<u8>> {
+        if self.policy == OverlapPolicy::Last {
+            return None;
+        }
+        let start = self.offset_of(seq)?;
+        let mut out: Option<Vec<u8>> = None;
+        for (i, &b) in payload.iter().enumerate() {
+            let off = start + i as i64;
+            if off < 0 {
+                continue;
+            }
+            let off = off as u64;
+            let held = if off < self.next {
+                self.index_of(off).map(|k| self.data[k])
+            } else {
+                self.pending
+                    .range(..=off)
+                    .next_back()
+                    .and_then(|(s, v)| v.get((off - s) as usize).copied())
+            };
+            if let Some(h) = held
+                && h != b
+            {
+                out.get_or_insert_with(|| payload.to_vec())[i] = h;
+            }
+        }
+        out
+    }
+
+    /// The stream offsets a segment covers (clipped at 0).
+    pub fn span(&self, seq: u32, len: usize) -> Range<u64> {
+        match self.offset_of(seq) {
+            Some(s) => s.max(0) as u64..(s + len as i64).max(0) as u64,
+            None => 0..0,
+        }
+    }
+
+    /// Where the byte at stream offset `off` is kept, if it was delivered.
+    fn index_of(&self, off: u64) -> Option<usize> {
+        let r = self.runs.partition_point(|r| r.off <= off).checked_sub(1)?;
+        let run = self.runs[r];
+        let end = self.runs.get(r + 1).map_or(self.data.len(), |n| n.idx);
+        let i = run.idx + (off - run.off) as usize;
+        (i < end).then_some(i)
+    }
+
+    /// Stores `[at, at + piece.len())`: the parts not already waiting, and with
+    /// [`OverlapPolicy::Last`] the new content of the parts that are.
     fn add_pending(&mut self, at: u64, piece: &[u8]) {
         let end = at + piece.len() as u64;
         let mut cur = at;
-        // Existing pieces that overlap, in order.
-        let overlapping: Vec<(u64, u64)> = self
+        let keys: Vec<u64> = self
             .pending
             .range(..end)
             .filter(|(s, v)| **s + v.len() as u64 > at)
-            .map(|(s, v)| (*s, *s + v.len() as u64))
+            .map(|(s, _)| *s)
             .collect();
         let mut fresh = Vec::new();
-        for (s, e) in overlapping {
+        for s in keys {
+            let v = self.pending.get_mut(&s).expect("present");
+            let e = s + v.len() as u64;
+            if self.policy == OverlapPolicy::Last {
+                let (lo, hi) = (s.max(at), e.min(end));
+                v[(lo - s) as usize..(hi - s) as usize]
+                    .copy_from_slice(&piece[(lo - at) as usize..(hi - at) as usize]);
+            }
             if s > cur {
                 fresh.push((cur, s));
             }
@@ -135,15 +252,22 @@ impl Reassembler {
         }
     }
 
-    /// Gives up on the hole before the first waiting piece.
+    /// Gives up on the hole before the first waiting piece: a new run starts there.
     fn skip_gap(&mut self) {
         if let Some((&s, _)) = self.pending.first_key_value()
             && s > self.next
         {
             self.gaps += 1;
-            // Keep offsets true: inspection data restarts after the hole.
-            self.data.clear();
-            self.kept_from = s;
+            let last = self.runs.last_mut().expect("never empty");
+            if last.idx == self.data.len() {
+                // The current run is empty (a leading gap): it starts later instead.
+                last.off = s;
+            } else {
+                self.runs.push(Run {
+                    off: s,
+                    idx: self.data.len(),
+                });
+            }
             self.next = s;
             self.drain();
         }
@@ -153,25 +277,87 @@ impl Reassembler {
     /// filled any more. Returns newly in-order offsets, as [`Reassembler::insert`].
     pub fn acked(&mut self, ack: u32) -> Range<u64> {
         let before = self.next;
-        if let Some(off) = self.offset_of(ack)
-            && off > self.next as i64
-            && !self.pending.is_empty()
-        {
+        if let Some(off) = self.offset_of(ack) {
+            self.acked = self.acked.max(off.max(0) as u64);
+            if off > self.next as i64 && !self.pending.is_empty() {
+                self.skip_gap();
+            }
+        }
+        before..self.next
+    }
+
+    /// The stream ends: every hole is skipped and all waiting data delivered. Returns
+    /// newly in-order offsets.
+    pub fn flush(&mut self) -> Range<u64> {
+        let before = self.next;
+        while !self.pending.is_empty() {
             self.skip_gap();
         }
         before..self.next
     }
 
-    /// In-order bytes at stream offsets `range` (which must lie within what is kept).
-    pub fn data(&self, range: Range<u64>) -> &[u8] {
-        let s = range.start.saturating_sub(self.kept_from) as usize;
-        let e = (range.end.saturating_sub(self.kept_from) as usize).min(self.data.len());
-        &self.data[s.min(e)..e]
+    /// Bytes before stream offset `off` were inspected: no policy may change them.
+    pub fn freeze(&mut self, off: u64) {
+        self.frozen = self.frozen.max(off);
     }
 
-    /// The stream offset of the first byte kept and all kept bytes.
-    pub fn kept(&self) -> (u64, &[u8]) {
-        (self.kept_from, &self.data)
+    /// The runs that overlap stream offsets `range`, each cut at `range.end` (and
+    /// starting at the run's start, so rules see the stream as it was up to there).
+    pub fn runs(&self, range: Range<u64>) -> Vec<RunView> {
+        let mut out = Vec::new();
+        self.runs_into(range, &mut out);
+        out
+    }
+
+    /// [`Reassembler::runs`] into a vector of the caller's (which is cleared first).
+    pub fn runs_into(&self, range: Range<u64>, out: &mut Vec<RunView>) {
+        out.clear();
+        // Runs that end before the range are skipped by binary search.
+        let first = self
+            .runs
+            .partition_point(|r| r.off <= range.start)
+            .saturating_sub(1);
+        for (k, run) in self.runs.iter().enumerate().skip(first) {
+            if run.off >= range.end {
+                break;
+            }
+            let idx_end = self.runs.get(k + 1).map_or(self.data.len(), |n| n.idx);
+            let run_end = run.off + (idx_end - run.idx) as u64;
+            let lo = range.start.max(run.off);
+            let hi = range.end.min(run_end);
+            if lo < hi {
+                out.push(RunView {
+                    off: run.off,
+                    idx: run.idx..run.idx + (hi - run.off) as usize,
+                    new: lo..hi,
+                });
+            }
+        }
+    }
+
+    /// Kept bytes by index (from a [`RunView`]).
+    pub fn bytes(&self, idx: Range<usize>) -> &[u8] {
+        let e = idx.end.min(self.data.len());
+        &self.data[idx.start.min(e)..e]
+    }
+
+    /// The stream up to offset `upto`, with each gap written as `[N bytes missing]`,
+    /// at most `limit` bytes (for logging).
+    pub fn render(&self, upto: u64, limit: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut prev = 0u64;
+        for v in self.runs(0..upto) {
+            if out.len() >= limit {
+                break;
+            }
+            if v.off > prev {
+                out.extend_from_slice(format!("[{} bytes missing]", v.off - prev).as_bytes());
+            }
+            out.extend_from_slice(self.bytes(v.idx.clone()));
+            prev = v.new.end;
+        }
+        out.truncate(limit);
+        out
     }
 
     /// Stream offset of the next in-order byte: bytes reassembled so far.
@@ -179,15 +365,30 @@ impl Reassembler {
         self.next
     }
 
+    /// The highest stream offset the receiver acknowledged (it may lie past the data:
+    /// a FIN takes a sequence number, and data may be missing).
+    pub fn acked_offset(&self) -> u64 {
+        self.acked
+    }
+
+    /// Reassembly stopped at the depth limit.
+    pub fn at_depth(&self) -> bool {
+        self.next >= self.depth
+    }
+
     /// Heap bytes held.
     pub fn held_bytes(&self) -> usize {
-        self.data.capacity() + self.pending_bytes
+        self.data.capacity() + self.pending_bytes + self.runs.capacity() * 16
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn text(r: &Reassembler) -> Vec<u8> {
+        r.render(u64::MAX, usize::MAX)
+    }
 
     fn r() -> Reassembler {
         let mut r = Reassembler::new(1 << 20);
@@ -201,10 +402,10 @@ mod tests {
         assert_eq!(r.insert(1000, b"abc"), 0..3);
         assert_eq!(r.insert(1006, b"ghi"), 3..3);
         assert_eq!(r.insert(1003, b"def"), 3..9);
-        assert_eq!(r.data(0..9), b"abcdefghi");
+        assert_eq!(text(&r), b"abcdefghi");
         // A retransmission with other bytes changes nothing.
         assert_eq!(r.insert(1000, b"XYZ"), 9..9);
-        assert_eq!(r.data(0..9), b"abcdefghi");
+        assert_eq!(text(&r), b"abcdefghi");
     }
 
     #[test]
@@ -213,7 +414,7 @@ mod tests {
         r.insert(1004, b"EFGH");
         r.insert(1002, b"xxyyzz"); // covers 2..8; 4..8 already waiting
         r.insert(1000, b"AB");
-        assert_eq!(r.data(0..8), b"ABxxEFGH");
+        assert_eq!(text(&r), b"ABxxEFGH");
     }
 
     #[test]
@@ -225,7 +426,7 @@ mod tests {
         // Bytes 4..6 were lost; the peer acknowledges past them.
         assert_eq!(r.acked(9), 4..8);
         assert_eq!(r.gaps, 1);
-        assert_eq!(r.data(4..8), b"zz");
+        assert_eq!(text(&r), b"abcd[2 bytes missing]zz");
         assert_eq!(r.insert(9, b"more"), 8..10, "cut at the depth");
         assert_eq!(r.insert(11, b"x"), 10..10);
     }
@@ -236,6 +437,58 @@ mod tests {
         r.set_isn(u32::MAX - 1);
         assert_eq!(r.insert(u32::MAX, b"ab"), 0..2);
         assert_eq!(r.insert(1, b"cd"), 2..4);
-        assert_eq!(r.data(0..4), b"abcd");
+        assert_eq!(text(&r), b"abcd");
+    }
+
+    #[test]
+    fn runs_split_at_gaps_and_views_stop_at_the_end() {
+        let mut r = r();
+        r.insert(1000, b"VERY");
+        r.insert(1008, b"DATA");
+        assert_eq!(r.offset(), 4);
+        assert_eq!(r.flush(), 4..12);
+        assert_eq!(text(&r), b"VERY[4 bytes missing]DATA");
+        let v = r.runs(2..10);
+        assert_eq!(v.len(), 2);
+        assert_eq!((v[0].off, v[0].new.clone()), (0, 2..4));
+        assert_eq!(r.bytes(v[0].idx.clone()), b"VERY");
+        assert_eq!((v[1].off, v[1].new.clone()), (8, 8..10));
+        assert_eq!(r.bytes(v[1].idx.clone()), b"DA");
+        assert_eq!(r.render(10, 100), b"VERY[4 bytes missing]DA");
+        assert_eq!(r.render(u64::MAX, 6), b"VERY[4");
+    }
+
+    #[test]
+    fn leading_gap_is_skipped_when_acknowledged() {
+        let mut r = r();
+        r.insert(1004, b"GOOD");
+        r.insert(1008, b"DATA");
+        assert_eq!(r.offset(), 0);
+        assert_eq!(r.acked(1012), 0..12, "the range spans the gap");
+        assert_eq!(r.acked_offset(), 12);
+        assert_eq!(text(&r), b"[4 bytes missing]GOODDATA");
+        assert_eq!(r.runs(0..12).len(), 1);
+    }
+
+    #[test]
+    fn last_policy_replaces_what_was_not_inspected() {
+        let mut r = r();
+        r.policy = OverlapPolicy::Last;
+        r.insert(1000, b"GOOD");
+        r.insert(1000, b"EVIL");
+        assert_eq!(text(&r), b"EVIL");
+        // Waiting data is replaced too.
+        r.insert(1006, b"abcd");
+        r.insert(1007, b"XY");
+        r.insert(1004, b"..");
+        assert_eq!(text(&r), b"EVIL..aXYd");
+        // Inspected bytes stay.
+        r.freeze(4);
+        r.insert(1000, b"ZZZZZZ");
+        assert_eq!(text(&r), b"EVILZZaXYd");
+        let mut f = self::r();
+        f.insert(1000, b"GOOD");
+        f.insert(1000, b"EVIL");
+        assert_eq!(text(&f), b"GOOD", "first wins by default");
     }
 }

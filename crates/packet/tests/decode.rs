@@ -264,3 +264,57 @@ fn a_reassembled_ipv6_datagram_loses_its_fragment_header() {
     assert_eq!(u16::from_be_bytes([h[4], h[5]]) as usize, seg.len());
     assert_eq!(&p.data[41..], seg.as_slice());
 }
+
+#[test]
+fn nsh_carries_the_packet_in_the_same_frame() {
+    // decode-nsh-type2: an NSH header (MD type 2, two words) before an IPv4 packet,
+    // then the same with an Ethernet header inside, and a truncated one.
+    let inner = ipv4(
+        [10, 0, 0, 1],
+        [10, 0, 0, 2],
+        17,
+        &udp(52377, 52464, b"data"),
+    );
+    let nsh = |next: u8, body: &[u8]| {
+        let mut v = vec![0x00, 0x02, 0x02, next, 0, 0, 1, 2];
+        v.extend_from_slice(body);
+        ether(0x894f, &v)
+    };
+    for frame in [nsh(1, &inner), nsh(3, &ether(0x0800, &inner))] {
+        let p = &decode_all(1, &frame)[0];
+        assert_eq!(p.error, None);
+        assert_eq!(p.ip.unwrap().src, addr([10, 0, 0, 1]));
+        assert_eq!(p.payload(), b"data");
+    }
+    let p = &decode_all(1, &ether(0x894f, &[0, 2, 2]))[0];
+    assert!(p.ip.is_none() && p.error.is_some());
+}
+
+#[test]
+fn a_rewritten_tcp_payload_gets_a_valid_checksum() {
+    let mut t = vec![
+        0x30, 0x39, 0x1f, 0x90, 0, 0, 0, 2, 0, 0, 3, 0xe9, 0x50, 0x18,
+    ];
+    t.extend_from_slice(&[0x10, 0, 0, 0, 0, 0]);
+    t.extend_from_slice(b"EVIL");
+    let mut frame = ether(0x0800, &ipv4([1, 1, 1, 1], [2, 2, 2, 2], 6, &t));
+    // The IPv4 header checksum, so that only TCP's is in question.
+    let sum = netsieve_packet::checksum::sum(&frame[14..34], 0) as u16;
+    frame[24..26].copy_from_slice(&(!sum).to_be_bytes());
+    let mut p = decode_all(1, &frame).remove(0);
+    p.rewrite_tcp_payload(b"GOOD");
+    assert_eq!(p.payload(), b"GOOD");
+    let mut d = Decoder::new(true);
+    let mut q = Packet::default();
+    let f = Frame {
+        ts: Duration::from_secs(1),
+        linktype: 1,
+        orig_len: p.data.len() as u32,
+        data: p.data.clone(),
+    };
+    d.decode(&f, 1, &mut q);
+    assert!(!q.bad_checksum, "the checksum was recomputed");
+    // A payload of another length is left alone.
+    p.rewrite_tcp_payload(b"TOO LONG");
+    assert_eq!(p.payload(), b"GOOD");
+}

@@ -1,0 +1,139 @@
+//! The flow table on hand-built TCP conversations: handshakes (split ones too), what
+//! enters the stream, overlap policy by receiver, and the order in which ended flows
+//! are handed back.
+
+use std::time::Duration;
+
+use netsieve_packet::flow::{FlowConfig, FlowTable, TcpState};
+use netsieve_packet::reassembly::OverlapPolicy;
+use netsieve_packet::{Decoder, Frame, Packet};
+
+const SYN: u8 = 0x02;
+const RST: u8 = 0x04;
+const ACK: u8 = 0x10;
+
+/// A raw IPv4 TCP packet from `a` to `b` (last octets of 10.0.0.x, ports 1000 + x).
+fn tcp(num: u64, a: u8, b: u8, flags: u8, seq: u32, ack: u32, payload: &[u8]) -> Packet {
+    let mut t = Vec::new();
+    t.extend_from_slice(&(1000 + a as u16).to_be_bytes());
+    t.extend_from_slice(&(1000 + b as u16).to_be_bytes());
+    t.extend_from_slice(&seq.to_be_bytes());
+    t.extend_from_slice(&ack.to_be_bytes());
+    t.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    t.extend_from_slice(payload);
+    let total = (20 + t.len()) as u16;
+    let mut ip = vec![
+        0x45, 0, 0, 0, 0, 1, 0, 0, 64, 6, 0, 0, 10, 0, 0, a, 10, 0, 0, b,
+    ];
+    ip[2..4].copy_from_slice(&total.to_be_bytes());
+    ip.extend_from_slice(&t);
+    let frame = Frame {
+        ts: Duration::from_secs(num),
+        linktype: 101,
+        orig_len: ip.len() as u32,
+        data: ip,
+    };
+    let mut p = Packet::default();
+    Decoder::new(false).decode(&frame, num, &mut p);
+    p
+}
+
+fn stream_text(t: &FlowTable<()>, d: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    t.for_each(|f| out = f.streams[d].render(u64::MAX, usize::MAX));
+    out
+}
+
+#[test]
+fn a_split_handshake_is_established() {
+    // tcp-split-handshake-02: SYN, ACK and SYN back from the server, SYN/ACK from the
+    // client, ACK from the server.
+    let mut t: FlowTable<()> = FlowTable::new(FlowConfig::default());
+    let pkts = [
+        tcp(1, 1, 2, SYN, 1000, 0, b""),
+        tcp(2, 2, 1, ACK, 2000, 1001, b""),
+        tcp(3, 2, 1, SYN, 3000, 0, b""),
+        tcp(4, 1, 2, SYN | ACK, 1000, 3001, b""),
+        tcp(5, 2, 1, ACK, 3001, 1001, b""),
+    ];
+    for p in &pkts {
+        t.packet(p, true);
+    }
+    let (f, obs) = t
+        .packet(&tcp(6, 1, 2, ACK, 1001, 3001, b"EVIL"), true)
+        .unwrap();
+    assert_eq!(f.state, TcpState::Established);
+    assert!(obs.added);
+    assert_eq!(stream_text(&t, 0), b"EVIL");
+}
+
+#[test]
+fn syn_data_and_data_before_the_handshake_stay_out_of_the_stream() {
+    let mut t: FlowTable<()> = FlowTable::new(FlowConfig::default());
+    let (_, obs) = t.packet(&tcp(1, 1, 2, SYN, 0, 0, b"Hi all"), true).unwrap();
+    assert!(!obs.added);
+    // A SYN back without an ACK does not complete anything.
+    t.packet(&tcp(2, 2, 1, SYN, 0, 0, b"Hi all"), true);
+    let (f, obs) = t.packet(&tcp(3, 1, 2, ACK, 1, 1, b"Hi all"), true).unwrap();
+    assert_ne!(f.state, TcpState::Established);
+    assert!(!obs.added);
+    assert_eq!(stream_text(&t, 0), b"");
+}
+
+#[test]
+fn each_stream_takes_its_receivers_overlap_policy() {
+    let cfg = FlowConfig {
+        policies: vec![
+            ("10.0.0.0".parse().unwrap(), 8, OverlapPolicy::Last),
+            ("10.0.0.1".parse().unwrap(), 32, OverlapPolicy::First),
+        ],
+        ..FlowConfig::default()
+    };
+    assert_eq!(
+        cfg.policy_for("10.0.0.2".parse().unwrap()),
+        OverlapPolicy::Last
+    );
+    assert_eq!(
+        cfg.policy_for("10.0.0.1".parse().unwrap()),
+        OverlapPolicy::First,
+        "the longest prefix wins"
+    );
+    assert_eq!(
+        cfg.policy_for("11.0.0.1".parse().unwrap()),
+        OverlapPolicy::First
+    );
+    let mut t: FlowTable<()> = FlowTable::new(cfg);
+    t.packet(&tcp(1, 1, 2, SYN, 0, 0, b""), true);
+    t.packet(&tcp(2, 2, 1, SYN | ACK, 0, 1, b""), true);
+    t.packet(&tcp(3, 1, 2, ACK, 1, 1, b""), true);
+    t.packet(&tcp(4, 1, 2, ACK, 1, 1, b"GOOD"), true);
+    t.packet(&tcp(5, 1, 2, ACK, 1, 1, b"EVIL"), true);
+    t.packet(&tcp(6, 2, 1, ACK, 1, 1, b"good"), true);
+    t.packet(&tcp(7, 2, 1, ACK, 1, 1, b"evil"), true);
+    // 10.0.0.2 receives the client's stream (last wins); 10.0.0.1 the server's.
+    assert_eq!(stream_text(&t, 0), b"EVIL");
+    assert_eq!(stream_text(&t, 1), b"good");
+}
+
+#[test]
+fn ended_flows_come_back_in_the_order_they_began() {
+    let cfg = FlowConfig {
+        timeout_new: Duration::from_secs(10),
+        ..FlowConfig::default()
+    };
+    let mut t: FlowTable<u32> = FlowTable::new(cfg);
+    for (num, a) in [(1, 5), (2, 3), (3, 4)] {
+        t.packet(&tcp(num, a, 9, SYN, 0, 0, b""), true)
+            .unwrap()
+            .0
+            .user = a as u32;
+    }
+    t.packet(&tcp(30, 6, 9, RST, 0, 0, b""), true);
+    t.sweep(Duration::from_secs(30));
+    let ended: Vec<u32> = t.take_retired().iter().map(|f| f.user).collect();
+    assert_eq!(ended, [5, 3, 4]);
+    assert!(t.take_retired().is_empty());
+    assert_eq!(t.len(), 1);
+    assert_eq!(t.drain().len(), 1);
+    assert!(t.is_empty());
+}
