@@ -1,0 +1,135 @@
+//! Application-layer parsing: which protocol a flow speaks, and for HTTP/1.x the
+//! transactions its streams carry.
+//!
+//! Detection rules inspect *buffers* (the request URI, the headers, the response body,
+//! ...) rather than raw stream bytes. This crate produces them, from the in-order bytes
+//! of each direction of a TCP flow as reassembly delivers them:
+//!
+//! - [`probe`] names the protocol from the first bytes a direction sends (an HTTP
+//!   request line or status line, a TLS handshake record), whatever the port.
+//! - [`http::Http`] parses HTTP/1.0 and 1.1 incrementally: pipelined requests,
+//!   responses paired with their requests in order (each pair a [`http::Tx`] with an
+//!   id), headers split across segments and folded lines, `Content-Length` and chunked
+//!   bodies, gzip and deflate response bodies decoded for `file.data`.
+//! - [`uri::normalize`] gives `http.uri` from the raw request target.
+//!
+//! Hostile input is expected. Every buffer has a limit (head size, header count, body
+//! bytes kept, open transactions, decoded size), and input that cannot be parsed ends
+//! the parsing of that direction with an [`http::Event`]; nothing panics and memory
+//! stays bounded by the limits.
+
+pub mod http;
+pub mod uri;
+
+/// An application protocol netsieve parses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AppProto {
+    Http,
+    Tls,
+}
+
+impl AppProto {
+    /// The name EVE and rule headers use.
+    pub fn name(self) -> &'static str {
+        match self {
+            AppProto::Http => "http",
+            AppProto::Tls => "tls",
+        }
+    }
+}
+
+/// What the first bytes of a direction say about its protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// This protocol.
+    Is(AppProto),
+    /// Too few bytes to tell yet.
+    NeedMore,
+    /// None that netsieve parses.
+    Unknown,
+}
+
+/// Request methods that open an HTTP/1.x request (RFC 9110 and WebDAV's common ones).
+const METHODS: &[&[u8]] = &[
+    b"GET",
+    b"POST",
+    b"HEAD",
+    b"PUT",
+    b"DELETE",
+    b"OPTIONS",
+    b"CONNECT",
+    b"TRACE",
+    b"PATCH",
+    b"PROPFIND",
+    b"PROPPATCH",
+    b"MKCOL",
+    b"COPY",
+    b"MOVE",
+    b"LOCK",
+    b"UNLOCK",
+    b"SEARCH",
+];
+
+/// Names the protocol of a direction from its first bytes (`data` is everything the
+/// direction sent so far, from its start).
+pub fn probe(data: &[u8]) -> Probe {
+    if data.is_empty() {
+        return Probe::NeedMore;
+    }
+    // HTTP: a known method and a space, or a status line.
+    let mut more = false;
+    let status: &[u8] = b"HTTP/";
+    for &m in METHODS.iter().chain([&status]) {
+        let want = if m == status {
+            m.to_vec()
+        } else {
+            [m, b" "].concat()
+        };
+        let n = want.len().min(data.len());
+        if data[..n] == want[..n] {
+            if n == want.len() {
+                return Probe::Is(AppProto::Http);
+            }
+            more = true;
+        }
+    }
+    // TLS: a handshake record (type 22) of version 3.x whose first message is a
+    // ClientHello or ServerHello.
+    if data[0] == 0x16 {
+        match data {
+            [_, 3, v, _, _, hs, ..] if *v <= 4 && matches!(hs, 1 | 2) => {
+                return Probe::Is(AppProto::Tls);
+            }
+            [_, 3, v, ..] if data.len() < 6 && *v <= 4 => more = true,
+            [_, 3] | [_] => more = true,
+            _ => {}
+        }
+    }
+    if more {
+        Probe::NeedMore
+    } else {
+        Probe::Unknown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probes_by_content() {
+        assert_eq!(probe(b"GET / HTTP/1.1\r\n"), Probe::Is(AppProto::Http));
+        assert_eq!(probe(b"HTTP/1.0 200 OK\r\n"), Probe::Is(AppProto::Http));
+        assert_eq!(probe(b"PROPFIND /x"), Probe::Is(AppProto::Http));
+        assert_eq!(probe(b"GE"), Probe::NeedMore);
+        assert_eq!(probe(b"GETX"), Probe::Unknown);
+        assert_eq!(probe(b"SSH-2.0-OpenSSH"), Probe::Unknown);
+        assert_eq!(
+            probe(&[0x16, 3, 1, 0, 0x50, 1, 0]),
+            Probe::Is(AppProto::Tls)
+        );
+        assert_eq!(probe(&[0x16, 3]), Probe::NeedMore);
+        assert_eq!(probe(&[0x16, 3, 1, 0, 0x50, 9]), Probe::Unknown);
+        assert_eq!(probe(b""), Probe::NeedMore);
+    }
+}

@@ -1,0 +1,277 @@
+//! The HTTP/1.x parser: transactions from hand-written conversations, the same result
+//! for every way the bytes are split, limits on hostile input.
+
+use std::io::Write;
+
+use netsieve_applayer::http::{Dir, Event, Http, Limits, Progress};
+use proptest::prelude::*;
+
+/// Everything the parser found, as text (to compare runs).
+fn digest(h: &Http) -> String {
+    let mut s = String::new();
+    for t in &h.txs {
+        s += &format!("tx {}\n", t.id);
+        if let Some(r) = &t.request {
+            s += &format!(
+                "  req {:?} {:?} {:?} headers {:?} body {:?} ({}) complete {}\n",
+                String::from_utf8_lossy(&r.method),
+                String::from_utf8_lossy(&r.uri),
+                String::from_utf8_lossy(&r.protocol),
+                r.msg.headers,
+                String::from_utf8_lossy(&r.msg.body),
+                r.msg.body_len,
+                r.msg.complete
+            );
+        }
+        if let Some(r) = &t.response {
+            s += &format!(
+                "  resp {:?} {:?} headers {:?} file {:?} ({}) complete {}\n",
+                String::from_utf8_lossy(&r.status),
+                String::from_utf8_lossy(&r.reason),
+                r.msg.headers,
+                String::from_utf8_lossy(&r.file_data),
+                r.msg.body_len,
+                r.msg.complete
+            );
+        }
+    }
+    s += &format!("events {:?}\n", h.events);
+    s
+}
+
+const REQS: &[u8] = b"GET /a/../index.html?x=1 HTTP/1.1\r\nHost: example.com\r\nUser-Agent: test\r\n  folded\r\n\r\n\
+POST /form HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\n\r\nhello\
+PUT /up HTTP/1.1\nTransfer-Encoding: chunked\n\n3\r\nabc\r\n2;ext=1\r\nde\r\n0\r\n\r\n";
+
+const RESPS: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n\
+HTTP/1.1 200 OK\r\nContent-Length: 4\r\nContent-Type: text/html\r\n\r\nbody\
+HTTP/1.1 302 Found\r\nLocation: /x\r\nContent-Length: 0\r\n\r\n\
+HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n4\r\ndone\r\n0\r\n\r\n";
+
+fn run(reqs: &[&[u8]], resps: &[&[u8]]) -> Http {
+    let mut h = Http::new(Limits::default());
+    for r in reqs {
+        h.feed(Dir::ToServer, r);
+    }
+    for r in resps {
+        h.feed(Dir::ToClient, r);
+    }
+    h
+}
+
+#[test]
+fn pipelined_requests_pair_with_responses_in_order() {
+    let h = run(&[REQS], &[RESPS]);
+    assert_eq!(h.txs.len(), 3);
+    let t0 = &h.txs[0];
+    let r = t0.request.as_ref().unwrap();
+    assert_eq!(r.method, b"GET");
+    assert_eq!(r.uri, b"/a/../index.html?x=1");
+    assert_eq!(r.protocol, b"HTTP/1.1");
+    assert_eq!(r.msg.header("host"), Some(&b"example.com"[..]));
+    assert_eq!(r.msg.header("USER-AGENT"), Some(&b"test folded"[..]));
+    assert!(r.msg.complete);
+    let resp = t0.response.as_ref().unwrap();
+    assert_eq!(resp.code(), Some(200), "the 100 Continue was skipped");
+    assert_eq!(resp.file_data, b"body");
+    let t1 = &h.txs[1];
+    assert_eq!(t1.request.as_ref().unwrap().msg.body, b"hello");
+    assert_eq!(t1.response.as_ref().unwrap().reason, b"Found");
+    let t2 = &h.txs[2];
+    assert_eq!(t2.request.as_ref().unwrap().msg.body, b"abcde");
+    assert_eq!(t2.response.as_ref().unwrap().file_data, b"done");
+    assert!(h.events.is_empty(), "{:?}", h.events);
+}
+
+#[test]
+fn progress_reports_heads_and_ends() {
+    let mut h = Http::new(Limits::default());
+    let p = h.feed(
+        Dir::ToServer,
+        b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nab",
+    );
+    assert_eq!(p, [Progress::RequestHead(0)]);
+    assert_eq!(h.feed(Dir::ToServer, b"c"), [Progress::RequestDone(0)]);
+    // A response read until the close completes only then.
+    assert_eq!(
+        h.feed(Dir::ToClient, b"HTTP/1.0 200 OK\r\n\r\nstream"),
+        [Progress::ResponseHead(0)]
+    );
+    assert_eq!(h.close(Dir::ToClient), [Progress::ResponseDone(0)]);
+    assert_eq!(h.txs[0].response.as_ref().unwrap().file_data, b"stream");
+}
+
+#[test]
+fn head_204_and_304_responses_have_no_body() {
+    let h = run(
+        &[b"HEAD / HTTP/1.1\r\n\r\nGET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n"],
+        &[b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n\
+HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 304 Not Modified\r\n\r\n"],
+    );
+    assert!(
+        h.txs
+            .iter()
+            .all(|t| t.response.as_ref().unwrap().msg.complete)
+    );
+    assert!(h.events.is_empty());
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn compressed_bodies_are_decoded_within_the_limit() {
+    let body = gzip(b"<html>secret</html>");
+    let mut resp = format!(
+        "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    resp.extend_from_slice(&body);
+    let h = run(&[b"GET / HTTP/1.1\r\n\r\n"], &[&resp]);
+    let r = h.txs[0].response.as_ref().unwrap();
+    assert_eq!(r.file_data, b"<html>secret</html>");
+    // A bomb: 50 MB of zeros in ~50 KB decodes to the limit only.
+    let bomb = gzip(&vec![0u8; 50 << 20]);
+    let mut resp = format!(
+        "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+        bomb.len()
+    )
+    .into_bytes();
+    resp.extend_from_slice(&bomb);
+    let limits = Limits::default();
+    let h = run(&[b"GET / HTTP/1.1\r\n\r\n"], &[&resp]);
+    let r = h.txs[0].response.as_ref().unwrap();
+    assert_eq!(r.file_data.len(), limits.response_body);
+    // Deflate in its zlib form; a body that does not decode is an event.
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(b"zlib data").unwrap();
+    let z = z.finish().unwrap();
+    let (out, ok) = netsieve_applayer::http::decode_body(&z, Some(b"deflate"), 100);
+    assert!(ok);
+    assert_eq!(out, b"zlib data");
+    let (_, ok) = netsieve_applayer::http::decode_body(b"not gzip", Some(b"gzip"), 100);
+    assert!(!ok);
+}
+
+#[test]
+fn hostile_input_ends_parsing_with_an_event() {
+    let limits = Limits::default();
+    // An endless head.
+    let mut h = Http::new(limits.clone());
+    h.feed(Dir::ToServer, b"GET / HTTP/1.1\r\n");
+    for _ in 0..2000 {
+        h.feed(
+            Dir::ToServer,
+            b"X-Long: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n",
+        );
+    }
+    assert_eq!(h.events, [Event::HeadTooLong]);
+    assert!(h.txs.is_empty());
+    // Too many headers.
+    let mut many = b"GET / HTTP/1.1\r\n".to_vec();
+    for i in 0..300 {
+        many.extend_from_slice(format!("H{i}: v\r\n").as_bytes());
+    }
+    many.extend_from_slice(b"\r\n");
+    let h = run(&[&many], &[]);
+    assert_eq!(h.events, [Event::TooManyHeaders]);
+    // Bad chunk sizes, bad lengths, bad lines.
+    for (req, e) in [
+        (
+            &b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"[..],
+            Event::InvalidChunk,
+        ),
+        (
+            b"POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+            Event::InvalidContentLength,
+        ),
+        (b"GET\r\n\r\n", Event::InvalidRequestLine),
+        (
+            b"GET / HTTP/1.1\r\nno colon here\r\n\r\n",
+            Event::InvalidHeader,
+        ),
+        (
+            b"GET / HTTP/1.1\r\nbad name: x\r\n\r\n",
+            Event::InvalidHeader,
+        ),
+    ] {
+        let h = run(&[req], &[]);
+        assert_eq!(h.events, [e], "{}", String::from_utf8_lossy(req));
+    }
+    let h = run(&[], &[b"HTTP/1.1 2000 OK\r\n\r\n"]);
+    assert_eq!(h.events, [Event::InvalidStatusLine]);
+    let h = run(&[], &[b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"]);
+    assert_eq!(h.events, [Event::UnsolicitedResponse]);
+    assert!(h.txs[0].request.is_none());
+    // Bodies are kept up to the limit, counted beyond it.
+    let mut big = b"POST / HTTP/1.1\r\nContent-Length: 300000\r\n\r\n".to_vec();
+    big.extend(std::iter::repeat_n(b'a', 300_000));
+    let h = run(&[&big], &[]);
+    let r = h.txs[0].request.as_ref().unwrap();
+    assert_eq!(r.msg.body.len(), limits.request_body);
+    assert_eq!(r.msg.body_len, 300_000);
+    // Open transactions are capped.
+    let many: Vec<u8> = b"GET / HTTP/1.1\r\n\r\n".repeat(600);
+    let h = run(&[&many], &[]);
+    assert_eq!(h.txs.len(), limits.open_txs);
+    assert_eq!(h.txs.back().unwrap().id, 599);
+}
+
+#[test]
+fn every_two_way_split_gives_the_same_result() {
+    let whole = digest(&run(&[REQS], &[RESPS]));
+    for cut in 0..=REQS.len() {
+        let h = run(&[&REQS[..cut], &REQS[cut..]], &[RESPS]);
+        assert_eq!(digest(&h), whole, "request cut at {cut}");
+    }
+    for cut in 0..=RESPS.len() {
+        let h = run(&[REQS], &[&RESPS[..cut], &RESPS[cut..]]);
+        assert_eq!(digest(&h), whole, "response cut at {cut}");
+    }
+}
+
+proptest! {
+    #[test]
+    fn any_split_gives_the_same_result(cuts in prop::collection::vec(0usize..400, 0..12)) {
+        let whole = digest(&run(&[REQS], &[RESPS]));
+        let split = |data: &[u8]| {
+            let mut c: Vec<usize> = cuts.iter().map(|&x| x % (data.len() + 1)).collect();
+            c.sort_unstable();
+            let mut pieces = Vec::new();
+            let mut last = 0;
+            for x in c {
+                pieces.push(data[last..x].to_vec());
+                last = x;
+            }
+            pieces.push(data[last..].to_vec());
+            pieces
+        };
+        let rq = split(REQS);
+        let rs = split(RESPS);
+        let rq: Vec<&[u8]> = rq.iter().map(|v| v.as_slice()).collect();
+        let rs: Vec<&[u8]> = rs.iter().map(|v| v.as_slice()).collect();
+        prop_assert_eq!(digest(&run(&rq, &rs)), whole);
+    }
+
+    #[test]
+    fn random_bytes_never_panic_and_stay_bounded(
+        a in prop::collection::vec(any::<u8>(), 0..2000),
+        b in prop::collection::vec(any::<u8>(), 0..2000),
+        prefix in 0usize..3,
+    ) {
+        let starts: [&[u8]; 3] = [b"", b"GET / HTTP/1.1\r\n", b"HTTP/1.1 200 OK\r\n"];
+        let mut h = Http::new(Limits { open_txs: 4, ..Limits::default() });
+        let mut req = starts[prefix].to_vec();
+        req.extend_from_slice(&a);
+        h.feed(Dir::ToServer, &req);
+        let mut resp = starts[2].to_vec();
+        resp.extend_from_slice(&b);
+        h.feed(Dir::ToClient, &resp);
+        h.close(Dir::ToClient);
+        prop_assert!(h.txs.len() <= 5);
+    }
+}
