@@ -376,6 +376,23 @@ impl Http {
         out
     }
 
+    /// The flow ended: a message whose body was still being read counts as complete
+    /// with what arrived (so its buffers are inspected).
+    pub fn finish_all(&mut self) -> Vec<Progress> {
+        let mut out = Vec::new();
+        for dir in [Dir::ToServer, Dir::ToClient] {
+            let s = dir as usize;
+            if matches!(
+                self.sides[s].framing,
+                Framing::Length(_) | Framing::Chunked(_) | Framing::UntilClose
+            ) {
+                self.finish(dir, &mut out);
+            }
+            self.sides[s].framing = Framing::Broken;
+        }
+        out
+    }
+
     fn fail(&mut self, s: usize, e: Event) {
         self.events.push(e);
         self.sides[s].framing = Framing::Broken;

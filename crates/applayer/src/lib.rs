@@ -18,14 +18,20 @@
 //! the parsing of that direction with an [`http::Event`]; nothing panics and memory
 //! stays bounded by the limits.
 
+pub mod dns;
 pub mod http;
+pub mod session;
+pub mod tls;
 pub mod uri;
+
+pub use session::{Parser, Session};
 
 /// An application protocol netsieve parses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AppProto {
     Http,
     Tls,
+    Dns,
 }
 
 impl AppProto {
@@ -34,6 +40,7 @@ impl AppProto {
         match self {
             AppProto::Http => "http",
             AppProto::Tls => "tls",
+            AppProto::Dns => "dns",
         }
     }
 }

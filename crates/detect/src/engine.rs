@@ -35,8 +35,12 @@ use netsieve_rules::{
     ThresholdConfig, ThresholdKind, Track,
 };
 
+use netsieve_applayer::http::Dir;
+use netsieve_applayer::{AppProto, Parser, Session};
+
+use crate::app::{TxMeta, TxRef, fill, meta, transform};
 use crate::eval::{Ctx, matches};
-use crate::ruleset::{GroupId, Prefilter, RuleSet, Sig, SigProto};
+use crate::ruleset::{GroupId, Prefilter, RuleSet, Sig, SigProto, tx_group};
 
 /// What detection keeps per flow.
 #[derive(Default, Debug)]
@@ -60,6 +64,14 @@ pub struct FlowData {
     ip_only_done: [bool; 2],
     /// The flow's first packet was TCP without a lone SYN.
     midstream: bool,
+    /// The application layer, once the flow carries data (if the rules need it).
+    pub app: Option<Session>,
+    /// Stream offset up to which each direction went to the application layer.
+    app_fed: [u64; 2],
+    /// The direction's end went to the application layer.
+    app_closed: [bool; 2],
+    /// Per transaction id, the stage inspected in each direction.
+    tx_seen: Vec<(u64, [u8; 2])>,
     /// A pass rule matched: the flow is not inspected further.
     pub passed: bool,
     /// A drop rule matched in IPS mode: the flow's packets are dropped.
@@ -96,6 +108,10 @@ pub struct Alert {
     /// A flow-end pseudo packet's alert: the `first_packet` of its flow. Such alerts
     /// have no packet of their own; `packet` is where in the input they were raised.
     pub pseudo: Option<u64>,
+    /// The flow's application protocol, when known.
+    pub app_proto: Option<AppProto>,
+    /// The transaction a transaction rule matched.
+    pub tx: Option<Box<TxMeta>>,
 }
 
 impl Alert {
@@ -226,6 +242,8 @@ struct Pkt<'a> {
     established: bool,
     flow_id: Option<u64>,
     stream_sizes: Option<(u64, u64)>,
+    /// The flow's application protocol, when known.
+    app: Option<AppProto>,
 }
 
 impl Detector {
@@ -275,9 +293,16 @@ impl Detector {
         }
         // The stream bytes this packet inspects, in its own direction.
         let mut stream = None;
+        if let Some((f, obs)) = flow.as_mut()
+            && self.set.needs_app
+        {
+            self.app_feed(p, f, obs);
+        }
         if let (Some((f, obs)), L4::Tcp(_)) = (flow.as_mut(), p.l4) {
             let d = obs.dir.index();
-            if obs.added {
+            // Without a parser, the other side's answer marks the end of a message.
+            let parsed = f.user.app.as_ref().is_some_and(|a| a.proto.is_some());
+            if obs.added && !parsed {
                 f.user.trigger[1 - d] = true;
             }
             let s = &f.streams[d];
@@ -315,11 +340,22 @@ impl Detector {
         if f.proto != 6 || !f.tracked || f.user.passed || f.user.dropped {
             return;
         }
+        f.streams[0].flush();
+        f.streams[1].flush();
+        // The application layer gets everything and the ends of both directions.
+        if f.user.app.is_some() {
+            for d in 0..2 {
+                let upto = f.streams[d].offset();
+                app_stream(f, d, upto, true);
+            }
+            if let Some(a) = f.user.app.as_mut() {
+                a.finish();
+            }
+        }
         for dir in [Direction::ToServer, Direction::ToClient] {
             let d = dir.index();
-            f.streams[d].flush();
             let range = f.user.fed[d]..f.streams[d].offset();
-            if range.is_empty() {
+            if range.is_empty() && !tx_pending(&f.user, d) {
                 continue;
             }
             let ((src, sport), (dst, dport)) = match dir {
@@ -366,14 +402,8 @@ impl Detector {
             };
             let first = f.first_packet;
             let n = out.len();
-            self.run(
-                &pkt,
-                Some((&mut *f, &obs)),
-                false,
-                Some((d, range)),
-                Some(first),
-                out,
-            );
+            let stream = (!range.is_empty()).then_some((d, range));
+            self.run(&pkt, Some((&mut *f, &obs)), false, stream, Some(first), out);
             for al in &mut out[n..] {
                 if let Some(b) = &mut al.bytes {
                     b.1.clear();
@@ -394,6 +424,7 @@ impl Detector {
         out: &mut Vec<Alert>,
     ) {
         let Some(ip) = p.ip else { return };
+        let first_new = out.len();
         let set = Arc::clone(&self.set);
         let group = match p.l4 {
             L4::Tcp(_) => GroupId::Tcp,
@@ -414,6 +445,7 @@ impl Detector {
             established: false,
             flow_id: None,
             stream_sizes: None,
+            app: None,
         };
         // IP-only rules are judged on the first packet of each direction of a flow.
         let mut ip_only = packet;
@@ -424,6 +456,7 @@ impl Detector {
         if let Some((f, obs)) = &flow {
             ctx.dir = Some(obs.dir);
             ctx.flow_id = Some(f.id);
+            ctx.app = f.user.app.as_ref().and_then(|a| a.proto);
             ctx.established = match p.l4 {
                 L4::Tcp(_) => obs.established,
                 // UDP and others: established once both sides have spoken.
@@ -545,7 +578,7 @@ impl Detector {
                 continue;
             }
             let fd = flow.as_mut().map(|(f, _)| &mut f.user);
-            if !flowbits_ok(s, fd.as_deref()) {
+            if !flowbits_ok(s, fd.as_deref().map(|f| f.bits.as_slice())) {
                 continue;
             }
             self.evaluated += 1;
@@ -581,7 +614,7 @@ impl Detector {
             }
             // Post-match: flowbit changes, then thresholds, then the alert.
             if let Some((f, _)) = flow.as_mut() {
-                apply_flowbits(s, &mut f.user);
+                apply_flowbits(s, &mut f.user.bits);
             }
             // Pass and drop decide the flow when the rule has no payload or packet
             // keywords or matched on the stream; otherwise they decide this packet
@@ -639,8 +672,281 @@ impl Detector {
                 vlan: p.vlan,
                 tunnel: p.tunnel,
                 pseudo,
+                app_proto: flow
+                    .as_ref()
+                    .and_then(|(f, _)| f.user.app.as_ref().and_then(|a| a.proto)),
+                tx: None,
             });
         }
+        if let Some((f, obs)) = flow.as_mut()
+            && f.user.app.is_some()
+        {
+            let n = out.len();
+            self.run_tx(&ctx, f, obs.dir.index(), pseudo, packet_dropped, out);
+            if out.len() > n {
+                // Alerts of a packet come in rule order, whichever engine raised them.
+                out[first_new..].sort_by_key(|a| a.sig);
+            }
+        }
+    }
+
+    /// Gives the application layer the stream bytes this packet makes available: in
+    /// IDS mode, the other direction's bytes this packet acknowledges (Suricata parses
+    /// on the ACK); inline, this packet's own. A UDP datagram to or from port 53 is a
+    /// DNS message.
+    fn app_feed(&mut self, p: &Packet, f: &mut Flow<FlowData>, obs: &Observed) {
+        let d = obs.dir.index();
+        let dns_port = f.client.1 == 53 || f.server.1 == 53;
+        match p.l4 {
+            L4::Udp { .. } => {
+                if !dns_port {
+                    return;
+                }
+                let a = f
+                    .user
+                    .app
+                    .get_or_insert_with(|| Session::with(AppProto::Dns));
+                let payload = p.payload();
+                if !payload.is_empty() {
+                    a.datagram(dir_of(d), payload);
+                }
+            }
+            L4::Tcp(_) => {
+                if f.user.app.is_none() {
+                    f.user.app = Some(if dns_port {
+                        Session::with(AppProto::Dns)
+                    } else {
+                        Session::default()
+                    });
+                }
+                if f.user.app.as_ref().is_some_and(Session::given_up) {
+                    return;
+                }
+                let x = if self.opts.ips { d } else { 1 - d };
+                let s = &f.streams[x];
+                let upto = if self.opts.ips {
+                    s.offset()
+                } else {
+                    s.offset().min(s.acked_offset())
+                };
+                app_stream(f, x, upto, false);
+            }
+            _ => {}
+        }
+    }
+
+    /// Inspects the transactions of the flow that progressed in direction `d` since
+    /// they were last inspected there.
+    fn run_tx(
+        &mut self,
+        ctx: &Pkt<'_>,
+        f: &mut Flow<FlowData>,
+        d: usize,
+        pseudo: Option<u64>,
+        mut packet_dropped: bool,
+        out: &mut Vec<Alert>,
+    ) {
+        let set = Arc::clone(&self.set);
+        let FlowData {
+            app,
+            tx_seen,
+            bits,
+            passed,
+            dropped,
+            ..
+        } = &mut f.user;
+        let Some(sess) = app.as_ref() else { return };
+        let Some(proto) = sess.proto else { return };
+        let g = &set.tx_groups[tx_group(proto, d)];
+        let txs: Vec<TxRef<'_>> = match &sess.parser {
+            Some(Parser::Http(h)) => h.txs.iter().map(TxRef::Http).collect(),
+            Some(Parser::Dns(x)) => x.txs.iter().map(TxRef::Dns).collect(),
+            Some(Parser::Tls(t)) => vec![TxRef::Tls(t)],
+            None => Vec::new(),
+        };
+        let mut bufs = Vec::new();
+        for tx in txs {
+            let stage = tx.stage(d);
+            let id = tx.id();
+            let at = match tx_seen.iter().position(|x| x.0 == id) {
+                Some(i) => i,
+                None => {
+                    tx_seen.push((id, [0, 0]));
+                    tx_seen.len() - 1
+                }
+            };
+            let seen = tx_seen[at].1[d];
+            if stage <= seen {
+                continue;
+            }
+            tx_seen[at].1[d] = stage;
+            self.cands.clear();
+            for (buf, pf) in &g.bufs {
+                bufs.clear();
+                fill(*buf, tx, d, &mut bufs);
+                for b in &bufs {
+                    let cands = &mut self.cands;
+                    pf.prefilter.scan(b, |id| {
+                        cands.extend_from_slice(&pf.pattern_sigs[id as usize]);
+                    });
+                }
+            }
+            self.cands.extend_from_slice(&g.always);
+            self.cands.sort_unstable();
+            self.cands.dedup();
+            for &si in &self.cands {
+                let s = &set.sigs[si as usize];
+                let Some(t) = &s.tx else { continue };
+                if !(seen < t.stage[d] && t.stage[d] <= stage) || !header_ok(s, ctx) {
+                    continue;
+                }
+                if !flowbits_ok(s, Some(bits)) {
+                    continue;
+                }
+                self.evaluated += 1;
+                let mut ok = true;
+                for l in &t.lists {
+                    bufs.clear();
+                    fill(l.buf, tx, d, &mut bufs);
+                    let cx = &mut self.cx;
+                    ok = bufs.drain(..).any(|b| {
+                        let b = transform(b, &l.transforms);
+                        matches(&l.matches, &b, cx)
+                    });
+                    if !ok {
+                        break;
+                    }
+                }
+                // Payload lists of a mixed rule: over this packet's payload.
+                ok = ok
+                    && s.lists
+                        .iter()
+                        .all(|l| matches(l, ctx.p.payload(), &mut self.cx));
+                if !ok {
+                    continue;
+                }
+                apply_flowbits(s, bits);
+                let action = s.rule.action;
+                if action == Action::Pass {
+                    if !packet_dropped {
+                        *passed = true;
+                    }
+                    break;
+                }
+                let blocked = self.opts.ips && matches!(action, Action::Drop | Action::Reject);
+                if blocked {
+                    packet_dropped = true;
+                    *dropped = true;
+                }
+                if s.rule.noalert {
+                    continue;
+                }
+                let p = ctx.p;
+                out.push(Alert {
+                    bytes: self
+                        .opts
+                        .keep_bytes
+                        .then(|| Box::new((p.payload().to_vec(), p.data.clone()))),
+                    linktype: p.linktype,
+                    sig: si,
+                    packet: p.num,
+                    ts: p.ts,
+                    src: ctx.src,
+                    dst: ctx.dst,
+                    sport: ctx.sport,
+                    dport: ctx.dport,
+                    proto: ctx.proto,
+                    flow_id: ctx.flow_id,
+                    dir: ctx.dir,
+                    blocked,
+                    stream: false,
+                    icmp: None,
+                    vlan: p.vlan,
+                    tunnel: p.tunnel,
+                    pseudo,
+                    app_proto: Some(proto),
+                    tx: Some(Box::new(meta(tx))),
+                });
+            }
+        }
+        // Transactions inspected to the end both ways are dropped.
+        let done = |x: &(u64, [u8; 2])| x.1 == [2, 2];
+        match app.as_mut().and_then(|a| a.parser.as_mut()) {
+            Some(Parser::Http(h)) => {
+                let keep = h
+                    .txs
+                    .iter()
+                    .find(|t| !tx_seen.iter().any(|x| x.0 == t.id && done(x)))
+                    .map_or(u64::MAX, |t| t.id);
+                h.prune(keep);
+                tx_seen.retain(|x| x.0 >= keep || !done(x));
+            }
+            Some(Parser::Dns(x)) => {
+                // A DNS message has one direction: it is done once inspected there.
+                let keep = x
+                    .txs
+                    .iter()
+                    .find(|t| {
+                        !tx_seen
+                            .iter()
+                            .any(|s| s.0 == t.id && s.1[t.dir as usize] == 2)
+                    })
+                    .map_or(u64::MAX, |t| t.id);
+                x.prune(keep);
+                tx_seen.retain(|s| s.0 >= keep);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn dir_of(d: usize) -> Dir {
+    if d == 0 { Dir::ToServer } else { Dir::ToClient }
+}
+
+/// Feeds direction `x` of `f`'s streams to its application layer up to offset
+/// `upto`; a hole stops that direction's parser. The direction's end goes too once
+/// its FIN is covered (acknowledged in IDS mode) or with `end`. A completed message
+/// asks for an inspection of the direction's raw stream.
+fn app_stream(f: &mut Flow<FlowData>, x: usize, upto: u64, end: bool) {
+    let Some(a) = f.user.app.as_mut() else { return };
+    let s = &f.streams[x];
+    let from = f.user.app_fed[x];
+    let mut done = false;
+    if upto > from {
+        let mut cursor = from;
+        for v in s.runs(from..upto) {
+            if v.new.start != cursor {
+                a.gap(dir_of(x));
+            }
+            let run = s.bytes(v.idx.clone());
+            let new = &run[(v.new.start - v.off) as usize..];
+            done |= a.feed(dir_of(x), new);
+            cursor = v.new.end;
+        }
+        f.user.app_fed[x] = upto;
+    }
+    let fin = s
+        .fin_offset()
+        .is_some_and(|fo| f.user.app_fed[x] >= fo && s.acked_offset() > fo);
+    if (fin || end) && !f.user.app_closed[x] {
+        f.user.app_closed[x] = true;
+        done |= a.close(dir_of(x));
+    }
+    if done {
+        f.user.trigger[x] = true;
+    }
+}
+
+/// Some transaction of the flow progressed in direction `d` past its inspection.
+fn tx_pending(fd: &FlowData, d: usize) -> bool {
+    let Some(a) = &fd.app else { return false };
+    let seen = |id: u64| fd.tx_seen.iter().find(|x| x.0 == id).map_or(0, |x| x.1[d]);
+    match &a.parser {
+        Some(Parser::Http(h)) => h.txs.iter().any(|t| TxRef::Http(t).stage(d) > seen(t.id)),
+        Some(Parser::Dns(x)) => x.txs.iter().any(|t| TxRef::Dns(t).stage(d) > seen(t.id)),
+        Some(Parser::Tls(t)) => TxRef::Tls(t).stage(d) > seen(0),
+        None => false,
     }
 }
 
@@ -849,6 +1155,9 @@ fn header_ok(s: &Sig, c: &Pkt<'_>) -> bool {
     if !proto_ok {
         return false;
     }
+    if s.app.is_some() && s.app != c.app {
+        return false;
+    }
     let r = &s.rule;
     let fwd = s.src.contains(c.src)
         && s.dst.contains(c.dst)
@@ -955,9 +1264,9 @@ fn echo_like(itype: u8, v6: bool) -> bool {
     }
 }
 
-fn flowbits_ok(s: &Sig, fd: Option<&FlowData>) -> bool {
+fn flowbits_ok(s: &Sig, bits: Option<&[u32]>) -> bool {
     for (cmd, ids, any) in &s.flowbits {
-        let has = |id: &u32| fd.is_some_and(|f| f.bits.contains(id));
+        let has = |id: &u32| bits.is_some_and(|b| b.contains(id));
         let ok = match cmd {
             FlowbitCmd::IsSet => {
                 if *any {
@@ -982,18 +1291,18 @@ fn flowbits_ok(s: &Sig, fd: Option<&FlowData>) -> bool {
     true
 }
 
-fn apply_flowbits(s: &Sig, fd: &mut FlowData) {
+fn apply_flowbits(s: &Sig, bits: &mut Vec<u32>) {
     for (cmd, ids, _) in &s.flowbits {
         for id in ids {
-            let at = fd.bits.iter().position(|b| b == id);
+            let at = bits.iter().position(|b| b == id);
             match (cmd, at) {
-                (FlowbitCmd::Set, None) => fd.bits.push(*id),
+                (FlowbitCmd::Set, None) => bits.push(*id),
                 (FlowbitCmd::Unset, Some(i)) => {
-                    fd.bits.swap_remove(i);
+                    bits.swap_remove(i);
                 }
-                (FlowbitCmd::Toggle, None) => fd.bits.push(*id),
+                (FlowbitCmd::Toggle, None) => bits.push(*id),
                 (FlowbitCmd::Toggle, Some(i)) => {
-                    fd.bits.swap_remove(i);
+                    bits.swap_remove(i);
                 }
                 _ => {}
             }

@@ -8,8 +8,10 @@
 //! - [`engine`]: [`Detector`], the per-packet driver, and the per-flow state it keeps.
 
 pub mod addrindex;
+pub mod app;
 pub mod engine;
 pub mod eval;
+mod md5;
 pub mod pcre;
 pub mod portgroup;
 pub mod ruleset;

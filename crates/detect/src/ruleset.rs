@@ -16,7 +16,10 @@ use netsieve_rules::{
     Action, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd, Match, Proto, Rule,
 };
 
+use netsieve_applayer::AppProto;
+
 use crate::addrindex::{AddrIndex, AddrSet};
+use crate::app::{Buf, Side, proto_by_name, transform_known};
 use crate::eval::{CMatch, compile_list};
 use crate::portgroup::{PortGroups, PortSet, dest_ports};
 
@@ -108,8 +111,49 @@ pub enum SigProto {
     Icmp,
 }
 
+/// One list of a transaction rule: matches over an application-layer buffer.
+pub struct TxList {
+    pub buf: Buf,
+    pub transforms: Vec<String>,
+    pub matches: Vec<CMatch>,
+}
+
+/// How a rule inspects transactions.
+pub struct TxSig {
+    pub lists: Vec<TxList>,
+    /// The directions it is inspected in (to server, to client).
+    pub dirs: [bool; 2],
+    /// Per direction, the transaction stage its buffers need (see [`crate::app`]).
+    pub stage: [u8; 2],
+}
+
+/// The transaction rules of one application protocol and direction, with a
+/// prefilter per buffer.
+#[derive(Default)]
+pub struct TxGroup {
+    pub bufs: Vec<(Buf, Prefiltered)>,
+    /// Rules without a fast pattern: candidates for every transaction.
+    pub always: Vec<u32>,
+}
+
+/// The index of an application protocol's transaction groups.
+pub fn tx_group(p: AppProto, dir: usize) -> usize {
+    let i = match p {
+        AppProto::Http => 0,
+        AppProto::Tls => 1,
+        AppProto::Dns => 2,
+    };
+    i * 2 + dir
+}
+
 /// A compiled rule.
 pub struct Sig {
+    /// The application protocol the flow must speak (`alert http`, or implied by an
+    /// application-layer buffer).
+    pub app: Option<AppProto>,
+    /// Transaction inspection, for rules with application-layer buffers (or an
+    /// application protocol and nothing else to match).
+    pub tx: Option<TxSig>,
     pub rule: Rule,
     /// The rule's address lists, compiled.
     pub src: AddrSet,
@@ -137,8 +181,12 @@ pub struct Sig {
 #[derive(Clone, Debug, Default)]
 pub struct LoadStats {
     pub inspected: usize,
-    /// Rules that need an application-layer buffer or protocol (not inspected yet).
+    /// Rules inspected per application-layer transaction.
+    pub app_layer: usize,
+    /// Rules that need an application-layer buffer, protocol or transform the engine
+    /// does not have (not inspected), by the first such name.
     pub waiting_app_layer: usize,
+    pub app_missing: HashMap<String, usize>,
     /// Rules that use a keyword the engine parses but does not evaluate.
     pub unsupported: HashMap<String, usize>,
     /// Rules whose options could not be compiled (a pcre neither engine accepts).
@@ -150,6 +198,10 @@ pub struct LoadStats {
 pub struct RuleSet {
     pub sigs: Vec<Sig>,
     pub groups: [Group; 4],
+    /// Transaction rules by [`tx_group`].
+    pub tx_groups: Vec<TxGroup>,
+    /// Some rule needs an application protocol: flows are parsed.
+    pub needs_app: bool,
     pub flowbit_names: Vec<String>,
     pub stats: LoadStats,
     pub mpm: Mpm,
@@ -254,8 +306,10 @@ impl RuleSet {
         let mut bit_ids: HashMap<String, u32> = HashMap::new();
         let mut flowbit_names = Vec::new();
         for rule in rules {
-            if !rule.app_layer.is_empty() {
+            let (app, missing) = app_needs(&rule);
+            if let Some(m) = missing {
                 stats.waiting_app_layer += 1;
+                *stats.app_missing.entry(m).or_default() += 1;
                 continue;
             }
             if let Some(k) = rule.unsupported.first() {
@@ -280,7 +334,12 @@ impl RuleSet {
                 },
                 Proto::Udp => SigProto::Udp,
                 Proto::Icmp => SigProto::Icmp,
-                Proto::App(_) => unreachable!("app-layer rules are counted above"),
+                // HTTP and TLS run over TCP; DNS over UDP and TCP.
+                Proto::App(_) if app == Some(AppProto::Dns) => SigProto::Ip,
+                Proto::App(_) => SigProto::Tcp {
+                    packet: !rule.flow.only_stream,
+                    stream: !rule.flow.no_stream,
+                },
             };
             let mut vars = Vec::new();
             let mut lists = Vec::new();
@@ -294,6 +353,16 @@ impl RuleSet {
                     }
                 }
             }
+            let tx = match (app, err.is_none()) {
+                (Some(_), true) => match tx_sig(&rule, &mut vars) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        err = Some(e);
+                        None
+                    }
+                },
+                _ => None,
+            };
             if let Some(e) = err {
                 stats.compile_errors.push((rule.sid, e));
                 continue;
@@ -337,12 +406,16 @@ impl RuleSet {
                 .flowbits
                 .iter()
                 .any(|f| matches!(f.cmd, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
-            let flow_action = rule.lists.is_empty() && rule.conds.is_empty() && !flowbit_test;
+            let flow_action =
+                (rule.lists.is_empty() && rule.conds.is_empty() && !flowbit_test) || tx.is_some();
             let ip_only = flow_action
+                && app.is_none()
                 && rule.flow == FlowOpts::default()
                 && rule.sport.is_any()
                 && rule.dport.is_any();
             sigs.push(Sig {
+                app,
+                tx,
                 ip_only,
                 flow_action,
                 src: AddrSet::of(&rule.src),
@@ -387,12 +460,17 @@ impl RuleSet {
             .map(|&i| slots[i].take().expect("once"))
             .collect();
         stats.inspected = sigs.len();
+        stats.app_layer = sigs.iter().filter(|s| s.tx.is_some()).count();
+        let needs_app = sigs.iter().any(|s| s.app.is_some());
+        let tx_groups = (0..6).map(|g| build_tx_group(&sigs, g, mpm)).collect();
 
         let groups = [GroupId::Tcp, GroupId::Udp, GroupId::Icmp, GroupId::Other]
             .map(|g| build_group(&sigs, g, mpm));
         RuleSet {
             sigs,
             groups,
+            tx_groups,
+            needs_app,
             flowbit_names,
             stats,
             mpm,
@@ -416,13 +494,14 @@ impl RuleSet {
 }
 
 fn in_group(s: &Sig, g: GroupId) -> bool {
-    matches!(
-        (s.proto, g),
-        (SigProto::Ip, _)
-            | (SigProto::Tcp { .. }, GroupId::Tcp)
-            | (SigProto::Udp, GroupId::Udp)
-            | (SigProto::Icmp, GroupId::Icmp)
-    )
+    s.tx.is_none()
+        && matches!(
+            (s.proto, g),
+            (SigProto::Ip, _)
+                | (SigProto::Tcp { .. }, GroupId::Tcp)
+                | (SigProto::Udp, GroupId::Udp)
+                | (SigProto::Icmp, GroupId::Icmp)
+        )
 }
 
 impl Group {
@@ -511,6 +590,187 @@ fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
         always,
         by_src,
         by_dst,
+    }
+}
+
+/// The application protocol a rule needs, or the first name that needs one the
+/// engine does not parse (a protocol, buffer or transform).
+fn app_needs(rule: &Rule) -> (Option<AppProto>, Option<String>) {
+    let mut app = None;
+    let mut set = |p: AppProto, name: &str| -> Option<String> {
+        match app {
+            Some(q) if q != p => Some(format!("{name} (mixes protocols)")),
+            _ => {
+                app = Some(p);
+                None
+            }
+        }
+    };
+    for name in &rule.app_layer {
+        let r = if let Some(b) = Buf::by_name(name) {
+            set(b.proto(), name)
+        } else if name == "urilen" {
+            set(AppProto::Http, name)
+        } else if rule.services.iter().any(|s| s == name) {
+            // Snort 3's `service:` widens a rule to a service; it does not restrict it.
+            None
+        } else if let Some(p) = proto_by_name(name) {
+            set(p, name)
+        } else {
+            Some(name.clone())
+        };
+        if r.is_some() {
+            return (None, r);
+        }
+    }
+    for l in &rule.lists {
+        if let Some(t) = l.transforms.iter().find(|t| !transform_known(t)) {
+            return (None, Some(t.clone()));
+        }
+        if l.buffer == Buffer::Payload && !l.transforms.is_empty() {
+            return (None, Some(format!("{} on the payload", l.transforms[0])));
+        }
+    }
+    (app, None)
+}
+
+/// A rule's transaction lists, directions and stages; `None` for an application-layer
+/// rule that has only payload lists (it is judged on packets and streams).
+fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, String> {
+    let mut lists = Vec::new();
+    for l in &rule.lists {
+        let Buffer::App(name) = &l.buffer else {
+            continue;
+        };
+        let buf = Buf::by_name(name).ok_or_else(|| format!("buffer {name}"))?;
+        lists.push(TxList {
+            buf,
+            transforms: l.transforms.clone(),
+            matches: compile_list(&l.matches, vars)?,
+        });
+    }
+    if lists.is_empty() && !rule.lists.is_empty() {
+        return Ok(None);
+    }
+    let req = lists.iter().any(|l| l.buf.side() == Side::Request);
+    let resp = lists.iter().any(|l| l.buf.side() == Side::Response);
+    let f = &rule.flow;
+    let dirs = if f.to_server {
+        [true, false]
+    } else if f.to_client {
+        [false, true]
+    } else if resp {
+        [false, true]
+    } else if req || lists.is_empty() {
+        [true, false]
+    } else {
+        [true, true]
+    };
+    let mut stage = [1u8; 2];
+    for (d, st) in stage.iter_mut().enumerate() {
+        for l in &lists {
+            let own = match l.buf.side() {
+                Side::Either => true,
+                Side::Request => d == 0,
+                Side::Response => d == 1,
+            };
+            // A buffer of the other message only needs this one to have begun.
+            *st = (*st).max(if own { l.buf.stage() } else { 1 });
+        }
+    }
+    Ok(Some(TxSig { lists, dirs, stage }))
+}
+
+/// The fast pattern of a transaction rule: (buffer, pattern, nocase). Only lists
+/// without transforms qualify (the prefilter sees buffers untransformed).
+fn tx_fast_pattern(rule: &Rule) -> Option<(Buf, Vec<u8>, bool)> {
+    let mut best: Option<(Buf, &netsieve_rules::Content)> = None;
+    let score = |c: &netsieve_rules::Content| {
+        let mut seen = [false; 256];
+        let distinct = c
+            .pattern
+            .iter()
+            .filter(|&&b| !std::mem::replace(&mut seen[b as usize], true))
+            .count();
+        (c.fast_pattern, c.pattern.len(), distinct)
+    };
+    for l in rule.lists.iter().filter(|l| l.transforms.is_empty()) {
+        let Buffer::App(name) = &l.buffer else {
+            continue;
+        };
+        let Some(buf) = Buf::by_name(name) else {
+            continue;
+        };
+        for m in &l.matches {
+            if let Match::Content(c) = m
+                && !c.negated
+                && best.is_none_or(|(_, b)| score(c) > score(b))
+            {
+                best = Some((buf, c));
+            }
+        }
+    }
+    let (buf, c) = best?;
+    let mut pat = c.pattern.clone();
+    if let Some((off, len)) = c.fast_pattern_chop {
+        let s = (off as usize).min(pat.len());
+        let e = s.saturating_add(len as usize).min(pat.len());
+        if e > s {
+            pat = pat[s..e].to_vec();
+        }
+    }
+    Some((buf, pat, c.nocase))
+}
+
+fn build_tx_group(sigs: &[Sig], g: usize, mpm: Mpm) -> TxGroup {
+    let mut by_buf: Vec<(Buf, Vec<(Vec<u8>, bool)>, Vec<Vec<u32>>)> = Vec::new();
+    let mut always = Vec::new();
+    for (i, s) in sigs.iter().enumerate() {
+        let (Some(t), Some(p)) = (&s.tx, s.app) else {
+            continue;
+        };
+        let d = g % 2;
+        if tx_group(p, d) != g || !t.dirs[d] {
+            continue;
+        }
+        match tx_fast_pattern(&s.rule) {
+            Some((buf, pat, nocase)) => {
+                let slot = match by_buf.iter().position(|x| x.0 == buf) {
+                    Some(k) => k,
+                    None => {
+                        by_buf.push((buf, Vec::new(), Vec::new()));
+                        by_buf.len() - 1
+                    }
+                };
+                let (_, pats, ps) = &mut by_buf[slot];
+                let key = (pat, nocase);
+                let id = match pats.iter().position(|p| *p == key) {
+                    Some(id) => id,
+                    None => {
+                        pats.push(key);
+                        ps.push(Vec::new());
+                        pats.len() - 1
+                    }
+                };
+                ps[id].push(i as u32);
+            }
+            None => always.push(i as u32),
+        }
+    }
+    TxGroup {
+        bufs: by_buf
+            .into_iter()
+            .map(|(b, pats, pattern_sigs)| {
+                (
+                    b,
+                    Prefiltered {
+                        prefilter: build_prefilter(&pats, mpm),
+                        pattern_sigs,
+                    },
+                )
+            })
+            .collect(),
+        always,
     }
 }
 

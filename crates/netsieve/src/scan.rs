@@ -917,6 +917,30 @@ fn write_alert(
             }),
         );
     }
+    if let Some(p) = al.app_proto {
+        obj.insert("app_proto".into(), json!(p.name()));
+    }
+    if let Some(t) = &al.tx {
+        obj.insert("tx_id".into(), json!(t.tx_id));
+        let mut o = serde_json::Map::new();
+        for (k, v) in &t.strings {
+            o.insert((*k).into(), json!(v));
+        }
+        for (k, v) in &t.numbers {
+            o.insert((*k).into(), json!(v));
+        }
+        if !t.queries.is_empty() {
+            let q: Vec<_> = t
+                .queries
+                .iter()
+                .map(|(name, ty)| json!({"type": "query", "rrname": name, "rrtype": ty}))
+                .collect();
+            o.insert("query".into(), json!(q));
+        }
+        if let Some(p) = al.app_proto {
+            obj.insert(p.name().into(), serde_json::Value::Object(o));
+        }
+    }
     if !r.metadata.is_empty() {
         let mut meta = serde_json::Map::new();
         for m in &r.metadata {

@@ -411,6 +411,9 @@ impl<T: Default> FlowTable<T> {
                 }
                 stream = f.streams[d].insert(t.seq, payload);
             }
+            if t.flags & F::FIN != 0 {
+                f.streams[d].set_fin(t.seq, payload.len());
+            }
             if ack {
                 other = f.streams[o].acked(t.ack);
             }

@@ -80,6 +80,8 @@ pub struct Reassembler {
     pub max_pending: usize,
     /// Holes skipped.
     pub gaps: u64,
+    /// Stream offset of the FIN, once seen (the sequence number it takes).
+    fin: Option<u64>,
 }
 
 impl Reassembler {
@@ -97,6 +99,7 @@ impl Reassembler {
             depth,
             max_pending: 1 << 18,
             gaps: 0,
+            fin: None,
         }
     }
 
@@ -369,6 +372,19 @@ impl Reassembler {
     /// a FIN takes a sequence number, and data may be missing).
     pub fn acked_offset(&self) -> u64 {
         self.acked
+    }
+
+    /// A FIN arrived on a segment at `seq` with `len` payload bytes.
+    pub fn set_fin(&mut self, seq: u32, len: usize) {
+        if let Some(off) = self.offset_of(seq) {
+            let at = (off.max(0) as u64).saturating_add(len as u64);
+            self.fin = Some(self.fin.map_or(at, |f| f.min(at)));
+        }
+    }
+
+    /// Where the stream ends, if its FIN was seen.
+    pub fn fin_offset(&self) -> Option<u64> {
+        self.fin
     }
 
     /// Reassembly stopped at the depth limit.

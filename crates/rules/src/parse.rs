@@ -75,6 +75,8 @@ pub fn app_buffer(name: &str) -> Option<&'static str> {
         "file.data" | "file_data" => "file.data",
         "dns.query" | "dns_query" => "dns.query",
         "tls.sni" | "tls_sni" => "tls.sni",
+        "http.request_header" => "http.request_header",
+        "http.response_header" => "http.response_header",
         "tls.cert_subject" | "tls_cert_subject" => "tls.cert_subject",
         "tls.cert_issuer" | "tls_cert_issuer" => "tls.cert_issuer",
         "tls.cert_serial" | "tls_cert_serial" => "tls.cert_serial",
@@ -100,6 +102,19 @@ pub fn app_buffer(name: &str) -> Option<&'static str> {
         "smb.named_pipe" | "smb.share" => "smb",
         _ => return None,
     })
+}
+
+/// Transforms: they change the buffer of the sticky list they follow.
+fn is_transform(name: &str) -> bool {
+    matches!(
+        name,
+        "dotprefix"
+            | "to_lowercase"
+            | "to_uppercase"
+            | "strip_whitespace"
+            | "compress_whitespace"
+            | "url_decode"
+    )
 }
 
 /// Legacy names that modify the content before them (Suricata 4) rather than start a
@@ -200,16 +215,9 @@ fn is_known_unsupported(name: &str) -> bool {
             | "filesize"
             | "file.name"
             | "file.magic"
-            | "urilen"
-            | "dotprefix"
-            | "to_lowercase"
-            | "to_uppercase"
             | "to_md5"
             | "to_sha1"
             | "to_sha256"
-            | "strip_whitespace"
-            | "compress_whitespace"
-            | "url_decode"
             | "pcrexform"
             | "xor"
             | "header_lowercase"
@@ -461,6 +469,7 @@ impl Builder {
         self.rule.lists.push(List {
             buffer: buf,
             matches: Vec::new(),
+            transforms: Vec::new(),
         });
         self.rule.lists.len() - 1
     }
@@ -1025,8 +1034,26 @@ fn option(
             if name == "prefilter" || name == "tag" {
                 return Ok(());
             }
-            if name == "dotprefix" || name == "urilen" {
+            if name == "urilen" {
                 b.note_app(name);
+                let v = need(o)?;
+                let (v, raw) = match v.rsplit_once(',') {
+                    Some((v, "raw")) => (v, true),
+                    Some((v, "norm")) => (v, false),
+                    Some(_) => return Err(bad(o, "expected ,raw or ,norm")),
+                    None => (v, false),
+                };
+                let c = parse_cmp(v.trim()).ok_or_else(|| bad(o, "bad length"))?;
+                let buf = if raw { "http.uri.raw" } else { "http.uri" };
+                let l = b.list_for(Buffer::App(buf.to_string()));
+                b.rule.lists[l].matches.push(Match::Bsize(c));
+                return Ok(());
+            }
+            if is_transform(name) {
+                if b.rule.lists.is_empty() {
+                    b.cur = b.list_for(Buffer::Payload);
+                }
+                b.rule.lists[b.cur].transforms.push(name.to_string());
                 return Ok(());
             }
             if is_known_unsupported(name) {

@@ -192,6 +192,9 @@ pub enum Match {
 pub struct List {
     pub buffer: Buffer,
     pub matches: Vec<Match>,
+    /// Transforms applied to the buffer before matching (`dotprefix`, `to_lowercase`,
+    /// ...), in rule order.
+    pub transforms: Vec<String>,
 }
 
 /// `flow:` options.

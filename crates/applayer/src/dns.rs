@@ -1,0 +1,297 @@
+//! DNS messages (RFC 1035) over UDP (one per datagram) and TCP (each behind a two-byte
+//! length). Every message is a transaction of its own, as Suricata keeps them: a query
+//! is inspected to the server, a response to the client.
+//!
+//! Names are decoded to dotted form with compression pointers followed backwards only
+//! (a pointer must point before the name that uses it), so a hostile message cannot
+//! loop; labels are bounded by the message.
+
+use std::collections::VecDeque;
+
+use crate::http::Dir;
+
+/// One question or answer record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// The owner name in dotted form, without the final dot.
+    pub name: Vec<u8>,
+    pub rtype: u16,
+    pub class: u16,
+    pub ttl: u32,
+    /// Answers: the record data (A/AAAA addresses, names in dotted form for CNAME,
+    /// NS, PTR, MX; as sent otherwise).
+    pub data: Vec<u8>,
+}
+
+/// A parsed message.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Message {
+    pub id: u16,
+    pub response: bool,
+    pub opcode: u8,
+    pub rcode: u8,
+    pub flags: u16,
+    pub questions: Vec<Record>,
+    pub answers: Vec<Record>,
+}
+
+/// A message and the transaction id it got.
+#[derive(Clone, Debug)]
+pub struct Tx {
+    pub id: u64,
+    pub dir: Dir,
+    pub msg: Message,
+}
+
+/// Something wrong with a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Malformed,
+    /// A TCP message longer than the stream holds before the flow ended.
+    Truncated,
+}
+
+/// Messages held at most (older ones are dropped once inspected or not).
+const MAX_TXS: usize = 256;
+/// Records parsed per section at most.
+const MAX_RECORDS: usize = 64;
+
+/// A flow's DNS state.
+#[derive(Clone, Debug, Default)]
+pub struct Dns {
+    pub txs: VecDeque<Tx>,
+    next_id: u64,
+    /// TCP: bytes of an incomplete message per direction.
+    buf: [Vec<u8>; 2],
+    pub events: Vec<Event>,
+}
+
+impl Dns {
+    /// One UDP datagram. Returns whether it held a message.
+    pub fn datagram(&mut self, dir: Dir, data: &[u8]) -> bool {
+        match parse(data) {
+            Some(m) => {
+                self.push(dir, m);
+                true
+            }
+            None => {
+                self.events.push(Event::Malformed);
+                false
+            }
+        }
+    }
+
+    /// In-order TCP bytes. Returns whether they completed a message.
+    pub fn stream(&mut self, dir: Dir, data: &[u8]) -> bool {
+        let d = dir as usize;
+        self.buf[d].extend_from_slice(data);
+        let mut done = false;
+        loop {
+            let b = &self.buf[d];
+            if b.len() < 2 {
+                break;
+            }
+            let n = u16::from_be_bytes([b[0], b[1]]) as usize;
+            if b.len() < 2 + n {
+                break;
+            }
+            let m = parse(&b[2..2 + n]);
+            self.buf[d].drain(..2 + n);
+            match m {
+                Some(m) => {
+                    self.push(dir, m);
+                    done = true;
+                }
+                None => self.events.push(Event::Malformed),
+            }
+        }
+        done
+    }
+
+    fn push(&mut self, dir: Dir, msg: Message) {
+        if self.txs.len() >= MAX_TXS {
+            self.txs.pop_front();
+        }
+        self.txs.push_back(Tx {
+            id: self.next_id,
+            dir,
+            msg,
+        });
+        self.next_id += 1;
+    }
+
+    /// Drops transactions older than `keep_from`.
+    pub fn prune(&mut self, keep_from: u64) {
+        while self.txs.front().is_some_and(|t| t.id < keep_from) {
+            self.txs.pop_front();
+        }
+    }
+}
+
+/// Parses one DNS message; `None` if its header or a question is malformed. Answers
+/// that do not parse are left out.
+pub fn parse(b: &[u8]) -> Option<Message> {
+    if b.len() < 12 {
+        return None;
+    }
+    let u16at = |i: usize| u16::from_be_bytes([b[i], b[i + 1]]);
+    let flags = u16at(2);
+    let mut m = Message {
+        id: u16at(0),
+        response: flags & 0x8000 != 0,
+        opcode: ((flags >> 11) & 0xf) as u8,
+        rcode: (flags & 0xf) as u8,
+        flags,
+        ..Message::default()
+    };
+    let (qd, an) = (u16at(4) as usize, u16at(6) as usize);
+    let mut at = 12;
+    for _ in 0..qd.min(MAX_RECORDS) {
+        let (name, next) = name(b, at)?;
+        if next + 4 > b.len() {
+            return None;
+        }
+        m.questions.push(Record {
+            name,
+            rtype: u16at(next),
+            class: u16at(next + 2),
+            ttl: 0,
+            data: Vec::new(),
+        });
+        at = next + 4;
+    }
+    for _ in 0..an.min(MAX_RECORDS) {
+        let Some((name, next)) = name(b, at) else {
+            break;
+        };
+        if next + 10 > b.len() {
+            break;
+        }
+        let rtype = u16at(next);
+        let len = u16at(next + 8) as usize;
+        let start = next + 10;
+        if start + len > b.len() {
+            break;
+        }
+        let data = match rtype {
+            // CNAME, NS, PTR: a name; MX: preference then a name.
+            2 | 5 | 12 => self::name(b, start).map(|x| x.0).unwrap_or_default(),
+            15 if len > 2 => self::name(b, start + 2).map(|x| x.0).unwrap_or_default(),
+            _ => b[start..start + len].to_vec(),
+        };
+        m.answers.push(Record {
+            name,
+            rtype,
+            class: u16at(next + 2),
+            ttl: u32::from_be_bytes([b[next + 4], b[next + 5], b[next + 6], b[next + 7]]),
+            data,
+        });
+        at = start + len;
+    }
+    Some(m)
+}
+
+/// A name at `at`: its dotted form and the offset after it (after the first pointer
+/// if it has one). Pointers must go backwards, which ends every chain.
+pub fn name(b: &[u8], at: usize) -> Option<(Vec<u8>, usize)> {
+    let mut out = Vec::new();
+    let mut pos = at;
+    let mut end = None;
+    // A name is at most 255 bytes; a pointer chain at most as many hops as bytes.
+    let mut hops = 0;
+    loop {
+        let len = *b.get(pos)? as usize;
+        match len & 0xc0 {
+            0 if len == 0 => {
+                return Some((out, end.unwrap_or(pos + 1)));
+            }
+            0 => {
+                let label = b.get(pos + 1..pos + 1 + len)?;
+                if !out.is_empty() {
+                    out.push(b'.');
+                }
+                out.extend_from_slice(label);
+                if out.len() > 255 {
+                    return None;
+                }
+                pos += 1 + len;
+            }
+            0xc0 => {
+                let target = ((len & 0x3f) << 8) | *b.get(pos + 1)? as usize;
+                if target >= pos || hops > 128 {
+                    return None;
+                }
+                hops += 1;
+                end.get_or_insert(pos + 2);
+                pos = target;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The name of a record type, as EVE writes it.
+pub fn rtype_name(t: u16) -> String {
+    match t {
+        1 => "A".into(),
+        2 => "NS".into(),
+        5 => "CNAME".into(),
+        6 => "SOA".into(),
+        12 => "PTR".into(),
+        15 => "MX".into(),
+        16 => "TXT".into(),
+        28 => "AAAA".into(),
+        33 => "SRV".into(),
+        65 => "HTTPS".into(),
+        255 => "ANY".into(),
+        t => format!("{t}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(name: &str) -> Vec<u8> {
+        let mut b = vec![0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+        for l in name.split('.') {
+            b.push(l.len() as u8);
+            b.extend_from_slice(l.as_bytes());
+        }
+        b.extend_from_slice(&[0, 0, 1, 0, 1]);
+        b
+    }
+
+    #[test]
+    fn parses_a_query_and_tcp_framing() {
+        let q = query("www.example.com");
+        let m = parse(&q).unwrap();
+        assert_eq!(m.id, 0x1234);
+        assert!(!m.response);
+        assert_eq!(m.questions[0].name, b"www.example.com");
+        assert_eq!(m.questions[0].rtype, 1);
+        let mut d = Dns::default();
+        let mut framed = vec![0, q.len() as u8];
+        framed.extend_from_slice(&q);
+        assert!(!d.stream(Dir::ToServer, &framed[..5]));
+        assert!(d.stream(Dir::ToServer, &framed[5..]));
+        assert_eq!(d.txs.len(), 1);
+    }
+
+    #[test]
+    fn pointers_must_go_backwards() {
+        // A name that points at itself.
+        let mut b = vec![0u8; 12];
+        b[5] = 1;
+        b.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1]);
+        assert!(parse(&b).is_none());
+        // A pointer to an earlier name.
+        let mut q = query("example.com");
+        let n = q.len();
+        q[5] = 2;
+        q.extend_from_slice(&[3, b'w', b'w', b'w', 0xc0, 12, 0, 1, 0, 1]);
+        let m = parse(&q).unwrap();
+        assert_eq!(m.questions[1].name, b"www.example.com");
+        assert!(n > 12);
+    }
+}

@@ -1,0 +1,149 @@
+//! One flow's application layer: which protocol it speaks (found by [`crate::probe`]
+//! from either direction's first bytes, whatever the ports) and that protocol's parser.
+
+use crate::http::{Dir, Http, Limits, Progress};
+use crate::{AppProto, Probe, probe};
+
+/// Bytes of a direction kept while its protocol is undecided; past this the direction
+/// counts as unknown.
+const PROBE_BYTES: usize = 4096;
+
+/// The parser of a flow whose protocol is known.
+#[derive(Debug)]
+pub enum Parser {
+    Http(Box<Http>),
+    Tls(Box<crate::tls::Tls>),
+    Dns(Box<crate::dns::Dns>),
+}
+
+/// A flow's application-layer state.
+#[derive(Debug, Default)]
+pub struct Session {
+    pub proto: Option<AppProto>,
+    pub parser: Option<Parser>,
+    /// Bytes each direction sent while the protocol was undecided.
+    pending: [Vec<u8>; 2],
+    /// The direction's first bytes name no protocol netsieve parses.
+    unknown: [bool; 2],
+    /// The direction had a gap: its parser stopped.
+    gap: [bool; 2],
+}
+
+impl Session {
+    /// Probing gave up on both directions: nothing will be parsed.
+    pub fn given_up(&self) -> bool {
+        self.proto.is_none() && self.unknown[0] && self.unknown[1]
+    }
+
+    /// A session whose protocol is fixed in advance (DNS by its port).
+    pub fn with(proto: AppProto) -> Session {
+        let mut s = Session::default();
+        s.start(proto);
+        s
+    }
+
+    fn start(&mut self, proto: AppProto) {
+        self.proto = Some(proto);
+        self.parser = Some(match proto {
+            AppProto::Http => Parser::Http(Box::new(Http::new(Limits::default()))),
+            AppProto::Tls => Parser::Tls(Box::default()),
+            AppProto::Dns => Parser::Dns(Box::default()),
+        });
+    }
+
+    /// Feeds in-order stream bytes of one direction. Returns whether a message of that
+    /// direction completed (an inspection point for its raw stream).
+    pub fn feed(&mut self, dir: Dir, data: &[u8]) -> bool {
+        let d = dir as usize;
+        if data.is_empty() || self.gap[d] {
+            return false;
+        }
+        if self.proto.is_none() {
+            if self.unknown[d] {
+                return false;
+            }
+            self.pending[d].extend_from_slice(data);
+            match probe(&self.pending[d]) {
+                Probe::Is(p) => self.start(p),
+                Probe::NeedMore if self.pending[d].len() < PROBE_BYTES => return false,
+                _ => {
+                    self.unknown[d] = true;
+                    self.pending[d] = Vec::new();
+                    return false;
+                }
+            }
+            // Both directions' held bytes go to the new parser, requests first.
+            let mut done = false;
+            for (i, dd) in [(0, Dir::ToServer), (1, Dir::ToClient)] {
+                let held = std::mem::take(&mut self.pending[i]);
+                if !held.is_empty() && !self.unknown[i] {
+                    let r = self.parse(dd, &held);
+                    done |= r && i == d;
+                }
+            }
+            self.pending = [Vec::new(), Vec::new()];
+            return done;
+        }
+        self.parse(dir, data)
+    }
+
+    /// A datagram (DNS over UDP): one message.
+    pub fn datagram(&mut self, dir: Dir, data: &[u8]) -> bool {
+        match &mut self.parser {
+            Some(Parser::Dns(d)) => d.datagram(dir, data),
+            _ => false,
+        }
+    }
+
+    fn parse(&mut self, dir: Dir, data: &[u8]) -> bool {
+        match &mut self.parser {
+            Some(Parser::Http(h)) => h
+                .feed(dir, data)
+                .iter()
+                .any(|p| matches!(p, Progress::RequestDone(_) | Progress::ResponseDone(_))),
+            Some(Parser::Tls(t)) => t.feed(dir, data),
+            Some(Parser::Dns(d)) => d.stream(dir, data),
+            None => false,
+        }
+    }
+
+    /// Bytes are missing in this direction: its parser stops there.
+    pub fn gap(&mut self, dir: Dir) {
+        let d = dir as usize;
+        self.gap[d] = true;
+        if self.proto.is_none() {
+            self.unknown[d] = true;
+            self.pending[d] = Vec::new();
+        }
+    }
+
+    /// The direction ended (its FIN was acknowledged, or the flow ended). Returns
+    /// whether that completed a message.
+    pub fn close(&mut self, dir: Dir) -> bool {
+        match &mut self.parser {
+            Some(Parser::Http(h)) => !h.close(dir).is_empty(),
+            _ => false,
+        }
+    }
+
+    /// The flow ended: whatever is half-parsed counts as complete.
+    pub fn finish(&mut self) {
+        if let Some(Parser::Http(h)) = &mut self.parser {
+            h.finish_all();
+        }
+    }
+
+    pub fn http(&self) -> Option<&Http> {
+        match &self.parser {
+            Some(Parser::Http(h)) => Some(h),
+            _ => None,
+        }
+    }
+
+    pub fn http_mut(&mut self) -> Option<&mut Http> {
+        match &mut self.parser {
+            Some(Parser::Http(h)) => Some(h),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,493 @@
+//! Application-layer buffers: what each sticky buffer name means, which protocol and
+//! direction provide it, when in a transaction it is ready, and how to get its bytes.
+//!
+//! A transaction is inspected per direction in *stages*: 0 nothing yet, 1 the head (an
+//! HTTP request or response head, a TLS ServerHello), 2 complete (the body, the
+//! certificates; a DNS message or ClientHello at once). A buffer is ready at a stage;
+//! a rule is evaluated once per transaction and direction, when the direction reaches
+//! the highest stage its buffers need.
+
+use std::borrow::Cow;
+
+use netsieve_applayer::http::{self, Message};
+use netsieve_applayer::{AppProto, dns, tls, uri};
+
+/// Which message of a transaction a buffer comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Request,
+    Response,
+    /// The message of the direction being inspected (`http.header`, `file.data`).
+    Either,
+}
+
+macro_rules! buffers {
+    ($($v:ident = $name:literal, $proto:ident, $side:ident, $stage:literal;)*) => {
+        /// An application-layer buffer.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Buf { $($v),* }
+
+        impl Buf {
+            pub const ALL: &'static [Buf] = &[$(Buf::$v),*];
+
+            /// By its Suricata 5+ name, as the rules crate gives it.
+            pub fn by_name(name: &str) -> Option<Buf> {
+                match name { $($name => Some(Buf::$v),)* _ => None }
+            }
+
+            pub fn name(self) -> &'static str {
+                match self { $(Buf::$v => $name),* }
+            }
+
+            pub fn proto(self) -> AppProto {
+                match self { $(Buf::$v => AppProto::$proto),* }
+            }
+
+            pub fn side(self) -> Side {
+                match self { $(Buf::$v => Side::$side),* }
+            }
+
+            /// The stage of its own direction at which the buffer is complete.
+            pub fn stage(self) -> u8 {
+                match self { $(Buf::$v => $stage),* }
+            }
+        }
+    };
+}
+
+buffers! {
+    HttpUri = "http.uri", Http, Request, 1;
+    HttpUriRaw = "http.uri.raw", Http, Request, 1;
+    HttpMethod = "http.method", Http, Request, 1;
+    HttpProtocol = "http.protocol", Http, Either, 1;
+    HttpRequestLine = "http.request_line", Http, Request, 1;
+    HttpStart = "http.start", Http, Either, 1;
+    HttpHeader = "http.header", Http, Either, 1;
+    HttpHeaderRaw = "http.header.raw", Http, Either, 1;
+    HttpHeaderNames = "http.header_names", Http, Either, 1;
+    HttpRequestHeader = "http.request_header", Http, Request, 1;
+    HttpResponseHeader = "http.response_header", Http, Response, 1;
+    HttpHost = "http.host", Http, Request, 1;
+    HttpHostRaw = "http.host.raw", Http, Request, 1;
+    HttpUserAgent = "http.user_agent", Http, Request, 1;
+    HttpCookie = "http.cookie", Http, Either, 1;
+    HttpContentType = "http.content_type", Http, Either, 1;
+    HttpContentLen = "http.content_len", Http, Either, 1;
+    HttpReferer = "http.referer", Http, Request, 1;
+    HttpAccept = "http.accept", Http, Request, 1;
+    HttpAcceptEnc = "http.accept_enc", Http, Request, 1;
+    HttpAcceptLang = "http.accept_lang", Http, Request, 1;
+    HttpConnection = "http.connection", Http, Either, 1;
+    HttpLocation = "http.location", Http, Response, 1;
+    HttpServer = "http.server", Http, Response, 1;
+    HttpRequestBody = "http.request_body", Http, Request, 2;
+    HttpResponseBody = "http.response_body", Http, Response, 2;
+    FileData = "file.data", Http, Either, 2;
+    HttpStatCode = "http.stat_code", Http, Response, 1;
+    HttpStatMsg = "http.stat_msg", Http, Response, 1;
+    HttpResponseLine = "http.response_line", Http, Response, 1;
+    DnsQuery = "dns.query", Dns, Request, 2;
+    TlsSni = "tls.sni", Tls, Request, 2;
+    Ja3Hash = "ja3.hash", Tls, Request, 2;
+    Ja3String = "ja3.string", Tls, Request, 2;
+    Ja3sHash = "ja3s.hash", Tls, Response, 1;
+    Ja3sString = "ja3s.string", Tls, Response, 1;
+    TlsCertSubject = "tls.cert_subject", Tls, Response, 2;
+    TlsCertIssuer = "tls.cert_issuer", Tls, Response, 2;
+    TlsCertSerial = "tls.cert_serial", Tls, Response, 2;
+    TlsCerts = "tls.certs", Tls, Response, 2;
+}
+
+/// Application protocol names of rule headers and `service:` lists.
+pub fn proto_by_name(name: &str) -> Option<AppProto> {
+    Some(match name {
+        "http" | "http1" => AppProto::Http,
+        "tls" | "ssl" => AppProto::Tls,
+        "dns" => AppProto::Dns,
+        _ => return None,
+    })
+}
+
+/// Transforms the engine applies.
+pub fn transform_known(name: &str) -> bool {
+    matches!(
+        name,
+        "dotprefix"
+            | "to_lowercase"
+            | "to_uppercase"
+            | "strip_whitespace"
+            | "compress_whitespace"
+            | "url_decode"
+    )
+}
+
+/// Applies transforms in order.
+pub fn transform<'a>(mut b: Cow<'a, [u8]>, ts: &[String]) -> Cow<'a, [u8]> {
+    for t in ts {
+        b = Cow::Owned(match t.as_str() {
+            "dotprefix" => [&b".".as_slice(), &b[..]].concat(),
+            "to_lowercase" => b.to_ascii_lowercase(),
+            "to_uppercase" => b.to_ascii_uppercase(),
+            "strip_whitespace" => b
+                .iter()
+                .copied()
+                .filter(|c| !c.is_ascii_whitespace())
+                .collect(),
+            "compress_whitespace" => {
+                let mut out: Vec<u8> = Vec::with_capacity(b.len());
+                for &c in b.iter() {
+                    if c.is_ascii_whitespace() {
+                        if out.last().is_some_and(|l| l.is_ascii_whitespace()) {
+                            continue;
+                        }
+                        out.push(b' ');
+                    } else {
+                        out.push(c);
+                    }
+                }
+                out
+            }
+            "url_decode" => uri::percent_decode(&b),
+            _ => continue,
+        });
+    }
+    b
+}
+
+/// One transaction of a flow, whatever its protocol.
+#[derive(Clone, Copy)]
+pub enum TxRef<'a> {
+    Http(&'a http::Tx),
+    Dns(&'a dns::Tx),
+    /// TLS keeps one state per flow: a single transaction, id 0.
+    Tls(&'a tls::Tls),
+}
+
+impl TxRef<'_> {
+    pub fn id(&self) -> u64 {
+        match self {
+            TxRef::Http(t) => t.id,
+            TxRef::Dns(t) => t.id,
+            TxRef::Tls(_) => 0,
+        }
+    }
+
+    /// How far the transaction got in direction `d` (0 to server, 1 to client).
+    pub fn stage(&self, d: usize) -> u8 {
+        let msg = |m: Option<&Message>| match m {
+            None => 0,
+            Some(m) if m.complete => 2,
+            Some(_) => 1,
+        };
+        match self {
+            TxRef::Http(t) => {
+                if d == 0 {
+                    msg(t.request.as_ref().map(|r| &r.msg))
+                } else {
+                    msg(t.response.as_ref().map(|r| &r.msg))
+                }
+            }
+            TxRef::Dns(t) => {
+                if t.dir as usize == d {
+                    2
+                } else {
+                    0
+                }
+            }
+            TxRef::Tls(t) => {
+                if d == 0 {
+                    if t.client_hello.is_some() { 2 } else { 0 }
+                } else if t.certs_done {
+                    2
+                } else if t.server_hello.is_some() {
+                    1
+                } else {
+                    0
+                }
+            }
+        }
+    }
+}
+
+fn lines(m: &Message, out: &mut Vec<u8>) {
+    for h in &m.headers {
+        out.extend_from_slice(&h.name);
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(&h.value);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+fn header<'a>(m: &'a Message, name: &str, out: &mut Vec<Cow<'a, [u8]>>) {
+    // Repeated headers are joined with ", " as libhtp does.
+    let vals: Vec<&[u8]> = m
+        .headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case(name.as_bytes()))
+        .map(|h| h.value.as_slice())
+        .collect();
+    match vals.len() {
+        0 => {}
+        1 => out.push(Cow::Borrowed(vals[0])),
+        _ => out.push(Cow::Owned(vals.join(&b", "[..]))),
+    }
+}
+
+/// The hostname of a Host header: lower case, without a port.
+fn host(v: &[u8]) -> Vec<u8> {
+    let v = if v.starts_with(b"[") {
+        v
+    } else {
+        match v.iter().rposition(|&c| c == b':') {
+            Some(i) if v[i + 1..].iter().all(u8::is_ascii_digit) => &v[..i],
+            _ => v,
+        }
+    };
+    v.to_ascii_lowercase()
+}
+
+/// Appends the instances of `buf` in transaction `tx`, inspected in direction `d`.
+/// Most buffers have one instance; `http.request_header`, `dns.query` and `tls.certs`
+/// have one per header, question or certificate.
+pub fn fill<'a>(buf: Buf, tx: TxRef<'a>, d: usize, out: &mut Vec<Cow<'a, [u8]>>) {
+    use Buf::*;
+    match tx {
+        TxRef::Http(t) => {
+            let req = t.request.as_ref();
+            let resp = t.response.as_ref();
+            let own = if d == 0 {
+                req.map(|r| &r.msg)
+            } else {
+                resp.map(|r| &r.msg)
+            };
+            match buf {
+                HttpUri => out.extend(req.map(|r| Cow::Owned(uri::normalize(&r.uri)))),
+                HttpUriRaw => out.extend(req.map(|r| Cow::Borrowed(&r.uri[..]))),
+                HttpMethod => out.extend(req.map(|r| Cow::Borrowed(&r.method[..]))),
+                HttpProtocol => {
+                    let p = if d == 0 {
+                        req.map(|r| &r.protocol[..])
+                    } else {
+                        resp.map(|r| &r.protocol[..])
+                    };
+                    out.extend(p.filter(|p| !p.is_empty()).map(Cow::Borrowed));
+                }
+                HttpRequestLine => out.extend(req.map(|r| Cow::Borrowed(&r.msg.line[..]))),
+                HttpResponseLine => out.extend(resp.map(|r| Cow::Borrowed(&r.msg.line[..]))),
+                HttpStart => {
+                    if let Some(m) = own {
+                        let mut b = m.line.clone();
+                        b.extend_from_slice(b"\r\n");
+                        lines(m, &mut b);
+                        b.extend_from_slice(b"\r\n");
+                        out.push(Cow::Owned(b));
+                    }
+                }
+                HttpHeader => {
+                    if let Some(m) = own.filter(|m| !m.headers.is_empty()) {
+                        let mut b = Vec::new();
+                        lines(m, &mut b);
+                        out.push(Cow::Owned(b));
+                    }
+                }
+                HttpHeaderRaw => out.extend(
+                    own.filter(|m| !m.raw_headers.is_empty())
+                        .map(|m| Cow::Borrowed(&m.raw_headers[..])),
+                ),
+                HttpHeaderNames => {
+                    if let Some(m) = own.filter(|m| !m.headers.is_empty()) {
+                        let mut b = b"\r\n".to_vec();
+                        for h in &m.headers {
+                            b.extend_from_slice(&h.name);
+                            b.extend_from_slice(b"\r\n");
+                        }
+                        b.extend_from_slice(b"\r\n");
+                        out.push(Cow::Owned(b));
+                    }
+                }
+                HttpRequestHeader | HttpResponseHeader => {
+                    let m = if buf == HttpRequestHeader {
+                        req.map(|r| &r.msg)
+                    } else {
+                        resp.map(|r| &r.msg)
+                    };
+                    for h in m.iter().flat_map(|m| m.headers.iter()) {
+                        out.push(Cow::Owned([&h.name[..], b": ", &h.value[..]].concat()));
+                    }
+                }
+                HttpHost => {
+                    if let Some(v) = req.and_then(|r| r.msg.header("host")) {
+                        out.push(Cow::Owned(host(v)));
+                    }
+                }
+                HttpHostRaw => {
+                    if let Some(r) = req {
+                        header(&r.msg, "host", out)
+                    }
+                }
+                HttpUserAgent => req.iter().for_each(|r| header(&r.msg, "user-agent", out)),
+                HttpCookie => {
+                    let name = if d == 0 { "cookie" } else { "set-cookie" };
+                    own.iter().for_each(|m| header(m, name, out));
+                }
+                HttpContentType => own.iter().for_each(|m| header(m, "content-type", out)),
+                HttpContentLen => own.iter().for_each(|m| header(m, "content-length", out)),
+                HttpReferer => req.iter().for_each(|r| header(&r.msg, "referer", out)),
+                HttpAccept => req.iter().for_each(|r| header(&r.msg, "accept", out)),
+                HttpAcceptEnc => req
+                    .iter()
+                    .for_each(|r| header(&r.msg, "accept-encoding", out)),
+                HttpAcceptLang => req
+                    .iter()
+                    .for_each(|r| header(&r.msg, "accept-language", out)),
+                HttpConnection => own.iter().for_each(|m| header(m, "connection", out)),
+                HttpLocation => resp.iter().for_each(|r| header(&r.msg, "location", out)),
+                HttpServer => resp.iter().for_each(|r| header(&r.msg, "server", out)),
+                HttpRequestBody => out.extend(
+                    req.filter(|r| !r.msg.body.is_empty())
+                        .map(|r| Cow::Borrowed(&r.msg.body[..])),
+                ),
+                HttpResponseBody => out.extend(
+                    resp.filter(|r| !r.file_data.is_empty())
+                        .map(|r| Cow::Borrowed(&r.file_data[..])),
+                ),
+                FileData => {
+                    if d == 0 {
+                        out.extend(
+                            req.filter(|r| !r.msg.body.is_empty())
+                                .map(|r| Cow::Borrowed(&r.msg.body[..])),
+                        )
+                    } else {
+                        out.extend(
+                            resp.filter(|r| !r.file_data.is_empty())
+                                .map(|r| Cow::Borrowed(&r.file_data[..])),
+                        )
+                    }
+                }
+                HttpStatCode => out.extend(resp.map(|r| Cow::Borrowed(&r.status[..]))),
+                HttpStatMsg => out.extend(
+                    resp.filter(|r| !r.reason.is_empty())
+                        .map(|r| Cow::Borrowed(&r.reason[..])),
+                ),
+                _ => {}
+            }
+        }
+        TxRef::Dns(t) => {
+            if buf == DnsQuery {
+                for q in &t.msg.questions {
+                    out.push(Cow::Borrowed(&q.name[..]));
+                }
+            }
+        }
+        TxRef::Tls(t) => {
+            let ch = t.client_hello.as_ref();
+            let sh = t.server_hello.as_ref();
+            let leaf = t.certs.first();
+            match buf {
+                TlsSni => out.extend(ch.and_then(|c| c.sni.as_deref()).map(Cow::Borrowed)),
+                Ja3String => out.extend(ch.map(|c| Cow::Borrowed(c.ja3.as_bytes()))),
+                Ja3Hash => out
+                    .extend(ch.map(|c| Cow::Owned(crate::md5::hex(c.ja3.as_bytes()).into_bytes()))),
+                Ja3sString => out.extend(sh.map(|s| Cow::Borrowed(s.ja3s.as_bytes()))),
+                Ja3sHash => out.extend(
+                    sh.map(|s| Cow::Owned(crate::md5::hex(s.ja3s.as_bytes()).into_bytes())),
+                ),
+                TlsCertSubject => out.extend(
+                    leaf.filter(|c| !c.subject.is_empty())
+                        .map(|c| Cow::Borrowed(c.subject.as_bytes())),
+                ),
+                TlsCertIssuer => out.extend(
+                    leaf.filter(|c| !c.issuer.is_empty())
+                        .map(|c| Cow::Borrowed(c.issuer.as_bytes())),
+                ),
+                TlsCertSerial => out.extend(
+                    leaf.filter(|c| !c.serial.is_empty())
+                        .map(|c| Cow::Borrowed(c.serial.as_bytes())),
+                ),
+                TlsCerts => out.extend(t.certs.iter().map(|c| Cow::Borrowed(&c.der[..]))),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// What an alert says about the transaction it matched (EVE's `http`, `dns`, `tls`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxMeta {
+    pub tx_id: u64,
+    /// (EVE key, value): strings.
+    pub strings: Vec<(&'static str, String)>,
+    /// (EVE key, value): numbers.
+    pub numbers: Vec<(&'static str, u64)>,
+    /// DNS: the questions (name, type).
+    pub queries: Vec<(String, String)>,
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The metadata of a transaction for the log.
+pub fn meta(tx: TxRef<'_>) -> TxMeta {
+    let mut m = TxMeta {
+        tx_id: tx.id(),
+        ..TxMeta::default()
+    };
+    match tx {
+        TxRef::Http(t) => {
+            if let Some(r) = &t.request {
+                if let Some(h) = r.msg.header("host") {
+                    m.strings.push(("hostname", text(&host(h))));
+                }
+                m.strings.push(("url", text(&r.uri)));
+                if let Some(v) = r.msg.header("user-agent") {
+                    m.strings.push(("http_user_agent", text(v)));
+                }
+                if let Some(v) = r.msg.header("referer") {
+                    m.strings.push(("http_refer", text(v)));
+                }
+                m.strings.push(("http_method", text(&r.method)));
+                if !r.protocol.is_empty() {
+                    m.strings.push(("protocol", text(&r.protocol)));
+                }
+            }
+            if let Some(r) = &t.response {
+                if let Some(v) = r.msg.header("content-type") {
+                    let v = v.split(|&c| c == b';').next().unwrap_or(v);
+                    m.strings.push(("http_content_type", text(v.trim_ascii())));
+                }
+                if let Some(v) = r.msg.header("location") {
+                    m.strings.push(("redirect", text(v)));
+                }
+                if let Some(c) = r.code() {
+                    m.numbers.push(("status", c as u64));
+                }
+                m.numbers.push(("length", r.msg.body_len));
+            }
+        }
+        TxRef::Dns(t) => {
+            for q in &t.msg.questions {
+                m.queries.push((text(&q.name), dns::rtype_name(q.rtype)));
+            }
+        }
+        TxRef::Tls(t) => {
+            if let Some(s) = t.client_hello.as_ref().and_then(|c| c.sni.as_ref()) {
+                m.strings.push(("sni", text(s)));
+            }
+            if let Some(c) = t.certs.first() {
+                m.strings.push(("subject", c.subject.clone()));
+                m.strings.push(("issuerdn", c.issuer.clone()));
+                m.strings.push(("serial", c.serial.clone()));
+            }
+            let v = t
+                .server_hello
+                .as_ref()
+                .map(|s| s.version)
+                .or(t.client_hello.as_ref().map(|c| c.version));
+            if let Some(v) = v {
+                m.strings.push(("version", tls::version_name(v)));
+            }
+        }
+    }
+    m
+}
