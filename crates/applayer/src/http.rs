@@ -24,7 +24,7 @@ pub enum Dir {
 }
 
 /// Bounds on what a flow's HTTP state keeps (defaults as Suricata's libhtp settings).
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Limits {
     /// Bytes of a message head (start line and headers).
     pub head_bytes: usize,
@@ -37,6 +37,9 @@ pub struct Limits {
     pub response_body: usize,
     /// Transactions held at once (requests waiting for their response).
     pub open_txs: usize,
+    /// Content codings removed at most, outermost first
+    /// (`response-body-decompress-layer-limit`, 2).
+    pub decompress_layers: usize,
 }
 
 impl Default for Limits {
@@ -47,6 +50,7 @@ impl Default for Limits {
             request_body: 100 << 10,
             response_body: 100 << 10,
             open_txs: 512,
+            decompress_layers: 2,
         }
     }
 }
@@ -305,20 +309,41 @@ impl Http {
                 Framing::Chunked(c) => match c {
                     Chunk::Size | Chunk::Trailer | Chunk::DataEnd => {
                         let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
+                            // A size line that cannot become one: the response is not
+                            // chunked after all (see below).
+                            let first = rest.iter().find(|c| !space(c));
+                            if matches!(c, Chunk::Size)
+                                && dir == Dir::ToClient
+                                && first.is_some_and(|c| !c.is_ascii_hexdigit())
+                            {
+                                self.events.push(Event::InvalidChunk);
+                                self.sides[s].framing = Framing::UntilClose;
+                                continue;
+                            }
                             if rest.len() > MAX_CHUNK_LINE {
                                 self.fail(s, Event::InvalidChunk);
                             }
                             break;
                         };
                         let line = trim_cr(&rest[..nl]).to_vec();
+                        let line_at = at;
                         at += nl + 1;
                         match c {
+                            // Empty lines before a size line are skipped.
+                            Chunk::Size if trim(&line).is_empty() => {}
                             Chunk::Size => match chunk_size(&line) {
                                 Some(0) => {
                                     self.sides[s].framing = Framing::Chunked(Chunk::Trailer);
                                 }
                                 Some(n) => {
                                     self.sides[s].framing = Framing::Chunked(Chunk::Data(n));
+                                }
+                                None if dir == Dir::ToClient => {
+                                    // Not chunked after all: the rest of the response,
+                                    // from this line on, is its body (as libhtp does).
+                                    self.events.push(Event::InvalidChunk);
+                                    at = line_at;
+                                    self.sides[s].framing = Framing::UntilClose;
                                 }
                                 None => {
                                     self.fail(s, Event::InvalidChunk);
@@ -327,8 +352,9 @@ impl Http {
                             },
                             Chunk::DataEnd => {
                                 if !line.is_empty() {
-                                    self.fail(s, Event::InvalidChunk);
-                                    break;
+                                    // Data ran into the next size line.
+                                    self.events.push(Event::InvalidChunk);
+                                    at = line_at;
                                 }
                                 self.sides[s].framing = Framing::Chunked(Chunk::Size);
                             }
@@ -370,10 +396,41 @@ impl Http {
     pub fn close(&mut self, dir: Dir) -> Vec<Progress> {
         let mut out = Vec::new();
         let s = dir as usize;
-        if matches!(self.sides[s].framing, Framing::UntilClose) {
+        if dir == Dir::ToClient && matches!(self.sides[s].framing, Framing::Chunked(_)) {
+            // What is left of a chunked response that never ended is its body.
+            let rest = std::mem::take(&mut self.sides[s].buf);
+            self.body(dir, &rest);
+            self.finish(dir, &mut out);
+        } else if matches!(self.sides[s].framing, Framing::UntilClose) {
             self.finish(dir, &mut out);
         }
         out
+    }
+
+    /// How a message's body is framed: chunked if a `Transfer-Encoding` mentions
+    /// `chunked` anywhere (as libhtp reads it), else by a `Content-Length` of digits
+    /// only; `None` if neither (a malformed length counts as none, with an event).
+    fn body_framing(&mut self, m: &Message) -> Option<Framing> {
+        let chunked = m.headers.iter().any(|h| {
+            h.name.eq_ignore_ascii_case(b"transfer-encoding")
+                && h.value
+                    .to_ascii_lowercase()
+                    .windows(7)
+                    .any(|w| w == b"chunked")
+        });
+        if chunked {
+            return Some(Framing::Chunked(Chunk::Size));
+        }
+        let v = trim(m.header("content-length")?);
+        if v.is_empty() || v.len() > 18 || !v.iter().all(u8::is_ascii_digit) {
+            self.events.push(Event::InvalidContentLength);
+            return None;
+        }
+        std::str::from_utf8(v)
+            .ok()?
+            .parse()
+            .ok()
+            .map(Framing::Length)
     }
 
     /// The flow ended: a message whose body was still being read counts as complete
@@ -429,11 +486,7 @@ impl Http {
             uri: uri.to_vec(),
             protocol: protocol.to_vec(),
         };
-        let framing = match body_framing(&req.msg, false) {
-            Ok(Some(f)) => f,
-            Ok(None) => Framing::Length(0),
-            Err(e) => return self.fail(s, e),
-        };
+        let framing = self.body_framing(&req.msg).unwrap_or(Framing::Length(0));
         if req.method.eq_ignore_ascii_case(b"HEAD") {
             self.head_requests.push(id);
         }
@@ -461,16 +514,22 @@ impl Http {
     fn response_head(&mut self, head: &[u8], out: &mut Vec<Progress>) {
         let s = Dir::ToClient as usize;
         let (line, rest) = split_line(head);
-        let mut parts = line.splitn(3, |&c| c == b' ');
+        let line = trim(line);
+        let mut parts = line
+            .splitn(3, |&c| c == b' ' || c == b'\t')
+            .filter(|p| !p.is_empty());
         let protocol = parts.next().unwrap_or(b"");
         let status = parts.next().unwrap_or(b"");
         let reason = parts.next().unwrap_or(b"");
-        if !protocol.starts_with(b"HTTP/")
-            || status.len() != 3
-            || !status.iter().all(u8::is_ascii_digit)
-        {
+        if !protocol.to_ascii_uppercase().starts_with(b"HTTP") {
             return self.fail(s, Event::InvalidStatusLine);
         }
+        let status = if status.len() == 3 && status.iter().all(u8::is_ascii_digit) {
+            status
+        } else {
+            self.events.push(Event::InvalidStatusLine);
+            b""
+        };
         let Some(headers) = self.headers(s, rest) else {
             return;
         };
@@ -483,7 +542,7 @@ impl Http {
             },
             protocol: protocol.to_vec(),
             status: status.to_vec(),
-            reason: trim_cr(reason).to_vec(),
+            reason: trim(reason).to_vec(),
             file_data: Vec::new(),
         };
         let code = resp.code().unwrap_or(0);
@@ -515,11 +574,7 @@ impl Http {
         let framing = if no_body {
             Framing::Length(0)
         } else {
-            match body_framing(&resp.msg, true) {
-                Ok(Some(f)) => f,
-                Ok(None) => Framing::UntilClose,
-                Err(e) => return self.fail(s, e),
-            }
+            self.body_framing(&resp.msg).unwrap_or(Framing::UntilClose)
         };
         if let Some(t) = self.tx_mut(id) {
             t.response = Some(resp);
@@ -532,54 +587,73 @@ impl Http {
         }
     }
 
-    /// Parses header lines (folded lines joined); `None` after a failure.
+    /// Parses header lines leniently, as servers and clients that accept sloppy
+    /// traffic do (and as an evasion-aware IDS must): lines end at LF, CRLF or a lone
+    /// CR; a line that starts with whitespace, or has no colon, continues the previous
+    /// header unless it is itself `name: value`; NUL bytes are dropped; names may hold
+    /// any byte (httparse's verdict on a name only raises [`Event::InvalidHeader`]).
+    /// `None` after a failure (too many headers).
     fn headers(&mut self, s: usize, block: &[u8]) -> Option<Vec<Header>> {
-        let mut out: Vec<Header> = Vec::new();
-        for raw in block.split(|&c| c == b'\n') {
-            let line = trim_cr(raw);
-            if line.is_empty() {
+        // Physical lines to logical lines: a line that starts with whitespace and is
+        // not itself `name: value` continues the one before it.
+        let mut logical: Vec<Vec<u8>> = Vec::new();
+        for raw in physical_lines(block) {
+            let line: Vec<u8> = raw.iter().copied().filter(|&c| c != 0).collect();
+            if trim(&line).is_empty() {
                 continue;
             }
-            if matches!(line[0], b' ' | b'\t') {
-                // A folded continuation of the previous header.
-                match out.last_mut() {
-                    Some(h) => {
-                        h.value.push(b' ');
-                        h.value.extend_from_slice(trim(line));
-                        continue;
-                    }
-                    None => {
-                        self.fail(s, Event::InvalidHeader);
-                        return None;
-                    }
+            let folded = matches!(line[0], b' ' | b'\t');
+            let named = line.iter().position(|&c| c == b':').is_some_and(|c| {
+                let n = trim(&line[..c]);
+                !n.is_empty() && !n.iter().any(|b| b.is_ascii_whitespace())
+            });
+            match logical.last_mut() {
+                Some(prev) if folded && !named => {
+                    prev.push(b' ');
+                    prev.extend_from_slice(trim(&line));
                 }
+                _ => logical.push(line),
+            }
+        }
+        let mut out: Vec<Header> = Vec::new();
+        let mut odd = false;
+        for line in logical {
+            let Some(colon) = line.iter().position(|&c| c == b':') else {
+                // No colon: more of the previous header's value.
+                odd = true;
+                if let Some(h) = out.last_mut() {
+                    if !h.value.is_empty() {
+                        h.value.push(b' ');
+                    }
+                    h.value.extend_from_slice(trim(&line));
+                }
+                continue;
+            };
+            let name = trim(&line[..colon]);
+            if name.is_empty() {
+                odd = true;
+                continue;
             }
             if out.len() >= self.limits.headers {
                 self.fail(s, Event::TooManyHeaders);
                 return None;
             }
-            // httparse checks the name's characters; the value is taken as sent.
-            let Some(colon) = line.iter().position(|&c| c == b':') else {
-                self.fail(s, Event::InvalidHeader);
-                return None;
-            };
-            let name = trim(&line[..colon]);
             let mut probe = [httparse::EMPTY_HEADER; 1];
             let mut one = name.to_vec();
             one.extend_from_slice(b": x\r\n\r\n");
-            if name.is_empty()
-                || !matches!(
-                    httparse::parse_headers(&one, &mut probe),
-                    Ok(httparse::Status::Complete(_))
-                )
-            {
-                self.fail(s, Event::InvalidHeader);
-                return None;
+            if !matches!(
+                httparse::parse_headers(&one, &mut probe),
+                Ok(httparse::Status::Complete(_))
+            ) {
+                odd = true;
             }
             out.push(Header {
                 name: name.to_vec(),
                 value: trim(&line[colon + 1..]).to_vec(),
             });
+        }
+        if odd {
+            self.events.push(Event::InvalidHeader);
         }
         Some(out)
     }
@@ -611,6 +685,7 @@ impl Http {
         let id = self.sides[s].tx;
         self.sides[s].framing = Framing::Head;
         let limit = self.limits.response_body;
+        let layers = self.limits.decompress_layers;
         let mut failed = false;
         if let Some(t) = self.tx_mut(id) {
             match dir {
@@ -622,8 +697,15 @@ impl Http {
                 Dir::ToClient => {
                     if let Some(r) = t.response.as_mut() {
                         r.msg.complete = true;
-                        let coding = r.msg.header("content-encoding").map(<[u8]>::to_vec);
-                        let (data, ok) = decode_body(&r.msg.body, coding.as_deref(), limit);
+                        // Several Content-Encoding headers list the codings in order.
+                        let coding: Vec<u8> = r
+                            .msg
+                            .headers
+                            .iter()
+                            .filter(|h| h.name.eq_ignore_ascii_case(b"content-encoding"))
+                            .flat_map(|h| h.value.iter().copied().chain([b',']))
+                            .collect();
+                        let (data, ok) = decode_body(&r.msg.body, Some(&coding), limit, layers);
                         r.file_data = data;
                         failed = !ok;
                     }
@@ -657,11 +739,41 @@ fn head_end(b: &[u8]) -> Option<usize> {
     None
 }
 
-/// The first line (without its ending) and the rest.
+/// Lines ending at LF, CRLF or a lone CR, without their endings.
+fn physical_lines(b: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => {
+                out.push(&b[start..i]);
+                start = i + 1;
+            }
+            b'\r' => {
+                out.push(&b[start..i]);
+                if b.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if start < b.len() {
+        out.push(&b[start..]);
+    }
+    out
+}
+
+/// The first line (without its ending) and the rest: the line ends at LF, CRLF or a
+/// lone CR.
 fn split_line(b: &[u8]) -> (&[u8], &[u8]) {
-    match b.iter().position(|&c| c == b'\n') {
-        Some(i) => (trim_cr(&b[..i]), &b[i + 1..]),
-        None => (trim_cr(b), &b[b.len()..]),
+    match b.iter().position(|&c| c == b'\n' || c == b'\r') {
+        Some(i) if b[i] == b'\r' && b.get(i + 1) == Some(&b'\n') => (&b[..i], &b[i + 2..]),
+        Some(i) => (&b[..i], &b[i + 1..]),
+        None => (b, &b[b.len()..]),
     }
 }
 
@@ -669,71 +781,143 @@ fn trim_cr(b: &[u8]) -> &[u8] {
     b.strip_suffix(b"\r").unwrap_or(b)
 }
 
+/// Whitespace as lenient parsers skip it (vertical tab and NUL included).
+fn space(c: &u8) -> bool {
+    c.is_ascii_whitespace() || matches!(c, 0 | 0x0b)
+}
+
 fn trim(b: &[u8]) -> &[u8] {
-    let s = b
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(b.len());
-    let e = b
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(s, |e| e + 1);
+    let s = b.iter().position(|c| !space(c)).unwrap_or(b.len());
+    let e = b.iter().rposition(|c| !space(c)).map_or(s, |e| e + 1);
     &b[s..e.max(s)]
 }
 
-/// A chunk-size line: hexadecimal digits, then optional `;extensions`.
+/// A chunk-size line, read as leniently as libhtp: leading whitespace skipped, then
+/// hexadecimal digits up to the first other byte (`fx` is 15, `0x` is 0); leading
+/// zeros are free. `None` without a digit or past 2^60.
 fn chunk_size(line: &[u8]) -> Option<u64> {
-    let digits = trim(line.split(|&c| c == b';').next()?);
-    if digits.is_empty() || digits.len() > 15 {
+    let t = trim(line);
+    let digits = t.iter().take_while(|c| c.is_ascii_hexdigit()).count();
+    if digits == 0 {
         return None;
     }
-    u64::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+    let d = &t[..digits];
+    let d = &d[d
+        .iter()
+        .take_while(|&&c| c == b'0')
+        .count()
+        .min(d.len() - 1)..];
+    if d.len() > 15 {
+        return None;
+    }
+    u64::from_str_radix(std::str::from_utf8(d).ok()?, 16).ok()
 }
 
-/// How a message's body is framed: chunked wins over a length; `None` if neither is
-/// given.
-fn body_framing(m: &Message, _response: bool) -> Result<Option<Framing>, Event> {
-    let chunked = m.headers.iter().any(|h| {
-        h.name.eq_ignore_ascii_case(b"transfer-encoding")
-            && h.value
-                .split(|&c| c == b',')
-                .any(|v| trim(v).eq_ignore_ascii_case(b"chunked"))
-    });
-    if chunked {
-        return Ok(Some(Framing::Chunked(Chunk::Size)));
-    }
-    match m.header("content-length") {
-        Some(v) => {
-            let n = std::str::from_utf8(trim(v))
-                .ok()
-                .and_then(|s| s.parse::<u64>().ok())
-                .ok_or(Event::InvalidContentLength)?;
-            Ok(Some(Framing::Length(n)))
-        }
-        None => Ok(None),
-    }
+/// A content coding netsieve removes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Coding {
+    Gzip,
+    Deflate,
 }
 
-/// Removes a content coding (gzip, deflate in its zlib or raw form), producing at most
-/// `limit` bytes; a body in no coding it knows is returned as it is. Also says whether
-/// decoding went through without error (what decoded before an error is kept).
-pub fn decode_body(body: &[u8], coding: Option<&[u8]>, limit: usize) -> (Vec<u8>, bool) {
-    let coding = coding.map(trim).unwrap_or(b"");
-    let read = |r: &mut dyn Read| -> (Vec<u8>, bool) {
-        let mut out = Vec::new();
-        let ok = r.take(limit as u64).read_to_end(&mut out).is_ok();
-        (out, ok)
-    };
-    if coding.eq_ignore_ascii_case(b"gzip") || coding.eq_ignore_ascii_case(b"x-gzip") {
-        read(&mut flate2::read::MultiGzDecoder::new(body))
-    } else if coding.eq_ignore_ascii_case(b"deflate") {
-        let (out, ok) = read(&mut flate2::read::ZlibDecoder::new(body));
-        if ok {
-            (out, ok)
-        } else {
-            read(&mut flate2::read::DeflateDecoder::new(body))
+/// The codings of a `Content-Encoding` value in the order applied. Tokens are split at
+/// commas and whitespace and stripped of stray bytes (`gz\0ip`, `deflate;`); unknown
+/// ones and `identity` are skipped.
+fn codings(v: &[u8]) -> Vec<Coding> {
+    v.split(|&c| c == b',' || c.is_ascii_whitespace())
+        .filter_map(|t| {
+            let t: Vec<u8> = t
+                .iter()
+                .filter(|c| c.is_ascii_alphanumeric() || **c == b'-')
+                .map(u8::to_ascii_lowercase)
+                .collect();
+            match &t[..] {
+                b"gzip" | b"x-gzip" => Some(Coding::Gzip),
+                b"deflate" | b"x-deflate" => Some(Coding::Deflate),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Removes the content codings of `coding` (one or more, in the order applied; at most
+/// `layers` of them), producing at most `limit` bytes. A layer that does not decode at
+/// all passes its input through as it is (as libhtp does); one that fails midway keeps
+/// what decoded. Also says whether every layer decoded without error.
+pub fn decode_body(
+    body: &[u8],
+    coding: Option<&[u8]>,
+    limit: usize,
+    layers: usize,
+) -> (Vec<u8>, bool) {
+    let list = coding.map(codings).unwrap_or_default();
+    let mut data = body[..body
+        .len()
+        .min(if list.is_empty() { limit } else { body.len() })]
+        .to_vec();
+    let mut ok = true;
+    for c in list.iter().rev().take(layers) {
+        let (out, fine) = match c {
+            Coding::Gzip => gunzip(&data, limit),
+            Coding::Deflate => inflate(&data, limit),
+        };
+        ok &= fine;
+        if !out.is_empty() {
+            data = out;
         }
+    }
+    data.truncate(limit);
+    (data, ok)
+}
+
+fn read_limited(r: &mut dyn Read, limit: usize) -> (Vec<u8>, bool) {
+    let mut out = Vec::new();
+    let ok = r.take(limit as u64).read_to_end(&mut out).is_ok();
+    (out, ok)
+}
+
+/// zlib-wrapped deflate, else raw deflate.
+fn inflate(b: &[u8], limit: usize) -> (Vec<u8>, bool) {
+    let (out, ok) = read_limited(&mut flate2::read::ZlibDecoder::new(b), limit);
+    if ok && !out.is_empty() {
+        return (out, ok);
+    }
+    let (raw, rok) = read_limited(&mut flate2::read::DeflateDecoder::new(b), limit);
+    if raw.len() >= out.len() {
+        (raw, rok)
     } else {
-        (body[..body.len().min(limit)].to_vec(), true)
+        (out, ok)
+    }
+}
+
+/// gzip with a lenient header: reserved flag bits are ignored, optional fields
+/// skipped as the flags say, the trailer not checked. Data without the gzip magic is
+/// tried as deflate.
+fn gunzip(b: &[u8], limit: usize) -> (Vec<u8>, bool) {
+    if b.len() < 10 || b[0] != 0x1f || b[1] != 0x8b {
+        return inflate(b, limit);
+    }
+    let flags = b[3];
+    let mut at = 10;
+    if flags & 4 != 0 {
+        let Some(x) = b.get(at..at + 2) else {
+            return (Vec::new(), false);
+        };
+        at += 2 + u16::from_le_bytes([x[0], x[1]]) as usize;
+    }
+    for bit in [8, 16] {
+        if flags & bit != 0 {
+            match b.get(at..).and_then(|r| r.iter().position(|&c| c == 0)) {
+                Some(z) => at += z + 1,
+                None => return (Vec::new(), false),
+            }
+        }
+    }
+    if flags & 2 != 0 {
+        at += 2;
+    }
+    match b.get(at..) {
+        Some(rest) => read_limited(&mut flate2::read::DeflateDecoder::new(rest), limit),
+        None => (Vec::new(), false),
     }
 }
