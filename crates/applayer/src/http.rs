@@ -264,13 +264,42 @@ impl Http {
             match side.framing.clone() {
                 Framing::Broken => break,
                 Framing::Head => {
-                    // Empty lines between messages are skipped.
+                    // Blank lines between messages are skipped.
                     let blank = rest
                         .iter()
-                        .take_while(|&&c| c == b'\r' || c == b'\n')
+                        .take_while(|c| matches!(c, b'\r' | b'\n' | b' ' | b'\t'))
                         .count();
+                    let blank = rest[..blank]
+                        .iter()
+                        .rposition(|&c| c == b'\n' || c == b'\r')
+                        .map_or(0, |i| i + 1);
                     at += blank;
                     let rest = &self.sides[s].buf[at..];
+                    if dir == Dir::ToClient {
+                        // A response that does not start with a status line: a junk
+                        // line before one is skipped; otherwise it is an HTTP/0.9
+                        // response, all body until the close.
+                        match looks_like_status(rest) {
+                            None => break,
+                            Some(true) => {}
+                            Some(false) => {
+                                let Some(nl) = rest.iter().position(|&c| c == b'\n') else {
+                                    break;
+                                };
+                                match looks_like_status(&rest[nl + 1..]) {
+                                    Some(true) => {
+                                        at += nl + 1;
+                                        continue;
+                                    }
+                                    None => break,
+                                    Some(false) => {
+                                        self.response_09(&mut out);
+                                        continue;
+                                    }
+                                }
+                            }
+                        }
+                    }
                     let Some(end) = head_end(rest) else {
                         if rest.len() > self.limits.head_bytes {
                             self.fail(s, Event::HeadTooLong);
@@ -396,7 +425,16 @@ impl Http {
     pub fn close(&mut self, dir: Dir) -> Vec<Progress> {
         let mut out = Vec::new();
         let s = dir as usize;
-        if dir == Dir::ToClient && matches!(self.sides[s].framing, Framing::Chunked(_)) {
+        if dir == Dir::ToClient
+            && matches!(self.sides[s].framing, Framing::Head)
+            && looks_like_status(&self.sides[s].buf) == Some(false)
+        {
+            // Bytes that never became a status line: an HTTP/0.9 response.
+            let rest = std::mem::take(&mut self.sides[s].buf);
+            self.response_09(&mut out);
+            self.body(dir, &rest);
+            self.finish(dir, &mut out);
+        } else if dir == Dir::ToClient && matches!(self.sides[s].framing, Framing::Chunked(_)) {
             // What is left of a chunked response that never ended is its body.
             let rest = std::mem::take(&mut self.sides[s].buf);
             self.body(dir, &rest);
@@ -546,7 +584,8 @@ impl Http {
             file_data: Vec::new(),
         };
         let code = resp.code().unwrap_or(0);
-        if (100..200).contains(&code) {
+        let framed = self.body_framing(&resp.msg);
+        if (100..200).contains(&code) && code != 101 && framed.is_none() {
             // An interim response: the final one follows.
             return;
         }
@@ -570,11 +609,13 @@ impl Http {
         } else {
             false
         };
-        let no_body = head_req || code == 204 || code == 304;
-        let framing = if no_body {
-            Framing::Length(0)
-        } else {
-            self.body_framing(&resp.msg).unwrap_or(Framing::UntilClose)
+        // HEAD responses have no body; 1xx, 204 and 304 ones none unless their
+        // headers frame one (which clients then read, as libhtp does).
+        let framing = match framed {
+            _ if head_req => Framing::Length(0),
+            Some(f) => f,
+            None if (100..200).contains(&code) || code == 204 || code == 304 => Framing::Length(0),
+            None => Framing::UntilClose,
         };
         if let Some(t) = self.tx_mut(id) {
             t.response = Some(resp);
@@ -585,6 +626,33 @@ impl Http {
         if matches!(self.sides[s].framing, Framing::Length(0)) {
             self.finish(Dir::ToClient, out);
         }
+    }
+
+    /// Starts an HTTP/0.9-style response: no status line, no headers, body until the
+    /// close.
+    fn response_09(&mut self, out: &mut Vec<Progress>) {
+        let s = Dir::ToClient as usize;
+        self.events.push(Event::InvalidStatusLine);
+        let id = match self.waiting.pop_front() {
+            Some(id) => id,
+            None => {
+                self.events.push(Event::UnsolicitedResponse);
+                let id = self.next_id;
+                self.next_id += 1;
+                self.txs.push_back(Tx {
+                    id,
+                    request: None,
+                    response: None,
+                });
+                id
+            }
+        };
+        if let Some(t) = self.tx_mut(id) {
+            t.response = Some(Response::default());
+        }
+        out.push(Progress::ResponseHead(id));
+        self.sides[s].tx = id;
+        self.sides[s].framing = Framing::UntilClose;
     }
 
     /// Parses header lines leniently, as servers and clients that accept sloppy
@@ -724,19 +792,44 @@ impl Http {
 
 /// Where a head ends: just past its empty line (CRLF CRLF or LF LF, mixed allowed).
 fn head_end(b: &[u8]) -> Option<usize> {
+    let ws = |l: &[u8]| l.iter().all(|c| matches!(c, b' ' | b'\t' | b'\r'));
     let mut i = 0;
-    while let Some(p) = b[i..].iter().position(|&c| c == b'\n') {
-        let nl = i + p;
-        let next = &b[nl + 1..];
-        if next.starts_with(b"\n") {
-            return Some(nl + 2);
+    loop {
+        let nl = i + b[i..].iter().position(|&c| c == b'\n')?;
+        let bare_lf = nl == 0 || b[nl - 1] != b'\r';
+        let rest = &b[nl + 1..];
+        let q = rest.iter().position(|&c| c == b'\n')?;
+        let next = &rest[..q];
+        if next.is_empty() || next == b"\r" {
+            return Some(nl + 1 + q + 1);
         }
-        if next.starts_with(b"\r\n") {
-            return Some(nl + 3);
+        // A line of only spaces, tabs and CRs after a bare LF also ends the head,
+        // unless an empty line follows it (as observed of libhtp on http-evader's
+        // `end-lf SP lf` and `end-lf CR CR LF` cases); after CRLF it is folding.
+        if bare_lf && ws(next) {
+            let after = &rest[q + 1..];
+            if after.is_empty() || after == b"\r" {
+                return None;
+            }
+            if !(after.starts_with(b"\n") || after.starts_with(b"\r\n")) {
+                return Some(nl + 1 + q + 1);
+            }
         }
         i = nl + 1;
     }
-    None
+}
+
+/// Whether `b` (leading whitespace skipped) starts like a status line: `HTTP`, any
+/// case. `None` while too short to tell.
+fn looks_like_status(b: &[u8]) -> Option<bool> {
+    let t = &b[b
+        .iter()
+        .position(|c| !matches!(c, b' ' | b'\t' | 0))
+        .unwrap_or(b.len())..];
+    if t.len() < 4 {
+        return (!t.is_empty() && !b"HTTP"[..t.len()].eq_ignore_ascii_case(t)).then_some(false);
+    }
+    Some(t[..4].eq_ignore_ascii_case(b"HTTP"))
 }
 
 /// Lines ending at LF, CRLF or a lone CR, without their endings.

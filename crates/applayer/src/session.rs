@@ -27,12 +27,22 @@ pub struct Session {
     unknown: [bool; 2],
     /// The direction had a gap: its parser stopped.
     gap: [bool; 2],
+    /// Limits for an HTTP parser.
+    limits: Limits,
 }
 
 impl Session {
     /// Probing gave up on both directions: nothing will be parsed.
     pub fn given_up(&self) -> bool {
         self.proto.is_none() && self.unknown[0] && self.unknown[1]
+    }
+
+    /// A session that will find its protocol by probing; an HTTP parser gets `limits`.
+    pub fn new(limits: Limits) -> Session {
+        Session {
+            limits,
+            ..Session::default()
+        }
     }
 
     /// A session whose protocol is fixed in advance (DNS by its port).
@@ -45,7 +55,7 @@ impl Session {
     fn start(&mut self, proto: AppProto) {
         self.proto = Some(proto);
         self.parser = Some(match proto {
-            AppProto::Http => Parser::Http(Box::new(Http::new(Limits::default()))),
+            AppProto::Http => Parser::Http(Box::new(Http::new(self.limits))),
             AppProto::Tls => Parser::Tls(Box::default()),
             AppProto::Dns => Parser::Dns(Box::default()),
         });

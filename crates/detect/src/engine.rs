@@ -216,6 +216,8 @@ pub struct DetectOptions {
     pub chunk: [u64; 2],
     /// Bytes of a stream copied into an alert at most (EVE's `payload-buffer-size`).
     pub payload_limit: usize,
+    /// What an HTTP parser keeps per flow.
+    pub http: netsieve_applayer::http::Limits,
 }
 
 impl Default for DetectOptions {
@@ -226,6 +228,7 @@ impl Default for DetectOptions {
             midstream: ExceptionPolicy::Ignore,
             chunk: [2560, 2560],
             payload_limit: 4096,
+            http: netsieve_applayer::http::Limits::default(),
         }
     }
 }
@@ -716,7 +719,7 @@ impl Detector {
                     f.user.app = Some(if dns_port {
                         Session::with(AppProto::Dns)
                     } else {
-                        Session::default()
+                        Session::new(self.opts.http)
                     });
                 }
                 if f.user.app.as_ref().is_some_and(Session::given_up) {

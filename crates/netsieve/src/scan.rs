@@ -10,6 +10,7 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
+use netsieve_applayer::http::Limits as HttpLimits;
 use netsieve_detect::{
     Alert, BuildOptions, DetectOptions, Detector, ExceptionPolicy, FlowData, Mpm, RuleSet,
     Thresholds,
@@ -76,6 +77,8 @@ struct Settings {
     chunk: [u64; 2],
     /// `outputs.eve-log.types.alert.payload-buffer-size`.
     payload_limit: usize,
+    /// `app-layer.protocols.http.libhtp.default-config.*` limits.
+    http: HttpLimits,
 }
 
 /// What alert records carry beyond the alert (suricata.yaml's
@@ -133,6 +136,15 @@ fn apply_setting(
                     .ok_or_else(|| format!("{key}: not a size: {value}"))?
                     as usize;
             }
+            _ => ignored.push(key.to_string()),
+        }
+    } else if let Some(opt) = key.strip_prefix("app-layer.protocols.http.libhtp.default-config.") {
+        let size =
+            || config::parse_size(value).ok_or_else(|| format!("{key}: not a size: {value}"));
+        match opt {
+            "request-body-limit" => s.http.request_body = size()? as usize,
+            "response-body-limit" => s.http.response_body = size()? as usize,
+            "response-body-decompress-layer-limit" => s.http.decompress_layers = size()? as usize,
             _ => ignored.push(key.to_string()),
         }
     } else if key == "exception-policy" {
@@ -205,6 +217,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         midstream_policy: None,
         chunk: DetectOptions::default().chunk,
         payload_limit: DetectOptions::default().payload_limit,
+        http: HttpLimits::default(),
     };
     let mut ignored = Vec::new();
     if let Some(c) = &a.config {
@@ -329,6 +342,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         midstream: midstream_policy(&settings, a.simulate_ips)?,
         chunk: settings.chunk,
         payload_limit: settings.payload_limit,
+        http: settings.http,
     };
     let mut pool = if threads > 1 {
         Some(Pool::start(threads, &set, &settings.flow, det))
