@@ -207,6 +207,9 @@ impl ExceptionPolicy {
 pub struct DetectOptions {
     /// IPS mode: drop and reject block packets and flows.
     pub ips: bool,
+    /// Inline stream handling (IPS mode or `stream.inline`): stream bytes are
+    /// inspected and parsed on arrival rather than once acknowledged.
+    pub inline: bool,
     /// Copy the payload and packet bytes into each alert (for EVE's payload and packet).
     pub keep_bytes: bool,
     /// For TCP flows whose first packet is not a SYN.
@@ -224,6 +227,7 @@ impl Default for DetectOptions {
     fn default() -> Self {
         DetectOptions {
             ips: false,
+            inline: false,
             keep_bytes: false,
             midstream: ExceptionPolicy::Ignore,
             chunk: [2560, 2560],
@@ -310,7 +314,7 @@ impl Detector {
             }
             let s = &f.streams[d];
             let from = f.user.fed[d];
-            let range = if self.opts.ips {
+            let range = if self.opts.inline {
                 // Inline: the new bytes; a segment that brings none (a retransmission)
                 // has its own place in the stream inspected again.
                 let seg = obs.seg.start..obs.seg.end.min(s.offset());
@@ -498,7 +502,11 @@ impl Detector {
             f.streams[d].freeze(range.end);
             // Rules see a window of the stream: in IDS mode the chunk being inspected;
             // inline, the packet's new bytes and up to a chunk of bytes before them.
-            let back = if self.opts.ips { self.opts.chunk[d] } else { 0 };
+            let back = if self.opts.inline {
+                self.opts.chunk[d]
+            } else {
+                0
+            };
             for v in &mut self.views {
                 let len = v.new.end - v.new.start;
                 let start = v.new.end.saturating_sub(len.max(back)).max(v.off);
@@ -725,9 +733,9 @@ impl Detector {
                 if f.user.app.as_ref().is_some_and(Session::given_up) {
                     return;
                 }
-                let x = if self.opts.ips { d } else { 1 - d };
+                let x = if self.opts.inline { d } else { 1 - d };
                 let s = &f.streams[x];
-                let upto = if self.opts.ips {
+                let upto = if self.opts.inline {
                     s.offset()
                 } else {
                     s.offset().min(s.acked_offset())

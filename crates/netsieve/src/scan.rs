@@ -100,6 +100,9 @@ fn apply_setting(
         s.vars.addresses.insert(name.to_string(), value.to_string());
     } else if let Some(name) = key.strip_prefix("vars.port-groups.") {
         s.vars.ports.insert(name.to_string(), value.to_string());
+    } else if key == "stream.inline" {
+        // `auto` means inline only in IPS mode, which --simulate-ips sets anyway.
+        s.flow.inline = config::parse_bool(value).unwrap_or(false);
     } else if key == "stream.midstream" {
         s.flow.midstream =
             config::parse_bool(value).ok_or_else(|| format!("{key}: not a boolean: {value}"))?;
@@ -247,7 +250,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
                 .join(", ")
         );
     }
-    settings.flow.inline = a.simulate_ips;
+    settings.flow.inline |= a.simulate_ips;
     let checksums = match a.checksums.as_deref() {
         None | Some("auto") => Checksums::Auto,
         Some("all") => Checksums::All,
@@ -338,6 +341,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     };
     let det = DetectOptions {
         ips: a.simulate_ips,
+        inline: settings.flow.inline,
         keep_bytes: settings.eve.payload || settings.eve.payload_printable || settings.eve.packet,
         midstream: midstream_policy(&settings, a.simulate_ips)?,
         chunk: settings.chunk,
