@@ -14,8 +14,9 @@ fuzz_target!(|data: &[u8]| {
         request_body: 512,
         response_body: 512,
         open_txs: 8,
+        decompress_layers: 3,
     };
-    let mut h = Http::new(limits.clone());
+    let mut h = Http::new(limits);
     // Each piece: a byte whose top bit picks the direction and whose low bits give the
     // length of the piece that follows.
     let mut rest = data;
@@ -28,6 +29,7 @@ fuzz_target!(|data: &[u8]| {
         rest = &tail[take..];
     }
     h.close(Dir::ToClient);
+    h.finish_all();
     assert!(h.txs.len() <= limits.open_txs + 1);
     for t in &h.txs {
         if let Some(r) = &t.request {

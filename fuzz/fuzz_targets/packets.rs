@@ -22,7 +22,13 @@ alert tcp any any -> any any (flowbits:set,x; flowbits:noalert; content:"x"; sid
 alert tcp any any -> any any (flowbits:isset,x; pcre:"/a(b|c)+d/si"; sid:5;)
 drop ip any any -> any any (dsize:>1000; sid:6;)
 alert icmp any any -> any any (itype:8; content:"ping"; nocase; sid:7;)
-pass tcp any any <> any 22 (sid:8;)"#;
+pass tcp any any <> any 22 (sid:8;)
+alert http any any -> any any (http.uri; content:"/a"; http.host; content:"x"; sid:9;)
+alert http any any -> any any (file.data; content:"EICAR"; http.stat_code; content:"200"; sid:10;)
+alert http any any -> any any (http.header_names; content:"|0d 0a|Host"; pcre:"/^GET/M"; sid:11;)
+alert dns any any -> any any (dns.query; dotprefix; content:".com"; endswith; sid:12;)
+alert tls any any -> any any (tls.sni; content:"a"; ja3.hash; bsize:32; sid:13;)
+alert tls any any -> any any (tls.cert_subject; content:"CN="; tls.certs; isdataat:10; sid:14;)"#;
 
 fn set() -> Arc<RuleSet> {
     static SET: OnceLock<Arc<RuleSet>> = OnceLock::new();
@@ -57,6 +63,7 @@ fuzz_target!(|data: &[u8]| {
         set(),
         DetectOptions {
             ips: lt & 0x20 != 0,
+            inline: lt & 0x20 != 0,
             keep_bytes: true,
             // Small chunks, so IDS-mode stream inspection triggers often.
             chunk: [(lt & 0x0f) as u64 * 3, 7],

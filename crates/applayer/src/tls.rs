@@ -237,13 +237,12 @@ fn client_hello(m: &[u8]) -> Option<ClientHello> {
         for (t, data) in extensions(block)? {
             exts.push(t);
             match t {
-                0 => {
+                0
                     // server_name list: type 0 (host_name), length, name.
-                    if data.get(2) == Some(&0) {
+                    if data.get(2) == Some(&0) => {
                         let n = u16at(data, 3)? as usize;
                         c.sni = Some(data.get(5..5 + n)?.to_vec());
                     }
-                }
                 10 => groups = u16_list(data.get(2..)?),
                 11 => formats = data.get(1..)?.iter().map(|&x| x as u16).collect(),
                 _ => {}

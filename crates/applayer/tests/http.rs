@@ -163,7 +163,7 @@ fn compressed_bodies_are_decoded_within_the_limit() {
 fn hostile_input_ends_parsing_with_an_event() {
     let limits = Limits::default();
     // An endless head.
-    let mut h = Http::new(limits.clone());
+    let mut h = Http::new(limits);
     h.feed(Dir::ToServer, b"GET / HTTP/1.1\r\n");
     for _ in 0..2000 {
         h.feed(

@@ -125,7 +125,7 @@ pub fn transform_known(name: &str) -> bool {
 pub fn transform<'a>(mut b: Cow<'a, [u8]>, ts: &[String]) -> Cow<'a, [u8]> {
     for t in ts {
         b = Cow::Owned(match t.as_str() {
-            "dotprefix" => [&b".".as_slice(), &b[..]].concat(),
+            "dotprefix" => [b".".as_slice(), &b[..]].concat(),
             "to_lowercase" => b.to_ascii_lowercase(),
             "to_uppercase" => b.to_ascii_uppercase(),
             "strip_whitespace" => b

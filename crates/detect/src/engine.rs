@@ -146,8 +146,27 @@ struct Counter {
 /// forgotten (a scan over many addresses cannot grow the table without bound).
 const MAX_COUNTERS: usize = 1 << 20;
 
+/// Time spent per detection stage, when profiling (`Detector::prof`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Profile {
+    /// Feeding and parsing the application layer.
+    pub app: Duration,
+    /// Prefilters over payloads, streams and application-layer buffers.
+    pub prefilter: Duration,
+    /// All of detection (the rest is rule evaluation and bookkeeping).
+    pub detect: Duration,
+}
+
+fn since(t: Option<std::time::Instant>, acc: Option<&mut Duration>) {
+    if let (Some(t), Some(a)) = (t, acc) {
+        *a += t.elapsed();
+    }
+}
+
 /// Per-worker detection state: the shared rule set and scratch space.
 pub struct Detector {
+    /// Stage times, when profiling (set to `Some` to start).
+    pub prof: Option<Profile>,
     pub set: Arc<RuleSet>,
     cands: Vec<u32>,
     stream_cands: Vec<u32>,
@@ -256,6 +275,7 @@ struct Pkt<'a> {
 impl Detector {
     pub fn new(set: Arc<RuleSet>, opts: DetectOptions) -> Detector {
         Detector {
+            prof: None,
             set,
             opts,
             cands: Vec::new(),
@@ -271,12 +291,23 @@ impl Detector {
     pub fn inspect(
         &mut self,
         p: &Packet,
-        mut flow: Option<(&mut Flow<FlowData>, &Observed)>,
+        flow: Option<(&mut Flow<FlowData>, &Observed)>,
         out: &mut Vec<Alert>,
     ) {
         if p.ip.is_none() {
             return;
         }
+        let t0 = self.prof.is_some().then(std::time::Instant::now);
+        self.inspect_timed(p, flow, out);
+        since(t0, self.prof.as_mut().map(|p| &mut p.detect));
+    }
+
+    fn inspect_timed(
+        &mut self,
+        p: &Packet,
+        mut flow: Option<(&mut Flow<FlowData>, &Observed)>,
+        out: &mut Vec<Alert>,
+    ) {
         if let Some((f, obs)) = flow.as_mut() {
             if obs.new_flow
                 && let L4::Tcp(t) = p.l4
@@ -303,7 +334,9 @@ impl Detector {
         if let Some((f, obs)) = flow.as_mut()
             && self.set.needs_app
         {
+            let t = self.prof.is_some().then(std::time::Instant::now);
             self.app_feed(p, f, obs);
+            since(t, self.prof.as_mut().map(|p| &mut p.app));
         }
         if let (Some((f, obs)), L4::Tcp(_)) = (flow.as_mut(), p.l4) {
             let d = obs.dir.index();
@@ -474,6 +507,7 @@ impl Detector {
         }
 
         // Packet candidates.
+        let t_pf = self.prof.is_some().then(std::time::Instant::now);
         self.cands.clear();
         let payload = p.payload();
         if packet && !payload.is_empty() {
@@ -551,6 +585,7 @@ impl Detector {
             self.stream_cands.sort_unstable();
             self.stream_cands.dedup();
         }
+        since(t_pf, self.prof.as_mut().map(|p| &mut p.prefilter));
 
         let added = flow.as_ref().is_some_and(|(_, obs)| obs.added);
         let mut i = 0;
@@ -791,6 +826,7 @@ impl Detector {
                 continue;
             }
             tx_seen[at].1[d] = stage;
+            let t_pf = self.prof.is_some().then(std::time::Instant::now);
             self.cands.clear();
             for (buf, pf) in &g.bufs {
                 bufs.clear();
@@ -805,10 +841,11 @@ impl Detector {
             self.cands.extend_from_slice(&g.always);
             self.cands.sort_unstable();
             self.cands.dedup();
+            since(t_pf, self.prof.as_mut().map(|p| &mut p.prefilter));
             for &si in &self.cands {
                 let s = &set.sigs[si as usize];
                 let Some(t) = &s.tx else { continue };
-                if !(seen < t.stage[d] && t.stage[d] <= stage) || !header_ok(s, ctx) {
+                if !(seen < t.stage[d] && t.stage[d] <= stage && header_ok(s, ctx)) {
                     continue;
                 }
                 if !flowbits_ok(s, Some(bits)) {

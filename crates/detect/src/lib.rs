@@ -16,5 +16,5 @@ pub mod pcre;
 pub mod portgroup;
 pub mod ruleset;
 
-pub use engine::{Alert, DetectOptions, Detector, ExceptionPolicy, FlowData, Thresholds};
+pub use engine::{Alert, DetectOptions, Detector, ExceptionPolicy, FlowData, Profile, Thresholds};
 pub use ruleset::{BuildOptions, LoadStats, Mpm, RuleSet, Sig};

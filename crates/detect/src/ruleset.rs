@@ -657,9 +657,7 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, String> 
     let f = &rule.flow;
     let dirs = if f.to_server {
         [true, false]
-    } else if f.to_client {
-        [false, true]
-    } else if resp {
+    } else if f.to_client || resp {
         [false, true]
     } else if req || lists.is_empty() {
         [true, false]
@@ -723,7 +721,9 @@ fn tx_fast_pattern(rule: &Rule) -> Option<(Buf, Vec<u8>, bool)> {
 }
 
 fn build_tx_group(sigs: &[Sig], g: usize, mpm: Mpm) -> TxGroup {
-    let mut by_buf: Vec<(Buf, Vec<(Vec<u8>, bool)>, Vec<Vec<u32>>)> = Vec::new();
+    // Per buffer: its patterns (bytes, nocase) and the rules of each pattern.
+    type Patterns = Vec<(Vec<u8>, bool)>;
+    let mut by_buf: Vec<(Buf, Patterns, Vec<Vec<u32>>)> = Vec::new();
     let mut always = Vec::new();
     for (i, s) in sigs.iter().enumerate() {
         let (Some(t), Some(p)) = (&s.tx, s.app) else {

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
 use netsieve_applayer::http::Limits as HttpLimits;
+use netsieve_detect::Profile;
 use netsieve_detect::{
     Alert, BuildOptions, DetectOptions, Detector, ExceptionPolicy, FlowData, Mpm, RuleSet,
     Thresholds,
@@ -58,6 +59,11 @@ pub struct Args {
     /// Write the end-of-run summary as JSON to this file.
     #[arg(long)]
     stats_json: Option<PathBuf>,
+    /// Time each stage (decode, flow table and reassembly, application layer,
+    /// prefilter, rule evaluation) and print the split; runs on one thread, with some
+    /// timer overhead.
+    #[arg(long)]
+    profile: bool,
     /// Accepted for compatibility with Suricata's command line; ignored.
     #[arg(long)]
     runmode: Option<String>,
@@ -325,7 +331,8 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let progress = std::io::stderr().is_terminal() && total_bytes > (64 << 20);
 
     let mut decoder = Decoder::new(checksums != Checksums::None);
-    let threads = a.threads.max(1);
+    // Profiling times the stages of one pipeline.
+    let threads = if a.profile { 1 } else { a.threads.max(1) };
     let mut frame = Frame::default();
     let mut pkt = Packet::default();
     let mut inner = Packet::default();
@@ -358,6 +365,10 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let mut clock = SweepClock::default();
     let t_scan = Instant::now();
     let mut capture_errors = 0usize;
+    let mut decode_time = Duration::ZERO;
+    if a.profile {
+        inline.det.prof = Some(Profile::default());
+    }
     loop {
         match cap.next(&mut frame) {
             Ok(true) => {}
@@ -371,7 +382,11 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         }
         stats.packets += 1;
         stats.bytes += frame.data.len() as u64;
+        let t_dec = a.profile.then(Instant::now);
         decoder.decode(&frame, stats.packets, &mut pkt);
+        if let Some(t) = t_dec {
+            decode_time += t.elapsed();
+        }
         if checksums == Checksums::Auto {
             auto.observe(&pkt, &mut decoder);
         }
@@ -397,7 +412,11 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         // The packet, then the packets of the tunnels it carries, innermost last.
         let mut track = !bad;
         loop {
+            let t_dec = a.profile.then(Instant::now);
             let more = decoder.decode_inner(&pkt, &mut inner);
+            if let Some(t) = t_dec {
+                decode_time += t.elapsed();
+            }
             match pool.as_mut() {
                 Some(pool) => pool.push(std::mem::take(&mut pkt), track, &mut sink)?,
                 None => {
@@ -431,6 +450,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         sink.emit(al)?;
     }
     let mut evaluated = inline.det.evaluated;
+    let profile = inline.det.prof.map(|p| (p, inline.flow_time));
     stats.flows = inline.flows.stats.created;
     if let Some(pool) = pool.take() {
         let (flows, ev) = pool.finish(stats.packets + 1, &mut sink)?;
@@ -458,6 +478,8 @@ fn scan(a: Args) -> Result<ExitCode, String> {
             "failed": failed + s.compile_errors.len(),
             "inspected": s.inspected,
             "waiting_for_app_layer": s.waiting_app_layer,
+            "app_layer_missing": s.app_missing,
+            "transaction_rules": s.app_layer,
             "unsupported_keyword": s.unsupported.values().sum::<usize>(),
             "pcre_regex_crate": s.pcre_linear,
             "pcre_pcre2": s.pcre_backtracking,
@@ -471,6 +493,29 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         "candidates_evaluated": evaluated,
         "threads": threads,
     });
+    let mut summary = summary;
+    if let Some((p, flow_time)) = profile {
+        let eval = p.detect.saturating_sub(p.app + p.prefilter);
+        let other = scan_time.saturating_sub(decode_time + flow_time + p.detect);
+        let stages = [
+            ("decode", decode_time),
+            ("flow_and_reassembly", flow_time),
+            ("app_layer", p.app),
+            ("prefilter", p.prefilter),
+            ("rule_evaluation", eval),
+            ("capture_and_output", other),
+        ];
+        let mut line = String::from("netsieve scan: profile:");
+        let mut obj = serde_json::Map::new();
+        for (name, d) in stages {
+            let share = 100.0 * d.as_secs_f64() / scan_time.as_secs_f64().max(1e-9);
+            line.push_str(&format!(" {name} {:.3} s ({share:.0}%),", d.as_secs_f64()));
+            obj.insert(name.into(), json!(d.as_secs_f64()));
+        }
+        line.pop();
+        eprintln!("{line}");
+        summary["profile_seconds"] = serde_json::Value::Object(obj);
+    }
     eprintln!(
         "netsieve scan: {} packets, {:.1} MB, {} flows, {} alerts; rules: {} inspected, {} waiting for app-layer, {} unsupported keyword, {} failed; load {:.3} s, scan {:.3} s ({:.2} Gbit/s)",
         stats.packets,
@@ -588,6 +633,8 @@ impl Sink<'_> {
 struct Worker {
     flows: FlowTable<FlowData>,
     det: Detector,
+    /// Time in the flow table (tracking and reassembly), when profiling.
+    flow_time: Duration,
 }
 
 impl Worker {
@@ -599,12 +646,18 @@ impl Worker {
         Worker {
             flows: FlowTable::new(cfg),
             det: Detector::new(Arc::clone(set), det),
+            flow_time: Duration::ZERO,
         }
     }
 
     fn process(&mut self, pkt: &Packet, track_stream: bool, out: &mut Vec<Alert>) {
         let n = out.len();
-        match self.flows.packet(pkt, track_stream) {
+        let t = self.det.prof.is_some().then(Instant::now);
+        let flow = self.flows.packet(pkt, track_stream);
+        if let Some(t) = t {
+            self.flow_time += t.elapsed();
+        }
+        match flow {
             // Inline, a segment that overlaps the stream with other bytes goes on as
             // the stream holds it (and is inspected so).
             Some((f, obs)) => match &obs.normalized {

@@ -393,3 +393,155 @@ fn inline_a_rewritten_retransmission_is_normalised_to_the_stream() {
         [(3, Some(4)), (4, Some(5)), (1, None)]
     );
 }
+
+/// One UDP datagram, client port 41424 to the server's `port` or back.
+fn udp(to_server: bool, port: u16, payload: &[u8]) -> Vec<u8> {
+    let mut f = tcp(to_server, 0, 0, 0, b"");
+    f.truncate(14 + 20);
+    f[14 + 9] = 17;
+    let (sport, dport) = if to_server {
+        (41424, port)
+    } else {
+        (port, 41424)
+    };
+    f.extend_from_slice(&sport.to_be_bytes());
+    f.extend_from_slice(&dport.to_be_bytes());
+    f.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    f.extend_from_slice(payload);
+    let total = (f.len() - 14) as u16;
+    f[16..18].copy_from_slice(&total.to_be_bytes());
+    f
+}
+
+/// The frames with the server's port 80 changed to `port`.
+fn on_port(frames: Vec<Vec<u8>>, port: u16) -> Vec<Vec<u8>> {
+    frames
+        .into_iter()
+        .map(|mut f| {
+            for at in [34, 36] {
+                if f[at..at + 2] == 80u16.to_be_bytes() {
+                    f[at..at + 2].copy_from_slice(&port.to_be_bytes());
+                }
+            }
+            f
+        })
+        .collect()
+}
+
+const REQUEST: &[u8] =
+    b"GET /a/../b?x=1 HTTP/1.1\r\nHost: Example.COM:8080\r\nUser-Agent: t\r\n\r\n";
+const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+
+#[test]
+fn http_transactions_are_inspected_where_suricata_inspects_them() {
+    // bug-78-http-uri, flowbits-prefilter-08: in IDS mode the request is parsed when
+    // the server acknowledges it and inspected on the client's next packet; the
+    // response likewise, here at the flow's end. Inline, each on its own packet.
+    let rules = "\
+alert http any any -> any any (http.uri; content:\"/b?x=1\"; sid:1;)
+alert http any any -> any any (http.uri.raw; content:\"/a/../b\"; sid:2;)
+alert http any any -> any any (http.host; content:\"example.com\"; endswith; sid:3;)
+alert http any any -> any any (http.stat_code; content:\"200\"; sid:4;)
+alert http any any -> any any (file.data; content:\"hello\"; sid:5;)
+alert http any any -> any any (http.uri; content:\"/a/../\"; sid:6;)
+alert tcp any any -> any any (uricontent:\"x=1\"; urilen:6; sid:7;)
+";
+    let frames = conversation(&[(true, REQUEST), (false, RESPONSE)]);
+    let ids = ids_alerts(&frames, rules, &[]);
+    assert_eq!(
+        ids,
+        [
+            (1, Some(7)),
+            (2, Some(7)),
+            (3, Some(7)),
+            (7, Some(7)),
+            (4, None),
+            (5, None)
+        ]
+    );
+    assert_eq!(
+        alerts(&frames, rules, &[]),
+        [(1, 4), (2, 4), (3, 4), (7, 4), (4, 6), (5, 6)]
+    );
+    assert_eq!(
+        ids_alerts(&frames, rules, &["--set", "stream.inline=true"]),
+        [
+            (1, Some(4)),
+            (2, Some(4)),
+            (3, Some(4)),
+            (7, Some(4)),
+            (4, Some(6)),
+            (5, Some(6))
+        ]
+    );
+    // The alert carries the transaction.
+    let recs = records(&frames, rules, &[]);
+    let r = &recs[0];
+    assert_eq!(r["app_proto"], "http");
+    assert_eq!(r["tx_id"], 0);
+    assert_eq!(r["http"]["hostname"], "example.com");
+    assert_eq!(r["http"]["url"], "/a/../b?x=1");
+    assert_eq!(r["http"]["status"], 200);
+}
+
+#[test]
+fn the_protocol_is_found_by_its_bytes_not_its_port() {
+    let rules = "alert http any any -> any any (http.method; content:\"GET\"; sid:1;)\n\
+                 alert tcp any any -> any any (content:\"SSH-\"; sid:2;)\n";
+    let http = on_port(conversation(&[(true, REQUEST), (false, RESPONSE)]), 12345);
+    assert_eq!(alerts(&http, rules, &[]), [(1, 4)]);
+    let ssh = conversation(&[(true, b"SSH-2.0-x\r\n"), (false, b"SSH-2.0-y\r\n")]);
+    assert_eq!(alerts(&ssh, rules, &[]), [(2, 4), (2, 6)]);
+}
+
+#[test]
+fn dns_queries_and_tls_client_hellos_are_inspected() {
+    // A query for www.example.com over UDP.
+    let mut q = vec![0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0];
+    for l in ["www", "example", "com"] {
+        q.push(l.len() as u8);
+        q.extend_from_slice(l.as_bytes());
+    }
+    q.extend_from_slice(&[0, 0, 1, 0, 1]);
+    let rules = "\
+alert dns any any -> any any (dns.query; content:\"www.example.com\"; bsize:15; sid:1;)
+alert dns any any -> any any (dns.query; dotprefix; content:\".example.com\"; endswith; sid:2;)
+alert dns any any -> any any (dns.query; content:\"other\"; sid:3;)
+";
+    let recs = records(&[udp(true, 53, &q)], rules, &[]);
+    let sids: Vec<_> = recs
+        .iter()
+        .map(|r| r["alert"]["signature_id"].clone())
+        .collect();
+    assert_eq!(sids, [1, 2]);
+    assert_eq!(recs[0]["dns"]["query"][0]["rrname"], "www.example.com");
+    assert_eq!(recs[0]["dns"]["query"][0]["rrtype"], "A");
+    // A ClientHello naming example.org, on port 8443.
+    let name = b"example.org";
+    let mut ext = vec![
+        0,
+        0,
+        0,
+        (name.len() + 5) as u8,
+        0,
+        (name.len() + 3) as u8,
+        0,
+        0,
+    ];
+    ext.push(name.len() as u8);
+    ext.extend_from_slice(name);
+    let mut ch = vec![3, 3];
+    ch.extend_from_slice(&[0; 32]);
+    ch.extend_from_slice(&[0, 0, 2, 0x13, 0x01, 1, 0, 0, ext.len() as u8]);
+    ch.extend_from_slice(&ext);
+    let mut rec = vec![22, 3, 1, 0, (ch.len() + 4) as u8, 1, 0, 0, ch.len() as u8];
+    rec.extend_from_slice(&ch);
+    let rules = "\
+alert tls any any -> any any (tls.sni; content:\"example.org\"; sid:1;)
+alert tls any any -> any any (ja3.string; content:\"771,4865,0,,\"; sid:2;)
+alert tls any any -> any any (tls.sni; content:\"example.com\"; sid:3;)
+";
+    let frames = on_port(conversation(&[(true, &rec)]), 8443);
+    assert_eq!(alerts(&frames, rules, &[]), [(1, 4), (2, 4)]);
+}

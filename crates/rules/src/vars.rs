@@ -147,6 +147,8 @@ impl Default for Vars {
             "MODBUS_SERVER",
             "ENIP_CLIENT",
             "ENIP_SERVER",
+            // Snort 3's snort.lua also defines this one as HOME_NET.
+            "SIP_SERVERS",
         ] {
             addresses.insert(v.into(), "$HOME_NET".into());
         }

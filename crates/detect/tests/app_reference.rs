@@ -1,0 +1,194 @@
+//! Transaction rules against a reference: random HTTP conversations and random rules
+//! over random buffers, run through the whole engine (decoding, flows, reassembly, the
+//! application layer fed on ACK or on arrival, per-buffer DFC prefilters, stages),
+//! must alert exactly for the rules whose content a plain substring search finds in
+//! the buffer (as [`app::fill`] defines it) of the parsed transaction.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use netsieve_applayer::http::{Dir, Http, Limits};
+use netsieve_detect::app::{Buf, TxRef, fill};
+use netsieve_detect::{BuildOptions, DetectOptions, Detector, FlowData, RuleSet};
+use netsieve_packet::capture::Frame;
+use netsieve_packet::decode::{Decoder, Packet};
+use netsieve_packet::flow::{FlowConfig, FlowTable};
+use netsieve_rules::{Classifications, Vars, parse_rule};
+use proptest::prelude::*;
+
+/// A TCP segment as an Ethernet frame, client (10.0.0.1:40000) or server
+/// (10.0.0.2:8080): HTTP is found by its bytes, not the port.
+fn segment(to_server: bool, flags: u8, seq: u32, ack: u32, payload: &[u8]) -> Vec<u8> {
+    let (src, dst, sp, dp) = if to_server {
+        ([10, 0, 0, 1], [10, 0, 0, 2], 40000u16, 8080u16)
+    } else {
+        ([10, 0, 0, 2], [10, 0, 0, 1], 8080, 40000)
+    };
+    let mut f = vec![0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 6, 8, 0, 0x45, 0];
+    f.extend_from_slice(&((40 + payload.len()) as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 1, 0, 0, 64, 6, 0, 0]);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&sp.to_be_bytes());
+    f.extend_from_slice(&dp.to_be_bytes());
+    f.extend_from_slice(&seq.to_be_bytes());
+    f.extend_from_slice(&ack.to_be_bytes());
+    f.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    f.extend_from_slice(payload);
+    f
+}
+
+/// Handshake, the request in `cut`-sized segments (each acknowledged), the response
+/// likewise, then FINs.
+fn frames(req: &[u8], resp: &[u8], cut: usize) -> Vec<Vec<u8>> {
+    let (mut c, mut s) = (1001u32, 5001u32);
+    let mut f = vec![
+        segment(true, 0x02, 1000, 0, b""),
+        segment(false, 0x12, 5000, c, b""),
+        segment(true, 0x10, c, s, b""),
+    ];
+    for part in req.chunks(cut) {
+        f.push(segment(true, 0x18, c, s, part));
+        c += part.len() as u32;
+        f.push(segment(false, 0x10, s, c, b""));
+    }
+    for part in resp.chunks(cut) {
+        f.push(segment(false, 0x18, s, c, part));
+        s += part.len() as u32;
+        f.push(segment(true, 0x10, c, s, b""));
+    }
+    f.push(segment(false, 0x11, s, c, b""));
+    f.push(segment(true, 0x11, c, s + 1, b""));
+    f.push(segment(false, 0x10, s + 1, c + 1, b""));
+    f
+}
+
+fn engine(rules: &[String], frames: &[Vec<u8>], inline: bool) -> BTreeSet<u32> {
+    let vars = Vars::default();
+    let parsed = rules
+        .iter()
+        .map(|r| parse_rule(r, &vars).unwrap())
+        .collect();
+    let set = Arc::new(RuleSet::build(
+        parsed,
+        &Classifications::bundled(),
+        BuildOptions::default(),
+    ));
+    assert_eq!(set.stats.inspected, rules.len());
+    let mut det = Detector::new(
+        set.clone(),
+        DetectOptions {
+            inline,
+            ..DetectOptions::default()
+        },
+    );
+    let mut flows: FlowTable<FlowData> = FlowTable::new(FlowConfig::default());
+    let mut decoder = Decoder::new(false);
+    let mut out = Vec::new();
+    for (i, data) in frames.iter().enumerate() {
+        let frame = Frame {
+            ts: Duration::from_millis(i as u64),
+            linktype: 1,
+            orig_len: data.len() as u32,
+            data: data.clone(),
+        };
+        let mut p = Packet::default();
+        decoder.decode(&frame, i as u64 + 1, &mut p);
+        let (f, obs) = flows.packet(&p, true).expect("a flow");
+        det.inspect(&p, Some((f, &obs)), &mut out);
+    }
+    for mut f in flows.drain() {
+        det.flow_end(&mut f, frames.len() as u64 + 1, &mut out);
+    }
+    let mut seen = BTreeSet::new();
+    for a in &out {
+        let sid = set.sigs[a.sig as usize].rule.sid;
+        let dir = a.dir.map(|d| d.index());
+        assert!(
+            seen.insert((sid, dir)),
+            "sid {sid} alerted twice in one direction"
+        );
+        assert_eq!(a.tx.as_ref().map(|t| t.tx_id), Some(0));
+    }
+    seen.into_iter().map(|x| x.0).collect()
+}
+
+/// (rule keyword, buffer, inspected directions): buffers of either message are
+/// inspected both ways by a rule that names no direction.
+const BUFS: &[(&str, Buf, &[usize])] = &[
+    ("http.uri", Buf::HttpUri, &[0]),
+    ("http.uri.raw", Buf::HttpUriRaw, &[0]),
+    ("http.host", Buf::HttpHost, &[0]),
+    ("http.user_agent", Buf::HttpUserAgent, &[0]),
+    ("http.method", Buf::HttpMethod, &[0]),
+    ("http.request_line", Buf::HttpRequestLine, &[0]),
+    ("http.header", Buf::HttpHeader, &[0, 1]),
+    ("http.stat_code", Buf::HttpStatCode, &[1]),
+    ("http.response_line", Buf::HttpResponseLine, &[1]),
+    ("file.data", Buf::FileData, &[0, 1]),
+];
+
+fn reference(specs: &[(usize, Vec<u8>)], req: &[u8], resp: &[u8]) -> BTreeSet<u32> {
+    let mut h = Http::new(Limits::default());
+    h.feed(Dir::ToServer, req);
+    h.feed(Dir::ToClient, resp);
+    h.close(Dir::ToClient);
+    h.finish_all();
+    let tx = &h.txs[0];
+    let mut want = BTreeSet::new();
+    for (i, (b, pat)) in specs.iter().enumerate() {
+        let (_, buf, dirs) = BUFS[*b];
+        let mut v = Vec::new();
+        for &d in dirs {
+            fill(buf, TxRef::Http(tx), d, &mut v);
+        }
+        if v.iter()
+            .any(|x| x.windows(pat.len()).any(|w| w == &pat[..]))
+        {
+            want.insert(i as u32 + 1);
+        }
+    }
+    want
+}
+
+fn text(alphabet: &'static [u8], len: std::ops::Range<usize>) -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(alphabet), len)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn transaction_rules_match_the_reference(
+        path in text(b"ab/.%2", 1..12),
+        host in text(b"abAB:1", 1..6),
+        body in text(b"ab", 0..40),
+        specs in prop::collection::vec((0..BUFS.len(), text(b"ab/.%A2", 1..4)), 1..10),
+        cut in 1usize..40,
+    ) {
+        let req = [
+            b"GET /".as_slice(), &path, b" HTTP/1.1\r\nHost: ", &host,
+            b"\r\nUser-Agent: ab/", &path, b"\r\n\r\n",
+        ].concat();
+        let resp = [
+            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).as_bytes(),
+            &body,
+        ].concat();
+        let rules: Vec<String> = specs
+            .iter()
+            .enumerate()
+            .map(|(i, (b, pat))| {
+                let hex: String = pat.iter().map(|c| format!("{c:02x} ")).collect();
+                format!(
+                    "alert http any any -> any any ({}; content:\"|{}|\"; sid:{};)",
+                    BUFS[*b].0, hex.trim(), i + 1
+                )
+            })
+            .collect();
+        let want = reference(&specs, &req, &resp);
+        let f = frames(&req, &resp, cut);
+        prop_assert_eq!(&engine(&rules, &f, true), &want, "inline");
+        prop_assert_eq!(&engine(&rules, &f, false), &want, "IDS");
+    }
+}

@@ -1,0 +1,31 @@
+//! The DNS and TLS parsers on arbitrary bytes: DNS as a datagram and as a TCP stream in
+//! pieces, TLS as both directions of a handshake in pieces, and the X.509 reader on the
+//! raw input. No panic, no endless loop (DNS pointers, nested DER), bounded memory.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use netsieve_applayer::dns::{self, Dns};
+use netsieve_applayer::http::Dir;
+use netsieve_applayer::tls::{self, Tls};
+
+fuzz_target!(|data: &[u8]| {
+    let _ = dns::parse(data);
+    let _ = tls::parse_cert(data);
+    let mut d = Dns::default();
+    d.datagram(Dir::ToServer, data);
+    let mut t = Tls::default();
+    let mut rest = data;
+    while let Some((&b, tail)) = rest.split_first() {
+        let n = (b & 0x7f) as usize;
+        let take = n.min(tail.len());
+        let dir = if b & 0x80 == 0 { Dir::ToServer } else { Dir::ToClient };
+        d.stream(dir, &tail[..take]);
+        t.feed(dir, &tail[..take]);
+        rest = &tail[take..];
+    }
+    assert!(d.txs.len() <= 256);
+    if let Some(c) = &t.client_hello {
+        assert!(c.ja3.len() <= 6 * data.len() + 16);
+    }
+});
