@@ -589,20 +589,7 @@ impl Http {
             // An interim response: the final one follows.
             return;
         }
-        let id = match self.waiting.pop_front() {
-            Some(id) => id,
-            None => {
-                self.events.push(Event::UnsolicitedResponse);
-                let id = self.next_id;
-                self.next_id += 1;
-                self.txs.push_back(Tx {
-                    id,
-                    request: None,
-                    response: None,
-                });
-                id
-            }
-        };
+        let id = self.response_tx();
         let head_req = if let Some(i) = self.head_requests.iter().position(|&h| h == id) {
             self.head_requests.swap_remove(i);
             true
@@ -628,25 +615,29 @@ impl Http {
         }
     }
 
+    /// The transaction a response starts: the oldest request waiting for one, else a
+    /// new transaction without a request.
+    fn response_tx(&mut self) -> u64 {
+        if let Some(id) = self.waiting.pop_front() {
+            return id;
+        }
+        self.events.push(Event::UnsolicitedResponse);
+        let id = self.next_id;
+        self.next_id += 1;
+        self.txs.push_back(Tx {
+            id,
+            request: None,
+            response: None,
+        });
+        id
+    }
+
     /// Starts an HTTP/0.9-style response: no status line, no headers, body until the
     /// close.
     fn response_09(&mut self, out: &mut Vec<Progress>) {
         let s = Dir::ToClient as usize;
         self.events.push(Event::InvalidStatusLine);
-        let id = match self.waiting.pop_front() {
-            Some(id) => id,
-            None => {
-                self.events.push(Event::UnsolicitedResponse);
-                let id = self.next_id;
-                self.next_id += 1;
-                self.txs.push_back(Tx {
-                    id,
-                    request: None,
-                    response: None,
-                });
-                id
-            }
-        };
+        let id = self.response_tx();
         if let Some(t) = self.tx_mut(id) {
             t.response = Some(Response::default());
         }

@@ -108,17 +108,9 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
     })
 }
 
-/// Transforms the engine applies.
+/// Transforms the engine applies: every one the rules crate parses.
 pub fn transform_known(name: &str) -> bool {
-    matches!(
-        name,
-        "dotprefix"
-            | "to_lowercase"
-            | "to_uppercase"
-            | "strip_whitespace"
-            | "compress_whitespace"
-            | "url_decode"
-    )
+    netsieve_rules::TRANSFORMS.contains(&name)
 }
 
 /// Applies transforms in order.

@@ -698,30 +698,8 @@ impl Detector {
             });
             out.push(Alert {
                 bytes,
-                linktype: p.linktype,
-                sig: si,
-                packet: p.num,
-                ts: p.ts,
-                src: ctx.src,
-                dst: ctx.dst,
-                sport: ctx.sport,
-                dport: ctx.dport,
-                proto: ctx.proto,
-                flow_id: ctx.flow_id,
-                dir: ctx.dir,
-                blocked,
                 stream: on_stream,
-                icmp: match p.l4 {
-                    L4::Icmp { itype, icode, .. } => Some((itype, icode)),
-                    _ => None,
-                },
-                vlan: p.vlan,
-                tunnel: p.tunnel,
-                pseudo,
-                app_proto: flow
-                    .as_ref()
-                    .and_then(|(f, _)| f.user.app.as_ref().and_then(|a| a.proto)),
-                tx: None,
+                ..alert(p, &ctx, si, blocked, pseudo)
             });
         }
         if let Some((f, obs)) = flow.as_mut()
@@ -895,25 +873,9 @@ impl Detector {
                         .opts
                         .keep_bytes
                         .then(|| Box::new((p.payload().to_vec(), p.data.clone()))),
-                    linktype: p.linktype,
-                    sig: si,
-                    packet: p.num,
-                    ts: p.ts,
-                    src: ctx.src,
-                    dst: ctx.dst,
-                    sport: ctx.sport,
-                    dport: ctx.dport,
-                    proto: ctx.proto,
-                    flow_id: ctx.flow_id,
-                    dir: ctx.dir,
-                    blocked,
-                    stream: false,
-                    icmp: None,
-                    vlan: p.vlan,
-                    tunnel: p.tunnel,
-                    pseudo,
                     app_proto: Some(proto),
                     tx: Some(Box::new(meta(tx))),
+                    ..alert(p, ctx, si, blocked, pseudo)
                 });
             }
         }
@@ -945,6 +907,35 @@ impl Detector {
             }
             _ => {}
         }
+    }
+}
+
+/// An alert of rule `sig` on packet `p` (no bytes, not on the stream, no transaction).
+fn alert(p: &Packet, ctx: &Pkt<'_>, sig: u32, blocked: bool, pseudo: Option<u64>) -> Alert {
+    Alert {
+        bytes: None,
+        linktype: p.linktype,
+        sig,
+        packet: p.num,
+        ts: p.ts,
+        src: ctx.src,
+        dst: ctx.dst,
+        sport: ctx.sport,
+        dport: ctx.dport,
+        proto: ctx.proto,
+        flow_id: ctx.flow_id,
+        dir: ctx.dir,
+        blocked,
+        stream: false,
+        icmp: match p.l4 {
+            L4::Icmp { itype, icode, .. } => Some((itype, icode)),
+            _ => None,
+        },
+        vlan: p.vlan,
+        tunnel: p.tunnel,
+        pseudo,
+        app_proto: ctx.app,
+        tx: None,
     }
 }
 

@@ -257,6 +257,32 @@ impl BuildOptions {
     }
 }
 
+/// How good a content is as a fast pattern, as Suricata ranks them: the one marked
+/// `fast_pattern`, else the longest, ties broken by the most distinct bytes.
+fn score(c: &netsieve_rules::Content) -> (bool, usize, usize) {
+    let mut seen = [false; 256];
+    let distinct = c
+        .pattern
+        .iter()
+        .filter(|&&b| !std::mem::replace(&mut seen[b as usize], true))
+        .count();
+    (c.fast_pattern, c.pattern.len(), distinct)
+}
+
+/// The bytes of a fast pattern the prefilter looks for (`fast_pattern:offset,length`
+/// chops it).
+fn prefilter_bytes(c: &netsieve_rules::Content) -> Vec<u8> {
+    let pat = &c.pattern;
+    if let Some((off, len)) = c.fast_pattern_chop {
+        let s = (off as usize).min(pat.len());
+        let e = s.saturating_add(len as usize).min(pat.len());
+        if e > s {
+            return pat[s..e].to_vec();
+        }
+    }
+    pat.clone()
+}
+
 /// The content a rule's prefilter should look for, from its payload lists.
 fn fast_pattern(rule: &Rule) -> Option<(Vec<u8>, bool)> {
     let contents = rule
@@ -269,29 +295,13 @@ fn fast_pattern(rule: &Rule) -> Option<(Vec<u8>, bool)> {
             _ => None,
         });
     let mut best: Option<&netsieve_rules::Content> = None;
-    let score = |c: &netsieve_rules::Content| {
-        let mut seen = [false; 256];
-        let distinct = c
-            .pattern
-            .iter()
-            .filter(|&&b| !std::mem::replace(&mut seen[b as usize], true))
-            .count();
-        (c.fast_pattern, c.pattern.len(), distinct)
-    };
     for c in contents {
         if best.is_none_or(|b| score(c) > score(b)) {
             best = Some(c);
         }
     }
     let c = best?;
-    let mut pat = c.pattern.clone();
-    if let Some((off, len)) = c.fast_pattern_chop {
-        let s = (off as usize).min(pat.len());
-        let e = s.saturating_add(len as usize).min(pat.len());
-        if e > s {
-            pat = pat[s..e].to_vec();
-        }
-    }
+    let pat = prefilter_bytes(c);
     Some((pat, c.nocase))
 }
 
@@ -683,15 +693,6 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, String> 
 /// without transforms qualify (the prefilter sees buffers untransformed).
 fn tx_fast_pattern(rule: &Rule) -> Option<(Buf, Vec<u8>, bool)> {
     let mut best: Option<(Buf, &netsieve_rules::Content)> = None;
-    let score = |c: &netsieve_rules::Content| {
-        let mut seen = [false; 256];
-        let distinct = c
-            .pattern
-            .iter()
-            .filter(|&&b| !std::mem::replace(&mut seen[b as usize], true))
-            .count();
-        (c.fast_pattern, c.pattern.len(), distinct)
-    };
     for l in rule.lists.iter().filter(|l| l.transforms.is_empty()) {
         let Buffer::App(name) = &l.buffer else {
             continue;
@@ -709,14 +710,7 @@ fn tx_fast_pattern(rule: &Rule) -> Option<(Buf, Vec<u8>, bool)> {
         }
     }
     let (buf, c) = best?;
-    let mut pat = c.pattern.clone();
-    if let Some((off, len)) = c.fast_pattern_chop {
-        let s = (off as usize).min(pat.len());
-        let e = s.saturating_add(len as usize).min(pat.len());
-        if e > s {
-            pat = pat[s..e].to_vec();
-        }
-    }
+    let pat = prefilter_bytes(c);
     Some((buf, pat, c.nocase))
 }
 

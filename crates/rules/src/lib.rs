@@ -28,7 +28,7 @@ pub mod threshold;
 pub mod vars;
 
 pub use load::{Classifications, Classtype, Loaded, RuleError};
-pub use parse::{ParseError, parse_rule};
+pub use parse::{ParseError, TRANSFORMS, parse_rule};
 pub use rule::*;
 pub use threshold::{GlobalEntry, GlobalKind, SuppressTrack, ThresholdConfig};
 pub use vars::{AddrExpr, PortExpr, Vars};

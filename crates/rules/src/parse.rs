@@ -105,16 +105,17 @@ pub fn app_buffer(name: &str) -> Option<&'static str> {
 }
 
 /// Transforms: they change the buffer of the sticky list they follow.
+pub const TRANSFORMS: &[&str] = &[
+    "dotprefix",
+    "to_lowercase",
+    "to_uppercase",
+    "strip_whitespace",
+    "compress_whitespace",
+    "url_decode",
+];
+
 fn is_transform(name: &str) -> bool {
-    matches!(
-        name,
-        "dotprefix"
-            | "to_lowercase"
-            | "to_uppercase"
-            | "strip_whitespace"
-            | "compress_whitespace"
-            | "url_decode"
-    )
+    TRANSFORMS.contains(&name)
 }
 
 /// Legacy names that modify the content before them (Suricata 4) rather than start a
