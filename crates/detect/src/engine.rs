@@ -1248,6 +1248,9 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
         Cond::IcmpSeq(v) => {
             matches!(p.l4, L4::Icmp { seq, itype, v6, .. } if seq == *v && echo_like(itype, v6))
         }
+        Cond::IpId(v) => ip.src.is_ipv4() && ip.id == u32::from(*v),
+        Cond::TcpSeq(v) => matches!(p.l4, L4::Tcp(t) if t.seq == *v),
+        Cond::TcpAck(v) => matches!(p.l4, L4::Tcp(t) if t.ack == *v),
         Cond::IpProto { negated, cmp } => cmp.test(ip.proto as i64) != *negated,
         Cond::Flags { mode, bits, ignore } => {
             let L4::Tcp(t) = p.l4 else { return false };

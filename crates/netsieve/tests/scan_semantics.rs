@@ -545,3 +545,13 @@ alert tls any any -> any any (tls.sni; content:\"example.com\"; sid:3;)
     let frames = on_port(conversation(&[(true, &rec)]), 8443);
     assert_eq!(alerts(&frames, rules, &[]), [(1, 4), (2, 4)]);
 }
+
+#[test]
+fn ip_id_and_tcp_sequence_numbers_are_header_conditions() {
+    // Snort's `id`, `seq` and `ack`: every frame here has IP id 1.
+    let rules = "alert tcp any any -> any any (seq:101; ack:501; sid:1;)\n\
+                 alert tcp any any -> any any (id:1; flags:S; sid:2;)\n\
+                 alert tcp any any -> any any (id:2; sid:3;)\n";
+    let frames = conversation(&[(true, b"x")]);
+    assert_eq!(alerts(&frames, rules, &[]), [(2, 1), (1, 3), (1, 4)]);
+}

@@ -194,10 +194,7 @@ fn is_known_unsupported(name: &str) -> bool {
             | "ftpbounce"
             | "fragbits"
             | "fragoffset"
-            | "ack"
-            | "seq"
             | "window"
-            | "id"
             | "tos"
             | "icmp_id_"
             | "tls.store"
@@ -906,6 +903,24 @@ fn option(
                 .trim()
                 .parse()
                 .map_err(|_| bad(o, "not a number 0-65535"))?,
+        )),
+        "id" => b.rule.conds.push(Cond::IpId(
+            need(o)?
+                .trim()
+                .parse()
+                .map_err(|_| bad(o, "not a number 0-65535"))?,
+        )),
+        "seq" => b.rule.conds.push(Cond::TcpSeq(
+            need(o)?
+                .trim()
+                .parse()
+                .map_err(|_| bad(o, "not a number 0-4294967295"))?,
+        )),
+        "ack" => b.rule.conds.push(Cond::TcpAck(
+            need(o)?
+                .trim()
+                .parse()
+                .map_err(|_| bad(o, "not a number 0-4294967295"))?,
         )),
         "icmp_seq" => b.rule.conds.push(Cond::IcmpSeq(
             need(o)?

@@ -268,6 +268,11 @@ pub enum Cond {
     Icode(Cmp),
     IcmpId(u16),
     IcmpSeq(u16),
+    /// `id`: the IPv4 identification field.
+    IpId(u16),
+    /// `seq` and `ack`: the TCP sequence and acknowledgement numbers.
+    TcpSeq(u32),
+    TcpAck(u32),
     IpProto {
         negated: bool,
         cmp: Cmp,
