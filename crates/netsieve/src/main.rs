@@ -2,6 +2,7 @@
 
 mod bench;
 mod config;
+mod filter;
 mod matching;
 mod scan;
 
@@ -25,6 +26,8 @@ struct Cli {
 enum Command {
     /// Inspect captures with Snort/Suricata rules; write eve.json and fast.log.
     Scan(scan::Args),
+    /// tcpdump-style filtering: write the packets an expression accepts.
+    Filter(filter::Args),
     /// Multi-pattern grep: every occurrence of every pattern in the files.
     Match(matching::Args),
     /// Benchmarks against peer libraries.
@@ -37,6 +40,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Scan(args) => scan::run(args),
         Command::Match(args) => matching::run(args),
+        Command::Filter(args) => filter::run(args),
         Command::Bench(b) => bench::run(b),
     }
 }

@@ -64,6 +64,10 @@ pub struct Args {
     /// timer overhead.
     #[arg(long)]
     profile: bool,
+    /// A capture filter (tcpdump syntax, as Suricata's BPF filter): packets it rejects
+    /// are not inspected or counted.
+    #[arg(long)]
+    bpf: Option<String>,
     /// Accepted for compatibility with Suricata's command line; ignored.
     #[arg(long)]
     runmode: Option<String>,
@@ -319,6 +323,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let mut eve = open("eve.json")?;
     let mut fast = open("fast.log")?;
 
+    let mut capture_filter = a.bpf.as_deref().map(CaptureFilter::new).transpose()?;
     let mut cap = Capture::open(&a.read).map_err(|e| e.to_string())?;
     let total_bytes: u64 = netsieve_packet::capture::expand_inputs(&a.read)
         .ok()
@@ -379,6 +384,11 @@ fn scan(a: Args) -> Result<ExitCode, String> {
                 capture_errors += 1;
                 continue;
             }
+        }
+        if let Some(f) = capture_filter.as_mut()
+            && !f.accepts(&frame)?
+        {
+            continue;
         }
         stats.packets += 1;
         stats.bytes += frame.data.len() as u64;
@@ -1090,5 +1100,47 @@ fn linktype_name(l: u32) -> &'static str {
         229 => "IPv6",
         276 => "LINUX_SLL2",
         _ => "UNKNOWN",
+    }
+}
+
+/// `--bpf`: the expression compiled per link type as frames of each type arrive.
+struct CaptureFilter {
+    expr: String,
+    by_link: Vec<(u32, netsieve_bpf::Filter)>,
+}
+
+impl CaptureFilter {
+    /// Checks the expression up front: it must compile for at least one link type.
+    fn new(expr: &str) -> Result<CaptureFilter, String> {
+        use netsieve_bpf::LinkType::*;
+        let tries = [Ethernet, Raw, LinuxSll].map(|l| netsieve_bpf::compile(expr, l));
+        if let Some(Err(e)) = tries
+            .iter()
+            .find(|t| t.is_err())
+            .filter(|_| tries.iter().all(|t| t.is_err()))
+        {
+            return Err(format!("--bpf: {e} in `{expr}`"));
+        }
+        Ok(CaptureFilter {
+            expr: expr.to_string(),
+            by_link: Vec::new(),
+        })
+    }
+
+    fn accepts(&mut self, frame: &Frame) -> Result<bool, String> {
+        let lt = frame.linktype;
+        let f = match self.by_link.iter().position(|(l, _)| *l == lt) {
+            Some(i) => &self.by_link[i].1,
+            None => {
+                let link = netsieve_bpf::LinkType::from_linktype(lt).ok_or_else(|| {
+                    format!("--bpf: capture filters are not supported on link type {lt}")
+                })?;
+                let p = netsieve_bpf::compile(&self.expr, link)
+                    .map_err(|e| format!("--bpf: {e} in `{}`", self.expr))?;
+                self.by_link.push((lt, netsieve_bpf::Filter::new(&p)));
+                &self.by_link[self.by_link.len() - 1].1
+            }
+        };
+        Ok(f.run(&frame.data, frame.orig_len) != 0)
     }
 }

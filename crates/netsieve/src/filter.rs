@@ -1,0 +1,260 @@
+//! `netsieve filter`: tcpdump-style capture filtering.
+//!
+//! `netsieve filter -r in.pcap -w out.pcap 'tcp port 80'` writes the packets the
+//! expression accepts, like `tcpdump -r in.pcap -w out.pcap 'tcp port 80'`; `-d`, `-dd`
+//! and `-ddd` print the compiled program; `--count` prints how many packets matched.
+//! Programs run as native code (Cranelift) over batches of packets.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use netsieve_bpf::{Filter, LinkType, Options, Packet, compile_with, text};
+use netsieve_packet::capture::{Capture, Frame};
+use pcap_file::DataLink;
+use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Capture file to read (pcap or pcapng), a directory, or - for standard input;
+    /// repeat for several.
+    #[arg(short = 'r')]
+    read: Vec<PathBuf>,
+    /// Write the matching packets to this pcap file (- for standard output).
+    #[arg(short = 'w')]
+    write: Option<PathBuf>,
+    /// Print the program as tcpdump -d does (-dd: as C, -ddd: as decimal numbers).
+    #[arg(short = 'd', action = clap::ArgAction::Count)]
+    dump: u8,
+    /// Print only the number of matching packets.
+    #[arg(long)]
+    count: bool,
+    /// Link type to compile for when no capture is read: ethernet, raw, linux-sll.
+    #[arg(long, default_value = "ethernet")]
+    linktype: String,
+    /// Snap length returned for accepted packets (as tcpdump -s).
+    #[arg(short = 's', long, default_value_t = 262_144)]
+    snaplen: u32,
+    /// Run the interpreter instead of native code.
+    #[arg(long)]
+    interpret: bool,
+    /// The filter expression (the words are joined with spaces, as tcpdump does).
+    expression: Vec<String>,
+}
+
+const BATCH: usize = 256;
+
+pub fn run(a: Args) -> ExitCode {
+    match go(&a) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("netsieve filter: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn options(link: LinkType, a: &Args) -> Options {
+    let mut o = Options::new(link);
+    o.snaplen = a.snaplen;
+    o
+}
+
+fn go(a: &Args) -> Result<(), String> {
+    let expr = a.expression.join(" ");
+    if a.dump > 0 && a.read.is_empty() {
+        let link = match a.linktype.as_str() {
+            "ethernet" | "en10mb" | "1" => LinkType::Ethernet,
+            "raw" | "101" => LinkType::Raw,
+            "linux-sll" | "sll" | "113" => LinkType::LinuxSll,
+            o => {
+                return Err(format!(
+                    "unknown link type `{o}` (ethernet, raw, linux-sll)"
+                ));
+            }
+        };
+        let p = compile_with(&expr, &options(link, a)).map_err(|e| format!("{e} in `{expr}`"))?;
+        print!("{}", dump(a.dump, &p));
+        return Ok(());
+    }
+    if a.read.is_empty() {
+        return Err("no capture to read: give -r FILE (live capture is not supported)".into());
+    }
+    // A syntax error is reported before any capture is opened.
+    let tries = [LinkType::Ethernet, LinkType::Raw, LinkType::LinuxSll]
+        .map(|l| compile_with(&expr, &options(l, a)));
+    if tries.iter().all(|t| t.is_err())
+        && let Some(Err(e)) = tries.into_iter().next()
+    {
+        return Err(format!("{e} in `{expr}`"));
+    }
+    let mut cap = Capture::open(&a.read).map_err(|e| e.to_string())?;
+    let stdout = io::stdout();
+    let mut sink = Sink {
+        a,
+        expr,
+        filters: HashMap::new(),
+        writer: None,
+        out: BufWriter::new(stdout.lock()),
+        verdicts: vec![0; BATCH],
+        seen: 0,
+        matched: 0,
+        dumped: false,
+        unsupported: Vec::new(),
+    };
+    // Frames are read into a batch of one link type; a frame of another type ends it.
+    let mut frames: Vec<Frame> = vec![Frame::default(); BATCH + 1];
+    let mut n = 0;
+    loop {
+        match cap.next(&mut frames[n]) {
+            Ok(true) => {
+                if n > 0 && frames[n].linktype != frames[0].linktype {
+                    sink.batch(&frames[..n])?;
+                    frames.swap(0, n);
+                    n = 0;
+                }
+                n += 1;
+                if n == BATCH {
+                    sink.batch(&frames[..n])?;
+                    n = 0;
+                }
+            }
+            Ok(false) => break,
+            // A damaged file ends there; the next one is read.
+            Err(e) => eprintln!("netsieve filter: {e}"),
+        }
+        if sink.dumped {
+            return Ok(());
+        }
+    }
+    if n > 0 {
+        sink.batch(&frames[..n])?;
+    }
+    if sink.dumped {
+        return Ok(());
+    }
+    if let Some((w, _)) = sink.writer.take() {
+        w.into_writer().flush().map_err(|e| e.to_string())?;
+    }
+    if a.count {
+        let _ = writeln!(sink.out, "{}", sink.matched);
+    }
+    let _ = sink.out.flush();
+    eprintln!(
+        "netsieve filter: {} of {} packets matched",
+        sink.matched, sink.seen
+    );
+    Ok(())
+}
+
+struct Sink<'a> {
+    a: &'a Args,
+    expr: String,
+    filters: HashMap<u32, Filter>,
+    writer: Option<(PcapWriter<Box<dyn Write>>, u32)>,
+    out: BufWriter<io::StdoutLock<'static>>,
+    verdicts: Vec<u32>,
+    seen: u64,
+    matched: u64,
+    /// `-d` with a capture: the program was printed for its link type.
+    dumped: bool,
+    /// Link types no expression can be compiled for.
+    unsupported: Vec<u32>,
+}
+
+impl Sink<'_> {
+    /// Filters frames of one link type, then acts on the verdicts.
+    fn batch(&mut self, frames: &[Frame]) -> Result<(), String> {
+        let a = self.a;
+        let lt = frames[0].linktype;
+        if self.unsupported.contains(&lt) {
+            self.seen += frames.len() as u64;
+            return Ok(());
+        }
+        if !self.filters.contains_key(&lt) {
+            let Some(link) = LinkType::from_linktype(lt) else {
+                // As if the expression did not compile for those files: warn, skip them.
+                eprintln!(
+                    "netsieve filter: link type {lt} is not supported; its packets are skipped"
+                );
+                self.unsupported.push(lt);
+                return self.batch(frames);
+            };
+            let p = compile_with(&self.expr, &options(link, a))
+                .map_err(|e| format!("{e} in `{}`", self.expr))?;
+            if a.dump > 0 {
+                print!("{}", dump(a.dump, &p));
+                self.dumped = true;
+                return Ok(());
+            }
+            let f = if a.interpret {
+                Filter::interpreted(&p)
+            } else {
+                Filter::new(&p)
+            };
+            self.filters.insert(lt, f);
+        }
+        let batch: Vec<Packet> = frames
+            .iter()
+            .map(|fr| Packet::new(&fr.data, fr.orig_len))
+            .collect();
+        // The filter loop, then the action loop over its verdicts.
+        self.filters[&lt].run_batch(&batch, &mut self.verdicts);
+        for (fr, &v) in frames.iter().zip(&self.verdicts) {
+            self.seen += 1;
+            if v == 0 {
+                continue;
+            }
+            self.matched += 1;
+            let keep = (v as usize).min(fr.data.len());
+            if let Some(path) = &a.write {
+                if self.writer.is_none() {
+                    let file: Box<dyn Write> = if path.as_os_str() == "-" {
+                        Box::new(BufWriter::new(io::stdout()))
+                    } else {
+                        Box::new(BufWriter::new(
+                            File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
+                        ))
+                    };
+                    let header = PcapHeader {
+                        snaplen: a.snaplen.max(65_535),
+                        datalink: DataLink::from(lt),
+                        ..Default::default()
+                    };
+                    let w = PcapWriter::with_header(file, header).map_err(|e| e.to_string())?;
+                    self.writer = Some((w, lt));
+                }
+                let Some((w, wlt)) = self.writer.as_mut() else {
+                    continue;
+                };
+                if *wlt != lt {
+                    return Err(format!(
+                        "cannot write link type {lt} into a pcap file of link type {wlt}"
+                    ));
+                }
+                w.write_packet(&PcapPacket::new(fr.ts, fr.orig_len, &fr.data[..keep]))
+                    .map_err(|e| e.to_string())?;
+            } else if !a.count {
+                let _ = writeln!(
+                    self.out,
+                    "{} {}.{:06} {} bytes",
+                    self.seen,
+                    fr.ts.as_secs(),
+                    fr.ts.subsec_micros(),
+                    fr.orig_len
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+fn dump(level: u8, p: &netsieve_bpf::Program) -> String {
+    match level {
+        1 => text::dump(p.insns()),
+        2 => text::dump_c(p.insns()),
+        _ => text::dump_decimal(p.insns()),
+    }
+}

@@ -1,0 +1,155 @@
+//! `netsieve filter` and `netsieve scan --bpf` end to end on the bundled example capture.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn netsieve(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn pcap() -> String {
+    root()
+        .join("examples/smtp-flowbits.pcap")
+        .display()
+        .to_string()
+}
+
+fn count(expr: &str, file: &str) -> u64 {
+    let o = netsieve(&["filter", "-r", file, "--count", expr]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn filter_writes_what_it_counts() {
+    let p = pcap();
+    let all = count("", &p);
+    assert_eq!(all, 19);
+    let to25 = count("tcp dst port 25", &p);
+    let from25 = count("tcp src port 25", &p);
+    assert!(to25 > 0 && from25 > 0);
+    assert_eq!(to25 + from25, count("tcp port 25", &p));
+    assert_eq!(count("udp", &p), 0);
+    // Interpreted and native runs agree.
+    let o = netsieve(&[
+        "filter",
+        "-r",
+        &p,
+        "--count",
+        "--interpret",
+        "tcp dst port 25",
+    ]);
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap().trim(),
+        to25.to_string()
+    );
+    // -w writes exactly the matching packets, and they all match again.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.pcap");
+    let o = netsieve(&[
+        "filter",
+        "-r",
+        &p,
+        "-w",
+        out.to_str().unwrap(),
+        "tcp",
+        "dst",
+        "port",
+        "25",
+    ]);
+    assert!(o.status.success());
+    let out = out.display().to_string();
+    assert_eq!(count("", &out), to25);
+    assert_eq!(count("tcp dst port 25", &out), to25);
+}
+
+#[test]
+fn filter_prints_programs() {
+    let o = netsieve(&["filter", "-d", "ip"]);
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "(000) ldh      [12]\n(001) jeq      #0x800           jt 2\tjf 3\n(002) ret      #262144\n(003) ret      #0\n"
+    );
+    let o = netsieve(&["filter", "-ddd", "ip"]);
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "4\n40 0 0 12\n21 0 1 2048\n6 0 0 262144\n6 0 0 0\n"
+    );
+    let o = netsieve(&["filter", "-dd", "--linktype", "raw", "ip6"]);
+    assert!(
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .starts_with("{ 0x30, 0, 0, 0x00000000 },")
+    );
+}
+
+#[test]
+fn bad_expressions_are_reported_with_a_column() {
+    let o = netsieve(&["filter", "-r", &pcap(), "tcp port 80 and (udp"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("column 21"), "{err}");
+}
+
+#[test]
+fn scan_applies_the_capture_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = root()
+        .join("examples/smtp-flowbits.rules")
+        .display()
+        .to_string();
+    let alerts = |bpf: Option<&str>| {
+        let mut args = vec![
+            "scan",
+            "-r",
+            &pcap_s(),
+            "-S",
+            &rules,
+            "-l",
+            dir.path().to_str().unwrap(),
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+        if let Some(b) = bpf {
+            args.push("--bpf".into());
+            args.push(b.into());
+        }
+        let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(dir.path().join("eve.json"))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    let base = alerts(None);
+    assert!(base > 0);
+    assert_eq!(alerts(Some("tcp port 25")), base);
+    assert_eq!(alerts(Some("not tcp")), 0);
+    let o = netsieve(&[
+        "scan",
+        "-r",
+        &pcap(),
+        "-S",
+        &rules,
+        "-l",
+        dir.path().to_str().unwrap(),
+        "--bpf",
+        "tcp prt 25",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+fn pcap_s() -> String {
+    pcap()
+}
