@@ -26,10 +26,37 @@ pub enum Bench {
         #[arg(long = "engine")]
         engines: Vec<String>,
     },
+    /// Packet filters, the software-pipelining paper's Table 3: libpcap's interpreter
+    /// (with the `libpcap` feature) against netsieve's interpreter, JIT and batched JIT.
+    Bpf {
+        /// The shared data directory (default: $NETSIEVE_DATA or ../shared/data).
+        #[arg(long)]
+        data: Option<PathBuf>,
+        /// Measured runs per engine and filter; the median is reported.
+        #[arg(long, default_value_t = 7)]
+        runs: usize,
+        /// Use only the first N packets.
+        #[arg(long)]
+        limit: Option<usize>,
+    },
 }
 
 pub fn run(b: Bench) -> ExitCode {
     match b {
+        Bench::Bpf { data, runs, limit } => {
+            match netsieve_bench::bpf::run_table(data.as_deref(), runs.max(1), limit) {
+                Ok((rows, n, note)) => {
+                    print!("{}", netsieve_bench::bpf::markdown(&rows, n, &note));
+                    println!();
+                    print!("{}", netsieve_bench::bpf::markdown_resident(&rows));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Bench::Mpm {
             data,
             runs,

@@ -109,7 +109,7 @@ fn scan_applies_the_capture_filter() {
         let mut args = vec![
             "scan",
             "-r",
-            &pcap_s(),
+            &pcap(),
             "-S",
             &rules,
             "-l",
@@ -148,8 +148,4 @@ fn scan_applies_the_capture_filter() {
         "tcp prt 25",
     ]);
     assert_eq!(o.status.code(), Some(2));
-}
-
-fn pcap_s() -> String {
-    pcap()
 }

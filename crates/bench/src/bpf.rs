@@ -1,0 +1,468 @@
+//! The software-pipelining paper's experiment (its Tables 1 and 3) on this machine: the
+//! 13 filters of Table 1 over real packets held in memory, time per packet for libpcap's
+//! interpreter (`pcap_offline_filter`, with the `libpcap` feature), netsieve's
+//! interpreter, netsieve's JIT one packet per call, and netsieve's JIT over batches; the
+//! acceleration ratio of each against libpcap's interpreter.
+//!
+//! The paper picks the best batch size per filter; so do we, from a fixed list, and the
+//! table says which. Every engine must match the same number of packets for every filter,
+//! or the run fails.
+
+use crate::data::data_dir;
+use netsieve_bpf::{Filter, LinkType, Packet, Program, compile};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Instant;
+
+/// Ethernet frames from the nDPI captures, one buffer each, in capture order.
+pub fn load_frames(dir: &Path) -> Result<Vec<Vec<u8>>, String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let Ok(data) = std::fs::read(&f) else {
+            continue;
+        };
+        let Ok((mut rest, p)) = pcap_file::pcap::PcapParser::new(&data) else {
+            continue; // pcapng files are left out: one parser keeps the set simple
+        };
+        if u32::from(p.header().datalink) != 1 {
+            continue;
+        }
+        while !rest.is_empty() {
+            match p.next_packet(rest) {
+                Ok((r, pk)) => {
+                    out.push(pk.data.to_vec());
+                    rest = r;
+                }
+                Err(_) => break,
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A (the most frequent destination /16 of IPv4 packets) and N (the most frequent
+/// destination port of TCP and UDP over IPv4), as the paper chose them "from the traffic".
+fn pick_net_and_port(frames: &[Vec<u8>]) -> (String, u16) {
+    let mut nets: HashMap<[u8; 2], usize> = HashMap::new();
+    let mut ports: HashMap<u16, usize> = HashMap::new();
+    for f in frames {
+        if f.len() < 38 || f[12..14] != [8, 0] {
+            continue;
+        }
+        *nets.entry([f[30], f[31]]).or_default() += 1;
+        let ihl = (f[14] & 0xf) as usize * 4;
+        if matches!(f[23], 6 | 17) && f.len() >= 14 + ihl + 4 {
+            let p = u16::from_be_bytes([f[14 + ihl + 2], f[14 + ihl + 3]]);
+            *ports.entry(p).or_default() += 1;
+        }
+    }
+    let net = nets
+        .into_iter()
+        .max_by_key(|&(k, n)| (n, k))
+        .map(|(k, _)| k)
+        .unwrap_or([10, 0]);
+    let port = ports
+        .into_iter()
+        .max_by_key(|&(k, n)| (n, k))
+        .map(|(k, _)| k)
+        .unwrap_or(80);
+    (format!("{}.{}.0.0/16", net[0], net[1]), port)
+}
+
+/// The 13 filters of the paper's Table 1.
+pub fn table1(net: &str, port: u16) -> Vec<String> {
+    vec![
+        "ip".into(),
+        "ip and tcp".into(),
+        "tcp".into(),
+        "ip and udp".into(),
+        "udp".into(),
+        format!("ip and dst net {net}"),
+        format!("dst net {net}"),
+        format!("ip and net {net}"),
+        format!("net {net}"),
+        format!("ip and dst port {port}"),
+        format!("dst port {port}"),
+        format!("ip and port {port}"),
+        format!("port {port}"),
+    ]
+}
+
+pub struct Row {
+    pub filter: String,
+    /// The paper's method: each chunk of packets is first copied into a receive buffer
+    /// (untimed), then filtered (timed). ns per packet for libpcap, our interpreter, our
+    /// JIT per packet, our JIT batch.
+    pub resident: [Option<f64>; 4],
+    pub insns: usize,
+    pub matched: usize,
+    /// Nanoseconds per packet, median over the runs.
+    pub libpcap: Option<f64>,
+    pub interp: f64,
+    pub jit: f64,
+    pub batch: f64,
+    pub batch_size: usize,
+    /// Our JIT over batches running libpcap's optimised program.
+    pub batch_libpcap_prog: Option<f64>,
+    /// JIT compile time, microseconds (median).
+    pub jit_compile_us: f64,
+}
+
+const BATCH_SIZES: [usize; 4] = [16, 64, 256, 1024];
+/// Packets per receive-buffer fill in the cache-resident measurement.
+const RX: usize = 256;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// Times `f` over all packets `runs` times; nanoseconds per packet, median. `f` returns
+/// the number of matches, which must not change between runs.
+fn time(runs: usize, n: usize, mut f: impl FnMut() -> usize) -> (f64, usize) {
+    let mut m = f(); // warm-up
+    let mut t = Vec::new();
+    for _ in 0..runs {
+        let s = Instant::now();
+        m = black_box(f());
+        t.push(s.elapsed().as_nanos() as f64 / n as f64);
+    }
+    (median(t), m)
+}
+
+#[cfg(feature = "libpcap")]
+mod peer {
+    pub struct Libpcap {
+        prog: pcap::BpfProgram,
+    }
+    impl Libpcap {
+        pub fn compile(expr: &str) -> Result<Libpcap, String> {
+            let cap = pcap::Capture::dead(pcap::Linktype::ETHERNET).map_err(|e| e.to_string())?;
+            let prog = cap.compile(expr, true).map_err(|e| e.to_string())?;
+            Ok(Libpcap { prog })
+        }
+        pub fn matches(&self, pkt: &[u8]) -> bool {
+            self.prog.filter(pkt)
+        }
+        /// libpcap's (optimised) program as netsieve instructions.
+        pub fn insns(&self) -> Vec<netsieve_bpf::Insn> {
+            let ins = self.prog.get_instructions();
+            // SAFETY: `BpfInstruction` is `repr(transparent)` over libpcap's C `struct
+            // bpf_insn` {u16 code; u8 jt; u8 jf; u32 k}: 8 bytes each, no padding, and the
+            // slice lives as long as `self.prog`.
+            let bytes =
+                unsafe { std::slice::from_raw_parts(ins.as_ptr() as *const u8, ins.len() * 8) };
+            bytes
+                .chunks_exact(8)
+                .map(|c| {
+                    netsieve_bpf::Insn::new(
+                        u16::from_ne_bytes([c[0], c[1]]),
+                        c[2],
+                        c[3],
+                        u32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
+                    )
+                })
+                .collect()
+        }
+    }
+}
+
+pub fn run_table(
+    data: Option<&Path>,
+    runs: usize,
+    limit: Option<usize>,
+) -> Result<(Vec<Row>, usize, String), String> {
+    let dir = data_dir(data)?;
+    let mut frames = load_frames(&dir.join("pcaps/ndpi"))?;
+    if let Some(l) = limit {
+        frames.truncate(l);
+    }
+    if frames.is_empty() {
+        return Err("no Ethernet packets found".into());
+    }
+    let n = frames.len();
+    let (net, port) = pick_net_and_port(&frames);
+    // All packets back to back in one buffer, as in a capture buffer or receive ring
+    // (and as the paper copies them into its receive buffer).
+    let mut ring = Vec::with_capacity(frames.iter().map(Vec::len).sum());
+    let mut spans = Vec::with_capacity(n);
+    for f in &frames {
+        spans.push((ring.len(), f.len()));
+        ring.extend_from_slice(f);
+    }
+    drop(frames);
+    let pkts: Vec<Packet> = spans
+        .iter()
+        .map(|&(at, len)| Packet::new(&ring[at..at + len], len as u32))
+        .collect();
+    let mut rows = Vec::new();
+    let mut out = vec![0u32; 1024];
+    for expr in table1(&net, port) {
+        let prog: Program =
+            compile(&expr, LinkType::Ethernet).map_err(|e| format!("{expr}: {e}"))?;
+        let compile_us = median(
+            (0..9)
+                .map(|_| {
+                    let s = Instant::now();
+                    black_box(Filter::new(&prog));
+                    s.elapsed().as_nanos() as f64 / 1000.0
+                })
+                .collect(),
+        );
+        let interp = Filter::interpreted(&prog);
+        let jit = Filter::new(&prog);
+        if !jit.is_native() {
+            return Err("the JIT is not available on this machine".into());
+        }
+        let (t_interp, m_interp) = time(runs, n, || {
+            pkts.iter()
+                .filter(|p| interp.run(p.data(), p.wirelen()) != 0)
+                .count()
+        });
+        let (t_jit, m_jit) = time(runs, n, || {
+            pkts.iter()
+                .filter(|p| jit.run(p.data(), p.wirelen()) != 0)
+                .count()
+        });
+        let batch = |f: &Filter, size: usize, out: &mut [u32]| {
+            let mut m = 0;
+            for chunk in pkts.chunks(size) {
+                f.run_batch(chunk, out);
+                // The action loop: here it only counts.
+                m += out[..chunk.len()].iter().filter(|&&v| v != 0).count();
+            }
+            m
+        };
+        let mut best = (f64::MAX, 0, 0);
+        for &size in &BATCH_SIZES {
+            let (t, m) = time(runs, n, || batch(&jit, size, &mut out));
+            if t < best.0 {
+                best = (t, size, m);
+            }
+        }
+        let (t_batch, size, m_batch) = best;
+        let mut counts = vec![
+            ("interpreter", m_interp),
+            ("JIT", m_jit),
+            ("JIT batch", m_batch),
+        ];
+        #[allow(unused_mut, unused_assignments)]
+        let (mut t_pcap, mut t_pcap_prog) = (None, None);
+        #[cfg(feature = "libpcap")]
+        {
+            let lp = peer::Libpcap::compile(&expr)?;
+            let (t, m) = time(runs, n, || {
+                pkts.iter().filter(|p| lp.matches(p.data())).count()
+            });
+            t_pcap = Some(t);
+            counts.push(("libpcap", m));
+            let theirs = Program::new(lp.insns())
+                .map_err(|e| format!("libpcap's program for {expr}: {e}"))?;
+            let f = Filter::new(&theirs);
+            let mut best = f64::MAX;
+            for &size in &BATCH_SIZES {
+                let (t, m) = time(runs, n, || batch(&f, size, &mut out));
+                counts.push(("JIT batch on libpcap's program", m));
+                best = best.min(t);
+            }
+            t_pcap_prog = Some(best);
+        }
+        // The paper's method: copy RX packets into a receive buffer, then time the filter
+        // loop over them; the packets are in cache, as right after a NIC's DMA.
+        let mut rx: Vec<u8> = Vec::new();
+        let mut resident = [None; 4];
+        #[cfg(feature = "libpcap")]
+        let lp0 = peer::Libpcap::compile(&expr)?;
+        let mut engines: Vec<(usize, Box<dyn Fn(&[Packet], &mut [u32]) -> usize + '_>)> = vec![
+            (
+                1,
+                Box::new(|c: &[Packet], _: &mut [u32]| {
+                    c.iter()
+                        .filter(|p| interp.run(p.data(), p.wirelen()) != 0)
+                        .count()
+                }),
+            ),
+            (
+                2,
+                Box::new(|c: &[Packet], _: &mut [u32]| {
+                    c.iter()
+                        .filter(|p| jit.run(p.data(), p.wirelen()) != 0)
+                        .count()
+                }),
+            ),
+            (
+                3,
+                Box::new(|c: &[Packet], o: &mut [u32]| {
+                    jit.run_batch(c, o);
+                    o[..c.len()].iter().filter(|&&v| v != 0).count()
+                }),
+            ),
+        ];
+        #[cfg(feature = "libpcap")]
+        engines.push((
+            0,
+            Box::new(|c: &[Packet], _: &mut [u32]| {
+                c.iter().filter(|p| lp0.matches(p.data())).count()
+            }),
+        ));
+        for (slot, engine) in &engines {
+            let mut per_run = Vec::new();
+            for _ in 0..runs {
+                let (mut total, mut m) = (0u128, 0);
+                for chunk in spans.chunks(RX) {
+                    rx.clear();
+                    let mut views = Vec::with_capacity(chunk.len());
+                    for &(at, len) in chunk {
+                        views.push((rx.len(), len));
+                        rx.extend_from_slice(&ring[at..at + len]);
+                    }
+                    let batch: Vec<Packet> = views
+                        .iter()
+                        .map(|&(at, len)| Packet::new(&rx[at..at + len], len as u32))
+                        .collect();
+                    let t = Instant::now();
+                    m += black_box(engine(&batch, &mut out));
+                    total += t.elapsed().as_nanos();
+                }
+                counts.push(("resident", m));
+                per_run.push(total as f64 / n as f64);
+            }
+            resident[*slot] = Some(median(per_run));
+        }
+        drop(engines);
+        if counts.iter().any(|c| c.1 != m_interp) {
+            return Err(format!(
+                "{expr}: engines disagree on the matches: {counts:?}"
+            ));
+        }
+        rows.push(Row {
+            filter: expr,
+            resident,
+            insns: prog.len(),
+            matched: m_interp,
+            libpcap: t_pcap,
+            interp: t_interp,
+            jit: t_jit,
+            batch: t_batch,
+            batch_size: size,
+            batch_libpcap_prog: t_pcap_prog,
+            jit_compile_us: compile_us,
+        });
+    }
+    let note = format!("{n} Ethernet frames from pcaps/ndpi; A = {net}, N = {port}");
+    Ok((rows, n, note))
+}
+
+/// The table as Markdown.
+pub fn markdown(rows: &[Row], n: usize, note: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{note}; time per packet in ns (median); ratio = libpcap interpreter / engine.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| # | filter | insns | matched | libpcap interp | our interp | our JIT | JIT batch (size) | JIT batch, libpcap's program | A interp | A JIT | A batch | JIT compile |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let ratio =
+        |base: Option<f64>, t: f64| base.map_or("-".to_string(), |b| format!("{:.1}x", b / t));
+    let opt = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{t:.2}"));
+    let mut sums = [0.0f64; 3];
+    for (i, r) in rows.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "| {} | `{}` | {} | {:.1}% | {} | {:.2} | {:.2} | {:.2} ({}) | {} | {} | {} | {} | {:.0} µs |",
+            i + 1,
+            r.filter,
+            r.insns,
+            100.0 * r.matched as f64 / n as f64,
+            opt(r.libpcap),
+            r.interp,
+            r.jit,
+            r.batch,
+            r.batch_size,
+            opt(r.batch_libpcap_prog),
+            ratio(r.libpcap, r.interp),
+            ratio(r.libpcap, r.jit),
+            ratio(r.libpcap, r.batch),
+            r.jit_compile_us
+        );
+        if let Some(b) = r.libpcap {
+            sums[0] += b / r.interp;
+            sums[1] += b / r.jit;
+            sums[2] += b / r.batch;
+        }
+    }
+    if rows.iter().all(|r| r.libpcap.is_some()) {
+        let k = rows.len() as f64;
+        let _ = k;
+        let _ = writeln!(
+            s,
+            "| | **average** | | | | | | | | **{:.1}x** | **{:.1}x** | **{:.1}x** | |",
+            sums[0] / k,
+            sums[1] / k,
+            sums[2] / k
+        );
+    }
+    s
+}
+
+/// The cache-resident table (the paper's method) as Markdown.
+pub fn markdown_resident(rows: &[Row]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Cache-resident (the paper's method: {RX} packets copied into a receive buffer, untimed, then filtered, timed); ns per packet, median.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| # | filter | libpcap interp | our interp | our JIT | our JIT batch | A interp | A JIT | A batch |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|");
+    let f = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{t:.2}"));
+    let mut sums = [0.0f64; 3];
+    for (i, r) in rows.iter().enumerate() {
+        let [lp, it, jit, b] = r.resident;
+        let ratio = |t: Option<f64>| match (lp, t) {
+            (Some(a), Some(b)) => format!("{:.1}x", a / b),
+            _ => "-".into(),
+        };
+        if let (Some(a), Some(x), Some(y), Some(z)) = (lp, it, jit, b) {
+            sums[0] += a / x;
+            sums[1] += a / y;
+            sums[2] += a / z;
+        }
+        let _ = writeln!(
+            s,
+            "| {} | `{}` | {} | {} | {} | {} | {} | {} | {} |",
+            i + 1,
+            r.filter,
+            f(lp),
+            f(it),
+            f(jit),
+            f(b),
+            ratio(it),
+            ratio(jit),
+            ratio(b)
+        );
+    }
+    if rows.iter().all(|r| r.resident[0].is_some()) {
+        let k = rows.len() as f64;
+        let _ = writeln!(
+            s,
+            "| | **average** | | | | | **{:.1}x** | **{:.1}x** | **{:.1}x** |",
+            sums[0] / k,
+            sums[1] / k,
+            sums[2] / k
+        );
+    }
+    s
+}
