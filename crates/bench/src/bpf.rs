@@ -115,6 +115,9 @@ pub struct Row {
     pub jit_compile_us: f64,
 }
 
+/// A way to filter a chunk of packets: returns the number accepted.
+type Engine<'a> = Box<dyn Fn(&[Packet], &mut [u32]) -> usize + 'a>;
+
 const BATCH_SIZES: [usize; 4] = [16, 64, 256, 1024];
 /// Packets per receive-buffer fill in the cache-resident measurement.
 const RX: usize = 256;
@@ -280,7 +283,8 @@ pub fn run_table(
         let mut resident = [None; 4];
         #[cfg(feature = "libpcap")]
         let lp0 = peer::Libpcap::compile(&expr)?;
-        let mut engines: Vec<(usize, Box<dyn Fn(&[Packet], &mut [u32]) -> usize + '_>)> = vec![
+        #[allow(unused_mut)]
+        let mut engines: Vec<(usize, Engine<'_>)> = vec![
             (
                 1,
                 Box::new(|c: &[Packet], _: &mut [u32]| {
