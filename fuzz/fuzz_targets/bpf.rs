@@ -6,7 +6,8 @@
 //!   from the same input;
 //! * program: the rest is instructions (8 bytes each) then a packet; whatever the
 //!   validator accepts must run to the same verdict in the interpreter and the JIT, and
-//!   the `-d` and `-ddd` listings must read back to the same program. The interpreter
+//!   the `-d` and `-ddd` listings must read back to the same program (`-d` up to fields
+//!   the instruction ignores). The interpreter
 //!   also runs unvalidated programs (it must never panic or loop).
 #![no_main]
 
@@ -38,7 +39,10 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(p) = Program::new(insns) {
             let f = Filter::new(&p);
             assert_eq!(f.run(pkt, pkt.len() as u32 + 3), interp::run(&p, pkt, pkt.len() as u32 + 3));
-            assert_eq!(text::parse_image(&text::dump(p.insns())).unwrap(), p.insns());
+            // Listings drop fields an instruction ignores (jt/jf of a `ret`): compare the
+            // listing of what was read back.
+            let d = text::dump(p.insns());
+            assert_eq!(text::dump(&text::parse_image(&d).unwrap()), d);
             assert_eq!(text::parse_decimal(&text::dump_decimal(p.insns())).unwrap(), p.insns());
         }
     }
