@@ -27,6 +27,28 @@ pub enum Bool {
     And(Box<Bool>, Box<Bool>),
     Or(Box<Bool>, Box<Bool>),
     Not(Box<Bool>),
+    /// Hand-laid code with internal forward jumps; every path ends in a jump to
+    /// [`Tgt::True`] or [`Tgt::False`]. For tests that are not one comparison, such as the
+    /// header walk of `protochain`.
+    Block(Vec<Step>),
+}
+
+/// Where a jump inside a [`Bool::Block`] goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tgt {
+    True,
+    False,
+    /// A [`Step::Label`] of the same block, further down.
+    L(usize),
+}
+
+/// One element of a [`Bool::Block`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Insn(Insn),
+    Jump { code: u16, k: u32, t: Tgt, f: Tgt },
+    Ja(Tgt),
+    Label(usize),
 }
 
 impl Bool {
@@ -139,6 +161,36 @@ impl Emitter {
                 self.emit(b, t, f);
             }
             Bool::Not(a) => self.emit(a, f, t),
+            Bool::Block(steps) => {
+                let base = self.labels;
+                let locals = steps
+                    .iter()
+                    .filter_map(|s| match s {
+                        Step::Label(l) => Some(l + 1),
+                        _ => None,
+                    })
+                    .max()
+                    .unwrap_or(0);
+                self.labels += locals;
+                let map = |g: Tgt| match g {
+                    Tgt::True => t,
+                    Tgt::False => f,
+                    Tgt::L(l) => base + l,
+                };
+                for s in steps {
+                    self.items.push(match *s {
+                        Step::Insn(i) => Item::Insn(i),
+                        Step::Jump { code, k, t, f } => Item::Jump {
+                            code,
+                            k,
+                            t: map(t),
+                            f: map(f),
+                        },
+                        Step::Ja(g) => Item::Ja(map(g)),
+                        Step::Label(l) => Item::Label(base + l),
+                    });
+                }
+            }
         }
     }
 }
@@ -170,8 +222,13 @@ pub fn emit(b: &Bool, accept: u32) -> Vec<Insn> {
 }
 
 fn layout(items: &[Item], labels: usize) -> Vec<Insn> {
-    // Conditional jumps whose targets are too far become `jxx 0/1; ja t; ja f`.
-    let mut far = vec![false; items.len()];
+    // A conditional jump whose true target is too far becomes `jxx 0/+1; ja t`, one whose
+    // false target is too far `jxx +1/0; ja f`, and one with both `jxx 0/1; ja t; ja f`.
+    // `far` only gains bits, so the loop ends.
+    const T: u8 = 1;
+    const F: u8 = 2;
+    let size = |far: u8| 1 + (far & T != 0) as usize + (far & F != 0) as usize;
+    let mut far = vec![0u8; items.len()];
     loop {
         let mut pos = vec![0usize; labels];
         let mut at = Vec::with_capacity(items.len());
@@ -180,18 +237,25 @@ fn layout(items: &[Item], labels: usize) -> Vec<Insn> {
             at.push(pc);
             match it {
                 Item::Label(l) => pos[*l] = pc,
-                Item::Jump { .. } if far[n] => pc += 3,
+                Item::Jump { .. } => pc += size(far[n]),
                 _ => pc += 1,
             }
         }
         let mut changed = false;
         for (n, it) in items.iter().enumerate() {
-            if let Item::Jump { t, f, .. } = it
-                && !far[n]
-                && (pos[*t] - at[n] - 1 > 255 || pos[*f] - at[n] - 1 > 255)
-            {
-                far[n] = true;
-                changed = true;
+            if let Item::Jump { t, f, .. } = it {
+                // The conditional jump encodes offsets from itself.
+                let mut want = far[n];
+                if pos[*t] - at[n] - 1 > 255 {
+                    want |= T;
+                }
+                if pos[*f] - at[n] - 1 > 255 {
+                    want |= F;
+                }
+                if want != far[n] {
+                    far[n] = want;
+                    changed = true;
+                }
             }
         }
         if changed {
@@ -200,21 +264,30 @@ fn layout(items: &[Item], labels: usize) -> Vec<Insn> {
         let mut out = Vec::with_capacity(pc);
         for (n, it) in items.iter().enumerate() {
             let here = out.len();
+            let ja = |to: usize, from: usize| Insn::stmt(JMP | JA, (to - from - 1) as u32);
             match *it {
                 Item::Insn(i) => out.push(i),
                 Item::Label(_) => {}
-                Item::Ja(l) => out.push(Insn::stmt(JMP | JA, (pos[l] - here - 1) as u32)),
-                Item::Jump { code, k, t, f } if far[n] => {
-                    out.push(Insn::new(code, 0, 1, k));
-                    out.push(Insn::stmt(JMP | JA, (pos[t] - here - 2) as u32));
-                    out.push(Insn::stmt(JMP | JA, (pos[f] - here - 3) as u32));
+                Item::Ja(l) => out.push(ja(pos[l], here)),
+                Item::Jump { code, k, t, f } => {
+                    let rel = |to: usize| (to - here - 1) as u8;
+                    match far[n] {
+                        0 => out.push(Insn::new(code, rel(pos[t]), rel(pos[f]), k)),
+                        T => {
+                            out.push(Insn::new(code, 0, rel(pos[f]), k));
+                            out.push(ja(pos[t], here + 1));
+                        }
+                        F => {
+                            out.push(Insn::new(code, rel(pos[t]), 0, k));
+                            out.push(ja(pos[f], here + 1));
+                        }
+                        _ => {
+                            out.push(Insn::new(code, 0, 1, k));
+                            out.push(ja(pos[t], here + 1));
+                            out.push(ja(pos[f], here + 2));
+                        }
+                    }
                 }
-                Item::Jump { code, k, t, f } => out.push(Insn::new(
-                    code,
-                    (pos[t] - here - 1) as u8,
-                    (pos[f] - here - 1) as u8,
-                    k,
-                )),
             }
         }
         return out;

@@ -15,7 +15,7 @@
 //! names are not resolved (netsieve does no DNS while compiling); addresses must be
 //! numeric.
 
-use crate::codegen::{Bool, Src, emit};
+use crate::codegen::{Bool, Src, Step, Tgt, emit};
 use crate::insn::*;
 use crate::lex::{Tok, Token, lex};
 use std::fmt;
@@ -203,6 +203,9 @@ struct Quals {
     dir: Dir,
     typ: Typ,
 }
+
+/// How many headers `protochain` walks past before it gives up.
+pub const PROTOCHAIN_HOPS: usize = 16;
 
 const TCP: u8 = 6;
 const UDP: u8 = 17;
@@ -704,7 +707,7 @@ impl Parser {
                 };
                 Bool::any(types.iter().map(|&t| self.isis_proto(t)))
             }
-            "vxlan" | "geneve" | "gateway" | "protochain" | "ifindex" => {
+            "vxlan" | "geneve" | "gateway" | "ifindex" => {
                 return Err(CompileError::at(
                     pos,
                     format!("`{w}` is not supported by netsieve's compiler"),
@@ -839,9 +842,7 @@ impl Parser {
             Typ::Gateway => {
                 return fail("`gateway` needs host names, which netsieve does not resolve".into());
             }
-            Typ::Protochain => {
-                return fail("`protochain` is not supported by netsieve's compiler".into());
-            }
+            Typ::Protochain => return self.protochain(q.proto, w, pos),
             Typ::Proto => return self.proto_value(q.proto, w, pos),
             Typ::Port | Typ::Portrange => return self.port_value(q, w, pos),
             Typ::Net => return self.net_value(q, w, pos),
@@ -885,6 +886,116 @@ impl Parser {
             }
             _ => fail(format!("a host value cannot follow this protocol (`{w}`)")),
         }
+    }
+
+    /// `[ip|ip6] protochain N`: walks the header chain after the IP header until it finds
+    /// protocol `N`. IPv4 walks AH headers; IPv6 walks hop-by-hop, routing, fragment,
+    /// destination options and AH headers. libpcap loops with a backward jump; BPF proper
+    /// has none, so the walk is unrolled to [`PROTOCHAIN_HOPS`] headers and a longer chain
+    /// does not match.
+    ///
+    /// A holds the protocol of the next header and X its offset; M[0] is used while
+    /// stepping and is free again after this primitive.
+    fn protochain(&mut self, proto: Proto, w: &str, pos: usize) -> R<Bool> {
+        let n = if is_number(w) {
+            parse_number(w).map_err(|e| CompileError::at(pos, e))?
+        } else {
+            ip_proto_name(w)
+                .ok_or_else(|| CompileError::at(pos, format!("unknown 'protochain' value '{w}'")))?
+        };
+        if n > 255 {
+            return Err(CompileError::at(
+                pos,
+                format!("protocol number {n} is too high"),
+            ));
+        }
+        let (v4, v6) = match proto {
+            Proto::Default => (true, true),
+            Proto::Ip => (true, false),
+            Proto::Ip6 => (false, true),
+            _ => {
+                return Err(CompileError::at(
+                    pos,
+                    "`protochain` applies only to ip and ip6",
+                ));
+            }
+        };
+        let mut b = Bool::Const(false);
+        if v4 {
+            b = b.or(self.linktype(0x800).and(self.header_walk(false, n)));
+        }
+        if v6 {
+            b = b.or(self.linktype(0x86dd).and(self.header_walk(true, n)));
+        }
+        Ok(b)
+    }
+
+    /// The unrolled header walk of `protochain n` from the IPv4 or IPv6 header.
+    fn header_walk(&self, ipv6: bool, n: u32) -> Bool {
+        let nl = self.nl;
+        let mut s = Vec::new();
+        let mut labels = 0;
+        let mut label = || {
+            labels += 1;
+            labels - 1
+        };
+        let insn = |code: u16, k: u32| Step::Insn(Insn::stmt(code, k));
+        let jeq = |k: u32, t: Tgt, f: Tgt| Step::Jump {
+            code: JMP | JEQ | K,
+            k,
+            t,
+            f,
+        };
+        if ipv6 {
+            s.push(insn(LD | B | ABS, nl + 6));
+            s.push(insn(LDX | W | IMM, nl + 40));
+        } else {
+            s.push(insn(LDX | B | MSH, nl));
+            if nl > 0 {
+                s.push(insn(MISC | TXA, 0));
+                s.push(insn(ALU | ADD | K, nl));
+                s.push(insn(MISC | TAX, 0));
+            }
+            s.push(insn(LD | B | ABS, nl + 9));
+        }
+        for _ in 0..PROTOCHAIN_HOPS {
+            // A = this header's protocol, X = its offset.
+            let (ext, ah, common) = (label(), label(), label());
+            let mut tests = vec![(n, Tgt::True)];
+            if ipv6 {
+                tests.extend([0, 60, 43, 44].map(|p| (p, Tgt::L(ext))));
+            }
+            tests.push((51, Tgt::L(ah)));
+            let last = tests.len() - 1;
+            for (i, (k, t)) in tests.into_iter().enumerate() {
+                if i == last {
+                    s.push(jeq(k, t, Tgt::False));
+                } else {
+                    let l = label();
+                    s.push(jeq(k, t, Tgt::L(l)));
+                    s.push(Step::Label(l));
+                }
+            }
+            // Extension headers count 8-byte units beyond the first; AH counts 4-byte
+            // units beyond the first two. Both become (units + 2) * 4.
+            if ipv6 {
+                s.push(Step::Label(ext));
+                s.push(insn(LD | B | IND, 1));
+                s.push(insn(ALU | LSH | K, 1));
+                s.push(Step::Ja(Tgt::L(common)));
+            }
+            s.push(Step::Label(ah));
+            s.push(insn(LD | B | IND, 1));
+            s.push(Step::Label(common));
+            s.push(insn(ALU | ADD | K, 2));
+            s.push(insn(ALU | LSH | K, 2));
+            s.push(insn(ALU | ADD | X, 0));
+            s.push(insn(ST, 0));
+            s.push(insn(LD | B | IND, 0));
+            s.push(insn(LDX | W | MEM, 0));
+        }
+        s.push(jeq(n, Tgt::True, Tgt::False));
+        Bool::Block(s)
     }
 
     fn proto_value(&mut self, proto: Proto, w: &str, pos: usize) -> R<Bool> {

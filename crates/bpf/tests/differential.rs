@@ -199,6 +199,110 @@ fn expressions_mean_what_they_say() {
     }
 }
 
+/// The reference for `protochain`: walks the chain in Rust. `None` when a header lies past
+/// the end of the packet (BPF rejects on the out-of-bounds load).
+fn chain_has(p: &[u8], v6: bool, want: u8, hops: usize) -> Option<bool> {
+    let (mut nh, mut off) = if v6 {
+        (*p.get(6)?, 40usize)
+    } else {
+        (*p.get(9)?, 4 * (*p.first()? as usize & 0xf))
+    };
+    for _ in 0..=hops {
+        if nh == want {
+            return Some(true);
+        }
+        let ext = v6 && matches!(nh, 0 | 60 | 43 | 44);
+        if !ext && nh != 51 {
+            return Some(false);
+        }
+        let len = *p.get(off + 1)? as usize;
+        let next = *p.get(off)?;
+        off += if ext { (len + 1) * 8 } else { (len + 2) * 4 };
+        nh = next;
+    }
+    Some(false)
+}
+
+/// `protochain` over random chains of extension and AH headers, some longer than the
+/// unrolled walk and some truncated, on raw IP and Ethernet.
+#[test]
+fn protochain_walks_the_header_chain() {
+    let mut rng = 0x0bad_cafe_f00d_1234u64;
+    let mut r = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let hops = netsieve_bpf::compile::PROTOCHAIN_HOPS;
+    let filters: Vec<(String, Filter, Filter, u8, bool, bool)> = [
+        ("protochain 17", 17, true, true),
+        ("ip6 protochain tcp", 6, false, true),
+        ("ip protochain 6", 6, true, false),
+        ("ip6 protochain 51", 51, false, true),
+    ]
+    .into_iter()
+    .map(|(e, p, v4, v6)| {
+        let raw = Filter::new(&compile(e, LinkType::Raw).unwrap());
+        let eth = Filter::new(&compile(e, LinkType::Ethernet).unwrap());
+        (e.to_string(), raw, eth, p, v4, v6)
+    })
+    .collect();
+    for _ in 0..4000 {
+        let v6 = r() % 2 == 0;
+        let mut p = if v6 {
+            let mut h = vec![0x60, 0, 0, 0, 0, 0, 0, 64];
+            h.extend_from_slice(&[0; 32]);
+            h
+        } else {
+            let ihl = 5 + (r() % 3) as usize;
+            let mut h = vec![0u8; ihl * 4];
+            h[0] = 0x40 | ihl as u8;
+            h
+        };
+        let depth = (r() % (hops as u64 + 6)) as usize;
+        let kinds: &[u8] = if v6 { &[0, 60, 43, 44, 51] } else { &[51] };
+        let last = [6u8, 17, 58, 59][(r() % 4) as usize];
+        let chain: Vec<u8> = (0..depth)
+            .map(|_| kinds[(r() % kinds.len() as u64) as usize])
+            .chain([last])
+            .collect();
+        p[if v6 { 6 } else { 9 }] = chain[0];
+        for w in chain.windows(2) {
+            let units = (r() % 3) as usize;
+            let len = if w[0] == 51 {
+                (units + 2) * 4
+            } else {
+                (units + 1) * 8
+            };
+            let mut h = vec![0u8; len];
+            h[0] = w[1];
+            h[1] = units as u8;
+            p.extend_from_slice(&h);
+        }
+        p.extend_from_slice(&[0; 8]);
+        if r() % 5 == 0 {
+            let cut = (r() % p.len() as u64) as usize;
+            p.truncate(cut);
+        }
+        let mut frame = vec![0u8; 12];
+        frame.extend_from_slice(if v6 { &[0x86, 0xdd] } else { &[0x08, 0x00] });
+        frame.extend_from_slice(&p);
+        for (e, raw, eth, want, v4ok, v6ok) in &filters {
+            let applies = if v6 { *v6ok } else { *v4ok };
+            let expect = if applies {
+                chain_has(&p, v6, *want, hops).unwrap_or(false)
+            } else {
+                false
+            };
+            let got_raw = raw.run(&p, p.len() as u32) != 0;
+            let got_eth = eth.run(&frame, frame.len() as u32) != 0;
+            assert_eq!(got_raw, expect, "{e} raw on {p:02x?} chain {chain:?}");
+            assert_eq!(got_eth, expect, "{e} ether on {frame:02x?} chain {chain:?}");
+        }
+    }
+}
+
 #[test]
 fn errors_name_the_position() {
     let e = compile("tcp port 80 and host 300.1.2.3", LinkType::Ethernet).unwrap_err();

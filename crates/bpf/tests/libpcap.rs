@@ -277,6 +277,14 @@ fn snaplen(path: &std::path::Path) -> u32 {
     }
 }
 
+/// Apply cases where netsieve's result differs from libpcap's on purpose, and why. The test
+/// fails if one of them starts to agree, so the list cannot go stale.
+const APPLY_DIVERGES: &[(&str, &str)] = &[(
+    "ip6_protochain_17_deepstack",
+    "UDP behind 100 IPv6 extension headers: libpcap's protochain loops with a backward \
+     jump, which classic BPF does not allow; netsieve unrolls the walk to PROTOCHAIN_HOPS",
+)];
+
 #[test]
 fn apply_blocks_match_libpcap_results() {
     let Some(data) = data_dir() else { return };
@@ -314,7 +322,14 @@ fn apply_blocks_match_libpcap_results() {
             .iter()
             .map(|v| v.as_str().unwrap().to_string())
             .collect();
-        if got == want {
+        let diverges = APPLY_DIVERGES.iter().find(|d| d.0 == c["name"]);
+        if let Some((name, why)) = diverges {
+            if got == want {
+                fails.push(format!("{name} agrees now; remove it from APPLY_DIVERGES"));
+            } else {
+                eprintln!("known divergence {name}: {why}");
+            }
+        } else if got == want {
             pass += 1;
         } else {
             fails.push(format!("{} `{expr}`: got {got:?} want {want:?}", c["name"]));
@@ -336,6 +351,10 @@ fn reject_tests_are_rejected() {
         let Some(lt) = c.get("DLT").and_then(Value::as_str).and_then(link) else {
             continue;
         };
+        // Only for libpcap built without protochain; netsieve has it.
+        if c.get("skip").and_then(Value::as_str) == Some("skip_config_not_def1 ('NO_PROTOCHAIN')") {
+            continue;
+        }
         let expr = c["expr"].as_str().unwrap();
         n += 1;
         let mut opts = Options::new(lt);
