@@ -1,0 +1,421 @@
+//! HyPaFilter's hybrid classifier in software.
+//!
+//! The *fast path* ([`FastPath`]) holds the simple rules of a snapshot of the rule list and
+//! returns `matchID`, the position of the first simple rule that matches. `validID` is the
+//! first position where the current list may differ from what the fast path knows: the
+//! first complex rule, or the first position an update touched since the snapshot. When
+//! `matchID < validID` the fast path's answer is final: every rule before it is a simple
+//! rule the fast path tested. Otherwise the packet is *shunted* to the slow path, which
+//! evaluates the current list with one of the paper's strategies (section 4.2):
+//!
+//! - [`Strategy::Full`]: the whole list, linearly.
+//! - [`Strategy::Cut`]: the list from `validID` on; the rules before it are simple and
+//!   known not to match.
+//! - [`Strategy::Interval`]: only the rules the fast path does not know (complex rules and
+//!   rules inserted since the snapshot) that come before `matchID`'s rule, then that rule.
+//!   Consecutive fast-path rules with the same such rules before them form an *interval*;
+//!   a binary search over interval starts finds the chain for a `matchID`. Chains are
+//!   prefixes of one ordered list, so they cost one integer each.
+//!
+//! Updates ([`Hybrid::insert`], [`Hybrid::delete`]) change the current list and lower
+//! `validID`, so they hold from the next packet, without touching the fast path.
+//! [`Hybrid::start_rebuild`] builds a new fast path from the current list on another
+//! thread; [`Hybrid::poll`] installs it between two packets when it is ready, and updates
+//! made meanwhile stay pending against the new snapshot (rules are matched by identity,
+//! not position).
+//!
+//! The invariant, tested against [`crate::linear`] in `tests/differential.rs`: every
+//! packet gets the verdict of a linear first-match over the current list.
+
+use crate::linear::Verdict;
+use crate::rule::*;
+use crate::tss::{FastPath, NONE};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, TryRecvError, channel};
+
+/// How the slow path evaluates shunted packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    Full,
+    Cut,
+    Interval,
+}
+
+impl std::str::FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Strategy, String> {
+        match s {
+            "full" => Ok(Strategy::Full),
+            "cut" => Ok(Strategy::Cut),
+            "interval" => Ok(Strategy::Interval),
+            _ => Err(format!("unknown strategy `{s}` (full, cut, interval)")),
+        }
+    }
+}
+
+/// A fast path and the identities of the rules it was built from, by position.
+struct Snapshot {
+    fast: FastPath,
+    ids: Vec<u64>,
+}
+
+/// What a classification did, besides its verdict.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Trace {
+    pub shunted: bool,
+    /// Rules the slow path evaluated.
+    pub traversed: u32,
+}
+
+/// The hybrid classifier.
+pub struct Hybrid {
+    rules: Vec<Arc<Rule>>,
+    ids: Vec<u64>,
+    state: Vec<Vec<MatchState>>,
+    next_id: u64,
+    policy: Action,
+    strategy: Strategy,
+    snap: Arc<Snapshot>,
+    valid: usize,
+    // Interval strategy, rebuilt on every change:
+    /// Current positions of the rules the fast path does not know, at or after `valid`.
+    extras: Vec<u32>,
+    /// Interval starts, as snapshot positions, ascending.
+    starts: Vec<u32>,
+    /// Per interval: how many of `extras` precede it, or `DELETED` when the interval is a
+    /// single fast-path rule deleted since the snapshot.
+    chain: Vec<u32>,
+    /// Per snapshot position: its current position, or `DELETED`.
+    now_at: Vec<u32>,
+    rebuild: Option<Receiver<Snapshot>>,
+}
+
+const DELETED: u32 = u32::MAX;
+
+fn build_snapshot(rules: &[Arc<Rule>], ids: Vec<u64>) -> Snapshot {
+    let entries = rules
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.is_simple())
+        .flat_map(|(i, r)| r.header.iter().map(move |h| (i as u32, *h)));
+    Snapshot {
+        fast: FastPath::build(entries),
+        ids,
+    }
+}
+
+impl Hybrid {
+    pub fn new(set: &RuleSet, strategy: Strategy) -> Hybrid {
+        let rules: Vec<Arc<Rule>> = set.rules.iter().cloned().map(Arc::new).collect();
+        let ids: Vec<u64> = (0..rules.len() as u64).collect();
+        let snap = Arc::new(build_snapshot(&rules, ids.clone()));
+        let mut h = Hybrid {
+            state: rules.iter().map(|r| r.new_state()).collect(),
+            next_id: rules.len() as u64,
+            rules,
+            ids,
+            policy: set.policy,
+            strategy,
+            snap,
+            valid: 0,
+            extras: Vec::new(),
+            starts: Vec::new(),
+            chain: Vec::new(),
+            now_at: Vec::new(),
+            rebuild: None,
+        };
+        h.recompute();
+        h
+    }
+
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+    pub fn valid_id(&self) -> usize {
+        self.valid
+    }
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+    pub fn fast_path(&self) -> &FastPath {
+        &self.snap.fast
+    }
+    pub fn rule(&self, pos: usize) -> Option<&Rule> {
+        self.rules.get(pos).map(|r| &**r)
+    }
+
+    /// Recomputes `validID` and the interval chains from the current list and snapshot.
+    fn recompute(&mut self) {
+        let snap = &self.snap;
+        let same_prefix = self
+            .ids
+            .iter()
+            .zip(&snap.ids)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let first_complex = self
+            .rules
+            .iter()
+            .position(|r| !r.is_simple())
+            .unwrap_or(self.rules.len());
+        self.valid = same_prefix.min(first_complex);
+        if self.strategy != Strategy::Interval {
+            return;
+        }
+        // Which snapshot rules survive, and where they are now. Snapshot ids ascend with
+        // position only until the first update, so map through a table.
+        let mut at: std::collections::HashMap<u64, u32> =
+            std::collections::HashMap::with_capacity(self.ids.len());
+        for (i, id) in self.ids.iter().enumerate() {
+            at.insert(*id, i as u32);
+        }
+        self.now_at = snap
+            .ids
+            .iter()
+            .map(|id| at.get(id).copied().unwrap_or(DELETED))
+            .collect();
+        // A current rule is "known" when it is a simple rule of the snapshot.
+        let mut known = vec![false; self.rules.len()];
+        for (s, &now) in self.now_at.iter().enumerate() {
+            if now != DELETED && self.rules[now as usize].is_simple() {
+                // Same id, so the same rule: simple in the snapshot too.
+                let _ = s;
+                known[now as usize] = true;
+            }
+        }
+        self.extras = (self.valid..self.rules.len())
+            .filter(|&i| !known[i])
+            .map(|i| i as u32)
+            .collect();
+        // Intervals over snapshot positions of simple rules.
+        self.starts.clear();
+        self.chain.clear();
+        let mut e = 0; // extras before the current position
+        for (s, &now) in self.now_at.iter().enumerate() {
+            let simple = now == DELETED || self.rules[now as usize].is_simple();
+            if !simple || (s < self.valid && now != DELETED) {
+                continue;
+            }
+            let c = if now == DELETED {
+                DELETED
+            } else {
+                while e < self.extras.len() && self.extras[e] < now {
+                    e += 1;
+                }
+                e as u32
+            };
+            if self.chain.last() != Some(&c) || c == DELETED {
+                self.starts.push(s as u32);
+                self.chain.push(c);
+            }
+        }
+    }
+
+    /// Classifies one packet.
+    pub fn classify(&mut self, p: &Packet<'_>) -> Verdict {
+        self.classify_traced(p).0
+    }
+
+    pub fn classify_traced(&mut self, p: &Packet<'_>) -> (Verdict, Trace) {
+        let m = self.snap.fast.lookup(&p.key);
+        if m != NONE && (m as usize) < self.valid {
+            let r = m as usize;
+            return (
+                Verdict {
+                    rule: Some(r),
+                    action: self.rules[r].action,
+                },
+                Trace::default(),
+            );
+        }
+        let mut tr = Trace {
+            shunted: true,
+            traversed: 0,
+        };
+        let v = match self.strategy {
+            Strategy::Full => self.linear_from(0, p, &mut tr),
+            Strategy::Cut => self.linear_from(self.valid, p, &mut tr),
+            Strategy::Interval => self.interval(m, p, &mut tr),
+        };
+        (v, tr)
+    }
+
+    fn linear_from(&mut self, from: usize, p: &Packet<'_>, tr: &mut Trace) -> Verdict {
+        for i in from..self.rules.len() {
+            tr.traversed += 1;
+            if self.rules[i].matches(p, &mut self.state[i]) {
+                return Verdict {
+                    rule: Some(i),
+                    action: self.rules[i].action,
+                };
+            }
+        }
+        Verdict {
+            rule: None,
+            action: self.policy,
+        }
+    }
+
+    fn interval(&mut self, m: u32, p: &Packet<'_>, tr: &mut Trace) -> Verdict {
+        let (upto, then) = if m == NONE {
+            (self.extras.len(), None)
+        } else {
+            // The interval holding m: the last start at or before it.
+            let k = self.starts.partition_point(|&s| s <= m);
+            let c = if k == 0 { DELETED } else { self.chain[k - 1] };
+            if c == DELETED || self.now_at[m as usize] == DELETED {
+                // The fast path's rule is gone; what matches after it is unknown.
+                return self.linear_from(self.valid, p, tr);
+            }
+            (c as usize, Some(self.now_at[m as usize] as usize))
+        };
+        for j in 0..upto {
+            let i = self.extras[j] as usize;
+            tr.traversed += 1;
+            if self.rules[i].matches(p, &mut self.state[i]) {
+                return Verdict {
+                    rule: Some(i),
+                    action: self.rules[i].action,
+                };
+            }
+        }
+        match then {
+            Some(r) => Verdict {
+                rule: Some(r),
+                action: self.rules[r].action,
+            },
+            None => Verdict {
+                rule: None,
+                action: self.policy,
+            },
+        }
+    }
+
+    /// Inserts `rule` at `pos` (0 = first; `len()` = last). Holds from the next packet.
+    pub fn insert(&mut self, pos: usize, rule: Rule) {
+        let pos = pos.min(self.rules.len());
+        self.state.insert(pos, rule.new_state());
+        self.rules.insert(pos, Arc::new(rule));
+        self.ids.insert(pos, self.next_id);
+        self.next_id += 1;
+        self.after_update(pos);
+    }
+
+    /// Deletes the rule at `pos`; `false` when there is none.
+    pub fn delete(&mut self, pos: usize) -> bool {
+        if pos >= self.rules.len() {
+            return false;
+        }
+        self.rules.remove(pos);
+        self.state.remove(pos);
+        self.ids.remove(pos);
+        self.after_update(pos);
+        true
+    }
+
+    fn after_update(&mut self, pos: usize) {
+        if self.strategy == Strategy::Interval {
+            self.recompute();
+        } else {
+            // Nothing before `pos` changed.
+            self.valid = self.valid.min(pos);
+        }
+    }
+
+    /// Starts building a fast path from the current list on another thread. A rebuild
+    /// already running is superseded.
+    pub fn start_rebuild(&mut self) {
+        let rules = self.rules.clone();
+        let ids = self.ids.clone();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(build_snapshot(&rules, ids));
+        });
+        self.rebuild = Some(rx);
+    }
+
+    /// Installs a finished rebuild, if any; returns whether it did. Cheap when none is
+    /// ready: call it between packets.
+    pub fn poll(&mut self) -> bool {
+        let Some(rx) = &self.rebuild else {
+            return false;
+        };
+        match rx.try_recv() {
+            Ok(snap) => {
+                self.rebuild = None;
+                self.install(snap);
+                true
+            }
+            Err(TryRecvError::Empty) => false,
+            Err(TryRecvError::Disconnected) => {
+                self.rebuild = None;
+                false
+            }
+        }
+    }
+
+    /// Waits for a running rebuild and installs it.
+    pub fn finish_rebuild(&mut self) -> bool {
+        let Some(rx) = self.rebuild.take() else {
+            return false;
+        };
+        match rx.recv() {
+            Ok(snap) => {
+                self.install(snap);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Rebuilds on this thread.
+    pub fn rebuild_now(&mut self) {
+        self.rebuild = None;
+        let snap = build_snapshot(&self.rules, self.ids.clone());
+        self.install(snap);
+    }
+
+    fn install(&mut self, snap: Snapshot) {
+        self.snap = Arc::new(snap);
+        self.recompute();
+    }
+
+    /// The longest chain of rules a shunted packet may be tested against, per strategy
+    /// (the paper's worst-case path, Figure 14).
+    pub fn worst_case_traversal(&self) -> usize {
+        match self.strategy {
+            Strategy::Full => self.rules.len(),
+            Strategy::Cut => self.rules.len() - self.valid,
+            Strategy::Interval => {
+                // The longest chain, or a deleted fast-path rule's fallback.
+                let longest = self
+                    .chain
+                    .iter()
+                    .filter(|&&c| c != DELETED)
+                    .max()
+                    .copied()
+                    .unwrap_or(0) as usize;
+                let any_deleted = self.chain.contains(&DELETED);
+                let fallback = if any_deleted {
+                    self.rules.len() - self.valid
+                } else {
+                    0
+                };
+                longest.max(self.extras.len()).max(fallback)
+            }
+        }
+    }
+
+    /// Rules the slow path holds for the strategy: all, those from `validID` on, or the
+    /// extras (the chains share them).
+    pub fn slow_path_rules(&self) -> usize {
+        match self.strategy {
+            Strategy::Full => self.rules.len(),
+            Strategy::Cut => self.rules.len() - self.valid,
+            Strategy::Interval => self.extras.len(),
+        }
+    }
+}
