@@ -66,6 +66,16 @@ pub fn parse(text: &str, origin: &str) -> (RuleSet, Vec<ParseError>) {
     )
 }
 
+/// One rule given on its own (an update).
+pub fn parse_one(line: &str, origin: &str) -> Result<Rule, ParseError> {
+    Ok(Rule {
+        header: vec![parse_line(line, 1)?],
+        complex: Vec::new(),
+        action: Action::Accept,
+        origin: origin.to_string(),
+    })
+}
+
 fn parse_line(line: &str, ln: usize) -> Result<Header, ParseError> {
     let body = line
         .trim_start()

@@ -27,9 +27,9 @@
 //! The invariant, tested against [`crate::linear`] in `tests/differential.rs`: every
 //! packet gets the verdict of a linear first-match over the current list.
 
+use crate::fast::{FastPath, NONE};
 use crate::linear::Verdict;
 use crate::rule::*;
-use crate::tss::{FastPath, NONE};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError, channel};
 
@@ -134,6 +134,9 @@ impl Hybrid {
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
+    pub fn policy(&self) -> Action {
+        self.policy
+    }
     pub fn valid_id(&self) -> usize {
         self.valid
     }
@@ -142,6 +145,11 @@ impl Hybrid {
     }
     pub fn fast_path(&self) -> &FastPath {
         &self.snap.fast
+    }
+    /// A number naming the rule at `pos` for as long as it lives: positions shift with
+    /// updates, identities do not. Identities are dense from 0.
+    pub fn id(&self, pos: usize) -> Option<u64> {
+        self.ids.get(pos).copied()
     }
     pub fn rule(&self, pos: usize) -> Option<&Rule> {
         self.rules.get(pos).map(|r| &**r)

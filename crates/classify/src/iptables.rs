@@ -113,7 +113,12 @@ pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Parsed {
             continue;
         }
         match parse_rule(line, ln, family) {
-            Ok((chain, raw)) => chains.entry(chain).or_default().rules.push(raw),
+            Ok((Some(chain), raw)) => chains.entry(chain).or_default().rules.push(raw),
+            Ok((None, _)) => errors.push(ParseError {
+                line: ln,
+                col: 1,
+                msg: "expected `-A CHAIN`".into(),
+            }),
             Err(e) => errors.push(e),
         }
     }
@@ -452,7 +457,26 @@ struct Fields {
     flags: (u16, u16),
 }
 
-fn parse_rule(line: &str, ln: usize, family: Family) -> Result<(String, Raw), ParseError> {
+/// One rule given on its own (an update): iptables options ending in a verdict
+/// (`-j ACCEPT`, `DROP` or `REJECT`); `-A CHAIN` may be given or left out.
+pub fn parse_one(text: &str, family: Family, origin: &str) -> Result<Rule, ParseError> {
+    let (_, raw) = parse_rule(text, 1, family)?;
+    let Target::Verdict(action) = raw.target else {
+        return Err(ParseError {
+            line: 1,
+            col: 1,
+            msg: "an inserted rule needs -j ACCEPT, DROP or REJECT".into(),
+        });
+    };
+    Ok(Rule {
+        header: raw.header,
+        complex: raw.complex,
+        action,
+        origin: origin.to_string(),
+    })
+}
+
+fn parse_rule(line: &str, ln: usize, family: Family) -> Result<(Option<String>, Raw), ParseError> {
     let mut ws = words(line).map_err(|e| ParseError { line: ln, ..e })?;
     // `iptables-save -c` puts packet and byte counters first.
     if ws
@@ -511,7 +535,7 @@ fn parse_rule(line: &str, ln: usize, family: Family) -> Result<(String, Raw), Pa
                 let p = parse_prefix(&v, family).ok_or_else(|| ParseError {
                     line: ln,
                     col: vcol,
-                    msg: format!("invalid address `{v}` (host names are not resolved)"),
+                    msg: format!("invalid address or prefix `{v}` (host names are not resolved)"),
                 })?;
                 let alts = if negate { complement(p, all) } else { vec![p] };
                 if w.starts_with("-s") || w == "--source" {
@@ -812,11 +836,6 @@ fn parse_rule(line: &str, ln: usize, family: Family) -> Result<(String, Raw), Pa
         negate = false;
         i += 1;
     }
-    let chain = chain.ok_or_else(|| ParseError {
-        line: ln,
-        col: 1,
-        msg: "expected `-A CHAIN`".into(),
-    })?;
     let target = target.ok_or_else(|| ParseError {
         line: ln,
         col: 1,

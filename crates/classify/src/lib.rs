@@ -12,13 +12,16 @@
 //! - [`rule`]: the model (header tests, complex matches, actions, packets).
 //! - [`iptables`] and [`classbench`]: parsers, with line and column in every error.
 //! - [`linear`]: the reference, a linear first-match.
-//! - [`tss`]: the fast path, tuple space search with merged tuples.
+//! - [`fast`]: the fast path, one of [`bv`] (bit vectors over elementary intervals, for
+//!   small and medium IPv4 sets) and [`tss`] (tuple space search with merged tuples).
 //! - [`hybrid`]: validID, shunting, the full / cut / interval strategies, updates and the
 //!   background rebuild.
 
 #![forbid(unsafe_code)]
 
+pub mod bv;
 pub mod classbench;
+pub mod fast;
 pub mod hybrid;
 pub mod iptables;
 pub mod linear;

@@ -1,4 +1,4 @@
-//! The fast path: tuple space search with merged tuples.
+//! Tuple space search with merged tuples: the fast path for large rule sets and IPv6.
 //!
 //! Every header test of a simple rule becomes an *entry* with the rule's position as its
 //! priority (lower wins). Entries are grouped into hash tables by a *tuple*: how many bits
@@ -153,9 +153,9 @@ struct Table {
     buckets: HashMap<MaskedKey, Vec<Entry>, Fx>,
 }
 
-/// The fast path over a set of (priority, header) entries.
+/// Tuple space search over a set of (priority, header) entries.
 #[derive(Clone, Debug, Default)]
-pub struct FastPath {
+pub struct TupleSpace {
     tables: Vec<Table>,
     entries: usize,
 }
@@ -170,10 +170,10 @@ pub struct Stats {
     pub heap_bytes: usize,
 }
 
-impl FastPath {
+impl TupleSpace {
     /// Builds from entries given in any order; equal priorities are allowed (alternatives
     /// of one rule).
-    pub fn build(entries: impl IntoIterator<Item = (u32, Header)>) -> FastPath {
+    pub fn build(entries: impl IntoIterator<Item = (u32, Header)>) -> TupleSpace {
         let mut es: Vec<(u32, Header)> = entries.into_iter().collect();
         es.sort_by_key(|e| e.0);
         let mut tables: Vec<Table> = Vec::new();
@@ -234,7 +234,7 @@ impl FastPath {
             t.best = t.buckets.values().map(|b| b[0].prio).min().unwrap_or(NONE);
         }
         tables.sort_by_key(|t| t.best);
-        FastPath {
+        TupleSpace {
             tables,
             entries: es.len(),
         }

@@ -1,9 +1,9 @@
 //! The fast path and the hybrid classifier against the linear reference.
 
+use netsieve_classify::fast::{FastPath, NONE};
 use netsieve_classify::hybrid::{Hybrid, Strategy};
 use netsieve_classify::linear::Linear;
 use netsieve_classify::rule::*;
-use netsieve_classify::tss::{FastPath, NONE};
 use netsieve_classify::{classbench, iptables};
 use std::path::PathBuf;
 
@@ -63,31 +63,40 @@ fn key_near(h: &Header, rng: &mut Rng) -> Key {
     k
 }
 
+/// Both fast-path algorithms (the bit vectors where they apply) against linear.
 fn check_set(name: &str, set: &RuleSet, keys: &[Key]) {
-    let fast = FastPath::build(
-        set.rules
-            .iter()
-            .enumerate()
-            .flat_map(|(i, r)| r.header.iter().map(move |h| (i as u32, *h))),
-    );
+    let entries: Vec<(u32, Header)> = set
+        .rules
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| r.header.iter().map(move |h| (i as u32, *h)))
+        .collect();
     let lin = Linear::new(set);
-    let mut matched = 0;
-    for k in keys {
-        let want = lin.classify_key(k);
-        let got = fast.lookup(k);
-        let got = (got != NONE).then_some(got as usize);
-        assert_eq!(got, want, "{name}: {k:?}");
-        matched += want.is_some() as usize;
-    }
-    let s = fast.stats();
-    eprintln!(
-        "{name}: {} rules, {} tables, largest bucket {}, {} keys, {matched} matched",
-        set.rules.len(),
-        s.tables,
-        s.largest_bucket,
-        keys.len()
-    );
+    let want: Vec<Option<usize>> = keys.iter().map(|k| lin.classify_key(k)).collect();
+    let matched = want.iter().filter(|w| w.is_some()).count();
     assert!(matched > 0);
+    let mut algorithms = 0;
+    for bv in [false, true] {
+        let Some(fast) = FastPath::build_with(entries.iter().copied(), bv) else {
+            continue;
+        };
+        algorithms += 1;
+        for (k, w) in keys.iter().zip(&want) {
+            let got = fast.lookup(k);
+            let got = (got != NONE).then_some(got as usize);
+            assert_eq!(got, *w, "{name} ({}): {k:?}", fast.stats().algorithm);
+        }
+        let s = fast.stats();
+        eprintln!(
+            "{name} {}: {} rules, {} tables, {} KiB, {} keys, {matched} matched",
+            s.algorithm,
+            set.rules.len(),
+            s.tables,
+            s.heap_bytes / 1024,
+            keys.len()
+        );
+    }
+    assert!(algorithms > 0);
 }
 
 #[test]

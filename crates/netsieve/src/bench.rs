@@ -26,6 +26,25 @@ pub enum Bench {
         #[arg(long = "engine")]
         engines: Vec<String>,
     },
+    /// Firewall classification, the HyPaFilter paper's experiments: the fast path against
+    /// linear first-match on ClassBench, then the update cycle of its section 6.3.
+    Firewall {
+        /// The shared data directory (default: $NETSIEVE_DATA or ../shared/data).
+        #[arg(long)]
+        data: Option<PathBuf>,
+        /// Measured runs; the median is reported.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Rule-set sizes for the throughput table.
+        #[arg(long, default_value = "1k,10k,100k")]
+        sizes: String,
+        /// Packets per step of the update cycle.
+        #[arg(long, default_value_t = 100_000)]
+        packets: usize,
+        /// Only the throughput table.
+        #[arg(long)]
+        skip_updates: bool,
+    },
     /// Packet filters, the software-pipelining paper's Table 3: libpcap's interpreter
     /// (with the `libpcap` feature) against netsieve's interpreter, JIT and batched JIT.
     Bpf {
@@ -43,6 +62,37 @@ pub enum Bench {
 
 pub fn run(b: Bench) -> ExitCode {
     match b {
+        Bench::Firewall {
+            data,
+            runs,
+            sizes,
+            packets,
+            skip_updates,
+        } => {
+            let sizes: Vec<&str> = sizes.split(',').map(str::trim).collect();
+            let t = netsieve_bench::firewall::throughput(data.as_deref(), runs.max(1), &sizes);
+            match t {
+                Ok(rows) => print!("{}", netsieve_bench::firewall::throughput_markdown(&rows)),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+            if skip_updates {
+                return ExitCode::SUCCESS;
+            }
+            println!();
+            match netsieve_bench::firewall::update_cycle(data.as_deref(), runs.max(1), packets) {
+                Ok(steps) => {
+                    print!("{}", netsieve_bench::firewall::update_markdown(&steps));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Bench::Bpf { data, runs, limit } => {
             match netsieve_bench::bpf::run_table(data.as_deref(), runs.max(1), limit) {
                 Ok((rows, n, note)) => {

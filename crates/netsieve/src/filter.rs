@@ -6,15 +6,14 @@
 //! Programs run as native code (Cranelift) over batches of packets.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use netsieve_bpf::{Filter, LinkType, Options, Packet, compile_with, text};
 use netsieve_packet::capture::{Capture, Frame};
-use pcap_file::DataLink;
-use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+
+use crate::pcapout::PcapOut;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -96,7 +95,7 @@ fn go(a: &Args) -> Result<(), String> {
         a,
         expr,
         filters: HashMap::new(),
-        writer: None,
+        writer: a.write.as_deref().map(|p| PcapOut::new(p, a.snaplen)),
         out: BufWriter::new(stdout.lock()),
         verdicts: vec![0; BATCH],
         seen: 0,
@@ -135,8 +134,8 @@ fn go(a: &Args) -> Result<(), String> {
     if sink.dumped {
         return Ok(());
     }
-    if let Some((w, _)) = sink.writer.take() {
-        w.into_writer().flush().map_err(|e| e.to_string())?;
+    if let Some(w) = sink.writer.take() {
+        w.finish()?;
     }
     if a.count {
         let _ = writeln!(sink.out, "{}", sink.matched);
@@ -153,7 +152,7 @@ struct Sink<'a> {
     a: &'a Args,
     expr: String,
     filters: HashMap<u32, Filter>,
-    writer: Option<(PcapWriter<Box<dyn Write>>, u32)>,
+    writer: Option<PcapOut>,
     out: BufWriter<io::StdoutLock<'static>>,
     verdicts: Vec<u32>,
     seen: u64,
@@ -208,34 +207,9 @@ impl Sink<'_> {
                 continue;
             }
             self.matched += 1;
-            let keep = (v as usize).min(fr.data.len());
-            if let Some(path) = &a.write {
-                if self.writer.is_none() {
-                    let file: Box<dyn Write> = if path.as_os_str() == "-" {
-                        Box::new(BufWriter::new(io::stdout()))
-                    } else {
-                        Box::new(BufWriter::new(
-                            File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
-                        ))
-                    };
-                    let header = PcapHeader {
-                        snaplen: a.snaplen.max(65_535),
-                        datalink: DataLink::from(lt),
-                        ..Default::default()
-                    };
-                    let w = PcapWriter::with_header(file, header).map_err(|e| e.to_string())?;
-                    self.writer = Some((w, lt));
-                }
-                let Some((w, wlt)) = self.writer.as_mut() else {
-                    continue;
-                };
-                if *wlt != lt {
-                    return Err(format!(
-                        "cannot write link type {lt} into a pcap file of link type {wlt}"
-                    ));
-                }
-                w.write_packet(&PcapPacket::new(fr.ts, fr.orig_len, &fr.data[..keep]))
-                    .map_err(|e| e.to_string())?;
+            let keep = v as usize;
+            if let Some(w) = self.writer.as_mut() {
+                w.write(fr, keep)?;
             } else if !a.count {
                 let _ = writeln!(
                     self.out,

@@ -3,7 +3,9 @@
 mod bench;
 mod config;
 mod filter;
+mod firewall;
 mod matching;
+mod pcapout;
 mod scan;
 
 use std::process::ExitCode;
@@ -28,6 +30,8 @@ enum Command {
     Scan(scan::Args),
     /// tcpdump-style filtering: write the packets an expression accepts.
     Filter(filter::Args),
+    /// Ordered firewall rule sets (iptables-save, ClassBench) over a capture or a trace.
+    Firewall(firewall::Args),
     /// Multi-pattern grep: every occurrence of every pattern in the files.
     Match(matching::Args),
     /// Benchmarks against peer libraries.
@@ -41,6 +45,7 @@ fn main() -> ExitCode {
         Command::Scan(args) => scan::run(args),
         Command::Match(args) => matching::run(args),
         Command::Filter(args) => filter::run(args),
+        Command::Firewall(args) => firewall::run(args),
         Command::Bench(b) => bench::run(b),
     }
 }

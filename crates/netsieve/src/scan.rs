@@ -717,6 +717,8 @@ const CHUNK: usize = 1024;
 /// always lands on the same worker; each worker returns its alerts for the chunk in
 /// packet order, and the chunks are merged and emitted in order.
 /// What a worker is sent, in packet order.
+// A packet is moved to its worker by value; boxing it would add an allocation per packet.
+#[allow(clippy::large_enum_variant)]
 enum Work {
     /// A packet and whether its TCP payload may enter the stream.
     Packet(Packet, bool),

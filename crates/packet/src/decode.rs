@@ -156,6 +156,9 @@ pub struct Packet {
     pub linktype: u32,
     /// Where the transport header starts in `data`.
     pub l4_at: usize,
+    /// Where the IP header starts in `data` (when `ip` is set and the packet is not a
+    /// reassembled datagram).
+    pub l3_at: usize,
 }
 
 impl Packet {
@@ -275,6 +278,7 @@ impl Decoder {
         out.bad_checksum = false;
         out.error = None;
         out.tunnel = None;
+        out.l3_at = 0;
         out.linktype = frame.linktype;
         self.inner = None;
         if let Err(e) = self.decode_link(frame.linktype, out) {
@@ -512,6 +516,7 @@ impl Decoder {
     }
 
     fn decode_ipv4(&mut self, at: usize, p: &mut Packet) -> Result<(), &'static str> {
+        p.l3_at = at;
         let d = &p.data[at..];
         if d.len() < 20 || d[0] >> 4 != 4 {
             return Err("truncated or invalid IPv4 header");
@@ -580,6 +585,7 @@ impl Decoder {
     }
 
     fn decode_ipv6(&mut self, at: usize, p: &mut Packet) -> Result<(), &'static str> {
+        p.l3_at = at;
         let d = &p.data[at..];
         if d.len() < 40 || d[0] >> 4 != 6 {
             return Err("truncated or invalid IPv6 header");

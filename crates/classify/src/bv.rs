@@ -1,0 +1,301 @@
+//! The fast path for small and medium IPv4 rule sets: bit vectors over elementary
+//! intervals (Lakshman and Stiliadis, SIGCOMM 1998).
+//!
+//! Each field's rule ranges cut the field's value space into *elementary intervals*; all
+//! values of one interval are matched by the same entries, so each interval gets a bit
+//! vector with one bit per entry, in priority order. A lookup finds the packet's interval
+//! in each field by binary search (the protocol and the TCP flags by a direct table),
+//! ANDs the vectors a word at a time and stops at the first non-zero word: its lowest set
+//! bit is the best entry. Identical vectors are stored once. The cost is one binary
+//! search per field plus a few words for a match near the top, and the whole structure
+//! for 1k rules stays in the L2 cache; memory grows with the square of the rule count,
+//! so [`crate::fast`] uses it only below a measured size and a memory cap.
+
+use crate::rule::{Header, Key};
+use crate::tss::NONE;
+use std::collections::HashMap;
+
+/// One field: interval starts (ascending, the first is 0) and each interval's vector.
+#[derive(Clone, Debug, Default)]
+struct Field {
+    starts: Vec<u32>,
+    which: Vec<u32>,
+    /// Addresses: by the top 16 bits, the first interval starting in that /16 (65,537
+    /// entries), so the binary search covers only the intervals of one /16. Ports: by
+    /// port, the vector (65,536 entries), so there is no search at all.
+    direct: Vec<u16>,
+}
+
+#[derive(Clone, Debug)]
+pub struct BitVector {
+    words: usize,
+    /// Summary words per vector: bit i of a summary is set when word i is non-zero.
+    swords: usize,
+    prio: Vec<u32>,
+    /// Deduplicated vectors, `words` u64 each.
+    vecs: Vec<u64>,
+    /// Their summaries, `swords` u64 each.
+    sums: Vec<u64>,
+    fields: [Field; 4],
+    /// By protocol number: a vector index.
+    proto: Vec<u32>,
+    /// The TCP flag bits any entry tests, and by their compressed value a vector index.
+    flag_bits: Vec<u16>,
+    flags: Vec<u32>,
+}
+
+/// The largest number of flag bits the flags table is built for (1 << 10 entries).
+const MAX_FLAG_BITS: usize = 10;
+
+struct Vecs {
+    words: usize,
+    data: Vec<u64>,
+    index: HashMap<Vec<u64>, u32>,
+}
+
+impl Vecs {
+    fn add(&mut self, v: &[u64]) -> u32 {
+        if let Some(&i) = self.index.get(v) {
+            return i;
+        }
+        let i = (self.data.len() / self.words) as u32;
+        self.data.extend_from_slice(v);
+        self.index.insert(v.to_vec(), i);
+        i
+    }
+}
+
+fn v4_of(a: u128) -> Option<u32> {
+    (a >> 32 == 0xffff).then_some(a as u32)
+}
+
+impl BitVector {
+    /// Builds over entries sorted by priority; `None` when an entry is not IPv4, tests
+    /// too many distinct flag bits, or the vectors would take more than `max_bytes`.
+    pub fn build(entries: &[(u32, Header)], max_bytes: usize) -> Option<BitVector> {
+        let n = entries.len();
+        let words = n.div_ceil(64).max(1);
+        for (_, h) in entries {
+            if h.src.len < 96 || h.dst.len < 96 || v4_of(h.src.addr).is_none() {
+                return None;
+            }
+            v4_of(h.dst.addr)?;
+        }
+        let flag_union = entries.iter().fold(0u16, |a, (_, h)| a | h.flags_mask);
+        if flag_union.count_ones() as usize > MAX_FLAG_BITS {
+            return None;
+        }
+        let mut vecs = Vecs {
+            words,
+            data: Vec::new(),
+            index: HashMap::new(),
+        };
+        let ranges = |f: usize, h: &Header| -> (u32, u32) {
+            match f {
+                0 | 1 => {
+                    let p = if f == 0 { h.src } else { h.dst };
+                    let len = (p.len - 96) as u32;
+                    let lo = p.addr as u32;
+                    let hi = lo | u32::MAX.checked_shr(len).unwrap_or(0);
+                    (lo, hi)
+                }
+                2 => (h.sport.lo as u32, h.sport.hi as u32),
+                _ => (h.dport.lo as u32, h.dport.hi as u32),
+            }
+        };
+        let mut fields: [Field; 4] = Default::default();
+        for (f, field) in fields.iter_mut().enumerate() {
+            // Events: at `lo` an entry starts, after `hi` it ends.
+            let mut events: Vec<(u32, bool, usize)> = Vec::with_capacity(2 * n);
+            for (e, (_, h)) in entries.iter().enumerate() {
+                let (lo, hi) = ranges(f, h);
+                events.push((lo, true, e));
+                if let Some(end) = hi.checked_add(1)
+                    && (f < 2 || end <= 65535)
+                {
+                    events.push((end, false, e));
+                }
+            }
+            events.sort_unstable_by_key(|e| e.0);
+            let mut cur = vec![0u64; words];
+            let mut i = 0;
+            let mut at = 0u32;
+            loop {
+                while i < events.len() && events[i].0 == at {
+                    let (_, start, e) = events[i];
+                    if start {
+                        cur[e / 64] |= 1 << (e % 64);
+                    } else {
+                        cur[e / 64] &= !(1 << (e % 64));
+                    }
+                    i += 1;
+                }
+                field.starts.push(at);
+                field.which.push(vecs.add(&cur));
+                if vecs.data.len() * 8 > max_bytes {
+                    return None;
+                }
+                match events.get(i) {
+                    Some(e) => at = e.0,
+                    None => break,
+                }
+            }
+        }
+        for (f, field) in fields.iter_mut().enumerate() {
+            if f < 2 {
+                if field.starts.len() > u16::MAX as usize {
+                    return None;
+                }
+                field.direct = (0..=65536u32)
+                    .map(|h| {
+                        let at = field
+                            .starts
+                            .partition_point(|&s| (s as u64) < (h as u64) << 16);
+                        at as u16
+                    })
+                    .collect();
+            } else {
+                if (field.which.iter().max().copied().unwrap_or(0) as usize) > u16::MAX as usize {
+                    return None;
+                }
+                field.direct = (0..=65535u32)
+                    .map(|p| field.which[Self::search(&field.starts, p)] as u16)
+                    .collect();
+            }
+        }
+        let mut proto = Vec::with_capacity(256);
+        for p in 0..256u16 {
+            let mut v = vec![0u64; words];
+            for (e, (_, h)) in entries.iter().enumerate() {
+                if h.proto.contains(p) {
+                    v[e / 64] |= 1 << (e % 64);
+                }
+            }
+            proto.push(vecs.add(&v));
+        }
+        let flag_bits: Vec<u16> = (0..16)
+            .map(|b| 1u16 << b)
+            .filter(|b| flag_union & b != 0)
+            .collect();
+        let mut flags = Vec::with_capacity(1 << flag_bits.len());
+        for c in 0..1u32 << flag_bits.len() {
+            let value = flag_bits
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| c & (1 << i) != 0)
+                .fold(0u16, |a, (_, b)| a | b);
+            let mut v = vec![0u64; words];
+            for (e, (_, h)) in entries.iter().enumerate() {
+                if value & h.flags_mask == h.flags {
+                    v[e / 64] |= 1 << (e % 64);
+                }
+            }
+            flags.push(vecs.add(&v));
+        }
+        if vecs.data.len() * 8 > max_bytes {
+            return None;
+        }
+        let swords = words.div_ceil(64);
+        let count = vecs.data.len() / words;
+        let mut sums = vec![0u64; count * swords];
+        for v in 0..count {
+            for i in 0..words {
+                if vecs.data[v * words + i] != 0 {
+                    sums[v * swords + i / 64] |= 1 << (i % 64);
+                }
+            }
+        }
+        Some(BitVector {
+            words,
+            swords,
+            sums,
+            prio: entries.iter().map(|e| e.0).collect(),
+            vecs: vecs.data,
+            fields,
+            proto,
+            flag_bits,
+            flags,
+        })
+    }
+
+    /// The interval holding `v`: the last start at or before it (`starts[0]` is 0).
+    #[inline]
+    fn search(starts: &[u32], v: u32) -> usize {
+        starts.partition_point(|&s| s <= v) - 1
+    }
+
+    /// The vector of the interval holding address `v`.
+    #[inline]
+    fn address(f: &Field, v: u32) -> u32 {
+        let h = (v >> 16) as usize;
+        // The interval holding the /16's first address is the one before the first that
+        // starts inside it (or that one, when it starts exactly there).
+        let lo = (f.direct[h] as usize).saturating_sub(1);
+        let hi = f.direct[h + 1] as usize;
+        f.which[lo + Self::search(&f.starts[lo..hi.max(lo + 1)], v)]
+    }
+
+    /// The best priority whose entry matches `k`, or [`NONE`].
+    #[inline]
+    pub fn lookup(&self, k: &Key) -> u32 {
+        let (Some(src), Some(dst)) = (v4_of(k.src), v4_of(k.dst)) else {
+            return NONE;
+        };
+        let w = self.words;
+        let sw = self.swords;
+        let v = [
+            Self::address(&self.fields[0], src) as usize,
+            Self::address(&self.fields[1], dst) as usize,
+            self.fields[2].direct[k.sport as usize] as usize,
+            self.fields[3].direct[k.dport as usize] as usize,
+            self.proto[k.proto as usize] as usize,
+            {
+                let mut c = 0usize;
+                for (i, b) in self.flag_bits.iter().enumerate() {
+                    if k.flags & b != 0 {
+                        c |= 1 << i;
+                    }
+                }
+                self.flags[c] as usize
+            },
+        ];
+        let vec = |j: usize| &self.vecs[v[j] * w..v[j] * w + w];
+        let (a, b, c, d, e, f) = (vec(0), vec(1), vec(2), vec(3), vec(4), vec(5));
+        let sum = |j: usize, s: usize| self.sums[v[j] * sw + s];
+        for s in 0..sw {
+            // Words where every vector has a bit; only those can hold a match.
+            let mut cand = sum(0, s) & sum(1, s) & sum(2, s) & sum(3, s) & sum(4, s) & sum(5, s);
+            while cand != 0 {
+                let i = s * 64 + cand.trailing_zeros() as usize;
+                let x = a[i] & b[i] & c[i] & d[i] & e[i] & f[i];
+                if x != 0 {
+                    return self.prio[i * 64 + x.trailing_zeros() as usize];
+                }
+                cand &= cand - 1;
+            }
+        }
+        NONE
+    }
+
+    pub fn entries(&self) -> usize {
+        self.prio.len()
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.vecs.capacity() * 8
+            + self.prio.capacity() * 4
+            + self
+                .fields
+                .iter()
+                .map(|f| f.starts.capacity() * 4 + f.which.capacity() * 4)
+                .sum::<usize>()
+            + self.sums.capacity() * 8
+            + self
+                .fields
+                .iter()
+                .map(|f| f.direct.capacity() * 2)
+                .sum::<usize>()
+            + self.proto.capacity() * 4
+            + self.flags.capacity() * 4
+    }
+}

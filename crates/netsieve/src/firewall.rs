@@ -1,0 +1,478 @@
+//! `netsieve firewall`: an ordered rule set (iptables-save or ClassBench) applied to a
+//! capture or a ClassBench trace by the hybrid classifier, with live updates.
+//!
+//! ```text
+//! netsieve firewall -R rules.v4 -r in.pcap -w passed.pcap --verdicts out.tsv
+//! netsieve firewall -R acl1_10k --trace acl1_10k_trace --strategy cut
+//! netsieve firewall -R fw.v4 -r in.pcap --updates updates.txt
+//! ```
+//!
+//! An update file has one change per line, applied before the packet with that index
+//! (0-based) is classified: `N insert POS RULE`, `N delete POS`, `N rebuild` (start a
+//! background rebuild of the fast path). POS counts rules of the flattened list from 0;
+//! RULE is written as in the rule set (iptables options with a verdict, or a ClassBench
+//! line). Lines starting with `#` are comments.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use netsieve_classify::iptables::{self, Family};
+use netsieve_classify::rule::{CtState, Key, Packet, Rule, RuleSet, v4};
+use netsieve_classify::{Action, Hybrid, Strategy, classbench};
+use netsieve_packet::capture::{Capture, Frame};
+use netsieve_packet::decode::{Decoder, L4, Packet as Decoded};
+use netsieve_packet::flow::{FlowConfig, FlowTable};
+
+use crate::pcapout::PcapOut;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The rule set: an iptables-save dump or a ClassBench file.
+    #[arg(short = 'R', long = "ruleset")]
+    ruleset: PathBuf,
+    /// iptables, ip6tables or classbench; by default ClassBench when the first rule
+    /// starts with `@`, iptables otherwise.
+    #[arg(long)]
+    format: Option<String>,
+    /// The iptables chain to classify with (user chains it jumps to are flattened in).
+    #[arg(long, default_value = "FORWARD")]
+    chain: String,
+    /// Capture to classify (pcap or pcapng); repeat for several.
+    #[arg(short = 'r')]
+    read: Vec<PathBuf>,
+    /// Write the accepted packets (and non-IP packets, which netfilter does not see)
+    /// to this pcap file.
+    #[arg(short = 'w')]
+    write: Option<PathBuf>,
+    /// A ClassBench trace to classify instead of a capture.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Write one line per packet: index, matched rule (position, or - for the policy),
+    /// action.
+    #[arg(long)]
+    verdicts: Option<PathBuf>,
+    /// How the slow path evaluates shunted packets: interval, cut or full.
+    #[arg(long, default_value = "interval")]
+    strategy: String,
+    /// Rule changes to apply while packets flow.
+    #[arg(long)]
+    updates: Option<PathBuf>,
+    /// Interface names the packets arrived on and leave by (for -i / -o matches).
+    #[arg(long, default_value = "")]
+    iif: String,
+    #[arg(long, default_value = "")]
+    oif: String,
+}
+
+pub fn run(a: Args) -> ExitCode {
+    match go(&a) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("netsieve firewall: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Iptables(Family),
+    ClassBench,
+}
+
+enum Change {
+    Insert(usize, Rule),
+    Delete(usize),
+    Rebuild,
+}
+
+fn load(a: &Args) -> Result<(RuleSet, Format), String> {
+    let path = &a.ruleset;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let name = path.display().to_string();
+    let format = match a.format.as_deref() {
+        Some("iptables") => Format::Iptables(Family::V4),
+        Some("ip6tables") => Format::Iptables(Family::V6),
+        Some("classbench") => Format::ClassBench,
+        Some(f) => {
+            return Err(format!(
+                "unknown format `{f}` (iptables, ip6tables, classbench)"
+            ));
+        }
+        None => {
+            let first = text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('#'));
+            if first.is_some_and(|l| l.starts_with('@')) {
+                Format::ClassBench
+            } else {
+                Format::Iptables(Family::V4)
+            }
+        }
+    };
+    let set = match format {
+        Format::ClassBench => {
+            let (set, errors) = classbench::parse(&text, &name);
+            for e in &errors {
+                eprintln!("{name}:{e} (rule skipped)");
+            }
+            set
+        }
+        Format::Iptables(fam) => {
+            let p = iptables::parse(&text, fam, &a.chain, &name);
+            for e in &p.errors {
+                eprintln!("{name}:{e} (rule skipped)");
+            }
+            for (t, n) in &p.non_terminating {
+                eprintln!("{name}: {n} rule(s) with target {t} do not change verdicts; left out");
+            }
+            p.set
+        }
+    };
+    Ok((set, format))
+}
+
+fn load_updates(path: &Path, format: Format) -> Result<Vec<(u64, Change)>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let name = path.display();
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let ln = n + 1;
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let bad = |col: usize, msg: &str| format!("{name}:{ln}:{col}: {msg}");
+        let mut it = t.splitn(3, char::is_whitespace);
+        let at: u64 = it
+            .next()
+            .and_then(|w| w.parse().ok())
+            .ok_or_else(|| bad(1, "expected a packet index"))?;
+        let verb = it.next().unwrap_or("");
+        let rest = it.next().unwrap_or("").trim_start();
+        let change = match verb {
+            "rebuild" => Change::Rebuild,
+            "delete" => Change::Delete(
+                rest.parse()
+                    .map_err(|_| bad(1, "`delete` needs a position"))?,
+            ),
+            "insert" => {
+                let (pos, rule) = rest
+                    .split_once(char::is_whitespace)
+                    .ok_or_else(|| bad(1, "`insert` needs a position and a rule"))?;
+                let pos: usize = pos
+                    .parse()
+                    .map_err(|_| bad(1, "`insert` needs a position"))?;
+                let origin = format!("{name}:{ln}");
+                let rule = match format {
+                    Format::ClassBench => classbench::parse_one(rule.trim(), &origin),
+                    Format::Iptables(f) => iptables::parse_one(rule.trim(), f, &origin),
+                }
+                .map_err(|e| bad(1, &format!("in the rule: column {}: {}", e.col, e.msg)))?;
+                Change::Insert(pos, rule)
+            }
+            _ => return Err(bad(1, "expected `insert`, `delete` or `rebuild`")),
+        };
+        out.push((at, change));
+    }
+    out.sort_by_key(|c| c.0);
+    Ok(out)
+}
+
+/// Counts per rule (by identity, so they survive position shifts) and per action.
+#[derive(Default)]
+struct Counts {
+    /// By rule identity: packets, and the rule's origin and action once it matched.
+    rules: Vec<(u64, Option<(String, Action)>)>,
+    actions: HashMap<&'static str, u64>,
+    fast: u64,
+    shunted: u64,
+    traversed: u64,
+    packets: u64,
+}
+
+struct Run {
+    hy: Hybrid,
+    changes: std::iter::Peekable<std::vec::IntoIter<(u64, Change)>>,
+    counts: Counts,
+    verdicts: Option<BufWriter<File>>,
+    rebuilds: u64,
+}
+
+impl Run {
+    /// Applies the changes due before packet `i`.
+    fn changes_due(&mut self, i: u64) {
+        while let Some((at, _)) = self.changes.peek() {
+            if *at > i {
+                break;
+            }
+            let (_, c) = self.changes.next().expect("peeked");
+            match c {
+                Change::Insert(pos, rule) => self.hy.insert(pos, rule),
+                Change::Delete(pos) => {
+                    if !self.hy.delete(pos) {
+                        eprintln!("netsieve firewall: update at packet {i}: no rule at {pos}");
+                    }
+                }
+                Change::Rebuild => self.hy.start_rebuild(),
+            }
+        }
+        if self.hy.poll() {
+            self.rebuilds += 1;
+        }
+    }
+
+    fn classify(&mut self, i: u64, p: &Packet<'_>) -> Result<Action, String> {
+        let (v, tr) = self.hy.classify_traced(p);
+        let c = &mut self.counts;
+        c.packets += 1;
+        if tr.shunted {
+            c.shunted += 1;
+            c.traversed += tr.traversed as u64;
+        } else {
+            c.fast += 1;
+        }
+        *c.actions.entry(v.action.name()).or_default() += 1;
+        let label = match v.rule {
+            Some(r) => {
+                let id = self.hy.id(r).expect("a verdict names a rule of the list") as usize;
+                if c.rules.len() <= id {
+                    c.rules.resize(id + 1, (0, None));
+                }
+                let slot = &mut c.rules[id];
+                if slot.1.is_none() {
+                    let rule = self.hy.rule(r).expect("a verdict names a rule of the list");
+                    slot.1 = Some((rule.origin.clone(), rule.action));
+                }
+                slot.0 += 1;
+                r.to_string()
+            }
+            None => "-".to_string(),
+        };
+        if let Some(w) = self.verdicts.as_mut() {
+            writeln!(w, "{i}\t{label}\t{}", v.action.name()).map_err(|e| e.to_string())?;
+        }
+        Ok(v.action)
+    }
+}
+
+fn ip_u128(a: IpAddr) -> u128 {
+    match a {
+        IpAddr::V4(a) => v4(a.into()),
+        IpAddr::V6(a) => a.into(),
+    }
+}
+
+/// The classifier's view of a decoded packet; `None` for packets without an IP layer.
+fn view<'p>(d: &'p Decoded, state: CtState, a: &'p Args) -> Option<Packet<'p>> {
+    let ip = d.ip?;
+    let (sport, dport) = d.l4.ports();
+    let flags = match d.l4 {
+        L4::Tcp(t) => t.flags as u16,
+        _ => 0,
+    };
+    let icmp_type = match d.l4 {
+        L4::Icmp { itype, icode, .. } => Some((itype, icode)),
+        _ => None,
+    };
+    let bytes = d.data.get(d.l3_at..).unwrap_or(&[]);
+    let len = match ip.src {
+        IpAddr::V4(_) => bytes
+            .get(2..4)
+            .map_or(0, |b| u16::from_be_bytes([b[0], b[1]])),
+        IpAddr::V6(_) => bytes
+            .get(4..6)
+            .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]).saturating_add(40)),
+    };
+    Some(Packet {
+        key: Key {
+            src: ip_u128(ip.src),
+            dst: ip_u128(ip.dst),
+            sport,
+            dport,
+            proto: ip.proto,
+            flags,
+        },
+        ip: bytes,
+        len,
+        ttl: ip.ttl,
+        icmp_type,
+        state,
+        time: d.ts.as_secs_f64(),
+        iif: &a.iif,
+        oif: &a.oif,
+    })
+}
+
+fn go(a: &Args) -> Result<(), String> {
+    let strategy: Strategy = a.strategy.parse()?;
+    if a.read.is_empty() == a.trace.is_none() {
+        return Err("give either -r CAPTURE or --trace TRACE".into());
+    }
+    let t0 = Instant::now();
+    let (set, format) = load(a)?;
+    let changes = match &a.updates {
+        Some(p) => load_updates(p, format)?,
+        None => Vec::new(),
+    };
+    let complex = set.rules.iter().filter(|r| !r.is_simple()).count();
+    let hy = Hybrid::new(&set, strategy);
+    let build = t0.elapsed();
+    let fs = hy.fast_path().stats();
+    eprintln!(
+        "netsieve firewall: {} rules ({} simple, {complex} complex), policy {}; fast path: \
+         {} over {} entries, {:.1} MiB, built with the parse in {:.1} ms; validID {}",
+        set.rules.len(),
+        set.rules.len() - complex,
+        set.policy.name(),
+        fs.algorithm,
+        fs.entries,
+        fs.heap_bytes as f64 / (1 << 20) as f64,
+        build.as_secs_f64() * 1e3,
+        hy.valid_id()
+    );
+    let verdicts = match &a.verdicts {
+        Some(p) => Some(BufWriter::new(
+            File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        )),
+        None => None,
+    };
+    let mut run = Run {
+        hy,
+        changes: changes.into_iter().peekable(),
+        counts: Counts::default(),
+        verdicts,
+        rebuilds: 0,
+    };
+    let mut out = a.write.as_deref().map(|p| PcapOut::new(p, 262_144));
+    let t1 = Instant::now();
+    let mut not_ip = 0u64;
+    let mut read_error = None;
+    if let Some(tp) = &a.trace {
+        let text = std::fs::read_to_string(tp).map_err(|e| format!("{}: {e}", tp.display()))?;
+        let (trace, errors) = classbench::parse_trace(&text);
+        for e in errors.iter().take(10) {
+            eprintln!("{}:{e} (line skipped)", tp.display());
+        }
+        for (i, t) in trace.iter().enumerate() {
+            run.changes_due(i as u64);
+            run.classify(i as u64, &Packet::header_only(t.key))?;
+        }
+    } else {
+        let mut cap = Capture::open(&a.read).map_err(|e| e.to_string())?;
+        let mut dec = Decoder::new(false);
+        let mut flows: FlowTable<()> = FlowTable::new(FlowConfig {
+            midstream: true,
+            ..FlowConfig::default()
+        });
+        let mut frame = Frame::default();
+        let mut d = Decoded::default();
+        let mut i = 0u64;
+        loop {
+            match cap.next(&mut frame) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    // Everything classified so far is still reported.
+                    eprintln!("netsieve firewall: {e}");
+                    read_error = Some(e.to_string());
+                    continue;
+                }
+            }
+            dec.decode(&frame, i + 1, &mut d);
+            let state = match flows.packet(&d, false) {
+                None => CtState::Invalid,
+                Some((_, obs)) if obs.new_flow => CtState::New,
+                Some((f, _)) if f.pkts[0] > 0 && f.pkts[1] > 0 => CtState::Established,
+                Some(_) => CtState::New,
+            };
+            run.changes_due(i);
+            let pass = match view(&d, state, a) {
+                Some(p) => run.classify(i, &p)? == Action::Accept,
+                None => {
+                    not_ip += 1;
+                    true
+                }
+            };
+            if pass && let Some(o) = out.as_mut() {
+                o.write(&frame, frame.data.len())?;
+            }
+            i += 1;
+        }
+    }
+    let elapsed = t1.elapsed();
+    if let Some(o) = out {
+        o.finish()?;
+    }
+    if let Some(mut w) = run.verdicts.take() {
+        w.flush().map_err(|e| e.to_string())?;
+    }
+    report(&run, not_ip, elapsed.as_secs_f64());
+    match read_error {
+        Some(e) => Err(format!("the capture ended with an error: {e}")),
+        None => Ok(()),
+    }
+}
+
+fn report(run: &Run, not_ip: u64, secs: f64) {
+    let c = &run.counts;
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(
+        o,
+        "packets\t{}\nfast path\t{}\nshunted\t{}\nrules traversed by shunted packets\t{}",
+        c.packets, c.fast, c.shunted, c.traversed
+    );
+    if not_ip > 0 {
+        let _ = writeln!(o, "not IP (passed)\t{not_ip}");
+    }
+    let _ = writeln!(
+        o,
+        "strategy\t{:?}\nvalidID\t{}\nrules\t{}\nrebuilds installed\t{}\nclassification\t{:.3} s ({:.2} Mpps)",
+        run.hy.strategy(),
+        run.hy.valid_id(),
+        run.hy.len(),
+        run.rebuilds,
+        secs,
+        c.packets as f64 / secs.max(1e-9) / 1e6
+    );
+    let mut actions: Vec<_> = c.actions.iter().collect();
+    actions.sort();
+    for (a, n) in actions {
+        let _ = writeln!(o, "action {a}\t{n}");
+    }
+    // Rules in order of origin (file, then line), merging copies of one line that
+    // flattening made.
+    let mut per: Vec<(&str, Action, u64)> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    for (n, o) in &c.rules {
+        if let Some((origin, action)) = o {
+            match at.get(origin.as_str()) {
+                Some(&i) => per[i].2 += n,
+                None => {
+                    at.insert(origin, per.len());
+                    per.push((origin, *action, *n));
+                }
+            }
+        }
+    }
+    per.sort_by_key(|(origin, ..)| {
+        let (file, line) = origin.rsplit_once(':').unwrap_or((origin, "0"));
+        (file.to_string(), line.parse::<u64>().unwrap_or(0))
+    });
+    for (origin, action, n) in per {
+        let _ = writeln!(o, "rule {origin}\t{}\t{n}", action.name());
+    }
+    let by_rules: u64 = c.rules.iter().map(|v| v.0).sum();
+    let _ = writeln!(
+        o,
+        "policy\t{}\t{}",
+        run.hy.policy().name(),
+        c.packets - by_rules
+    );
+}

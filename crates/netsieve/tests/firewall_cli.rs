@@ -1,0 +1,178 @@
+//! `netsieve firewall` end to end on the bundled example capture.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn netsieve(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn pcap() -> String {
+    root()
+        .join("examples/smtp-flowbits.pcap")
+        .display()
+        .to_string()
+}
+
+fn stat(out: &str, key: &str) -> u64 {
+    out.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('\t')?.split('\t').next())
+        .unwrap_or_else(|| panic!("no `{key}` in\n{out}"))
+        .parse()
+        .unwrap()
+}
+
+fn filter_count(file: &str, expr: &str) -> u64 {
+    let o = netsieve(&["filter", "-r", file, "--count", expr]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap().trim().parse().unwrap()
+}
+
+const RULES: &str = "\
+*filter
+:FORWARD DROP [0:0]
+:smtp - [0:0]
+-A FORWARD -p tcp -m tcp --dport 25 -j smtp
+-A FORWARD -p tcp -m tcp --sport 25 -m conntrack --ctstate ESTABLISHED -j ACCEPT
+-A smtp -m string --string \"MAIL FROM\" --algo bm -j REJECT
+-A smtp -j ACCEPT
+COMMIT
+";
+
+#[test]
+fn firewall_counts_agree_with_bpf_and_write_what_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.v4");
+    std::fs::write(&rules, RULES).unwrap();
+    let out = dir.path().join("passed.pcap");
+    let tsv = dir.path().join("v.tsv");
+    let p = pcap();
+    let o = netsieve(&[
+        "firewall",
+        "-R",
+        rules.to_str().unwrap(),
+        "-r",
+        &p,
+        "-w",
+        out.to_str().unwrap(),
+        "--verdicts",
+        tsv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = String::from_utf8(o.stdout).unwrap();
+    let packets = stat(&s, "packets");
+    assert_eq!(packets, filter_count(&p, "ip"));
+    let accept = stat(&s, "action ACCEPT");
+    let reject = stat(&s, "action REJECT");
+    // Exactly one client packet carries MAIL FROM.
+    assert_eq!(reject, 1, "{s}");
+    // Everything to port 25 but that one, and the server's replies (all after the
+    // handshake, so ESTABLISHED), pass.
+    assert_eq!(accept, filter_count(&p, "tcp port 25") - 1, "{s}");
+    assert_eq!(filter_count(out.to_str().unwrap(), ""), accept);
+    let lines = std::fs::read_to_string(&tsv).unwrap();
+    assert_eq!(lines.lines().count() as u64, packets);
+    assert!(lines.lines().all(|l| l.split('\t').count() == 3));
+}
+
+#[test]
+fn strategies_and_updates_give_the_same_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.v4");
+    std::fs::write(&rules, RULES).unwrap();
+    let updates = dir.path().join("updates");
+    std::fs::write(
+        &updates,
+        "# packet, change\n\
+         3 insert 0 -p tcp --sport 25 -m length --length 0:60 -j DROP\n\
+         5 rebuild\n\
+         8 delete 0\n\
+         9 insert 1 -p tcp --dport 25 -j DROP\n",
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    for strategy in ["full", "cut", "interval"] {
+        let tsv = dir.path().join(format!("{strategy}.tsv"));
+        let o = netsieve(&[
+            "firewall",
+            "-R",
+            rules.to_str().unwrap(),
+            "-r",
+            &pcap(),
+            "--strategy",
+            strategy,
+            "--updates",
+            updates.to_str().unwrap(),
+            "--verdicts",
+            tsv.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        seen.push(std::fs::read_to_string(&tsv).unwrap());
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert_eq!(seen[0], seen[2]);
+    // The inserted DROP at position 1 takes the client's packets from packet 9 on.
+    assert!(
+        seen[0].lines().skip(9).any(|l| l.ends_with("\t1\tDROP")),
+        "{}",
+        seen[0]
+    );
+}
+
+#[test]
+fn bad_rules_are_reported_with_their_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.v4");
+    std::fs::write(
+        &rules,
+        "*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -s 10.0.0.0/33 -j DROP\n-A FORWARD -p tcp -j DROP\nCOMMIT\n",
+    )
+    .unwrap();
+    let o = netsieve(&["firewall", "-R", rules.to_str().unwrap(), "-r", &pcap()]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("rules.v4:3:15: invalid address"), "{err}");
+    let s = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(stat(&s, "action DROP"), filter_count(&pcap(), "tcp"));
+}
+
+#[test]
+fn classbench_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("set");
+    std::fs::write(
+        &rules,
+        "@10.0.0.0/8\t0.0.0.0/0\t0 : 65535\t80 : 80\t0x06/0xFF\t\n\
+         @0.0.0.0/0\t0.0.0.0/0\t0 : 65535\t0 : 65535\t0x00/0x00\t\n",
+    )
+    .unwrap();
+    let trace = dir.path().join("trace");
+    // 10.1.2.3 -> 1.2.3.4:80/tcp, then the same to port 81.
+    std::fs::write(
+        &trace,
+        "167838211\t16909060\t1234\t80\t6\t0\t1\n167838211\t16909060\t1234\t81\t6\t0\t2\n",
+    )
+    .unwrap();
+    let tsv = dir.path().join("v.tsv");
+    let o = netsieve(&[
+        "firewall",
+        "-R",
+        rules.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--verdicts",
+        tsv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&tsv).unwrap(),
+        "0\t0\tACCEPT\n1\t1\tACCEPT\n"
+    );
+}
