@@ -187,6 +187,8 @@ pub fn throughput(data: Option<&Path>, runs: usize, sizes: &[&str]) -> Result<Ve
                     heap_mib: s.heap_bytes as f64 / (1 << 20) as f64,
                 });
             }
+            #[cfg(feature = "dpdk")]
+            algos.push(rte_acl(&name, &es, &keys, &want, runs)?);
             rows.push(Row {
                 set: name,
                 rules: set.rules.len(),
@@ -202,6 +204,54 @@ pub fn throughput(data: Option<&Path>, runs: usize, sizes: &[&str]) -> Result<Ve
     Ok(rows)
 }
 
+/// DPDK's rte_acl on the same entries, in bursts of 64 packets.
+#[cfg(feature = "dpdk")]
+fn rte_acl(
+    name: &str,
+    es: &[(u32, Header)],
+    keys: &[Key],
+    want: &[u32],
+    runs: usize,
+) -> Result<Algo, String> {
+    use crate::acl::{Acl, AclKey};
+    let mut builds = Vec::new();
+    let mut acl = None;
+    for _ in 0..runs {
+        let t = Instant::now();
+        acl = Some(Acl::build(es)?);
+        builds.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let acl = acl.expect("runs >= 1");
+    let input: Vec<AclKey> = keys.iter().map(AclKey::new).collect();
+    let mut out = vec![0u32; keys.len()];
+    for (ki, oi) in input.chunks(64).zip(out.chunks_mut(64)) {
+        acl.classify(ki, oi);
+    }
+    for (i, w) in want.iter().enumerate() {
+        if out[i] != *w {
+            return Err(format!(
+                "{name}: rte_acl gives {}, linear {w} for {:?}",
+                out[i], keys[i]
+            ));
+        }
+    }
+    let mut ts = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        for (ki, oi) in input.chunks(64).zip(out.chunks_mut(64)) {
+            acl.classify(black_box(ki), oi);
+        }
+        black_box(&out);
+        ts.push(t.elapsed().as_secs_f64());
+    }
+    Ok(Algo {
+        name: "rte_acl (DPDK)",
+        mpps: keys.len() as f64 / median(ts) / 1e6,
+        build_ms: median(builds),
+        heap_mib: f64::NAN,
+    })
+}
+
 pub fn throughput_markdown(rows: &[Row]) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -214,7 +264,7 @@ pub fn throughput_markdown(rows: &[Row]) -> String {
             let first = i == 0;
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {}{} | {:.2} | {:.0}x | {:.1} | {:.2} |",
+                "| {} | {} | {} | {} | {}{} | {:.2} | {:.0}x | {:.1} | {} |",
                 if first { r.set.as_str() } else { "" },
                 if first {
                     r.rules.to_string()
@@ -236,7 +286,11 @@ pub fn throughput_markdown(rows: &[Row]) -> String {
                 a.mpps,
                 a.mpps / r.linear_mpps,
                 a.build_ms,
-                a.heap_mib
+                if a.heap_mib.is_nan() {
+                    "–".to_string()
+                } else {
+                    format!("{:.2}", a.heap_mib)
+                }
             );
         }
     }
