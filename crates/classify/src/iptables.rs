@@ -137,6 +137,8 @@ pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Parsed {
         non_terminating: &mut non_terminating,
         origin,
         out: Vec::new(),
+        stack: Vec::new(),
+        budget: MAX_FLAT_RULES,
     };
     let policy = match chains.get(chain) {
         Some(c) => {
@@ -163,20 +165,54 @@ struct Flattener<'a> {
     non_terminating: &'a mut HashMap<String, usize>,
     origin: &'a str,
     out: Vec<Rule>,
+    /// The chains being flattened, outermost first: a jump to one of them is a loop.
+    stack: Vec<String>,
+    /// Rules the flattening may still visit: chains that jump to chains many times over
+    /// multiply, and a hostile dump must not make that unbounded.
+    budget: usize,
 }
+
+/// The most rules flattening visits.
+const MAX_FLAT_RULES: usize = 500_000;
 
 impl Flattener<'_> {
     fn flatten(&mut self, name: &str, cond: &[Header], cond_c: &[Complex], depth: usize) {
         let Some(chain) = self.chains.get(name) else {
             return;
         };
+        self.stack.push(name.to_string());
         let mut guards: Vec<Complex> = Vec::new();
         for r in &chain.rules {
-            let header = intersect_all(cond, &r.header);
+            if self.budget == 0 {
+                self.errors.push(ParseError {
+                    line: r.line,
+                    col: 1,
+                    msg: format!(
+                        "flattening the chains visits more than {MAX_FLAT_RULES} rules; the \
+                         rest of chain `{name}` is skipped"
+                    ),
+                });
+                break;
+            }
+            self.budget -= 1;
+            // The conjunction of the jump's header tests and the rule's, unless it would
+            // multiply into too many alternatives: then the jump's stay a slow-path test.
+            let (header, extra) = if cond.len() * r.header.len() > MAX_ALTS * 4 {
+                (
+                    r.header.clone(),
+                    Some(Complex::Header {
+                        alts: cond.to_vec(),
+                        negate: false,
+                    }),
+                )
+            } else {
+                (intersect_all(cond, &r.header), None)
+            };
             if header.is_empty() {
                 continue;
             }
-            let mut complex: Vec<Complex> = cond_c.to_vec();
+            let mut complex: Vec<Complex> = extra.into_iter().collect();
+            complex.extend(cond_c.iter().cloned());
             complex.extend(guards.iter().cloned());
             complex.extend(r.complex.iter().cloned());
             let err = |msg: String| ParseError {
@@ -195,7 +231,7 @@ impl Flattener<'_> {
                     let unconditional =
                         r.complex.is_empty() && r.header.iter().any(|h| h == &cond_any(h));
                     if unconditional {
-                        return;
+                        break;
                     }
                     if r.complex.iter().any(Complex::is_stateful) {
                         self.errors.push(err(
@@ -222,6 +258,11 @@ impl Flattener<'_> {
                             .push(err(format!("jump to unknown chain `{to}`")));
                         continue;
                     }
+                    if self.stack.iter().any(|c| c == to) {
+                        self.errors
+                            .push(err(format!("jump to `{to}` makes a loop")));
+                        continue;
+                    }
                     if r.complex.iter().any(Complex::is_stateful) {
                         self.errors.push(err(
                             "a jump with a stateful match (limit, statistic) cannot be \
@@ -242,6 +283,7 @@ impl Flattener<'_> {
                 Target::Other(t) => *self.non_terminating.entry(t.clone()).or_default() += 1,
             }
         }
+        self.stack.pop();
     }
 }
 

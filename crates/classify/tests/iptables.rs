@@ -175,3 +175,34 @@ COMMIT
     };
     assert!((per_sec - 10.0 / 60.0).abs() < 1e-9 && burst == 3);
 }
+
+/// Loops are refused; chains that fan out are bounded, not exponential.
+#[test]
+fn hostile_chains_are_bounded() {
+    let mut dump = String::from("*filter\n:INPUT ACCEPT [0:0]\n:a - [0:0]\n:b - [0:0]\n");
+    dump.push_str("-A INPUT -j a\n-A a -j b\n-A b -j a\n-A b -j DROP\n");
+    let p = parse(&dump, Family::V4, "INPUT", "t");
+    assert!(
+        p.errors.iter().any(|e| e.msg.contains("loop")),
+        "{:?}",
+        p.errors
+    );
+    assert_eq!(p.set.rules.len(), 1);
+    // Ten chains, each jumping ten times to the next: 10^9 paths.
+    let mut dump = String::from("*filter\n:INPUT ACCEPT [0:0]\n");
+    for c in 0..10 {
+        dump.push_str(&format!(":c{c} - [0:0]\n"));
+    }
+    dump.push_str("-A INPUT -j c0\n");
+    for c in 0..9 {
+        for i in 0..10 {
+            dump.push_str(&format!(
+                "-A c{c} -p tcp -j c{} -m comment --comment {i}\n",
+                c + 1
+            ));
+        }
+    }
+    dump.push_str("-A c9 -j DROP\n");
+    let p = parse(&dump, Family::V4, "INPUT", "t");
+    assert!(p.errors.iter().any(|e| e.msg.contains("more than")));
+}

@@ -1,0 +1,81 @@
+//! The rule-set parsers (iptables-save, a single iptables rule, ClassBench rules and
+//! traces) on arbitrary text, then the hybrid classifier with each strategy against the
+//! linear reference on headers drawn from the input. No panic, bounded work, and every
+//! verdict equal to linear first-match.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use netsieve_classify::iptables::{self, Family};
+use netsieve_classify::rule::{Key, Packet, RuleSet};
+use netsieve_classify::{Hybrid, Linear, Strategy, classbench};
+
+fn keys(set: &RuleSet, data: &[u8]) -> Vec<Key> {
+    let mut out = Vec::new();
+    for r in set.rules.iter().take(32) {
+        for h in r.header.iter().take(2) {
+            out.push(Key {
+                src: h.src.addr,
+                dst: h.dst.addr,
+                sport: h.sport.lo,
+                dport: h.dport.hi,
+                proto: h.proto.lo as u8,
+                flags: h.flags,
+            });
+        }
+    }
+    for c in data.chunks(16).take(32) {
+        let mut b = [0u8; 16];
+        b[..c.len()].copy_from_slice(c);
+        out.push(Key {
+            src: 0xffff_0000_0000 | u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u128,
+            dst: 0xffff_0000_0000 | u32::from_le_bytes([b[4], b[5], b[6], b[7]]) as u128,
+            sport: u16::from_le_bytes([b[8], b[9]]),
+            dport: u16::from_le_bytes([b[10], b[11]]),
+            proto: b[12],
+            flags: u16::from_le_bytes([b[13], b[14]]),
+        });
+    }
+    out
+}
+
+fn check(set: &RuleSet, data: &[u8]) {
+    if set.rules.len() > 3000 {
+        return;
+    }
+    let keys = keys(set, data);
+    for s in [Strategy::Full, Strategy::Cut, Strategy::Interval] {
+        let mut lin = Linear::new(set);
+        let mut hy = Hybrid::new(set, s);
+        for (i, k) in keys.iter().enumerate() {
+            if i == keys.len() / 2 && !set.rules.is_empty() {
+                let r = set.rules[0].clone();
+                lin.insert(lin.len() / 2, r.clone());
+                hy.insert(hy.len() / 2, r);
+            }
+            let p = Packet::header_only(*k);
+            assert_eq!(hy.classify(&p), lin.classify(&p), "{s:?} {k:?}");
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    for fam in [Family::V4, Family::V6] {
+        let p = iptables::parse(text, fam, "INPUT", "fuzz");
+        for e in &p.errors {
+            assert!(e.line >= 1 && e.col >= 1, "{e}");
+        }
+        check(&p.set, data);
+        let _ = iptables::parse_one(text, fam, "fuzz");
+    }
+    let (set, errors) = classbench::parse(text, "fuzz");
+    assert!(errors.iter().all(|e| e.line >= 1 && e.col >= 1));
+    check(&set, data);
+    let _ = classbench::parse_trace(text);
+    for line in text.lines().take(4) {
+        let _ = classbench::parse_one(line, "fuzz");
+    }
+});
