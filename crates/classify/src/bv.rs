@@ -235,30 +235,34 @@ impl BitVector {
         f.which[lo + Self::search(&f.starts[lo..hi.max(lo + 1)], v)]
     }
 
-    /// The best priority whose entry matches `k`, or [`NONE`].
+    /// The vectors of `k`'s intervals in the six fields, or `None` for a packet no
+    /// entry can match (not IPv4).
     #[inline]
-    pub fn lookup(&self, k: &Key) -> u32 {
+    fn vectors(&self, k: &Key) -> Option<[usize; 6]> {
         let (Some(src), Some(dst)) = (v4_of(k.src), v4_of(k.dst)) else {
-            return NONE;
+            return None;
         };
-        let w = self.words;
-        let sw = self.swords;
-        let v = [
+        let mut c = 0usize;
+        for (i, b) in self.flag_bits.iter().enumerate() {
+            if k.flags & b != 0 {
+                c |= 1 << i;
+            }
+        }
+        Some([
             Self::address(&self.fields[0], src) as usize,
             Self::address(&self.fields[1], dst) as usize,
             self.fields[2].direct[k.sport as usize] as usize,
             self.fields[3].direct[k.dport as usize] as usize,
             self.proto[k.proto as usize] as usize,
-            {
-                let mut c = 0usize;
-                for (i, b) in self.flag_bits.iter().enumerate() {
-                    if k.flags & b != 0 {
-                        c |= 1 << i;
-                    }
-                }
-                self.flags[c] as usize
-            },
-        ];
+            self.flags[c] as usize,
+        ])
+    }
+
+    /// The first entry set in all six vectors.
+    #[inline]
+    fn first_common(&self, v: &[usize; 6]) -> u32 {
+        let w = self.words;
+        let sw = self.swords;
         let vec = |j: usize| &self.vecs[v[j] * w..v[j] * w + w];
         let (a, b, c, d, e, f) = (vec(0), vec(1), vec(2), vec(3), vec(4), vec(5));
         let sum = |j: usize, s: usize| self.sums[v[j] * sw + s];
@@ -275,6 +279,34 @@ impl BitVector {
             }
         }
         NONE
+    }
+
+    /// The best priority whose entry matches `k`, or [`NONE`].
+    #[inline]
+    pub fn lookup(&self, k: &Key) -> u32 {
+        match self.vectors(k) {
+            Some(v) => self.first_common(&v),
+            None => NONE,
+        }
+    }
+
+    /// [`BitVector::lookup`] for many packets: the table lookups of a group of packets
+    /// first, then their vector scans, so the memory accesses of different packets
+    /// overlap instead of waiting on each other.
+    pub fn lookup_batch(&self, keys: &[Key], out: &mut [u32]) {
+        const GROUP: usize = 8;
+        for (ks, os) in keys.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+            let mut vs = [None; GROUP];
+            for (v, k) in vs.iter_mut().zip(ks) {
+                *v = self.vectors(k);
+            }
+            for (o, v) in os.iter_mut().zip(&vs) {
+                *o = match v {
+                    Some(v) => self.first_common(v),
+                    None => NONE,
+                };
+            }
+        }
     }
 
     pub fn entries(&self) -> usize {

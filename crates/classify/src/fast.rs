@@ -82,6 +82,18 @@ impl FastPath {
         }
     }
 
+    /// [`FastPath::lookup`] for each of `keys` into `out` (as many as both hold).
+    pub fn lookup_batch(&self, keys: &[Key], out: &mut [u32]) {
+        match self {
+            FastPath::BitVector(b) => b.lookup_batch(keys, out),
+            FastPath::TupleSpace(t) => {
+                for (o, k) in out.iter_mut().zip(keys) {
+                    *o = t.lookup(k);
+                }
+            }
+        }
+    }
+
     pub fn stats(&self) -> Stats {
         match self {
             FastPath::BitVector(b) => Stats {

@@ -86,6 +86,12 @@ fn check_set(name: &str, set: &RuleSet, keys: &[Key]) {
             let got = (got != NONE).then_some(got as usize);
             assert_eq!(got, *w, "{name} ({}): {k:?}", fast.stats().algorithm);
         }
+        let mut batch = vec![0u32; keys.len()];
+        fast.lookup_batch(keys, &mut batch);
+        for ((k, w), got) in keys.iter().zip(&want).zip(&batch) {
+            let got = (*got != NONE).then_some(*got as usize);
+            assert_eq!(got, *w, "{name} ({}, batch): {k:?}", fast.stats().algorithm);
+        }
         let s = fast.stats();
         eprintln!(
             "{name} {}: {} rules, {} tables, {} KiB, {} keys, {matched} matched",
