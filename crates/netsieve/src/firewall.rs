@@ -45,15 +45,15 @@ pub struct Args {
     /// Capture to classify (pcap or pcapng); repeat for several.
     #[arg(short = 'r')]
     read: Vec<PathBuf>,
-    /// Write the accepted packets (and non-IP packets, which netfilter does not see)
-    /// to this pcap file.
+    /// Write the accepted packets (and those the table does not see: not IP, or IPv6
+    /// for an iptables set and IPv4 for an ip6tables one) to this pcap file.
     #[arg(short = 'w')]
     write: Option<PathBuf>,
     /// A ClassBench trace to classify instead of a capture.
     #[arg(long)]
     trace: Option<PathBuf>,
     /// Write one line per packet: index, matched rule (position, or - for the policy),
-    /// action.
+    /// action (PASS for packets the table does not see: not IP, or the other family).
     #[arg(long)]
     verdicts: Option<PathBuf>,
     /// How the slow path evaluates shunted packets: interval, cut or full.
@@ -228,6 +228,14 @@ impl Run {
         }
     }
 
+    /// A packet the table does not see (not IP, or IP of the other family).
+    fn pass_unseen(&mut self, i: u64) -> Result<(), String> {
+        if let Some(w) = self.verdicts.as_mut() {
+            writeln!(w, "{i}\t-\tPASS").map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
     fn classify(&mut self, i: u64, p: &Packet<'_>) -> Result<Action, String> {
         let (v, tr) = self.hy.classify_traced(p);
         let c = &mut self.counts;
@@ -374,6 +382,7 @@ fn go(a: &Args) -> Result<(), String> {
         let mut frame = Frame::default();
         let mut d = Decoded::default();
         let mut i = 0u64;
+        let v6 = format == Format::Iptables(Family::V6);
         loop {
             match cap.next(&mut frame) {
                 Ok(true) => {}
@@ -393,10 +402,14 @@ fn go(a: &Args) -> Result<(), String> {
                 Some(_) => CtState::New,
             };
             run.changes_due(i);
+            // netfilter runs IPv4 packets through iptables and IPv6 ones through
+            // ip6tables; a packet of the other family, or not IP, is not this table's.
+            let family_ok = d.ip.is_some_and(|ip| ip.src.is_ipv6() == v6);
             let pass = match view(&d, state, a) {
-                Some(p) => run.classify(i, &p)? == Action::Accept,
-                None => {
+                Some(p) if family_ok => run.classify(i, &p)? == Action::Accept,
+                _ => {
                     not_ip += 1;
+                    run.pass_unseen(i)?;
                     true
                 }
             };
@@ -429,7 +442,7 @@ fn report(run: &Run, not_ip: u64, secs: f64) {
         c.packets, c.fast, c.shunted, c.traversed
     );
     if not_ip > 0 {
-        let _ = writeln!(o, "not IP (passed)\t{not_ip}");
+        let _ = writeln!(o, "not IP or other family (passed)\t{not_ip}");
     }
     let _ = writeln!(
         o,
