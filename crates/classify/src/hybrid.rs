@@ -57,6 +57,10 @@ impl std::str::FromStr for Strategy {
 struct Snapshot {
     fast: FastPath,
     ids: Vec<u64>,
+    /// The list's update count when the build started.
+    version: u64,
+    /// Derived state for the list as it was then; taken at install.
+    derived: Option<Derived>,
 }
 
 /// What a classification did, besides its verdict.
@@ -88,19 +92,109 @@ pub struct Hybrid {
     /// Per snapshot position: its current position, or `DELETED`.
     now_at: Vec<u32>,
     rebuild: Option<Receiver<Snapshot>>,
+    /// The longest time installing a rebuilt fast path took on the classifying thread.
+    longest_install: std::time::Duration,
+    /// Updates so far; a rebuild started at the same count needs no recomputation.
+    version: u64,
 }
 
 const DELETED: u32 = u32::MAX;
 
-fn build_snapshot(rules: &[Arc<Rule>], ids: Vec<u64>) -> Snapshot {
+/// What `Hybrid` derives from the current list and the snapshot.
+struct Derived {
+    valid: usize,
+    extras: Vec<u32>,
+    starts: Vec<u32>,
+    chain: Vec<u32>,
+    now_at: Vec<u32>,
+}
+
+fn derive(
+    rules: &[Arc<Rule>],
+    ids: &[u64],
+    snap_ids: &[u64],
+    next_id: u64,
+    strategy: Strategy,
+) -> Derived {
+    let same_prefix = ids.iter().zip(snap_ids).take_while(|(a, b)| a == b).count();
+    let first_complex = rules
+        .iter()
+        .position(|r| !r.is_simple())
+        .unwrap_or(rules.len());
+    let valid = same_prefix.min(first_complex);
+    let mut d = Derived {
+        valid,
+        extras: Vec::new(),
+        starts: Vec::new(),
+        chain: Vec::new(),
+        now_at: Vec::new(),
+    };
+    if strategy != Strategy::Interval {
+        return d;
+    }
+    // Which snapshot rules survive, and where they are now. Identities are dense, so a
+    // table indexed by identity maps them.
+    let mut at = vec![DELETED; next_id as usize];
+    for (i, id) in ids.iter().enumerate() {
+        at[*id as usize] = i as u32;
+    }
+    d.now_at = snap_ids.iter().map(|id| at[*id as usize]).collect();
+    // A current rule is "known" when it is a simple rule of the snapshot.
+    let mut known = vec![false; rules.len()];
+    for &now in &d.now_at {
+        // Same identity, so the same rule, simple in the snapshot too.
+        if now != DELETED && rules[now as usize].is_simple() {
+            known[now as usize] = true;
+        }
+    }
+    d.extras = (valid..rules.len())
+        .filter(|&i| !known[i])
+        .map(|i| i as u32)
+        .collect();
+    // Intervals over snapshot positions of simple rules.
+    let mut e = 0; // extras before the current position
+    for (s, &now) in d.now_at.iter().enumerate() {
+        let simple = now == DELETED || rules[now as usize].is_simple();
+        if !simple || (s < valid && now != DELETED) {
+            continue;
+        }
+        let c = if now == DELETED {
+            DELETED
+        } else {
+            while e < d.extras.len() && d.extras[e] < now {
+                e += 1;
+            }
+            e as u32
+        };
+        if d.chain.last() != Some(&c) || c == DELETED {
+            d.starts.push(s as u32);
+            d.chain.push(c);
+        }
+    }
+    d
+}
+
+/// A fast path over the simple rules of `rules`, with what `Hybrid` derives from it for
+/// a list still equal to `rules` (computed here, off the classifying thread).
+fn build_snapshot(
+    rules: &[Arc<Rule>],
+    ids: Vec<u64>,
+    next_id: u64,
+    version: u64,
+    strategy: Strategy,
+) -> Snapshot {
     let entries = rules
         .iter()
         .enumerate()
         .filter(|(_, r)| r.is_simple())
         .flat_map(|(i, r)| r.header.iter().map(move |h| (i as u32, *h)));
+    let fast = FastPath::build(entries);
+    let derived = derive(rules, &ids, &ids, next_id, strategy);
     Snapshot {
-        fast: FastPath::build(entries),
+        fast,
         ids,
+        version,
+        derived: Some(derived),
     }
 }
 
@@ -108,7 +202,9 @@ impl Hybrid {
     pub fn new(set: &RuleSet, strategy: Strategy) -> Hybrid {
         let rules: Vec<Arc<Rule>> = set.rules.iter().cloned().map(Arc::new).collect();
         let ids: Vec<u64> = (0..rules.len() as u64).collect();
-        let snap = Arc::new(build_snapshot(&rules, ids.clone()));
+        let n = rules.len() as u64;
+        let mut snap = build_snapshot(&rules, ids.clone(), n, 0, strategy);
+        let derived = snap.derived.take();
         let mut h = Hybrid {
             state: rules.iter().map(|r| r.new_state()).collect(),
             next_id: rules.len() as u64,
@@ -116,15 +212,19 @@ impl Hybrid {
             ids,
             policy: set.policy,
             strategy,
-            snap,
+            snap: Arc::new(snap),
             valid: 0,
             extras: Vec::new(),
             starts: Vec::new(),
             chain: Vec::new(),
             now_at: Vec::new(),
             rebuild: None,
+            longest_install: std::time::Duration::ZERO,
+            version: 0,
         };
-        h.recompute();
+        if let Some(d) = derived {
+            h.set_derived(d);
+        }
         h
     }
 
@@ -157,69 +257,22 @@ impl Hybrid {
 
     /// Recomputes `validID` and the interval chains from the current list and snapshot.
     fn recompute(&mut self) {
-        let snap = &self.snap;
-        let same_prefix = self
-            .ids
-            .iter()
-            .zip(&snap.ids)
-            .take_while(|(a, b)| a == b)
-            .count();
-        let first_complex = self
-            .rules
-            .iter()
-            .position(|r| !r.is_simple())
-            .unwrap_or(self.rules.len());
-        self.valid = same_prefix.min(first_complex);
-        if self.strategy != Strategy::Interval {
-            return;
-        }
-        // Which snapshot rules survive, and where they are now. Snapshot ids ascend with
-        // position only until the first update, so map through a table.
-        let mut at: std::collections::HashMap<u64, u32> =
-            std::collections::HashMap::with_capacity(self.ids.len());
-        for (i, id) in self.ids.iter().enumerate() {
-            at.insert(*id, i as u32);
-        }
-        self.now_at = snap
-            .ids
-            .iter()
-            .map(|id| at.get(id).copied().unwrap_or(DELETED))
-            .collect();
-        // A current rule is "known" when it is a simple rule of the snapshot.
-        let mut known = vec![false; self.rules.len()];
-        for (s, &now) in self.now_at.iter().enumerate() {
-            if now != DELETED && self.rules[now as usize].is_simple() {
-                // Same id, so the same rule: simple in the snapshot too.
-                let _ = s;
-                known[now as usize] = true;
-            }
-        }
-        self.extras = (self.valid..self.rules.len())
-            .filter(|&i| !known[i])
-            .map(|i| i as u32)
-            .collect();
-        // Intervals over snapshot positions of simple rules.
-        self.starts.clear();
-        self.chain.clear();
-        let mut e = 0; // extras before the current position
-        for (s, &now) in self.now_at.iter().enumerate() {
-            let simple = now == DELETED || self.rules[now as usize].is_simple();
-            if !simple || (s < self.valid && now != DELETED) {
-                continue;
-            }
-            let c = if now == DELETED {
-                DELETED
-            } else {
-                while e < self.extras.len() && self.extras[e] < now {
-                    e += 1;
-                }
-                e as u32
-            };
-            if self.chain.last() != Some(&c) || c == DELETED {
-                self.starts.push(s as u32);
-                self.chain.push(c);
-            }
-        }
+        let d = derive(
+            &self.rules,
+            &self.ids,
+            &self.snap.ids,
+            self.next_id,
+            self.strategy,
+        );
+        self.set_derived(d);
+    }
+
+    fn set_derived(&mut self, d: Derived) {
+        self.valid = d.valid;
+        self.extras = d.extras;
+        self.starts = d.starts;
+        self.chain = d.chain;
+        self.now_at = d.now_at;
     }
 
     /// Classifies one packet.
@@ -325,6 +378,7 @@ impl Hybrid {
     }
 
     fn after_update(&mut self, pos: usize) {
+        self.version += 1;
         if self.strategy == Strategy::Interval {
             self.recompute();
         } else {
@@ -338,9 +392,10 @@ impl Hybrid {
     pub fn start_rebuild(&mut self) {
         let rules = self.rules.clone();
         let ids = self.ids.clone();
+        let (next_id, version, strategy) = (self.next_id, self.version, self.strategy);
         let (tx, rx) = channel();
         std::thread::spawn(move || {
-            let _ = tx.send(build_snapshot(&rules, ids));
+            let _ = tx.send(build_snapshot(&rules, ids, next_id, version, strategy));
         });
         self.rebuild = Some(rx);
     }
@@ -382,13 +437,35 @@ impl Hybrid {
     /// Rebuilds on this thread.
     pub fn rebuild_now(&mut self) {
         self.rebuild = None;
-        let snap = build_snapshot(&self.rules, self.ids.clone());
+        let snap = build_snapshot(
+            &self.rules,
+            self.ids.clone(),
+            self.next_id,
+            self.version,
+            self.strategy,
+        );
         self.install(snap);
     }
 
-    fn install(&mut self, snap: Snapshot) {
-        self.snap = Arc::new(snap);
-        self.recompute();
+    fn install(&mut self, mut snap: Snapshot) {
+        let t = std::time::Instant::now();
+        let derived = snap.derived.take();
+        let current = snap.version == self.version;
+        let old = std::mem::replace(&mut self.snap, Arc::new(snap));
+        match derived {
+            // Nothing changed since the build started: what it derived holds.
+            Some(d) if current => self.set_derived(d),
+            _ => self.recompute(),
+        }
+        // Freeing a large fast path takes milliseconds; not between two packets.
+        std::thread::spawn(move || drop(old));
+        self.longest_install = self.longest_install.max(t.elapsed());
+    }
+
+    /// The longest pause an install of a rebuilt fast path caused between two packets
+    /// (the build itself runs on another thread).
+    pub fn longest_install(&self) -> std::time::Duration {
+        self.longest_install
     }
 
     /// The longest chain of rules a shunted packet may be tested against, per strategy

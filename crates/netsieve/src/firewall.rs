@@ -446,11 +446,12 @@ fn report(run: &Run, not_ip: u64, secs: f64) {
     }
     let _ = writeln!(
         o,
-        "strategy\t{:?}\nvalidID\t{}\nrules\t{}\nrebuilds installed\t{}\nclassification\t{:.3} s ({:.2} Mpps)",
+        "strategy\t{:?}\nvalidID\t{}\nrules\t{}\nrebuilds installed\t{} (longest install {} µs)\nclassification\t{:.3} s ({:.2} Mpps)",
         run.hy.strategy(),
         run.hy.valid_id(),
         run.hy.len(),
         run.rebuilds,
+        run.hy.longest_install().as_micros(),
         secs,
         c.packets as f64 / secs.max(1e-9) / 1e6
     );
