@@ -146,21 +146,26 @@ impl BitVector {
                 if field.starts.len() > u16::MAX as usize {
                     return None;
                 }
-                field.direct = (0..=65536u32)
+                // direct[h]: how many intervals start before h << 16.
+                let mut j = 0;
+                field.direct = (0..=65536u64)
                     .map(|h| {
-                        let at = field
-                            .starts
-                            .partition_point(|&s| (s as u64) < (h as u64) << 16);
-                        at as u16
+                        while j < field.starts.len() && (field.starts[j] as u64) < h << 16 {
+                            j += 1;
+                        }
+                        j as u16
                     })
                     .collect();
             } else {
                 if (field.which.iter().max().copied().unwrap_or(0) as usize) > u16::MAX as usize {
                     return None;
                 }
-                field.direct = (0..=65535u32)
-                    .map(|p| field.which[Self::search(&field.starts, p)] as u16)
-                    .collect();
+                // Each interval fills its ports.
+                field.direct = vec![0; 65536];
+                for (i, &start) in field.starts.iter().enumerate() {
+                    let end = field.starts.get(i + 1).map_or(65536, |&e| e as usize);
+                    field.direct[start as usize..end].fill(field.which[i] as u16);
+                }
             }
         }
         let mut proto = Vec::with_capacity(256);
