@@ -13,7 +13,7 @@
 //!   strategy and of the linear baseline, the rules the slow path holds, the worst-case
 //!   chain a shunted packet walks (Figure 14), and how long the insert took (Figure 15).
 
-use crate::data::data_dir;
+use crate::data::{Rng, data_dir};
 use netsieve_classify::classbench;
 use netsieve_classify::fast::{FastPath, NONE};
 use netsieve_classify::hybrid::{Hybrid, Strategy};
@@ -24,36 +24,27 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// Headers drawn from the rules: a random rule, a random point of it.
 pub fn synthetic_trace(set: &RuleSet, n: usize, seed: u64) -> Vec<Key> {
-    let mut r = Rng(seed | 1);
+    let mut r = Rng::new(seed);
     (0..n)
         .map(|_| {
-            let rule = &set.rules[(r.next() % set.rules.len() as u64) as usize];
+            let rule = &set.rules[(r.next_u64() % set.rules.len() as u64) as usize];
             let h = rule.header[0];
             let pick = |r: &mut Rng, p: Prefix| {
-                let x = (r.next() as u128) << 64 | r.next() as u128;
+                let x = (r.next_u64() as u128) << 64 | r.next_u64() as u128;
                 p.addr | (x & !mask(p.len))
             };
             let range =
-                |r: &mut Rng, g: Range| g.lo + (r.next() % (g.hi as u64 - g.lo as u64 + 1)) as u16;
+                |r: &mut Rng, g: Range| g.lo + (r.next_u64() % (g.hi as u64 - g.lo as u64 + 1)) as u16;
             Key {
                 src: pick(&mut r, h.src),
                 dst: pick(&mut r, h.dst),
                 sport: range(&mut r, h.sport),
                 dport: range(&mut r, h.dport),
                 proto: range(&mut r, h.proto) as u8,
-                flags: (r.next() as u16 & !h.flags_mask) | h.flags,
+                flags: (r.next_u64() as u16 & !h.flags_mask) | h.flags,
             }
         })
         .collect()
@@ -358,11 +349,11 @@ pub fn update_cycle(data: Option<&Path>, runs: usize, packets: usize) -> Result<
         let keys = synthetic_trace(&set, packets, 0x5eed);
         // Payloads of 64 to 575 bytes of random data; the pattern practically never
         // occurs, so packets go on to their simple rule after the string tests.
-        let mut r = Rng(0xda7a);
+        let mut r = Rng::new(0xda7a);
         let payloads: Vec<Vec<u8>> = (0..1024)
             .map(|_| {
-                let n = 64 + (r.next() % 512) as usize;
-                (0..n).map(|_| r.next() as u8).collect()
+                let n = 64 + (r.next_u64() % 512) as usize;
+                (0..n).map(|_| r.next_u64() as u8).collect()
             })
             .collect();
         let pkts: Vec<Packet<'_>> = keys
