@@ -24,7 +24,6 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
 
-
 /// Headers drawn from the rules: a random rule, a random point of it.
 pub fn synthetic_trace(set: &RuleSet, n: usize, seed: u64) -> Vec<Key> {
     let mut r = Rng::new(seed);
@@ -36,8 +35,9 @@ pub fn synthetic_trace(set: &RuleSet, n: usize, seed: u64) -> Vec<Key> {
                 let x = (r.next_u64() as u128) << 64 | r.next_u64() as u128;
                 p.addr | (x & !mask(p.len))
             };
-            let range =
-                |r: &mut Rng, g: Range| g.lo + (r.next_u64() % (g.hi as u64 - g.lo as u64 + 1)) as u16;
+            let range = |r: &mut Rng, g: Range| {
+                g.lo + (r.next_u64() % (g.hi as u64 - g.lo as u64 + 1)) as u16
+            };
             Key {
                 src: pick(&mut r, h.src),
                 dst: pick(&mut r, h.dst),
