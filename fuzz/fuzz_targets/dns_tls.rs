@@ -19,7 +19,11 @@ fuzz_target!(|data: &[u8]| {
     while let Some((&b, tail)) = rest.split_first() {
         let n = (b & 0x7f) as usize;
         let take = n.min(tail.len());
-        let dir = if b & 0x80 == 0 { Dir::ToServer } else { Dir::ToClient };
+        let dir = if b & 0x80 == 0 {
+            Dir::ToServer
+        } else {
+            Dir::ToClient
+        };
         d.stream(dir, &tail[..take]);
         t.feed(dir, &tail[..take]);
         rest = &tail[take..];

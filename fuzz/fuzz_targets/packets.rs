@@ -34,8 +34,15 @@ fn set() -> Arc<RuleSet> {
     static SET: OnceLock<Arc<RuleSet>> = OnceLock::new();
     SET.get_or_init(|| {
         let vars = Vars::default();
-        let rules = RULES.lines().map(|l| parse_rule(l, &vars).unwrap()).collect();
-        Arc::new(RuleSet::build(rules, &Classifications::bundled(), BuildOptions::default()))
+        let rules = RULES
+            .lines()
+            .map(|l| parse_rule(l, &vars).unwrap())
+            .collect();
+        Arc::new(RuleSet::build(
+            rules,
+            &Classifications::bundled(),
+            BuildOptions::default(),
+        ))
     })
     .clone()
 }
