@@ -450,3 +450,83 @@ fn iptables_dumps_parse() {
     }
     assert!(total > 100, "{total} rules");
 }
+
+/// ClassBench sets with complex rules interleaved at random positions, their headers and
+/// the 10k traces, with inserts, deletes and rebuilds: every strategy equals linear.
+#[test]
+fn hybrid_equals_linear_on_classbench_with_complex_rules() {
+    let Some(d) = data_dir() else { return };
+    let mut rng = Rng(0xc1a5_5be4_c400_0001);
+    let (mut shunted, mut total) = (0, 0);
+    for name in ["acl1_1k", "fw1_1k", "ipc1_1k", "acl1_10k"] {
+        let text = std::fs::read_to_string(d.join("classbench").join(name)).unwrap();
+        let (mut set, _) = classbench::parse(&text, name);
+        let n = set.rules.len();
+        // Complex rules at random positions in the second half, so the fast path still
+        // decides part of the traffic (one near the top would shunt nearly everything).
+        for _ in 0..n / 20 {
+            let len = set.rules.len() as u64;
+            let at = (len / 2 + rng.below(len / 2)) as usize;
+            let mut r = set.rules[rng.below(n as u64) as usize].clone();
+            r.complex = vec![random_complex(&mut rng, true)];
+            r.action = Action::Reject;
+            set.rules.insert(at, r);
+        }
+        let trace: Vec<Key> = if name.ends_with("10k") {
+            let t = std::fs::read_to_string(d.join("classbench").join(format!("{name}_trace")))
+                .unwrap();
+            classbench::parse_trace(&t)
+                .0
+                .iter()
+                .step_by(50)
+                .map(|e| e.key)
+                .collect()
+        } else {
+            (0..2000)
+                .map(|_| {
+                    let r = &set.rules[rng.below(set.rules.len() as u64) as usize];
+                    key_near(&r.header[0], &mut rng)
+                })
+                .collect()
+        };
+        for strategy in [Strategy::Full, Strategy::Cut, Strategy::Interval] {
+            let mut lin = Linear::new(&set);
+            let mut hy = Hybrid::new(&set, strategy);
+            for (i, k) in trace.iter().enumerate() {
+                match rng.below(400) {
+                    0 => {
+                        let mut r = set.rules[rng.below(n as u64) as usize].clone();
+                        if rng.below(2) == 0 {
+                            r.complex = vec![random_complex(&mut rng, false)];
+                        }
+                        let pos = rng.below(lin.len() as u64 + 1) as usize;
+                        lin.insert(pos, r.clone());
+                        hy.insert(pos, r);
+                    }
+                    1 => {
+                        let pos = rng.below(lin.len() as u64) as usize;
+                        lin.delete(pos);
+                        hy.delete(pos);
+                    }
+                    2 => hy.start_rebuild(),
+                    _ => {}
+                }
+                hy.poll();
+                let p = Pkt {
+                    key: *k,
+                    bytes: (0..40 + i % 60).map(|j| (j * 7 + i) as u8).collect(),
+                    ttl: 60 + (i % 8) as u8,
+                    state: [CtState::New, CtState::Established][i % 2],
+                    time: i as f64 * 0.1,
+                };
+                let want = lin.classify(&view(&p));
+                let (got, tr) = hy.classify_traced(&view(&p));
+                assert_eq!(got, want, "{name} {strategy:?} packet {i}");
+                shunted += tr.shunted as usize;
+                total += 1;
+            }
+        }
+    }
+    eprintln!("{shunted} of {total} packets shunted");
+    assert!(shunted > total / 10 && shunted < total * 9 / 10);
+}
