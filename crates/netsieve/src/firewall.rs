@@ -62,6 +62,10 @@ pub struct Args {
     /// Rule changes to apply while packets flow.
     #[arg(long)]
     updates: Option<PathBuf>,
+    /// Print the flattened rule list (position, origin, action, simple or complex), the
+    /// positions `--updates` refers to, and exit.
+    #[arg(long)]
+    list: bool,
     /// Interface names the packets arrived on and leave by (for -i / -o matches).
     #[arg(long, default_value = "")]
     iif: String,
@@ -320,6 +324,17 @@ fn view<'p>(d: &'p Decoded, state: CtState, a: &'p Args) -> Option<Packet<'p>> {
 
 fn go(a: &Args) -> Result<(), String> {
     let strategy: Strategy = a.strategy.parse()?;
+    if a.list {
+        let (set, _) = load(a)?;
+        let mut o = std::io::stdout().lock();
+        for (i, r) in set.rules.iter().enumerate() {
+            let kind = if r.is_simple() { "simple" } else { "complex" };
+            writeln!(o, "{i}\t{}\t{}\t{kind}", r.origin, r.action.name())
+                .map_err(|e| e.to_string())?;
+        }
+        writeln!(o, "policy\t{}", set.policy.name()).map_err(|e| e.to_string())?;
+        return Ok(());
+    }
     if a.read.is_empty() == a.trace.is_none() {
         return Err("give either -r CAPTURE or --trace TRACE".into());
     }

@@ -176,3 +176,20 @@ fn classbench_trace() {
         "0\t0\tACCEPT\n1\t1\tACCEPT\n"
     );
 }
+
+#[test]
+fn list_shows_the_flattened_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.v4");
+    std::fs::write(&rules, RULES).unwrap();
+    let o = netsieve(&["firewall", "-R", rules.to_str().unwrap(), "--list"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = s.lines().collect();
+    // The jump to `smtp` is flattened into its two rules, then the ESTABLISHED rule.
+    assert_eq!(lines.len(), 4, "{s}");
+    assert!(lines[0].starts_with("0\t") && lines[0].ends_with("rules.v4:6\tREJECT\tcomplex"));
+    assert!(lines[1].ends_with("rules.v4:7\tACCEPT\tsimple"), "{s}");
+    assert!(lines[2].ends_with("rules.v4:5\tACCEPT\tcomplex"), "{s}");
+    assert_eq!(lines[3], "policy\tDROP");
+}
