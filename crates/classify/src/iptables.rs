@@ -76,6 +76,7 @@ pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Parsed {
     let mut chains: HashMap<String, Chain> = HashMap::new();
     let mut errors = Vec::new();
     let mut table: Option<String> = None;
+    let mut saw_filter = false;
     for (n, line) in text.lines().enumerate() {
         let ln = n + 1;
         let t = line.trim();
@@ -84,6 +85,7 @@ pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Parsed {
         }
         if let Some(name) = t.strip_prefix('*') {
             table = Some(name.trim().to_string());
+            saw_filter |= name.trim() == "filter";
             continue;
         }
         if t == "COMMIT" {
@@ -121,6 +123,20 @@ pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Parsed {
             }),
             Err(e) => errors.push(e),
         }
+    }
+    if !saw_filter {
+        errors.push(ParseError {
+            line: 1,
+            col: 1,
+            msg: "no `*filter` table: not an iptables-save dump?".into(),
+        });
+    }
+    if !chains.contains_key(chain) && saw_filter {
+        errors.push(ParseError {
+            line: 1,
+            col: 1,
+            msg: format!("no chain `{chain}` in the filter table"),
+        });
     }
     let mut non_terminating: HashMap<String, usize> = HashMap::new();
     let base = match family {

@@ -206,3 +206,25 @@ fn hostile_chains_are_bounded() {
     let p = parse(&dump, Family::V4, "INPUT", "t");
     assert!(p.errors.iter().any(|e| e.msg.contains("more than")));
 }
+
+#[test]
+fn not_a_dump_and_missing_chains_are_reported() {
+    let p = parse("<iptables-rules/>\n", Family::V4, "INPUT", "t");
+    assert!(
+        p.errors[0].msg.contains("no `*filter` table"),
+        "{:?}",
+        p.errors
+    );
+    let p = parse(
+        "*filter\n:INPUT DROP [0:0]\nCOMMIT\n",
+        Family::V4,
+        "FORWARD",
+        "t",
+    );
+    assert!(
+        p.errors[0].msg.contains("no chain `FORWARD`"),
+        "{:?}",
+        p.errors
+    );
+    assert!(p.set.rules.is_empty());
+}
