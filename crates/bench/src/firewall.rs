@@ -107,12 +107,18 @@ fn linear_flat(es: &[(u32, Header)], k: &Key) -> u32 {
     NONE
 }
 
-/// The throughput table; `sizes` from "1k", "10k", "100k".
-pub fn throughput(data: Option<&Path>, runs: usize, sizes: &[&str]) -> Result<Vec<Row>, String> {
+/// The throughput table; `sizes` from "1k", "10k", "100k", `families` from "acl1",
+/// "fw1", "ipc1" (any ClassBench family with those sizes works).
+pub fn throughput(
+    data: Option<&Path>,
+    runs: usize,
+    sizes: &[&str],
+    families: &[&str],
+) -> Result<Vec<Row>, String> {
     let dir = data_dir(data)?;
     let mut rows = Vec::new();
     for size in sizes {
-        for family in ["acl1", "fw1", "ipc1"] {
+        for family in families {
             let name = format!("{family}_{size}");
             let set = load_set(&dir, &name)?;
             let es = entries(&set);

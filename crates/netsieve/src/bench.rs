@@ -38,6 +38,9 @@ pub enum Bench {
         /// Rule-set sizes for the throughput table.
         #[arg(long, default_value = "1k,10k,100k")]
         sizes: String,
+        /// ClassBench families, comma-separated (of acl1, fw1, ipc1).
+        #[arg(long, default_value = "acl1,fw1,ipc1")]
+        sets: String,
         /// Packets per step of the update cycle.
         #[arg(long, default_value_t = 100_000)]
         packets: usize,
@@ -66,11 +69,14 @@ pub fn run(b: Bench) -> ExitCode {
             data,
             runs,
             sizes,
+            sets,
             packets,
             skip_updates,
         } => {
             let sizes: Vec<&str> = sizes.split(',').map(str::trim).collect();
-            let t = netsieve_bench::firewall::throughput(data.as_deref(), runs.max(1), &sizes);
+            let sets: Vec<&str> = sets.split(',').map(str::trim).collect();
+            let t =
+                netsieve_bench::firewall::throughput(data.as_deref(), runs.max(1), &sizes, &sets);
             match t {
                 Ok(rows) => print!("{}", netsieve_bench::firewall::throughput_markdown(&rows)),
                 Err(e) => {
