@@ -86,11 +86,7 @@ impl FastPath {
     pub fn lookup_batch(&self, keys: &[Key], out: &mut [u32]) {
         match self {
             FastPath::BitVector(b) => b.lookup_batch(keys, out),
-            FastPath::TupleSpace(t) => {
-                for (o, k) in out.iter_mut().zip(keys) {
-                    *o = t.lookup(k);
-                }
-            }
+            FastPath::TupleSpace(t) => t.lookup_batch(keys, out),
         }
     }
 

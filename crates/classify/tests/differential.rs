@@ -92,6 +92,13 @@ fn check_set(name: &str, set: &RuleSet, keys: &[Key]) {
             let got = (*got != NONE).then_some(*got as usize);
             assert_eq!(got, *w, "{name} ({}, batch): {k:?}", fast.stats().algorithm);
         }
+        // Small sets take the plain loop in `lookup_batch`; the grouped one is checked
+        // here on every set.
+        if let FastPath::TupleSpace(t) = &fast {
+            let mut grouped = vec![0u32; keys.len()];
+            t.lookup_grouped(keys, &mut grouped);
+            assert_eq!(grouped, batch, "{name} (tuple space, grouped)");
+        }
         let s = fast.stats();
         eprintln!(
             "{name} {}: {} rules, {} tables, {} KiB, {} keys, {matched} matched",
