@@ -96,6 +96,9 @@ pub struct Hybrid {
     longest_install: std::time::Duration,
     /// Updates so far; a rebuild started at the same count needs no recomputation.
     version: u64,
+    /// Scratch for [`Hybrid::classify_batch`], kept so batches do not allocate.
+    keys: Vec<Key>,
+    matches: Vec<u32>,
 }
 
 const DELETED: u32 = u32::MAX;
@@ -221,6 +224,8 @@ impl Hybrid {
             rebuild: None,
             longest_install: std::time::Duration::ZERO,
             version: 0,
+            keys: Vec::new(),
+            matches: Vec::new(),
         };
         if let Some(d) = derived {
             h.set_derived(d);
@@ -282,6 +287,30 @@ impl Hybrid {
 
     pub fn classify_traced(&mut self, p: &Packet<'_>) -> (Verdict, Trace) {
         let m = self.snap.fast.lookup(&p.key);
+        self.decide(m, p)
+    }
+
+    /// Classifies `ps` in order into `out` (cleared first), exactly as one
+    /// [`Hybrid::classify_traced`] per packet would: the fast-path lookups of the whole
+    /// batch come first ([`FastPath::lookup_batch`], whose memory accesses overlap), then
+    /// each packet's decision and slow path in order, so stateful matches see the packets
+    /// in the same order. Updates and rebuilds happen between batches.
+    pub fn classify_batch(&mut self, ps: &[Packet<'_>], out: &mut Vec<(Verdict, Trace)>) {
+        out.clear();
+        let mut keys = std::mem::take(&mut self.keys);
+        let mut matches = std::mem::take(&mut self.matches);
+        keys.clear();
+        keys.extend(ps.iter().map(|p| p.key));
+        matches.clear();
+        matches.resize(ps.len(), NONE);
+        self.snap.fast.lookup_batch(&keys, &mut matches);
+        out.extend(ps.iter().zip(&matches).map(|(p, &m)| self.decide(m, p)));
+        self.keys = keys;
+        self.matches = matches;
+    }
+
+    /// The verdict for `p` given the fast path's answer `m`.
+    fn decide(&mut self, m: u32, p: &Packet<'_>) -> (Verdict, Trace) {
         if m != NONE && (m as usize) < self.valid {
             let r = m as usize;
             return (

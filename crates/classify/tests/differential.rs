@@ -1,8 +1,8 @@
 //! The fast path and the hybrid classifier against the linear reference.
 
 use netsieve_classify::fast::{FastPath, NONE};
-use netsieve_classify::hybrid::{Hybrid, Strategy};
-use netsieve_classify::linear::Linear;
+use netsieve_classify::hybrid::{Hybrid, Strategy, Trace};
+use netsieve_classify::linear::{Linear, Verdict};
 use netsieve_classify::rule::*;
 use netsieve_classify::{classbench, iptables};
 use std::path::PathBuf;
@@ -334,6 +334,7 @@ fn hybrid_equals_linear_across_updates() {
             let mut lin = Linear::new(&set);
             let mut hy = Hybrid::new(&set, strategy);
             let mut pool = set.rules.clone();
+            let mut batch = Vec::new();
             for i in 0..4000 {
                 match rng.below(60) {
                     0 | 1 => {
@@ -358,19 +359,36 @@ fn hybrid_equals_linear_across_updates() {
                 }
                 hy.poll();
                 assert_eq!(hy.len(), lin.len());
-                let p = random_packet(&pool, &mut rng, i);
-                let want = lin.classify(&view(&p));
-                let (got, tr) = hy.classify_traced(&view(&p));
-                assert_eq!(
-                    got,
-                    want,
-                    "{strategy:?} round {round} packet {i}: validID {}",
-                    hy.valid_id()
-                );
-                if tr.shunted {
-                    shunted += 1;
+                // One packet in most steps; a batch of up to 40 in some.
+                let n = if rng.below(8) == 0 {
+                    1 + rng.below(40) as usize
                 } else {
-                    fast += 1;
+                    1
+                };
+                let ps: Vec<Pkt> = (0..n)
+                    .map(|j| random_packet(&pool, &mut rng, i * 64 + j))
+                    .collect();
+                let got: Vec<(Verdict, Trace)> = if n == 1 {
+                    vec![hy.classify_traced(&view(&ps[0]))]
+                } else {
+                    let views: Vec<Packet<'_>> = ps.iter().map(view).collect();
+                    hy.classify_batch(&views, &mut batch);
+                    batch.clone()
+                };
+                assert_eq!(got.len(), n);
+                for (j, (p, (got, tr))) in ps.iter().zip(got).enumerate() {
+                    let want = lin.classify(&view(p));
+                    assert_eq!(
+                        got,
+                        want,
+                        "{strategy:?} round {round} packet {i}.{j} of {n}: validID {}",
+                        hy.valid_id()
+                    );
+                    if tr.shunted {
+                        shunted += 1;
+                    } else {
+                        fast += 1;
+                    }
                 }
             }
         }

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use netsieve_classify::hybrid::Trace;
 use netsieve_classify::iptables::{self, Family};
+use netsieve_classify::linear::Verdict;
 use netsieve_classify::rule::{CtState, Key, Packet, Rule, RuleSet, v4};
 use netsieve_classify::{Action, Hybrid, Strategy, classbench};
 use netsieve_packet::capture::{Capture, Frame};
@@ -240,8 +242,18 @@ impl Run {
         Ok(())
     }
 
+    /// The packet index of the next change, if any.
+    fn next_change(&mut self) -> Option<u64> {
+        self.changes.peek().map(|(at, _)| *at)
+    }
+
     fn classify(&mut self, i: u64, p: &Packet<'_>) -> Result<Action, String> {
         let (v, tr) = self.hy.classify_traced(p);
+        self.record(i, v, tr)
+    }
+
+    /// Counts and writes the verdict of packet `i`.
+    fn record(&mut self, i: u64, v: Verdict, tr: Trace) -> Result<Action, String> {
         let c = &mut self.counts;
         c.packets += 1;
         if tr.shunted {
@@ -383,9 +395,24 @@ fn go(a: &Args) -> Result<(), String> {
         for e in errors.iter().take(10) {
             eprintln!("{}:{e} (line skipped)", tp.display());
         }
-        for (i, t) in trace.iter().enumerate() {
+        // In batches of up to 64 headers (their fast-path lookups overlap), cut where an
+        // update is due; a background rebuild is installed between batches.
+        let mut batch = Vec::with_capacity(64);
+        let mut verdicts = Vec::with_capacity(64);
+        let mut i = 0;
+        while i < trace.len() {
             run.changes_due(i as u64);
-            run.classify(i as u64, &Packet::header_only(t.key))?;
+            let mut end = (i + 64).min(trace.len());
+            if let Some(at) = run.next_change() {
+                end = end.min((at as usize).max(i + 1));
+            }
+            batch.clear();
+            batch.extend(trace[i..end].iter().map(|t| Packet::header_only(t.key)));
+            run.hy.classify_batch(&batch, &mut verdicts);
+            for (j, &(v, tr)) in verdicts.iter().enumerate() {
+                run.record((i + j) as u64, v, tr)?;
+            }
+            i = end;
         }
     } else {
         let mut cap = Capture::open(&a.read).map_err(|e| e.to_string())?;

@@ -177,6 +177,72 @@ fn classbench_trace() {
     );
 }
 
+/// Trace mode classifies in batches of 64 cut where an update is due: the verdicts change
+/// exactly at the packets the updates name, also inside and right after a batch.
+#[test]
+fn trace_updates_take_effect_at_their_packet() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("set");
+    std::fs::write(
+        &rules,
+        "@0.0.0.0/0\t0.0.0.0/0\t0 : 65535\t81 : 81\t0x06/0xFF\t\n\
+         @0.0.0.0/0\t0.0.0.0/0\t0 : 65535\t80 : 80\t0x06/0xFF\t\n\
+         @0.0.0.0/0\t0.0.0.0/0\t0 : 65535\t0 : 65535\t0x00/0x00\t\n",
+    )
+    .unwrap();
+    let updates = dir.path().join("updates");
+    std::fs::write(
+        &updates,
+        "70 insert 0 @10.0.0.0/8\t0.0.0.0/0\t0 : 65535\t80 : 80\t0x06/0xFF\n\
+         130 delete 0\n\
+         150 delete 0\n\
+         64 rebuild\n",
+    )
+    .unwrap();
+    let trace = dir.path().join("trace");
+    // 200 times 10.1.2.3 -> 1.2.3.4:80/tcp.
+    std::fs::write(
+        &trace,
+        "167838211\t16909060\t1234\t80\t6\t0\t1\n".repeat(200),
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    for strategy in ["full", "cut", "interval"] {
+        let tsv = dir.path().join(format!("{strategy}.tsv"));
+        let o = netsieve(&[
+            "firewall",
+            "-R",
+            rules.to_str().unwrap(),
+            "--format",
+            "classbench",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--strategy",
+            strategy,
+            "--updates",
+            updates.to_str().unwrap(),
+            "--verdicts",
+            tsv.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        seen.push(std::fs::read_to_string(&tsv).unwrap());
+    }
+    let want: String = (0..200)
+        .map(|i| {
+            let pos = match i {
+                0..70 => 1,
+                70..130 => 0,
+                130..150 => 1,
+                _ => 0,
+            };
+            format!("{i}\t{pos}\tACCEPT\n")
+        })
+        .collect();
+    for s in &seen {
+        assert_eq!(*s, want);
+    }
+}
+
 #[test]
 fn list_shows_the_flattened_positions() {
     let dir = tempfile::tempdir().unwrap();
