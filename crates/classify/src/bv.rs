@@ -146,16 +146,18 @@ impl BitVector {
                 if field.starts.len() > u16::MAX as usize {
                     return None;
                 }
-                // direct[h]: how many intervals start before h << 16.
-                let mut j = 0;
-                field.direct = (0..=65536u64)
-                    .map(|h| {
-                        while j < field.starts.len() && (field.starts[j] as u64) < h << 16 {
-                            j += 1;
-                        }
-                        j as u16
-                    })
-                    .collect();
+                // direct[h]: how many intervals start before h << 16, that is in a /16
+                // below h: a histogram of the starts' /16s, summed up.
+                let mut direct = vec![0u16; 65537];
+                for &st in &field.starts {
+                    direct[(st >> 16) as usize + 1] += 1;
+                }
+                // (At most 65,535 starts, checked above, so no sum overflows; wrapping
+                // keeps the fuzzer's overflow checks out of this 65,536-step loop.)
+                for h in 1..direct.len() {
+                    direct[h] = direct[h].wrapping_add(direct[h - 1]);
+                }
+                field.direct = direct;
             } else {
                 if (field.which.iter().max().copied().unwrap_or(0) as usize) > u16::MAX as usize {
                     return None;
@@ -168,15 +170,25 @@ impl BitVector {
                 }
             }
         }
+        // Protocols: the ranges' bounds cut 0..=255 into a few intervals (usually "any"
+        // and a handful of exact numbers); one vector per interval.
+        let mut cuts: Vec<u16> = entries
+            .iter()
+            .flat_map(|(_, h)| [h.proto.lo.min(256), h.proto.hi.saturating_add(1).min(256)])
+            .chain([0, 256])
+            .collect();
+        cuts.sort_unstable();
+        cuts.dedup();
         let mut proto = Vec::with_capacity(256);
-        for p in 0..256u16 {
+        for w in cuts.windows(2) {
             let mut v = vec![0u64; words];
             for (e, (_, h)) in entries.iter().enumerate() {
-                if h.proto.contains(p) {
+                if h.proto.contains(w[0]) {
                     v[e / 64] |= 1 << (e % 64);
                 }
             }
-            proto.push(vecs.add(&v));
+            let i = vecs.add(&v);
+            proto.resize(w[1] as usize, i);
         }
         let flag_bits: Vec<u16> = (0..16)
             .map(|b| 1u16 << b)
