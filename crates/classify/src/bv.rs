@@ -39,8 +39,11 @@ pub struct BitVector {
     fields: [Field; 4],
     /// By protocol number: a vector index.
     proto: Vec<u32>,
-    /// The TCP flag bits any entry tests, and by their compressed value a vector index.
-    flag_bits: Vec<u16>,
+    /// The TCP flag bits any entry tests, compressed: by the low and the high byte of a
+    /// packet's flags, their part of the index into `flags`.
+    flag_lo: Vec<u16>,
+    flag_hi: Vec<u16>,
+    /// By compressed flags, a vector index.
     flags: Vec<u32>,
 }
 
@@ -222,6 +225,15 @@ impl BitVector {
                 }
             }
         }
+        let compress = |value: u16| -> u16 {
+            flag_bits
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| value & **b != 0)
+                .fold(0, |c, (i, _)| c | 1 << i)
+        };
+        let flag_lo = (0..256u16).map(compress).collect();
+        let flag_hi = (0..256u16).map(|h| compress(h << 8)).collect();
         Some(BitVector {
             words,
             swords,
@@ -230,7 +242,8 @@ impl BitVector {
             vecs: vecs.data,
             fields,
             proto,
-            flag_bits,
+            flag_lo,
+            flag_hi,
             flags,
         })
     }
@@ -259,12 +272,8 @@ impl BitVector {
         let (Some(src), Some(dst)) = (v4_of(k.src), v4_of(k.dst)) else {
             return None;
         };
-        let mut c = 0usize;
-        for (i, b) in self.flag_bits.iter().enumerate() {
-            if k.flags & b != 0 {
-                c |= 1 << i;
-            }
-        }
+        let c = (self.flag_lo[(k.flags & 0xff) as usize] | self.flag_hi[(k.flags >> 8) as usize])
+            as usize;
         Some([
             Self::address(&self.fields[0], src) as usize,
             Self::address(&self.fields[1], dst) as usize,
@@ -345,6 +354,7 @@ impl BitVector {
                 .map(|f| f.direct.capacity() * 2)
                 .sum::<usize>()
             + self.proto.capacity() * 4
+            + (self.flag_lo.capacity() + self.flag_hi.capacity()) * 2
             + self.flags.capacity() * 4
     }
 }
