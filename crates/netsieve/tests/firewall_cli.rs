@@ -1,6 +1,6 @@
 //! `netsieve firewall` end to end on the bundled example capture.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn root() -> PathBuf {
@@ -82,6 +82,28 @@ fn firewall_counts_agree_with_bpf_and_write_what_passes() {
     assert!(lines.lines().all(|l| l.split('\t').count() == 3));
 }
 
+/// `netsieve firewall ARGS --updates UPDATES` under each strategy: the verdict files.
+fn per_strategy(dir: &Path, args: &[&str], updates: &Path) -> Vec<String> {
+    let mut seen = Vec::new();
+    for strategy in ["full", "cut", "interval"] {
+        let tsv = dir.join(format!("{strategy}.tsv"));
+        let mut all = vec!["firewall"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&[
+            "--strategy",
+            strategy,
+            "--updates",
+            updates.to_str().unwrap(),
+            "--verdicts",
+            tsv.to_str().unwrap(),
+        ]);
+        let o = netsieve(&all);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        seen.push(std::fs::read_to_string(&tsv).unwrap());
+    }
+    seen
+}
+
 #[test]
 fn strategies_and_updates_give_the_same_verdicts() {
     let dir = tempfile::tempdir().unwrap();
@@ -97,25 +119,12 @@ fn strategies_and_updates_give_the_same_verdicts() {
          9 insert 1 -p tcp --dport 25 -j DROP\n",
     )
     .unwrap();
-    let mut seen = Vec::new();
-    for strategy in ["full", "cut", "interval"] {
-        let tsv = dir.path().join(format!("{strategy}.tsv"));
-        let o = netsieve(&[
-            "firewall",
-            "-R",
-            rules.to_str().unwrap(),
-            "-r",
-            &pcap(),
-            "--strategy",
-            strategy,
-            "--updates",
-            updates.to_str().unwrap(),
-            "--verdicts",
-            tsv.to_str().unwrap(),
-        ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        seen.push(std::fs::read_to_string(&tsv).unwrap());
-    }
+    let pcap = pcap();
+    let seen = per_strategy(
+        dir.path(),
+        &["-R", rules.to_str().unwrap(), "-r", &pcap],
+        &updates,
+    );
     assert_eq!(seen[0], seen[1]);
     assert_eq!(seen[0], seen[2]);
     // The inserted DROP at position 1 takes the client's packets from packet 9 on.
@@ -206,27 +215,18 @@ fn trace_updates_take_effect_at_their_packet() {
         "167838211\t16909060\t1234\t80\t6\t0\t1\n".repeat(200),
     )
     .unwrap();
-    let mut seen = Vec::new();
-    for strategy in ["full", "cut", "interval"] {
-        let tsv = dir.path().join(format!("{strategy}.tsv"));
-        let o = netsieve(&[
-            "firewall",
+    let seen = per_strategy(
+        dir.path(),
+        &[
             "-R",
             rules.to_str().unwrap(),
             "--format",
             "classbench",
             "--trace",
             trace.to_str().unwrap(),
-            "--strategy",
-            strategy,
-            "--updates",
-            updates.to_str().unwrap(),
-            "--verdicts",
-            tsv.to_str().unwrap(),
-        ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        seen.push(std::fs::read_to_string(&tsv).unwrap());
-    }
+        ],
+        &updates,
+    );
     let want: String = (0..200)
         .map(|i| {
             let pos = match i {
