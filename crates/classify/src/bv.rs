@@ -292,6 +292,27 @@ impl BitVector {
         let vec = |j: usize| &self.vecs[v[j] * w..v[j] * w + w];
         let (a, b, c, d, e, f) = (vec(0), vec(1), vec(2), vec(3), vec(4), vec(5));
         let sum = |j: usize, s: usize| self.sums[v[j] * sw + s];
+        if sw == 1 {
+            // Up to 4,096 entries: the two address vectors ANDed in full (a few cache
+            // lines, no branches) give the words where both have a bit; with the other
+            // summaries only those words are visited. The addresses are the most
+            // selective fields, so this visits 1.1 to 1.5 words per lookup on the 1k sets
+            // where the summaries alone visit 1.2 to 5.
+            let mut both = 0u64;
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                both |= ((x & y != 0) as u64) << i;
+            }
+            let mut cand = both & sum(2, 0) & sum(3, 0) & sum(4, 0) & sum(5, 0);
+            while cand != 0 {
+                let i = cand.trailing_zeros() as usize;
+                let x = a[i] & b[i] & c[i] & d[i] & e[i] & f[i];
+                if x != 0 {
+                    return self.prio[i * 64 + x.trailing_zeros() as usize];
+                }
+                cand &= cand - 1;
+            }
+            return NONE;
+        }
         for s in 0..sw {
             // Words where every vector has a bit; only those can hold a match.
             let mut cand = sum(0, s) & sum(1, s) & sum(2, s) & sum(3, s) & sum(4, s) & sum(5, s);
@@ -320,6 +341,14 @@ impl BitVector {
     /// first, then their vector scans, so the memory accesses of different packets
     /// overlap instead of waiting on each other.
     pub fn lookup_batch(&self, keys: &[Key], out: &mut [u32]) {
+        if self.swords == 1 {
+            // Small sets: the scan is branch-free up to the candidates, and grouping the
+            // table lookups measured 5% to 12% slower than one packet after another.
+            for (o, k) in out.iter_mut().zip(keys) {
+                *o = self.lookup(k);
+            }
+            return;
+        }
         const GROUP: usize = 8;
         for (ks, os) in keys.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
             let mut vs = [None; GROUP];
