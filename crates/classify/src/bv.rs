@@ -6,10 +6,12 @@
 //! vector with one bit per entry, in priority order. A lookup finds the packet's interval
 //! in each field by binary search (the protocol and the TCP flags by a direct table),
 //! ANDs the vectors a word at a time and stops at the first non-zero word: its lowest set
-//! bit is the best entry. Identical vectors are stored once. The cost is one binary
-//! search per field plus a few words for a match near the top, and the whole structure
-//! for 1k rules stays in the L2 cache; memory grows with the square of the rule count,
-//! so [`crate::fast`] uses it only below a measured size and a memory cap.
+//! bit is the best entry. Summary words (a bit per non-zero word) skip words where some
+//! vector is empty; up to 4,096 entries the two address vectors, the most selective, are
+//! also ANDed in full first, so fewer words are visited in vain. Identical vectors are
+//! stored once. The whole structure for 1k rules stays in the L2 cache; memory grows with
+//! the square of the rule count, so [`crate::fast`] uses it only below a measured size and
+//! a memory cap.
 
 use crate::rule::{Header, Key};
 use crate::tss::NONE;
