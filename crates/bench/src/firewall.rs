@@ -15,7 +15,7 @@
 
 use crate::data::{Rng, data_dir};
 use netsieve_classify::classbench;
-use netsieve_classify::fast::{FastPath, NONE};
+use netsieve_classify::fast::{Algorithm, FastPath, NONE};
 use netsieve_classify::hybrid::{Hybrid, Strategy};
 use netsieve_classify::linear::Linear;
 use netsieve_classify::rule::*;
@@ -148,12 +148,12 @@ pub fn throughput(
                 lin_t.push(t.elapsed().as_secs_f64());
             }
             let mut algos = Vec::new();
-            for bv in [false, true] {
+            for algorithm in Algorithm::ALL {
                 let mut builds = Vec::new();
                 let mut fast = None;
                 for _ in 0..runs {
                     let t = Instant::now();
-                    fast = black_box(FastPath::build_with(es.iter().copied(), bv));
+                    fast = black_box(FastPath::build_with(es.iter().copied(), algorithm));
                     builds.push(t.elapsed().as_secs_f64() * 1e3);
                 }
                 let Some(fast) = fast else { continue };
@@ -203,10 +203,10 @@ pub fn throughput(
                     ts.push(t.elapsed().as_secs_f64());
                 }
                 algos.push(Algo {
-                    name: if bv {
-                        "bit vectors, bursts of 64"
-                    } else {
-                        "tuple space, bursts of 64"
+                    name: match algorithm {
+                        Algorithm::Rfc => "RFC, bursts of 64",
+                        Algorithm::BitVector => "bit vectors, bursts of 64",
+                        Algorithm::TupleSpace => "tuple space, bursts of 64",
                     },
                     mpps: keys.len() as f64 / median(ts) / 1e6,
                     build_ms,

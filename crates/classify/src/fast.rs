@@ -1,29 +1,47 @@
 //! The fast path: the first matching simple rule (`matchID`) for a packet's header.
 //!
-//! Two algorithms, both exact, chosen when the fast path is built:
+//! Three algorithms, all exact, chosen when the fast path is built:
 //!
+//! - [`Rfc`] (recursive flow classification): a fixed chain of 15 table reads, the
+//!   fastest lookup, for small IPv4 sets whose tables stay under [`RFC_MAX_BYTES`].
 //! - [`BitVector`] (bit vectors over elementary intervals): fastest on small and medium
 //!   IPv4 sets, but its memory grows with the square of the rule count.
 //! - [`TupleSpace`] (tuple space search with merged tuples): memory and build time linear
 //!   in the rule count, any address family.
 //!
-//! [`FastPath::build`] takes the bit vectors when the set is IPv4, has at most
+//! [`FastPath::build`] takes RFC when it fits, else the bit vectors when the set is IPv4, has at most
 //! [`BV_MAX_ENTRIES`] entries and its vectors fit [`BV_MAX_BYTES`]; otherwise tuple space
 //! search. The crossover comes from `netsieve bench firewall` (docs/BENCHMARKS.md).
 
 use crate::bv::BitVector;
+use crate::rfc::Rfc;
 use crate::rule::{Header, Key};
 use crate::tss::TupleSpace;
 
 pub use crate::tss::NONE;
 
+/// The most memory the RFC tables may take.
+pub const RFC_MAX_BYTES: usize = 8 << 20;
 /// Above this many entries the tuple space is used.
 pub const BV_MAX_ENTRIES: usize = 16_384;
 /// The most memory the bit vectors may take.
 pub const BV_MAX_BYTES: usize = 32 << 20;
 
+/// The fast-path algorithms, for [`FastPath::build_with`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    Rfc,
+    BitVector,
+    TupleSpace,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 3] = [Algorithm::TupleSpace, Algorithm::BitVector, Algorithm::Rfc];
+}
+
 #[derive(Clone, Debug)]
 pub enum FastPath {
+    Rfc(Box<Rfc>),
     BitVector(Box<BitVector>),
     TupleSpace(TupleSpace),
 }
@@ -50,6 +68,9 @@ impl FastPath {
     pub fn build(entries: impl IntoIterator<Item = (u32, Header)>) -> FastPath {
         let mut es: Vec<(u32, Header)> = entries.into_iter().collect();
         es.sort_by_key(|e| e.0);
+        if let Some(r) = Rfc::build(&es, RFC_MAX_BYTES) {
+            return FastPath::Rfc(Box::new(r));
+        }
         if es.len() <= BV_MAX_ENTRIES
             && let Some(bv) = BitVector::build(&es, BV_MAX_BYTES)
         {
@@ -58,18 +79,20 @@ impl FastPath {
         FastPath::TupleSpace(TupleSpace::build(es))
     }
 
-    /// Forces one algorithm (for benchmarks and tests); `None` when the bit vectors do
-    /// not apply to these entries or would take more than 1 GiB.
+    /// Forces one algorithm (for benchmarks and tests); `None` when it does not apply
+    /// to these entries or would take more than 1 GiB.
     pub fn build_with(
         entries: impl IntoIterator<Item = (u32, Header)>,
-        bv: bool,
+        algorithm: Algorithm,
     ) -> Option<FastPath> {
         let mut es: Vec<(u32, Header)> = entries.into_iter().collect();
         es.sort_by_key(|e| e.0);
-        if bv {
-            BitVector::build(&es, 1 << 30).map(|b| FastPath::BitVector(Box::new(b)))
-        } else {
-            Some(FastPath::TupleSpace(TupleSpace::build(es)))
+        match algorithm {
+            Algorithm::Rfc => Rfc::build(&es, 1 << 30).map(|r| FastPath::Rfc(Box::new(r))),
+            Algorithm::BitVector => {
+                BitVector::build(&es, 1 << 30).map(|b| FastPath::BitVector(Box::new(b)))
+            }
+            Algorithm::TupleSpace => Some(FastPath::TupleSpace(TupleSpace::build(es))),
         }
     }
 
@@ -77,6 +100,7 @@ impl FastPath {
     #[inline]
     pub fn lookup(&self, k: &Key) -> u32 {
         match self {
+            FastPath::Rfc(r) => r.lookup(k),
             FastPath::BitVector(b) => b.lookup(k),
             FastPath::TupleSpace(t) => t.lookup(k),
         }
@@ -85,6 +109,7 @@ impl FastPath {
     /// [`FastPath::lookup`] for each of `keys` into `out` (as many as both hold).
     pub fn lookup_batch(&self, keys: &[Key], out: &mut [u32]) {
         match self {
+            FastPath::Rfc(r) => r.lookup_batch(keys, out),
             FastPath::BitVector(b) => b.lookup_batch(keys, out),
             FastPath::TupleSpace(t) => t.lookup_batch(keys, out),
         }
@@ -92,6 +117,12 @@ impl FastPath {
 
     pub fn stats(&self) -> Stats {
         match self {
+            FastPath::Rfc(r) => Stats {
+                algorithm: "RFC",
+                entries: r.entries(),
+                tables: 0,
+                heap_bytes: r.heap_bytes(),
+            },
             FastPath::BitVector(b) => Stats {
                 algorithm: "bit vectors",
                 entries: b.entries(),

@@ -12,8 +12,9 @@
 //! - [`rule`]: the model (header tests, complex matches, actions, packets).
 //! - [`iptables`] and [`classbench`]: parsers, with line and column in every error.
 //! - [`linear`]: the reference, a linear first-match.
-//! - [`fast`]: the fast path, one of [`bv`] (bit vectors over elementary intervals, for
-//!   small and medium IPv4 sets) and [`tss`] (tuple space search with merged tuples).
+//! - [`fast`]: the fast path, one of [`rfc`] (recursive flow classification, for small
+//!   IPv4 sets), [`bv`] (bit vectors over elementary intervals, for medium IPv4 sets) and
+//!   [`tss`] (tuple space search with merged tuples).
 //! - [`hybrid`]: validID, shunting, the full / cut / interval strategies, updates and the
 //!   background rebuild.
 
@@ -26,6 +27,7 @@ pub mod fast;
 pub mod hybrid;
 pub mod iptables;
 pub mod linear;
+pub mod rfc;
 pub mod rule;
 pub mod tss;
 

@@ -1,6 +1,6 @@
 //! The fast path and the hybrid classifier against the linear reference.
 
-use netsieve_classify::fast::{FastPath, NONE};
+use netsieve_classify::fast::{Algorithm, FastPath, NONE};
 use netsieve_classify::hybrid::{Hybrid, Strategy, Trace};
 use netsieve_classify::linear::{Linear, Verdict};
 use netsieve_classify::rule::*;
@@ -76,8 +76,8 @@ fn check_set(name: &str, set: &RuleSet, keys: &[Key]) -> usize {
     let matched = want.iter().filter(|w| w.is_some()).count();
     assert!(matched > 0);
     let mut algorithms = 0;
-    for bv in [false, true] {
-        let Some(fast) = FastPath::build_with(entries.iter().copied(), bv) else {
+    for algorithm in Algorithm::ALL {
+        let Some(fast) = FastPath::build_with(entries.iter().copied(), algorithm) else {
             continue;
         };
         algorithms += 1;
@@ -176,7 +176,10 @@ fn fast_path_equals_linear_on_random_sets() {
             .collect();
         let algorithms = check_set(&format!("random {round}"), &set, &keys);
         if round % 2 == 1 {
-            assert_eq!(algorithms, 2, "round {round}: the bit vectors should apply");
+            assert_eq!(
+                algorithms, 3,
+                "round {round}: the bit vectors and RFC should apply"
+            );
         }
     }
 }
