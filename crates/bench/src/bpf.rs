@@ -9,7 +9,6 @@
 //! or the run fails.
 
 use crate::data::data_dir;
-use netsieve_bpf::jit::Codegen;
 use netsieve_bpf::{Filter, LinkType, Packet, Program, compile};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -101,8 +100,7 @@ pub struct Row {
     /// The paper's method: each chunk of packets is first copied into a receive buffer
     /// (untimed), then filtered (timed). ns per packet for libpcap, our interpreter, our
     /// JIT per packet, our JIT batch.
-    /// ... and our branch-free JIT batch.
-    pub resident: [Option<f64>; 5],
+    pub resident: [Option<f64>; 4],
     pub insns: usize,
     pub matched: usize,
     /// Nanoseconds per packet, median over the runs.
@@ -111,8 +109,6 @@ pub struct Row {
     pub jit: f64,
     pub batch: f64,
     pub batch_size: usize,
-    /// Our branch-free JIT over batches (best size).
-    pub flat: f64,
     /// Our JIT over batches running libpcap's optimised program.
     pub batch_libpcap_prog: Option<f64>,
     /// JIT compile time, microseconds (median).
@@ -255,19 +251,10 @@ pub fn run_table(
             }
         }
         let (t_batch, size, m_batch) = best;
-        let flat = Filter::with_codegen(&prog, Codegen::BranchFree);
-        let mut best_flat = (f64::MAX, 0);
-        for &size in &BATCH_SIZES {
-            let (t, m) = time(runs, n, || batch(&flat, size, &mut out));
-            if t < best_flat.0 {
-                best_flat = (t, m);
-            }
-        }
         let mut counts = vec![
             ("interpreter", m_interp),
             ("JIT", m_jit),
             ("JIT batch", m_batch),
-            ("JIT batch, branch-free", best_flat.1),
         ];
         #[allow(unused_mut, unused_assignments)]
         let (mut t_pcap, mut t_pcap_prog) = (None, None);
@@ -293,7 +280,7 @@ pub fn run_table(
         // The paper's method: copy RX packets into a receive buffer, then time the filter
         // loop over them; the packets are in cache, as right after a NIC's DMA.
         let mut rx: Vec<u8> = Vec::new();
-        let mut resident = [None; 5];
+        let mut resident = [None; 4];
         #[cfg(feature = "libpcap")]
         let lp0 = peer::Libpcap::compile(&expr)?;
         #[allow(unused_mut)]
@@ -318,13 +305,6 @@ pub fn run_table(
                 3,
                 Box::new(|c: &[Packet], o: &mut [u32]| {
                     jit.run_batch(c, o);
-                    o[..c.len()].iter().filter(|&&v| v != 0).count()
-                }),
-            ),
-            (
-                4,
-                Box::new(|c: &[Packet], o: &mut [u32]| {
-                    flat.run_batch(c, o);
                     o[..c.len()].iter().filter(|&&v| v != 0).count()
                 }),
             ),
@@ -376,7 +356,6 @@ pub fn run_table(
             jit: t_jit,
             batch: t_batch,
             batch_size: size,
-            flat: best_flat.0,
             batch_libpcap_prog: t_pcap_prog,
             jit_compile_us: compile_us,
         });
@@ -394,20 +373,17 @@ pub fn markdown(rows: &[Row], n: usize, note: &str) -> String {
     );
     let _ = writeln!(
         s,
-        "| # | filter | insns | matched | libpcap interp | our interp | our JIT | JIT batch (size) | JIT batch, branch-free | JIT batch, libpcap's program | A interp | A JIT | A batch | A branch-free | JIT compile |"
+        "| # | filter | insns | matched | libpcap interp | our interp | our JIT | JIT batch (size) | JIT batch, libpcap's program | A interp | A JIT | A batch | JIT compile |"
     );
-    let _ = writeln!(
-        s,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let ratio =
         |base: Option<f64>, t: f64| base.map_or("-".to_string(), |b| format!("{:.1}x", b / t));
     let opt = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{t:.2}"));
-    let mut sums = [0.0f64; 4];
+    let mut sums = [0.0f64; 3];
     for (i, r) in rows.iter().enumerate() {
         let _ = writeln!(
             s,
-            "| {} | `{}` | {} | {:.1}% | {} | {:.2} | {:.2} | {:.2} ({}) | {:.2} | {} | {} | {} | {} | {} | {:.0} µs |",
+            "| {} | `{}` | {} | {:.1}% | {} | {:.2} | {:.2} | {:.2} ({}) | {} | {} | {} | {} | {:.0} µs |",
             i + 1,
             r.filter,
             r.insns,
@@ -417,19 +393,16 @@ pub fn markdown(rows: &[Row], n: usize, note: &str) -> String {
             r.jit,
             r.batch,
             r.batch_size,
-            r.flat,
             opt(r.batch_libpcap_prog),
             ratio(r.libpcap, r.interp),
             ratio(r.libpcap, r.jit),
             ratio(r.libpcap, r.batch),
-            ratio(r.libpcap, r.flat),
             r.jit_compile_us
         );
         if let Some(b) = r.libpcap {
             sums[0] += b / r.interp;
             sums[1] += b / r.jit;
             sums[2] += b / r.batch;
-            sums[3] += b / r.flat;
         }
     }
     if rows.iter().all(|r| r.libpcap.is_some()) {
@@ -437,11 +410,10 @@ pub fn markdown(rows: &[Row], n: usize, note: &str) -> String {
         let _ = k;
         let _ = writeln!(
             s,
-            "| | **average** | | | | | | | | | **{:.1}x** | **{:.1}x** | **{:.1}x** | **{:.1}x** | |",
+            "| | **average** | | | | | | | | **{:.1}x** | **{:.1}x** | **{:.1}x** | |",
             sums[0] / k,
             sums[1] / k,
-            sums[2] / k,
-            sums[3] / k
+            sums[2] / k
         );
     }
     s
@@ -456,48 +428,44 @@ pub fn markdown_resident(rows: &[Row]) -> String {
     );
     let _ = writeln!(
         s,
-        "| # | filter | libpcap interp | our interp | our JIT | our JIT batch | branch-free batch | A interp | A JIT | A batch | A branch-free |"
+        "| # | filter | libpcap interp | our interp | our JIT | our JIT batch | A interp | A JIT | A batch |"
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|");
     let f = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{t:.2}"));
-    let mut sums = [0.0f64; 4];
+    let mut sums = [0.0f64; 3];
     for (i, r) in rows.iter().enumerate() {
-        let [lp, it, jit, b, bf] = r.resident;
+        let [lp, it, jit, b] = r.resident;
         let ratio = |t: Option<f64>| match (lp, t) {
             (Some(a), Some(b)) => format!("{:.1}x", a / b),
             _ => "-".into(),
         };
-        if let (Some(a), Some(x), Some(y), Some(z), Some(w)) = (lp, it, jit, b, bf) {
+        if let (Some(a), Some(x), Some(y), Some(z)) = (lp, it, jit, b) {
             sums[0] += a / x;
             sums[1] += a / y;
             sums[2] += a / z;
-            sums[3] += a / w;
         }
         let _ = writeln!(
             s,
-            "| {} | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | `{}` | {} | {} | {} | {} | {} | {} | {} |",
             i + 1,
             r.filter,
             f(lp),
             f(it),
             f(jit),
             f(b),
-            f(bf),
             ratio(it),
             ratio(jit),
-            ratio(b),
-            ratio(bf)
+            ratio(b)
         );
     }
     if rows.iter().all(|r| r.resident[0].is_some()) {
         let k = rows.len() as f64;
         let _ = writeln!(
             s,
-            "| | **average** | | | | | | **{:.1}x** | **{:.1}x** | **{:.1}x** | **{:.1}x** |",
+            "| | **average** | | | | | **{:.1}x** | **{:.1}x** | **{:.1}x** |",
             sums[0] / k,
             sums[1] / k,
-            sums[2] / k,
-            sums[3] / k
+            sums[2] / k
         );
     }
     s

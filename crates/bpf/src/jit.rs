@@ -16,8 +16,7 @@
 use crate::Packet;
 use crate::insn::*;
 use cranelift_codegen::ir::{
-    AbiParam, Block, InstBuilder, MemFlags, StackSlotData, StackSlotKind, Value, condcodes::IntCC,
-    types,
+    AbiParam, Block, InstBuilder, MemFlags, Value, condcodes::IntCC, types,
 };
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -67,24 +66,8 @@ fn e(x: impl std::fmt::Display) -> JitError {
     JitError(x.to_string())
 }
 
-/// How the filter's control flow becomes native code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Codegen {
-    /// Each BPF jump is a native branch (the default).
-    Branches,
-    /// No branch inside the filter: every instruction runs, each under a predicate that
-    /// says whether the packet's path reaches it (if-conversion), and registers at a join
-    /// are selected by the predicate of the edge taken. More work per packet, but no
-    /// branch to mispredict, so consecutive packets' filters overlap in the processor.
-    BranchFree,
-}
-
 impl Native {
     pub fn compile(prog: &Program) -> Result<Native, JitError> {
-        Native::compile_with(prog, Codegen::Branches)
-    }
-
-    pub fn compile_with(prog: &Program, codegen: Codegen) -> Result<Native, JitError> {
         let isa = isa()?;
         let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
         let mut ctx = module.make_context();
@@ -110,11 +93,6 @@ impl Native {
             let p = b.block_params(entry).to_vec();
             let (pkts, n, out) = (p[0], p[1], p[2]);
             let zero = b.ins().iconst(types::I64, 0);
-            // Branch-free code reads here instead of out of the packet's bounds.
-            let slot =
-                b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 0));
-            b.ins().stack_store(zero, slot, 0);
-            let spare = b.ins().stack_addr(ptr, slot, 0);
             b.ins().jump(head, &[zero.into()]);
 
             b.switch_to_block(head);
@@ -136,13 +114,7 @@ impl Native {
             let wl = b
                 .ins()
                 .load(types::I32, f, rec, offset_of!(Packet<'_>, wirelen) as i32);
-            match codegen {
-                Codegen::Branches => body(&mut b, prog.insns(), data, len, wl, done),
-                Codegen::BranchFree => {
-                    let v = body_branch_free(&mut b, prog.insns(), data, len, wl, spare);
-                    b.ins().jump(done, &[v.into()]);
-                }
-            }
+            body(&mut b, prog.insns(), data, len, wl, done);
 
             b.switch_to_block(done);
             let v = b.block_params(done)[0];
@@ -406,241 +378,4 @@ fn body(
     b.switch_to_block(reject);
     let z = b.ins().iconst(i32t, 0);
     b.ins().jump(done, &[z.into()]);
-}
-
-/// The machine state along one edge into an instruction.
-#[derive(Clone)]
-struct State {
-    /// Whether the packet's path takes this edge (an `i8`, 0 or 1).
-    taken: Value,
-    a: Value,
-    x: Value,
-    mem: [Value; MEMWORDS],
-}
-
-/// Emits the program without branches (see [`Codegen::BranchFree`]) and returns the
-/// verdict. `spare` points at 8 readable bytes that loads out of bounds read instead.
-///
-/// Jumps only go forward, so program order visits every instruction after all of its
-/// predecessors. On any path at most one edge into an instruction is taken, so a chain of
-/// selects on the edges' predicates gives the registers along the taken one. A load out
-/// of bounds or a division by zero clears the predicate of what follows, so no return is
-/// reached and the verdict stays 0, as the interpreter rejects.
-fn body_branch_free(
-    b: &mut FunctionBuilder<'_>,
-    insns: &[Insn],
-    data: Value,
-    caplen: Value,
-    wirelen: Value,
-    spare: Value,
-) -> Value {
-    let i32t = types::I32;
-    let i64t = types::I64;
-    let zero = b.ins().iconst(i32t, 0);
-    let yes = b.ins().iconst(types::I8, 1);
-    let mut into: Vec<Vec<State>> = vec![Vec::new(); insns.len() + 1];
-    into[0].push(State {
-        taken: yes,
-        a: zero,
-        x: zero,
-        mem: [zero; MEMWORDS],
-    });
-    let rd = MemFlags::new().with_notrap().with_readonly();
-    let mut verdict = zero;
-    // Loads `size` bytes at the 64-bit offset `off`: the value and whether it was inside
-    // the packet (an `i8`).
-    let load = |b: &mut FunctionBuilder<'_>, off: Value, size: u16| -> (Value, Value) {
-        let n = match size {
-            W => 4,
-            H => 2,
-            _ => 1,
-        };
-        let end = b.ins().iadd_imm(off, n);
-        let ok = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, caplen);
-        let at = b.ins().iadd(data, off);
-        let addr = b.ins().select(ok, at, spare);
-        let v = match size {
-            W => {
-                let v = b.ins().load(i32t, rd, addr, 0);
-                b.ins().bswap(v)
-            }
-            H => {
-                let v = b.ins().load(types::I16, rd, addr, 0);
-                let v = b.ins().bswap(v);
-                b.ins().uextend(i32t, v)
-            }
-            _ => b.ins().uload8(i32t, rd, addr, 0),
-        };
-        (v, ok)
-    };
-    for (pc, i) in insns.iter().enumerate() {
-        let edges = std::mem::take(&mut into[pc]);
-        let Some(last) = edges.last() else {
-            continue; // unreachable
-        };
-        // The state on entry: the taken edge's, by selects (none where all edges agree).
-        let mut st = last.clone();
-        for e in edges.iter().rev().skip(1) {
-            st.taken = b.ins().bor(e.taken, st.taken);
-            if e.a != st.a {
-                st.a = b.ins().select(e.taken, e.a, st.a);
-            }
-            if e.x != st.x {
-                st.x = b.ins().select(e.taken, e.x, st.x);
-            }
-            for (m, em) in st.mem.iter_mut().zip(&e.mem) {
-                if *em != *m {
-                    *m = b.ins().select(e.taken, *em, *m);
-                }
-            }
-        }
-        let next = pc + 1;
-        match i.class() {
-            LD | LDX => {
-                let (v, ok) = match (i.class(), i.mode()) {
-                    (LD, ABS) => {
-                        let off = b.ins().iconst(i64t, i.k as i64);
-                        let (v, ok) = load(b, off, i.size());
-                        (v, Some(ok))
-                    }
-                    (LD, IND) => {
-                        let xw = b.ins().uextend(i64t, st.x);
-                        let off = b.ins().iadd_imm(xw, i.k as i64);
-                        let (v, ok) = load(b, off, i.size());
-                        (v, Some(ok))
-                    }
-                    (_, IMM) => (b.ins().iconst(i32t, i.k as i64), None),
-                    (_, LEN) => (wirelen, None),
-                    (_, MEM) => (st.mem[i.k as usize], None),
-                    _ => {
-                        let off = b.ins().iconst(i64t, i.k as i64);
-                        let (v, ok) = load(b, off, B);
-                        let v = b.ins().band_imm(v, 0xf);
-                        (b.ins().ishl_imm(v, 2), Some(ok))
-                    }
-                };
-                if let Some(ok) = ok {
-                    st.taken = b.ins().band(st.taken, ok);
-                }
-                if i.class() == LD {
-                    st.a = v;
-                } else {
-                    st.x = v;
-                }
-                into[next].push(st);
-            }
-            ST => {
-                st.mem[i.k as usize] = st.a;
-                into[next].push(st);
-            }
-            STX => {
-                st.mem[i.k as usize] = st.x;
-                into[next].push(st);
-            }
-            ALU => {
-                let av = st.a;
-                st.a = if i.op() == NEG {
-                    b.ins().ineg(av)
-                } else if i.src() == K {
-                    let k = i.k as i64;
-                    match i.op() {
-                        ADD => b.ins().iadd_imm(av, k),
-                        SUB => {
-                            let kv = b.ins().iconst(i32t, k);
-                            b.ins().isub(av, kv)
-                        }
-                        MUL => b.ins().imul_imm(av, k),
-                        DIV => b.ins().udiv_imm(av, k),
-                        MOD => b.ins().urem_imm(av, k),
-                        OR => b.ins().bor_imm(av, k),
-                        AND => b.ins().band_imm(av, k),
-                        XOR => b.ins().bxor_imm(av, k),
-                        LSH => b.ins().ishl_imm(av, k),
-                        _ => b.ins().ushr_imm(av, k),
-                    }
-                } else {
-                    let xv = st.x;
-                    match i.op() {
-                        ADD => b.ins().iadd(av, xv),
-                        SUB => b.ins().isub(av, xv),
-                        MUL => b.ins().imul(av, xv),
-                        OR => b.ins().bor(av, xv),
-                        AND => b.ins().band(av, xv),
-                        XOR => b.ins().bxor(av, xv),
-                        DIV | MOD => {
-                            // Divide by 1 instead of 0 (never trap) and reject.
-                            let nz = b.ins().icmp_imm(IntCC::NotEqual, xv, 0);
-                            st.taken = b.ins().band(st.taken, nz);
-                            let one = b.ins().iconst(i32t, 1);
-                            let d = b.ins().select(nz, xv, one);
-                            if i.op() == DIV {
-                                b.ins().udiv(av, d)
-                            } else {
-                                b.ins().urem(av, d)
-                            }
-                        }
-                        op => {
-                            let s = if op == LSH {
-                                b.ins().ishl(av, xv)
-                            } else {
-                                b.ins().ushr(av, xv)
-                            };
-                            let small = b.ins().icmp_imm(IntCC::UnsignedLessThan, xv, 32);
-                            b.ins().select(small, s, zero)
-                        }
-                    }
-                };
-                into[next].push(st);
-            }
-            JMP => {
-                if i.op() == JA {
-                    into[next + i.k as usize].push(st);
-                    continue;
-                }
-                let (t, f) = (next + i.jt as usize, next + i.jf as usize);
-                if t == f {
-                    into[t].push(st);
-                    continue;
-                }
-                let av = st.a;
-                let rhs = if i.src() == X {
-                    st.x
-                } else {
-                    b.ins().iconst(i32t, i.k as i64)
-                };
-                let c = match i.op() {
-                    JEQ => b.ins().icmp(IntCC::Equal, av, rhs),
-                    JGT => b.ins().icmp(IntCC::UnsignedGreaterThan, av, rhs),
-                    JGE => b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, av, rhs),
-                    _ => {
-                        let m = b.ins().band(av, rhs);
-                        b.ins().icmp_imm(IntCC::NotEqual, m, 0)
-                    }
-                };
-                let mut on_t = st.clone();
-                on_t.taken = b.ins().band(st.taken, c);
-                let nc = b.ins().bxor_imm(c, 1);
-                st.taken = b.ins().band(st.taken, nc);
-                into[t].push(on_t);
-                into[f].push(st);
-            }
-            RET => {
-                let v = if i.code & A == A {
-                    st.a
-                } else {
-                    b.ins().iconst(i32t, i.k as i64)
-                };
-                verdict = b.ins().select(st.taken, v, verdict);
-            }
-            _ => {
-                if i.code == MISC | TXA {
-                    st.a = st.x;
-                } else {
-                    st.x = st.a;
-                }
-                into[next].push(st);
-            }
-        }
-    }
-    verdict
 }

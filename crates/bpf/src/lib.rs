@@ -82,16 +82,6 @@ impl Filter {
         }
     }
 
-    /// Native code of the given kind (see [`jit::Codegen`]), or interpreted when the host
-    /// is not supported.
-    #[cfg(feature = "jit")]
-    pub fn with_codegen(prog: &Program, codegen: jit::Codegen) -> Filter {
-        Filter {
-            prog: prog.clone(),
-            native: jit::Native::compile_with(prog, codegen).ok(),
-        }
-    }
-
     /// A filter that always interprets.
     pub fn interpreted(prog: &Program) -> Filter {
         Filter {

@@ -85,20 +85,10 @@ proptest! {
         let batch: Vec<Packet> = pkts.iter().map(|(d, wl)| Packet::new(d, *wl)).collect();
         let mut out = vec![u32::MAX; batch.len()];
         f.run_batch(&batch, &mut out);
-        #[cfg(feature = "jit")]
-        let flat = {
-            let g = Filter::with_codegen(&prog, netsieve_bpf::jit::Codegen::BranchFree);
-            prop_assert!(g.is_native());
-            let mut v = vec![u32::MAX; batch.len()];
-            g.run_batch(&batch, &mut v);
-            v
-        };
         for (n, (d, wl)) in pkts.iter().enumerate() {
             let want = interp::run(&prog, d, *wl);
             prop_assert_eq!(f.run(d, *wl), want, "one packet, {}", text::dump(prog.insns()));
             prop_assert_eq!(out[n], want, "batch, {}", text::dump(prog.insns()));
-            #[cfg(feature = "jit")]
-            prop_assert_eq!(flat[n], want, "branch-free batch, {}", text::dump(prog.insns()));
         }
         // Every listing reads back to the same program.
         prop_assert_eq!(text::parse_image(&text::dump(prog.insns())).unwrap(), prog.insns());
@@ -117,11 +107,6 @@ proptest! {
         if let Ok(prog) = Program::new(insns) {
             let f = Filter::new(&prog);
             prop_assert_eq!(f.run(&pkt, 64), interp::run(&prog, &pkt, 64));
-            #[cfg(feature = "jit")]
-            {
-                let g = Filter::with_codegen(&prog, netsieve_bpf::jit::Codegen::BranchFree);
-                prop_assert_eq!(g.run(&pkt, 64), interp::run(&prog, &pkt, 64));
-            }
         }
     }
 }
