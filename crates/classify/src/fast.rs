@@ -2,16 +2,18 @@
 //!
 //! Three algorithms, all exact, chosen when the fast path is built:
 //!
-//! - [`Rfc`] (recursive flow classification): a fixed chain of 15 table reads, the
-//!   fastest lookup, for small IPv4 sets whose tables stay under [`RFC_MAX_BYTES`].
-//! - [`BitVector`] (bit vectors over elementary intervals): fastest on small and medium
-//!   IPv4 sets, but its memory grows with the square of the rule count.
+//! - [`Rfc`] (recursive flow classification): a fixed chain of 16 table reads and an AND
+//!   of two bitmaps, the fastest lookup, for IPv4 sets of up to 4,096 entries whose
+//!   tables stay under [`RFC_MAX_BYTES`].
+//! - [`BitVector`] (bit vectors over elementary intervals): the fastest for medium IPv4
+//!   sets, but its memory grows with the square of the rule count.
 //! - [`TupleSpace`] (tuple space search with merged tuples): memory and build time linear
 //!   in the rule count, any address family.
 //!
-//! [`FastPath::build`] takes RFC when it fits, else the bit vectors when the set is IPv4, has at most
-//! [`BV_MAX_ENTRIES`] entries and its vectors fit [`BV_MAX_BYTES`]; otherwise tuple space
-//! search. The crossover comes from `netsieve bench firewall` (docs/BENCHMARKS.md).
+//! [`FastPath::build`] takes RFC when it fits, else the bit vectors when the set is IPv4,
+//! has at most [`BV_MAX_ENTRIES`] entries and its vectors fit [`BV_MAX_BYTES`]; otherwise
+//! tuple space search. The crossovers come from `netsieve bench firewall`
+//! (docs/BENCHMARKS.md).
 
 use crate::bv::BitVector;
 use crate::rfc::Rfc;
