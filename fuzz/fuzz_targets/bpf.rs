@@ -2,17 +2,20 @@
 //!
 //! The first byte picks the mode:
 //! * expression: the rest is text, compiled for Ethernet, raw IP and Linux cooked; each
-//!   program must validate, and the interpreter and the JIT must agree on packets cut
-//!   from the same input;
+//!   program must validate, and the interpreter, the JIT and the unoptimised program
+//!   must agree on packets cut from the same input;
 //! * program: the rest is instructions (8 bytes each) then a packet; whatever the
-//!   validator accepts must run to the same verdict in the interpreter and the JIT, and
+//!   validator accepts must run to the same verdict in the interpreter, the JIT and the
+//!   interpreter on the optimised program, and
 //!   the `-d` and `-ddd` listings must read back to the same program (`-d` up to fields
 //!   the instruction ignores). The interpreter
 //!   also runs unvalidated programs (it must never panic or loop).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use netsieve_bpf::{Filter, Insn, LinkType, Program, compile, interp, text};
+use netsieve_bpf::{
+    Filter, Insn, LinkType, Options, Program, compile, compile_with, interp, opt, text,
+};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
@@ -26,12 +29,19 @@ fuzz_target!(|data: &[u8]| {
             if let Ok(p) = compile(s, link) {
                 assert!(netsieve_bpf::validate(p.insns()).is_ok());
                 let f = Filter::new(&p);
+                let raw = compile_with(
+                    s,
+                    &Options {
+                        optimize: false,
+                        ..Options::new(link)
+                    },
+                )
+                .expect("compiles unoptimised too");
                 for cut in [0, 14, 34, 54, rest.len()] {
                     let pkt = &rest[..cut.min(rest.len())];
-                    assert_eq!(
-                        f.run(pkt, pkt.len() as u32),
-                        interp::run(&p, pkt, pkt.len() as u32)
-                    );
+                    let want = interp::run(&raw, pkt, pkt.len() as u32);
+                    assert_eq!(f.run(pkt, pkt.len() as u32), want);
+                    assert_eq!(interp::run(&p, pkt, pkt.len() as u32), want);
                 }
             }
         }
@@ -52,9 +62,11 @@ fuzz_target!(|data: &[u8]| {
         let _ = interp::run_insns(&insns, pkt, pkt.len() as u32 + 3);
         if let Ok(p) = Program::new(insns) {
             let f = Filter::new(&p);
+            let want = interp::run(&p, pkt, pkt.len() as u32 + 3);
+            assert_eq!(f.run(pkt, pkt.len() as u32 + 3), want);
             assert_eq!(
-                f.run(pkt, pkt.len() as u32 + 3),
-                interp::run(&p, pkt, pkt.len() as u32 + 3)
+                interp::run(&opt::optimize(&p), pkt, pkt.len() as u32 + 3),
+                want
             );
             // Listings drop fields an instruction ignores (jt/jf of a `ret`): compare the
             // listing of what was read back.

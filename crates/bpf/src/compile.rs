@@ -81,6 +81,9 @@ pub struct Options {
     /// Refuse an expression that can never match, as libpcap does when optimising
     /// ("expression rejects all packets").
     pub refuse_never: bool,
+    /// Run [`crate::opt::optimize`] on the program (tcpdump's default; its `-O` turns it
+    /// off).
+    pub optimize: bool,
 }
 
 impl Options {
@@ -90,6 +93,7 @@ impl Options {
             snaplen: 262_144,
             netmask: None,
             refuse_never: true,
+            optimize: true,
         }
     }
 }
@@ -112,7 +116,13 @@ pub fn compile_with(expr: &str, opts: &Options) -> Result<Program, CompileError>
             "expression too complex: program longer than 4096 instructions",
         ));
     }
-    Program::new(insns).map_err(|e| CompileError::at(0, format!("internal error: {e}")))
+    let prog =
+        Program::new(insns).map_err(|e| CompileError::at(0, format!("internal error: {e}")))?;
+    Ok(if opts.optimize {
+        crate::opt::optimize(&prog)
+    } else {
+        prog
+    })
 }
 
 /// The expression as a tree of tests (exposed for tests of the code generator).

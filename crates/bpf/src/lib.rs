@@ -25,6 +25,7 @@ pub mod interp;
 #[cfg(feature = "jit")]
 pub mod jit;
 mod lex;
+pub mod opt;
 pub mod text;
 
 pub use compile::{CompileError, LinkType, Options, compile, compile_with};

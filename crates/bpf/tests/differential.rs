@@ -4,7 +4,7 @@
 //! agree with a hand-written meaning of them.
 
 use netsieve_bpf::insn::*;
-use netsieve_bpf::{Filter, LinkType, Packet, compile, interp, text, validate};
+use netsieve_bpf::{Filter, LinkType, Packet, compile, interp, opt, text, validate};
 use proptest::prelude::*;
 
 /// Turns arbitrary numbers into a valid program: every choice is mapped onto a legal
@@ -85,8 +85,10 @@ proptest! {
         let batch: Vec<Packet> = pkts.iter().map(|(d, wl)| Packet::new(d, *wl)).collect();
         let mut out = vec![u32::MAX; batch.len()];
         f.run_batch(&batch, &mut out);
+        let optimized = opt::optimize(&prog);
         for (n, (d, wl)) in pkts.iter().enumerate() {
             let want = interp::run(&prog, d, *wl);
+            prop_assert_eq!(interp::run(&optimized, d, *wl), want, "optimised, {}", text::dump(prog.insns()));
             prop_assert_eq!(f.run(d, *wl), want, "one packet, {}", text::dump(prog.insns()));
             prop_assert_eq!(out[n], want, "batch, {}", text::dump(prog.insns()));
         }
@@ -107,6 +109,7 @@ proptest! {
         if let Ok(prog) = Program::new(insns) {
             let f = Filter::new(&prog);
             prop_assert_eq!(f.run(&pkt, 64), interp::run(&prog, &pkt, 64));
+            prop_assert_eq!(interp::run(&opt::optimize(&prog), &pkt, 64), interp::run(&prog, &pkt, 64));
         }
     }
 }
@@ -134,6 +137,136 @@ fn tcp_frame(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, flags: u8, frag
 }
 
 type Meaning = Box<dyn Fn([u8; 4], [u8; 4], u16, u16, u8, u16) -> bool>;
+
+/// xorshift64*: deterministic random numbers for the tests below.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A random program shaped like compiled filters, so the optimiser has work: loads from
+/// a few offsets (the same bytes loaded again and again), comparisons with a few small
+/// constants (outcomes that earlier ones decide), and between them arithmetic, register
+/// moves, indexed loads and returns of A that make skipped loads matter.
+fn filter_like(rng: &mut Rng, len: usize) -> Vec<Insn> {
+    let mut out = Vec::with_capacity(len + 2);
+    let load = |rng: &mut Rng| {
+        let (off, size) =
+            [(12, H), (13, B), (14, B), (20, H), (23, B), (30, W)][rng.below(6) as usize];
+        Insn::stmt(LD | size | ABS, off)
+    };
+    while out.len() < len {
+        let pc = out.len();
+        // Instructions after this one, minus the final ret.
+        let left = |at: usize| (len.max(at + 1) - at - 1) as u64;
+        let j = |rng: &mut Rng, at: usize| (rng.below(left(at) + 1).min(255)) as u8;
+        let jump = |rng: &mut Rng, at: usize| {
+            let op = [JEQ, JEQ, JEQ, JGT, JGE, JSET][rng.below(6) as usize];
+            let src = if rng.below(8) == 0 { X } else { K };
+            let k = if src == X { 0 } else { rng.below(4) as u32 };
+            Insn::new(JMP | op | src, j(rng, at), j(rng, at), k)
+        };
+        if rng.below(2) == 0 && pc + 2 < len {
+            // A test as compilers emit it: a load and a jump on it; for a transport
+            // header, the IP header length into X first, then an indexed load.
+            if rng.below(3) == 0 {
+                out.push(Insn::stmt(LDX | B | MSH, [14, 20][rng.below(2) as usize]));
+                out.push(Insn::stmt(LD | B | IND, rng.below(8) as u32));
+                out.push(jump(rng, pc + 2));
+            } else {
+                out.push(load(rng));
+                out.push(jump(rng, pc + 1));
+            }
+            continue;
+        }
+        let i = match rng.below(12) {
+            0 => load(rng),
+            1 => Insn::stmt(LDX | B | MSH, [14, 20][rng.below(2) as usize]),
+            2 => jump(rng, pc),
+            3 => Insn::stmt(ALU | ADD | K, rng.below(3) as u32),
+            4 => Insn::stmt(MISC | [TAX, TXA][rng.below(2) as usize], 0),
+            5 => Insn::stmt(LD | B | IND, rng.below(8) as u32),
+            6 => Insn::stmt(JMP | JA, rng.below(left(pc) + 1) as u32),
+            7 => Insn::stmt(LDX | W | IMM, rng.below(4) as u32),
+            8 | 9 => Insn::stmt(RET | A, 0),
+            _ => Insn::stmt(RET | K, rng.below(3) as u32),
+        };
+        out.push(i);
+    }
+    out.push(Insn::stmt(RET | A, 0));
+    out
+}
+
+/// The optimiser against the unoptimised program, through the interpreter, on filter-like
+/// programs and packets whose bytes are mostly 0 to 3 (so comparisons go both ways) and
+/// whose lengths cut loads short.
+#[test]
+fn optimised_programs_agree() {
+    let mut rng = Rng(0x0b7f_1e55_0000_0005);
+    let (mut shrunk, mut removed) = (0, 0);
+    for _ in 0..3000 {
+        let len = 1 + rng.below(40) as usize;
+        let prog = Program::new(filter_like(&mut rng, len)).expect("valid by construction");
+        let o = opt::optimize(&prog);
+        assert!(o.len() <= prog.len());
+        if o.len() < prog.len() {
+            shrunk += 1;
+            removed += prog.len() - o.len();
+        }
+        for _ in 0..40 {
+            let n = [0, 13, 15, 22, 24, 31, 34, 60][rng.below(8) as usize];
+            let pkt: Vec<u8> = (0..n)
+                .map(|_| {
+                    if rng.below(8) == 0 {
+                        rng.next() as u8
+                    } else {
+                        rng.below(4) as u8
+                    }
+                })
+                .collect();
+            let wl = n as u32 + rng.below(3) as u32;
+            assert_eq!(
+                interp::run(&o, &pkt, wl),
+                interp::run(&prog, &pkt, wl),
+                "packet {pkt:?}\noriginal:\n{}\noptimised:\n{}",
+                text::dump(prog.insns()),
+                text::dump(o.insns())
+            );
+        }
+    }
+    // The optimiser did work on a good part of them (else this test checks nothing).
+    assert!(shrunk > 1000, "only {shrunk} of 3000 programs shrank");
+    eprintln!("{shrunk} of 3000 programs shrank, by {removed} instructions in all");
+}
+
+/// Compiled expressions shrink as libpcap's do: the redundant loads and tests of
+/// `ip and tcp` and `port 80` go, and tcpdump's instruction counts are met.
+#[test]
+fn optimiser_removes_redundancy() {
+    let opts = |optimize| netsieve_bpf::Options {
+        optimize,
+        ..netsieve_bpf::Options::new(LinkType::Ethernet)
+    };
+    for (expr, libpcap) in [("ip and tcp", 6), ("tcp", 12), ("port 80", 24)] {
+        let raw = netsieve_bpf::compile_with(expr, &opts(false)).unwrap();
+        let o = netsieve_bpf::compile_with(expr, &opts(true)).unwrap();
+        assert!(o.len() < raw.len(), "{expr}: {} -> {}", raw.len(), o.len());
+        assert!(
+            o.len() <= libpcap,
+            "{expr}: {} instructions, libpcap {libpcap}",
+            o.len()
+        );
+    }
+}
 
 /// Compiled expressions against their meaning written out in Rust, over random headers.
 #[test]

@@ -39,6 +39,9 @@ pub struct Args {
     /// Run the interpreter instead of native code.
     #[arg(long)]
     interpret: bool,
+    /// Do not optimise the program (as tcpdump -O).
+    #[arg(short = 'O', long = "no-optimize")]
+    no_optimize: bool,
     /// The filter expression (the words are joined with spaces, as tcpdump does).
     expression: Vec<String>,
 }
@@ -58,6 +61,7 @@ pub fn run(a: Args) -> ExitCode {
 fn options(link: LinkType, a: &Args) -> Options {
     let mut o = Options::new(link);
     o.snaplen = a.snaplen;
+    o.optimize = !a.no_optimize;
     o
 }
 

@@ -1,0 +1,377 @@
+//! An optimiser for classic BPF programs: jump threading over known packet facts, then
+//! removal of what no path reaches.
+//!
+//! The expression compiler emits each test on its own, so `ip and tcp` loads the
+//! EtherType twice and `port 80` tests the IPv6 next header three times after one load.
+//! libpcap removes such redundancy with a data-flow optimiser; this one does the part of
+//! it that matters for filters, on the finished instruction array:
+//!
+//! - **Facts along a path.** Walking the program in order (jumps only go forward, so
+//!   every instruction is visited after all of its predecessors), each edge carries what
+//!   is known on it: which packet bytes A and X hold (a *symbol*: the load that produced
+//!   them) and the outcomes of the comparisons taken so far. Where edges meet, only what
+//!   holds on all of them is kept.
+//! - **Threading.** A jump's edge is followed past instructions whose effect is known on
+//!   that edge: a load of the symbol the register already holds, a comparison whose
+//!   outcome the facts decide, a `ja`. The edge is then aimed at where the walk stopped.
+//!   A load of a symbol A does *not* hold is skipped only when the walk ends at a
+//!   `ret #k`, which does not read A. Such a load cannot fail: the facts that decide the
+//!   jump after it were learnt from the same symbol, so on every path to here the same
+//!   bytes were loaded before, and a load that fails ends its path.
+//! - **Clean-up.** Instructions no edge reaches are dropped, `ja` to the next
+//!   instruction and conditional jumps whose two edges agree disappear, and offsets are
+//!   recomputed (they can only shrink).
+//!
+//! Semantics come first: the result is validated, and [`optimize`] returns the input
+//! unchanged if it is not shorter. Differential tests run both programs through the
+//! interpreter on random programs and packets (`tests/differential.rs`).
+
+use crate::insn::*;
+
+/// What a register holds, when known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sym {
+    /// `size` bytes of the packet at `off` (an absolute load).
+    Pkt { off: u32, size: u16 },
+    /// `4 * (packet[off] & 0xf)`.
+    Msh(u32),
+    /// The packet's wire length.
+    Len,
+    /// A constant.
+    Imm(u32),
+}
+
+/// A comparison outcome: `sym op k` was `taken`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fact {
+    sym: Sym,
+    op: u16,
+    k: u32,
+    taken: bool,
+}
+
+/// The most facts an edge keeps (the most recent ones).
+const MAX_FACTS: usize = 24;
+
+/// What is known on one edge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct State {
+    a: Option<Sym>,
+    x: Option<Sym>,
+    facts: Vec<Fact>,
+}
+
+impl State {
+    fn start() -> State {
+        State {
+            a: None,
+            x: None,
+            facts: Vec::new(),
+        }
+    }
+
+    /// What holds on both `self` and `o`.
+    fn meet(&mut self, o: &State) {
+        if self.a != o.a {
+            self.a = None;
+        }
+        if self.x != o.x {
+            self.x = None;
+        }
+        self.facts.retain(|f| o.facts.contains(f));
+    }
+
+    fn learn(&mut self, f: Fact) {
+        if self.facts.contains(&f) {
+            return;
+        }
+        if self.facts.len() == MAX_FACTS {
+            self.facts.remove(0);
+        }
+        self.facts.push(f);
+    }
+
+    /// The outcome of `sym op k`, if the facts decide it.
+    fn decide(&self, sym: Sym, op: u16, k: u32) -> Option<bool> {
+        let eval = |v: u32| match op {
+            JEQ => v == k,
+            JGT => v > k,
+            JGE => v >= k,
+            _ => v & k != 0,
+        };
+        if let Sym::Imm(v) = sym {
+            return Some(eval(v));
+        }
+        for f in &self.facts {
+            if f.sym != sym {
+                continue;
+            }
+            if f.op == op && f.k == k {
+                return Some(f.taken);
+            }
+            if f.op == JEQ && f.taken {
+                return Some(eval(f.k));
+            }
+        }
+        None
+    }
+}
+
+/// `st` after running `i` (for the edge to the next instruction; jumps add their facts
+/// separately).
+fn step(st: &mut State, i: &Insn) {
+    match i.class() {
+        LD => {
+            st.a = match i.mode() {
+                ABS => Some(Sym::Pkt {
+                    off: i.k,
+                    size: i.size(),
+                }),
+                IMM => Some(Sym::Imm(i.k)),
+                LEN => Some(Sym::Len),
+                _ => None,
+            }
+        }
+        LDX => {
+            st.x = match i.mode() {
+                IMM => Some(Sym::Imm(i.k)),
+                LEN => Some(Sym::Len),
+                MSH => Some(Sym::Msh(i.k)),
+                _ => None,
+            }
+        }
+        ALU => st.a = None,
+        MISC => {
+            if i.code == MISC | TAX {
+                st.x = st.a;
+            } else {
+                st.a = st.x;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The register (true for A) and symbol a load of a packet byte, the length or a
+/// constant sets.
+fn loads(i: &Insn) -> Option<(bool, Sym)> {
+    Some(match (i.class(), i.mode()) {
+        (LD, ABS) => (
+            true,
+            Sym::Pkt {
+                off: i.k,
+                size: i.size(),
+            },
+        ),
+        (LD, IMM) => (true, Sym::Imm(i.k)),
+        (LD, LEN) => (true, Sym::Len),
+        (LDX, IMM) => (false, Sym::Imm(i.k)),
+        (LDX, LEN) => (false, Sym::Len),
+        (LDX, MSH) => (false, Sym::Msh(i.k)),
+        _ => return None,
+    })
+}
+
+/// Follows an edge into `t` with state `st` past what `st` decides; returns where it
+/// can be aimed instead (`t` itself when nothing is known).
+///
+/// The walk follows the original program: `a` is what A holds there. Until it skips a
+/// load that changes A, the new edge leaves the registers as the original path would,
+/// so any point reached is a valid target (`safe`). After such a skip the new program's
+/// A differs, so the walk must end at a `ret #k`, which does not read A.
+fn thread(insns: &[Insn], mut t: usize, st: &State) -> usize {
+    let mut a = st.a;
+    let mut safe = t;
+    let mut skipped_a = false;
+    loop {
+        let i = insns[t];
+        if let Some((to_a, sym)) = loads(&i) {
+            let held = if to_a { a } else { st.x };
+            if held == Some(sym) {
+                t += 1; // the register already holds it
+            } else {
+                // A load of a new A, then a jump on it that the facts decide.
+                let j = insns[t + 1];
+                if !(to_a && j.class() == JMP && j.op() != JA && j.src() == K) {
+                    break;
+                }
+                let Some(o) = st.decide(sym, j.op(), j.k) else {
+                    break;
+                };
+                a = Some(sym);
+                skipped_a = true;
+                t += 2 + if o { j.jt } else { j.jf } as usize;
+            }
+        } else if i.class() == JMP && i.op() == JA {
+            t += 1 + i.k as usize;
+        } else if i.class() == JMP {
+            let rhs = if i.src() == X {
+                match st.x {
+                    Some(Sym::Imm(v)) => Some(v),
+                    _ => None,
+                }
+            } else {
+                Some(i.k)
+            };
+            let (Some(sym), Some(k)) = (a, rhs) else {
+                break;
+            };
+            let Some(o) = st.decide(sym, i.op(), k) else {
+                break;
+            };
+            t += 1 + if o { i.jt } else { i.jf } as usize;
+        } else {
+            break;
+        }
+        if !skipped_a {
+            safe = t;
+        }
+    }
+    if skipped_a && insns[t].code == RET | K {
+        t
+    } else {
+        safe
+    }
+}
+
+/// Threads every jump edge; returns the new instructions.
+fn thread_jumps(insns: &[Insn]) -> Vec<Insn> {
+    let n = insns.len();
+    let mut out = insns.to_vec();
+    let mut into: Vec<Option<State>> = vec![None; n];
+    into[0] = Some(State::start());
+    let arrive = |into: &mut Vec<Option<State>>, t: usize, st: State| match &mut into[t] {
+        Some(s) => s.meet(&st),
+        slot => *slot = Some(st),
+    };
+    for pc in 0..n {
+        let Some(mut st) = into[pc].take() else {
+            continue; // unreachable
+        };
+        let i = insns[pc];
+        match i.class() {
+            RET => {}
+            JMP if i.op() == JA => {
+                let t = thread(insns, pc + 1 + i.k as usize, &st);
+                out[pc].k = (t - pc - 1) as u32;
+                arrive(&mut into, t, st);
+            }
+            JMP => {
+                let rhs = if i.src() == X {
+                    match st.x {
+                        Some(Sym::Imm(v)) => Some(v),
+                        _ => None,
+                    }
+                } else {
+                    Some(i.k)
+                };
+                for taken in [true, false] {
+                    let mut s = st.clone();
+                    if let (Some(sym), Some(k)) = (st.a, rhs) {
+                        s.learn(Fact {
+                            sym,
+                            op: i.op(),
+                            k,
+                            taken,
+                        });
+                    }
+                    let t0 = pc + 1 + if taken { i.jt } else { i.jf } as usize;
+                    let mut t = thread(insns, t0, &s);
+                    if t - pc - 1 > u8::MAX as usize {
+                        t = t0;
+                    }
+                    if taken {
+                        out[pc].jt = (t - pc - 1) as u8;
+                    } else {
+                        out[pc].jf = (t - pc - 1) as u8;
+                    }
+                    arrive(&mut into, t, s);
+                }
+            }
+            _ => {
+                step(&mut st, &i);
+                arrive(&mut into, pc + 1, st);
+            }
+        }
+    }
+    out
+}
+
+/// Drops unreachable instructions and jumps that go nowhere, and recomputes offsets.
+fn compact(insns: &[Insn]) -> Vec<Insn> {
+    let n = insns.len();
+    let target = |pc: usize, off: usize| pc + 1 + off;
+    let mut live = vec![false; n];
+    live[0] = true;
+    // Deleted no-op jumps pass their edges on to the next instruction.
+    let mut keep = vec![false; n];
+    for pc in 0..n {
+        if !live[pc] {
+            continue;
+        }
+        let i = insns[pc];
+        let succ: Vec<usize> = match i.class() {
+            RET => vec![],
+            JMP if i.op() == JA => vec![target(pc, i.k as usize)],
+            JMP => vec![target(pc, i.jt as usize), target(pc, i.jf as usize)],
+            _ => vec![pc + 1],
+        };
+        let noop = i.class() == JMP && succ.iter().all(|&s| s == pc + 1);
+        keep[pc] = !noop;
+        for s in succ {
+            live[s] = true;
+        }
+    }
+    // new[pc]: the index in the output of the first kept instruction at or after pc.
+    let mut new = vec![0usize; n + 1];
+    let mut count = 0;
+    for pc in 0..n {
+        new[pc] = count;
+        count += keep[pc] as usize;
+    }
+    new[n] = count;
+    let mut out = Vec::with_capacity(count);
+    for pc in 0..n {
+        if !keep[pc] {
+            continue;
+        }
+        let mut i = insns[pc];
+        let here = new[pc];
+        if i.class() == JMP {
+            if i.op() == JA {
+                i.k = (new[target(pc, i.k as usize)] - here - 1) as u32;
+            } else {
+                let (t, f) = (
+                    new[target(pc, i.jt as usize)],
+                    new[target(pc, i.jf as usize)],
+                );
+                if t == f {
+                    // Both edges agree: the test decides nothing.
+                    i = Insn::stmt(JMP | JA, (t - here - 1) as u32);
+                } else {
+                    i.jt = (t - here - 1) as u8;
+                    i.jf = (f - here - 1) as u8;
+                }
+            }
+        }
+        out.push(i);
+    }
+    out
+}
+
+/// The optimised program, or `prog` itself when optimising does not shorten it.
+pub fn optimize(prog: &Program) -> Program {
+    let mut insns = prog.insns().to_vec();
+    // Each round can expose more (a threaded edge meets fewer others); a few suffice.
+    for _ in 0..4 {
+        let next = compact(&thread_jumps(&insns));
+        if next.len() >= insns.len() {
+            break;
+        }
+        insns = next;
+    }
+    match Program::new(insns) {
+        Ok(p) if p.len() < prog.len() => p,
+        _ => prog.clone(),
+    }
+}
