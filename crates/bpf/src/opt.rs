@@ -172,6 +172,18 @@ fn loads(i: &Insn) -> Option<(bool, Sym)> {
     })
 }
 
+/// The constant a jump compares A with: its `k`, or X when X holds a known constant.
+fn operand(i: &Insn, st: &State) -> Option<u32> {
+    if i.src() == X {
+        match st.x {
+            Some(Sym::Imm(v)) => Some(v),
+            _ => None,
+        }
+    } else {
+        Some(i.k)
+    }
+}
+
 /// Follows an edge into `t` with state `st` past what `st` decides; returns where it
 /// can be aimed instead (`t` itself when nothing is known).
 ///
@@ -205,15 +217,7 @@ fn thread(insns: &[Insn], mut t: usize, st: &State) -> usize {
         } else if i.class() == JMP && i.op() == JA {
             t += 1 + i.k as usize;
         } else if i.class() == JMP {
-            let rhs = if i.src() == X {
-                match st.x {
-                    Some(Sym::Imm(v)) => Some(v),
-                    _ => None,
-                }
-            } else {
-                Some(i.k)
-            };
-            let (Some(sym), Some(k)) = (a, rhs) else {
+            let (Some(sym), Some(k)) = (a, operand(&i, st)) else {
                 break;
             };
             let Some(o) = st.decide(sym, i.op(), k) else {
@@ -257,14 +261,7 @@ fn thread_jumps(insns: &[Insn]) -> Vec<Insn> {
                 arrive(&mut into, t, st);
             }
             JMP => {
-                let rhs = if i.src() == X {
-                    match st.x {
-                        Some(Sym::Imm(v)) => Some(v),
-                        _ => None,
-                    }
-                } else {
-                    Some(i.k)
-                };
+                let rhs = operand(&i, &st);
                 for taken in [true, false] {
                     let mut s = st.clone();
                     if let (Some(sym), Some(k)) = (st.a, rhs) {

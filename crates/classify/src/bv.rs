@@ -41,16 +41,66 @@ pub struct BitVector {
     fields: [Field; 4],
     /// By protocol number: a vector index.
     proto: Vec<u32>,
-    /// The TCP flag bits any entry tests, compressed: by the low and the high byte of a
-    /// packet's flags, their part of the index into `flags`.
-    flag_lo: Vec<u16>,
-    flag_hi: Vec<u16>,
+    flag_bits: FlagBits,
     /// By compressed flags, a vector index.
     flags: Vec<u32>,
 }
 
 /// The largest number of flag bits the flags table is built for (1 << 10 entries).
 const MAX_FLAG_BITS: usize = 10;
+
+/// The TCP flag bits any entry tests, numbered 0..n: a packet's flags compress to an
+/// index below `1 << n` (a *combination*), and only those bits matter to the entries.
+#[derive(Clone, Debug)]
+pub(crate) struct FlagBits {
+    bits: Vec<u16>,
+    /// By the low and the high byte of a packet's flags, their part of the combination.
+    lo: Vec<u16>,
+    hi: Vec<u16>,
+}
+
+impl FlagBits {
+    /// `None` when the entries test more than [`MAX_FLAG_BITS`] distinct bits.
+    pub(crate) fn new(entries: &[(u32, Header)]) -> Option<FlagBits> {
+        let union = entries.iter().fold(0u16, |a, (_, h)| a | h.flags_mask);
+        if union.count_ones() as usize > MAX_FLAG_BITS {
+            return None;
+        }
+        let bits: Vec<u16> = (0..16)
+            .map(|b| 1u16 << b)
+            .filter(|b| union & b != 0)
+            .collect();
+        let compress = |value: u16| -> u16 {
+            bits.iter()
+                .enumerate()
+                .filter(|(_, b)| value & **b != 0)
+                .fold(0, |c, (i, _)| c | 1 << i)
+        };
+        let lo = (0..256u16).map(compress).collect();
+        let hi = (0..256u16).map(|h| compress(h << 8)).collect();
+        Some(FlagBits { bits, lo, hi })
+    }
+    /// How many combinations there are.
+    pub(crate) fn combinations(&self) -> usize {
+        1 << self.bits.len()
+    }
+    /// Flags with exactly the bits of combination `c` set.
+    pub(crate) fn value(&self, c: usize) -> u16 {
+        self.bits
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| c & (1 << i) != 0)
+            .fold(0u16, |a, (_, b)| a | b)
+    }
+    /// The combination of a packet's flags.
+    #[inline]
+    pub(crate) fn index(&self, flags: u16) -> usize {
+        (self.lo[(flags & 0xff) as usize] | self.hi[(flags >> 8) as usize]) as usize
+    }
+    pub(crate) fn heap_bytes(&self) -> usize {
+        (self.bits.capacity() + self.lo.capacity() + self.hi.capacity()) * 2
+    }
+}
 
 struct Vecs {
     words: usize,
@@ -86,10 +136,7 @@ impl BitVector {
             }
             v4_of(h.dst.addr)?;
         }
-        let flag_union = entries.iter().fold(0u16, |a, (_, h)| a | h.flags_mask);
-        if flag_union.count_ones() as usize > MAX_FLAG_BITS {
-            return None;
-        }
+        let flag_bits = FlagBits::new(entries)?;
         let mut vecs = Vecs {
             words,
             data: Vec::new(),
@@ -195,17 +242,9 @@ impl BitVector {
             let i = vecs.add(&v);
             proto.resize(w[1] as usize, i);
         }
-        let flag_bits: Vec<u16> = (0..16)
-            .map(|b| 1u16 << b)
-            .filter(|b| flag_union & b != 0)
-            .collect();
-        let mut flags = Vec::with_capacity(1 << flag_bits.len());
-        for c in 0..1u32 << flag_bits.len() {
-            let value = flag_bits
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| c & (1 << i) != 0)
-                .fold(0u16, |a, (_, b)| a | b);
+        let mut flags = Vec::with_capacity(flag_bits.combinations());
+        for c in 0..flag_bits.combinations() {
+            let value = flag_bits.value(c);
             let mut v = vec![0u64; words];
             for (e, (_, h)) in entries.iter().enumerate() {
                 if value & h.flags_mask == h.flags {
@@ -227,15 +266,6 @@ impl BitVector {
                 }
             }
         }
-        let compress = |value: u16| -> u16 {
-            flag_bits
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| value & **b != 0)
-                .fold(0, |c, (i, _)| c | 1 << i)
-        };
-        let flag_lo = (0..256u16).map(compress).collect();
-        let flag_hi = (0..256u16).map(|h| compress(h << 8)).collect();
         Some(BitVector {
             words,
             swords,
@@ -244,8 +274,7 @@ impl BitVector {
             vecs: vecs.data,
             fields,
             proto,
-            flag_lo,
-            flag_hi,
+            flag_bits,
             flags,
         })
     }
@@ -274,8 +303,7 @@ impl BitVector {
         let (Some(src), Some(dst)) = (v4_of(k.src), v4_of(k.dst)) else {
             return None;
         };
-        let c = (self.flag_lo[(k.flags & 0xff) as usize] | self.flag_hi[(k.flags >> 8) as usize])
-            as usize;
+        let c = self.flag_bits.index(k.flags);
         Some([
             Self::address(&self.fields[0], src) as usize,
             Self::address(&self.fields[1], dst) as usize,
@@ -385,7 +413,7 @@ impl BitVector {
                 .map(|f| f.direct.capacity() * 2)
                 .sum::<usize>()
             + self.proto.capacity() * 4
-            + (self.flag_lo.capacity() + self.flag_hi.capacity()) * 2
+            + self.flag_bits.heap_bytes()
             + self.flags.capacity() * 4
     }
 }

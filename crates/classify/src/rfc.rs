@@ -37,14 +37,13 @@
 //! build gives up (returns `None`) above a memory cap, a bound on build work, or 4,096
 //! entries, and [`crate::fast`] then takes the bit vectors.
 
+use crate::bv::FlagBits;
 use crate::rule::{Header, Key};
 use crate::tss::NONE;
 use std::collections::HashMap;
 
 /// The most classes a chunk or a combination may have (class numbers are `u16`).
 const MAX_CLASSES: usize = 1 << 16;
-/// The most TCP flag bits the flags chunk is built for.
-const MAX_FLAG_BITS: usize = 10;
 /// Bound on the words ANDed while building (a few tens of milliseconds; the 1k
 /// ClassBench sets take at most 3.2 million).
 const MAX_WORK: usize = 1 << 26;
@@ -143,10 +142,9 @@ pub struct Rfc {
     chunks: Vec<u16>,
     /// Phase 0 for the protocol: by protocol number, its class.
     proto: Vec<u16>,
-    /// The flag bits any entry tests, compressed as in [`crate::bv`]: by the low and the
-    /// high byte of the flags, their part of the index into `flags`.
-    flag_lo: Vec<u16>,
-    flag_hi: Vec<u16>,
+    /// Phase 0 for the flags: the bits any entry tests, compressed as in [`crate::bv`],
+    /// and by combination its class.
+    flag_bits: FlagBits,
     flags: Vec<u16>,
     /// Phase 1: source, destination, ports, protocol and flags.
     p1: [Table; 4],
@@ -315,10 +313,7 @@ impl Rfc {
                 w
             })
             .collect();
-        let flag_union = entries.iter().fold(0u16, |a, (_, h)| a | h.flags_mask);
-        if flag_union.count_ones() as usize > MAX_FLAG_BITS {
-            return None;
-        }
+        let flag_bits = FlagBits::new(entries)?;
         let mut budget = Budget {
             bytes: max_bytes,
             work: MAX_WORK,
@@ -333,31 +328,13 @@ impl Rfc {
         }
         let (proto, c) = small_chunk(6, 256, |p, e| entries[e].1.proto.contains(p as u16), &wild)?;
         classes.push(c);
-        let flag_bits: Vec<u16> = (0..16)
-            .map(|b| 1u16 << b)
-            .filter(|b| flag_union & b != 0)
-            .collect();
-        let value_of = |c: usize| -> u16 {
-            flag_bits
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| c & (1 << i) != 0)
-                .fold(0u16, |a, (_, b)| a | b)
-        };
         let (flags, c) = small_chunk(
             7,
-            1 << flag_bits.len(),
-            |c, e| value_of(c) & entries[e].1.flags_mask == entries[e].1.flags,
+            flag_bits.combinations(),
+            |c, e| flag_bits.value(c) & entries[e].1.flags_mask == entries[e].1.flags,
             &wild,
         )?;
         classes.push(c);
-        let compress = |value: u16| -> u16 {
-            flag_bits
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| value & **b != 0)
-                .fold(0, |c, (i, _)| c | 1 << i)
-        };
         let mut p1: [Table; 4] = Default::default();
         let mut c1 = Vec::with_capacity(4);
         for (t, pair) in p1.iter_mut().zip(classes.chunks(2)) {
@@ -377,8 +354,7 @@ impl Rfc {
             entries: n,
             chunks,
             proto,
-            flag_lo: (0..256u16).map(compress).collect(),
-            flag_hi: (0..256u16).map(|h| compress(h << 8)).collect(),
+            flag_bits,
             flags,
             p1,
             p2,
@@ -397,8 +373,7 @@ impl Rfc {
             return NONE;
         };
         let c = |chunk: usize, v: u32| self.chunks[chunk << 16 | (v & 0xffff) as usize];
-        let f = (self.flag_lo[(k.flags & 0xff) as usize] | self.flag_hi[(k.flags >> 8) as usize])
-            as usize;
+        let f = self.flag_bits.index(k.flags);
         let s = self.p1[0].get(c(0, src >> 16), c(1, src));
         let d = self.p1[1].get(c(2, dst >> 16), c(3, dst));
         let p = self.p1[2].get(c(4, k.sport as u32), c(5, k.dport as u32));
@@ -434,7 +409,7 @@ impl Rfc {
         let tables = self.p1.iter().chain(&self.p2);
         self.chunks.capacity() * 2
             + (self.proto.capacity() + self.flags.capacity()) * 2
-            + (self.flag_lo.capacity() + self.flag_hi.capacity()) * 2
+            + self.flag_bits.heap_bytes()
             + tables.map(|t| t.cells.capacity() * 2).sum::<usize>()
             + (self.addresses.capacity() + self.rest.capacity()) * 8
             + self.prio.capacity() * 4
