@@ -90,6 +90,32 @@ fn filter_prints_programs() {
     );
 }
 
+/// Programs are optimised as tcpdump's are unless `-O` says otherwise; both filter the
+/// same packets.
+#[test]
+fn optimiser_is_on_by_default_and_o_turns_it_off() {
+    let lines = |args: &[&str]| {
+        String::from_utf8(netsieve(args).stdout)
+            .unwrap()
+            .lines()
+            .count()
+    };
+    assert_eq!(lines(&["filter", "-d", "ip and tcp"]), 6);
+    assert!(lines(&["filter", "-O", "-d", "ip and tcp"]) > 6);
+    let p = pcap();
+    let count = |extra: &[&str]| {
+        let mut args = vec!["filter", "-r", p.as_str(), "--count"];
+        args.extend_from_slice(extra);
+        args.push("port 25 or udp");
+        let o = netsieve(&args);
+        assert!(o.status.success());
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    };
+    let optimised = count(&[]);
+    assert!(optimised.parse::<u64>().unwrap() > 0, "{optimised}");
+    assert_eq!(optimised, count(&["-O"]));
+}
+
 #[test]
 fn bad_expressions_are_reported_with_a_column() {
     let o = netsieve(&["filter", "-r", &pcap(), "tcp port 80 and (udp"]);
