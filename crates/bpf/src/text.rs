@@ -56,6 +56,10 @@ pub fn image(insns: &[Insn], pc: usize) -> String {
         STX => ("stx".into(), format!("M[{}]", i.k)),
         ALU if i.op() == NEG => ("neg".into(), String::new()),
         ALU if i.src() == X => (alu_name(i.op()).into(), "x".into()),
+        // As libpcap's bpf_image: bit operations in hex, arithmetic in decimal.
+        ALU if matches!(i.op(), AND | OR | XOR) => {
+            (alu_name(i.op()).into(), format!("#{:#x}", i.k))
+        }
         ALU => (alu_name(i.op()).into(), format!("#{}", i.k)),
         JMP if i.op() == JA => ("ja".into(), format!("{}", pc as u64 + 1 + i.k as u64)),
         JMP => {
