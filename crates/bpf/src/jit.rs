@@ -182,6 +182,19 @@ fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, JitError> {
     .map_err(JitError)
 }
 
+/// The value a return instruction returns, emitted in the current block (`None` for
+/// other instructions).
+fn ret_value(b: &mut FunctionBuilder<'_>, i: &Insn, a: Variable) -> Option<Value> {
+    if i.class() != RET {
+        return None;
+    }
+    Some(if i.code & A == A {
+        b.use_var(a)
+    } else {
+        b.ins().iconst(types::I32, i.k as i64)
+    })
+}
+
 /// Emits the program's code in the current block; every return jumps to `done` with the
 /// verdict.
 fn body(
@@ -347,8 +360,19 @@ fn body(
                     JGE => b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, av, rhs),
                     _ => b.ins().band(av, rhs),
                 };
-                let t = blocks[pc + 1 + i.jt as usize];
-                let f = blocks[pc + 1 + i.jf as usize];
+                let (tpc, fpc) = (pc + 1 + i.jt as usize, pc + 1 + i.jf as usize);
+                if let (Some(tv), Some(fv)) =
+                    (ret_value(b, &insns[tpc], a), ret_value(b, &insns[fpc], a))
+                {
+                    // Both edges return: the verdict is a select, not a branch. This is
+                    // usually the last test of a filter, the least predictable one (it
+                    // separates accepted from rejected packets).
+                    let v = b.ins().select(c, tv, fv);
+                    b.ins().jump(done, &[v.into()]);
+                    continue;
+                }
+                let t = blocks[tpc];
+                let f = blocks[fpc];
                 if t == f {
                     b.ins().jump(t, &[]);
                 } else {
