@@ -30,7 +30,7 @@
 //!
 //! **Decisive entries.** An entry that accepts every value of the chunks a class does not
 //! cover decides every packet that reaches that class, so the entries after it are
-//! dropped from the class's set ([`Classes::add`]); classes that differ only there merge
+//! dropped from the class's set (`Classes::add`); classes that differ only there merge
 //! (up to 10% less memory on the 1k sets).
 //!
 //! **Memory.** A combining table has one cell per pair of classes, so its size is the

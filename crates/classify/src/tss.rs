@@ -274,7 +274,7 @@ pub struct TupleSpace {
     /// Every bucket's entries, sorted by priority within a bucket.
     entries: Vec<Entry>,
     /// Whether [`TupleSpace::lookup_batch`] groups packets: only when the tables are
-    /// larger than [`GROUP_ABOVE`].
+    /// larger than `GROUP_ABOVE`.
     grouped: bool,
 }
 
@@ -441,7 +441,7 @@ impl TupleSpace {
 
     /// [`TupleSpace::lookup`] for each of `keys` into `out` (as many as both hold).
     ///
-    /// Above [`GROUP_ABOVE`] bytes, groups of packets go through the tables together,
+    /// Above `GROUP_ABOVE` bytes, groups of packets go through the tables together,
     /// each table in three passes (hash and prefetch the slot; find the bucket and
     /// prefetch its entries; verify), so the cache misses of different packets overlap
     /// instead of following each other (group prefetching, Chen et al. 2004). The
