@@ -144,6 +144,9 @@ pub fn to_bool(expr: &str, opts: &Options) -> Result<Bool, CompileError> {
         netmask: opts.netmask.filter(|&m| m != u32::MAX),
         last: None,
         mem: 0,
+        mem_top: MEMWORDS as u32,
+        inner: None,
+        absolute: false,
     };
     if p.toks.is_empty() {
         return Ok(Bool::Const(true));
@@ -498,6 +501,116 @@ struct Parser {
     last: Option<Quals>,
     /// Scratch words used by the current relation.
     mem: u32,
+    /// Scratch words from here up hold the offsets of encapsulated frames.
+    mem_top: u32,
+    /// After `vxlan` or `geneve`: where the encapsulated frame is. Primitives are then
+    /// built as if it started the packet, and [`rebase`] moves their loads onto it.
+    inner: Option<Inner>,
+    /// Set by a primitive whose code already has absolute offsets.
+    absolute: bool,
+}
+
+/// An encapsulated frame (after `vxlan` or `geneve`): the scratch words holding the
+/// absolute offsets of its link-layer header, its type field and its network layer.
+#[derive(Clone, Copy, Debug)]
+struct Inner {
+    frame: u32,
+    lt: u32,
+    nl: u32,
+}
+
+/// `b`, built for a frame at the start of the packet, moved onto the encapsulated frame
+/// `to`: a load at offset k becomes an indexed load from the offset `to` holds (the
+/// network layer for k >= 14, the type field for 12 and 13, the frame below). An
+/// `ldxb 4*([k]&0xf)` becomes the same computation on the moved byte, plus the offset, so
+/// the indexed loads after it land in the moved header. Code whose X or A use does not
+/// survive the move is refused.
+fn rebase(b: Bool, to: Inner) -> Result<Bool, String> {
+    const REFUSE: &str = "this test is not supported after vxlan or geneve";
+    Ok(match b {
+        Bool::Const(c) => Bool::Const(c),
+        Bool::And(a, b) => rebase(*a, to)?.and(rebase(*b, to)?),
+        Bool::Or(a, b) => rebase(*a, to)?.or(rebase(*b, to)?),
+        Bool::Not(a) => rebase(*a, to)?.not(),
+        Bool::Block(_) => return Err(REFUSE.into()),
+        Bool::Leaf { code, op, src } => {
+            #[derive(PartialEq)]
+            enum Xs {
+                /// Not set in this code (or clobbered by a moved load).
+                Unset,
+                /// The moved header length: the offset plus `4*([k]&0xf)`.
+                Moved,
+                /// A value the move does not touch.
+                Value,
+            }
+            let mut x = Xs::Unset;
+            let mut out = Vec::with_capacity(code.len() * 2);
+            let place = |k: u32| {
+                if k >= 14 {
+                    (to.nl, k - 14)
+                } else if k >= 12 {
+                    (to.lt, k - 12)
+                } else {
+                    (to.frame, k)
+                }
+            };
+            for (n, i) in code.iter().enumerate() {
+                match (i.class(), i.mode()) {
+                    (LD, ABS) => {
+                        let (slot, k) = place(i.k);
+                        out.push(Insn::stmt(LDX | W | MEM, slot));
+                        out.push(Insn::stmt(LD | i.size() | IND, k));
+                        x = Xs::Unset;
+                    }
+                    (LDX, MSH) => {
+                        // The sequence uses A: A must not be live across it.
+                        let next_a = code[n + 1..]
+                            .iter()
+                            .find(|j| j.class() != LDX && j.class() != STX);
+                        if !matches!(next_a, Some(j) if j.class() == LD) {
+                            return Err(REFUSE.into());
+                        }
+                        let (slot, k) = place(i.k);
+                        out.extend([
+                            Insn::stmt(LDX | W | MEM, slot),
+                            Insn::stmt(LD | B | IND, k),
+                            Insn::stmt(ALU | AND | K, 0xf),
+                            Insn::stmt(ALU | LSH | K, 2),
+                            Insn::stmt(ALU | ADD | X, 0),
+                            Insn::stmt(MISC | TAX, 0),
+                        ]);
+                        x = Xs::Moved;
+                    }
+                    (LD, IND) => {
+                        // An index from the header length: the moved one already holds
+                        // the offset; the network-layer part of k is counted in it.
+                        if x != Xs::Moved || i.k < 14 {
+                            return Err(REFUSE.into());
+                        }
+                        out.push(Insn::stmt(LD | i.size() | IND, i.k - 14));
+                    }
+                    (LD, IMM) | (LD, LEN) | (LD, MEM) | (ST, _) => out.push(*i),
+                    (LDX, _) => {
+                        out.push(*i);
+                        x = Xs::Value;
+                    }
+                    (ALU, _) if i.op() == NEG || i.src() == K => out.push(*i),
+                    (ALU, _) if x == Xs::Value => out.push(*i),
+                    (MISC, _) if i.code == MISC | TAX => {
+                        out.push(*i);
+                        x = Xs::Value;
+                    }
+                    (MISC, _) if x == Xs::Value => out.push(*i), // txa
+                    (STX, _) if x == Xs::Value => out.push(*i),
+                    _ => return Err(REFUSE.into()),
+                }
+            }
+            if matches!(src, Src::X) && x != Xs::Value {
+                return Err(REFUSE.into());
+            }
+            Bool::Leaf { code: out, op, src }
+        }
+    })
 }
 
 impl Parser {
@@ -590,7 +703,21 @@ impl Parser {
         self.rterm()
     }
 
+    /// A primitive, a relation or a parenthesised expression, moved onto the encapsulated
+    /// frame when there is one.
     fn rterm(&mut self) -> R<Bool> {
+        let inner = self.inner;
+        let pos = self.pos();
+        self.absolute = false;
+        let b = self.rterm_here()?;
+        let absolute = std::mem::take(&mut self.absolute);
+        match inner {
+            Some(to) if !absolute => rebase(b, to).map_err(|r| CompileError::at(pos, r)),
+            _ => Ok(b),
+        }
+    }
+
+    fn rterm_here(&mut self) -> R<Bool> {
         let save = self.i;
         let mut committed = false;
         match self.relation(&mut committed) {
@@ -603,6 +730,7 @@ impl Parser {
             if !self.eat_op(")") {
                 return self.err("syntax error: expected `)`");
             }
+            self.absolute = true; // its terms were moved already
             return Ok(b);
         }
         let Some(Token { tok, pos }) = self.toks.get(self.i).cloned() else {
@@ -717,7 +845,11 @@ impl Parser {
                 };
                 Bool::any(types.iter().map(|&t| self.isis_proto(t)))
             }
-            "vxlan" | "geneve" | "gateway" | "ifindex" => {
+            "vxlan" | "geneve" => {
+                self.i += 1;
+                self.encap(w == "geneve", pos)?
+            }
+            "gateway" | "ifindex" => {
                 return Err(CompileError::at(
                     pos,
                     format!("`{w}` is not supported by netsieve's compiler"),
@@ -1227,7 +1359,7 @@ impl Parser {
     }
 
     fn scratch(&mut self) -> R<u32> {
-        if self.mem as usize >= MEMWORDS {
+        if self.mem >= self.mem_top {
             return self.err("expression too complex: out of scratch memory");
         }
         self.mem += 1;
@@ -1718,6 +1850,148 @@ impl Parser {
             }
             _ => Ok(None),
         }
+    }
+
+    /// `vxlan [vni]` and `geneve [vni]`: UDP to port 4789 or 6081 over IPv4 (not a
+    /// fragment) or IPv6, the header's checks, then the offsets of the encapsulated frame
+    /// into scratch words; the rest of the expression looks at that frame. Geneve carries
+    /// an Ethernet frame (protocol type 0x6558) or a network-layer packet whose type is
+    /// the protocol type.
+    fn encap(&mut self, geneve: bool, pos: usize) -> R<Bool> {
+        let vni = self.optional_number()?;
+        if vni.is_some_and(|v| v > 0xff_ffff) {
+            return Err(CompileError::at(pos, "VNI too high"));
+        }
+        if self.mem_top < 3 + 4 {
+            return Err(CompileError::at(pos, "too many vxlan or geneve levels"));
+        }
+        let new = Inner {
+            frame: self.mem_top - 1,
+            lt: self.mem_top - 2,
+            nl: self.mem_top - 3,
+        };
+        self.mem_top -= 3;
+        let nl = self.nl;
+        let port = if geneve { 6081 } else { 4789 };
+        let msh = Insn::stmt(LDX | B | MSH, nl);
+        let ind = |size: u16, k: u32| Insn::stmt(LD | size | IND, k);
+        // The tests, in the current frame's offsets; the UDP payload is at x + nl + 8
+        // (IPv4) or nl + 48 (IPv6).
+        let mut v4 = self
+            .linktype(0x800)
+            .and(Bool::eq(B, nl + 9, UDP as u32))
+            .and(self.not_fragment())
+            .and(Bool::leaf(vec![msh, ind(H, nl + 2)], JEQ, port));
+        let mut v6 = self
+            .linktype(0x86dd)
+            .and(Bool::eq(B, nl + 6, UDP as u32))
+            .and(Bool::eq(H, nl + 42, port));
+        if !geneve {
+            v4 = v4.and(Bool::leaf(vec![msh, ind(B, nl + 8)], JEQ, 8));
+            v6 = v6.and(Bool::eq(B, nl + 48, 8));
+        }
+        if let Some(v) = vni {
+            v4 = v4.and(Bool::leaf(
+                vec![msh, ind(W, nl + 12), Insn::stmt(ALU | AND | K, 0xffff_ff00)],
+                JEQ,
+                v << 8,
+            ));
+            v6 = v6.and(Bool::cmp(W, nl + 52, 0xffff_ff00, JEQ, v << 8));
+        }
+        if let Some(cur) = self.inner {
+            v4 = rebase(v4, cur).map_err(|r| CompileError::at(pos, r))?;
+            v6 = rebase(v6, cur).map_err(|r| CompileError::at(pos, r))?;
+        }
+        // The UDP payload's absolute offset into A.
+        let payload4 = match self.inner {
+            None => vec![
+                msh,
+                Insn::stmt(MISC | TXA, 0),
+                Insn::stmt(ALU | ADD | K, nl + 8),
+            ],
+            Some(cur) => vec![
+                Insn::stmt(LDX | W | MEM, cur.nl),
+                Insn::stmt(LD | B | IND, nl - 14),
+                Insn::stmt(ALU | AND | K, 0xf),
+                Insn::stmt(ALU | LSH | K, 2),
+                Insn::stmt(ALU | ADD | X, 0),
+                Insn::stmt(ALU | ADD | K, nl - 14 + 8),
+            ],
+        };
+        let payload6 = match self.inner {
+            None => vec![Insn::stmt(LD | W | IMM, nl + 48)],
+            Some(cur) => vec![
+                Insn::stmt(LD | W | MEM, cur.nl),
+                Insn::stmt(ALU | ADD | K, nl - 14 + 48),
+            ],
+        };
+        // Always true: the code's side effect is the point.
+        let set = |mut code: Vec<Insn>| {
+            code.push(Insn::stmt(LD | W | IMM, 0));
+            Bool::leaf(code, JEQ, 0)
+        };
+        let st = |slot: u32| Insn::stmt(ST, slot);
+        let add = |k: u32| Insn::stmt(ALU | ADD | K, k);
+        let offsets = |payload: Vec<Insn>| -> Bool {
+            if !geneve {
+                // VXLAN: an Ethernet frame after the 8-byte header.
+                let mut c = payload;
+                c.extend([
+                    add(8),
+                    st(new.frame),
+                    add(12),
+                    st(new.lt),
+                    add(2),
+                    st(new.nl),
+                ]);
+                return set(c);
+            }
+            // Geneve: the header is 8 bytes plus 4 * its option length (low 6 bits of
+            // its first byte). The payload's offset is kept in the nl word meanwhile.
+            let mut c = payload;
+            c.extend([
+                st(new.nl),
+                Insn::stmt(MISC | TAX, 0),
+                Insn::stmt(LD | B | IND, 0),
+                Insn::stmt(ALU | AND | K, 0x3f),
+                Insn::stmt(ALU | LSH | K, 2),
+                Insn::stmt(ALU | ADD | X, 0),
+                add(8),
+                st(new.frame),
+            ]);
+            let ethernet = Bool::leaf(
+                vec![Insn::stmt(LDX | W | MEM, new.nl), ind(H, 2)],
+                JEQ,
+                0x6558,
+            );
+            let eth = set(vec![
+                Insn::stmt(LD | W | MEM, new.frame),
+                add(12),
+                st(new.lt),
+                add(2),
+                st(new.nl),
+            ]);
+            // Not Ethernet: the protocol type is the type field, the packet follows the
+            // header (and the "frame" is placed so that its type field would be there).
+            let other = set(vec![
+                Insn::stmt(LD | W | MEM, new.nl),
+                add(2),
+                st(new.lt),
+                Insn::stmt(LD | W | MEM, new.frame),
+                st(new.nl),
+                Insn::stmt(LD | W | MEM, new.lt),
+                Insn::stmt(ALU | SUB | K, 12),
+                st(new.frame),
+            ]);
+            set(c).and(ethernet.clone().and(eth).or(ethernet.not().and(other)))
+        };
+        let b = v4.and(offsets(payload4)).or(v6.and(offsets(payload6)));
+        self.inner = Some(new);
+        self.lt = Lt::Ether(12);
+        self.nl = 14;
+        self.mpls = 0;
+        self.absolute = true;
+        Ok(b)
     }
 
     fn vlan(&mut self, pos: usize) -> R<Bool> {

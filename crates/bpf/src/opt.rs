@@ -18,6 +18,8 @@
 //!   `ret #k`, which does not read A. Such a load cannot fail: the facts that decide the
 //!   jump after it were learnt from the same symbol, so on every path to here the same
 //!   bytes were loaded before, and a load that fails ends its path.
+//! - **Decided jumps.** A conditional jump whose outcome the facts on every edge into it
+//!   decide becomes a `ja`.
 //! - **Clean-up.** Instructions no edge reaches are dropped, `ja` to the next
 //!   instruction and conditional jumps whose two edges agree disappear, and offsets are
 //!   recomputed (they can only shrink).
@@ -262,6 +264,17 @@ fn thread_jumps(insns: &[Insn]) -> Vec<Insn> {
             }
             JMP => {
                 let rhs = operand(&i, &st);
+                let decided = match (st.a, rhs) {
+                    (Some(sym), Some(k)) => st.decide(sym, i.op(), k),
+                    _ => None,
+                };
+                if let Some(o) = decided {
+                    // The facts decide this jump: it becomes a `ja` to the edge taken.
+                    let t = thread(insns, pc + 1 + if o { i.jt } else { i.jf } as usize, &st);
+                    out[pc] = Insn::stmt(JMP | JA, (t - pc - 1) as u32);
+                    arrive(&mut into, t, st);
+                    continue;
+                }
                 for taken in [true, false] {
                     let mut s = st.clone();
                     if let (Some(sym), Some(k)) = (st.a, rhs) {

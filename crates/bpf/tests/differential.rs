@@ -447,3 +447,158 @@ fn errors_name_the_position() {
     assert!(compile("frobnicate", LinkType::Ethernet).is_err());
     assert!(compile("ip[0] / 0 == 1", LinkType::Ethernet).is_err());
 }
+
+/// Packet builders for the encapsulation tests.
+mod enc {
+    pub const INNER_SRC_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0x42];
+
+    /// An inner Ethernet frame (source MAC [`INNER_SRC_MAC`]).
+    pub fn eth(et: u16, payload: &[u8]) -> Vec<u8> {
+        eth_from(INNER_SRC_MAC, et, payload)
+    }
+    /// An outer one.
+    pub fn outer(et: u16, payload: &[u8]) -> Vec<u8> {
+        eth_from([2, 0, 0, 0, 0, 0x99], et, payload)
+    }
+    fn eth_from(src: [u8; 6], et: u16, payload: &[u8]) -> Vec<u8> {
+        let mut f = vec![1, 0, 0, 0, 0, 1];
+        f.extend_from_slice(&src);
+        f.extend_from_slice(&et.to_be_bytes());
+        f.extend_from_slice(payload);
+        f
+    }
+    /// IPv4 with `words` 32-bit words of header (5 to 15) and a fragment offset.
+    pub fn ipv4(proto: u8, words: u8, frag: u16, payload: &[u8]) -> Vec<u8> {
+        let mut h = vec![0u8; words as usize * 4];
+        h[0] = 0x40 | words;
+        h[6..8].copy_from_slice(&frag.to_be_bytes());
+        h[8] = 64;
+        h[9] = proto;
+        h[12..16].copy_from_slice(&[10, 0, 0, 1]);
+        h[16..20].copy_from_slice(&[10, 0, 0, 2]);
+        h.extend_from_slice(payload);
+        h
+    }
+    pub fn ipv6(nh: u8, payload: &[u8]) -> Vec<u8> {
+        let mut h = vec![0u8; 40];
+        h[0] = 0x60;
+        h[6] = nh;
+        h[7] = 64;
+        h.extend_from_slice(payload);
+        h
+    }
+    pub fn ports(sport: u16, dport: u16, rest: usize, payload: &[u8]) -> Vec<u8> {
+        let mut h = sport.to_be_bytes().to_vec();
+        h.extend_from_slice(&dport.to_be_bytes());
+        h.extend(std::iter::repeat_n(0, rest));
+        h.extend_from_slice(payload);
+        h
+    }
+    pub fn udp(sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
+        ports(sport, dport, 4, payload)
+    }
+    pub fn tcp(sport: u16, dport: u16) -> Vec<u8> {
+        let mut t = ports(sport, dport, 16, &[]);
+        t[12] = 0x50;
+        t
+    }
+    pub fn vxlan(vni: u32, inner: &[u8]) -> Vec<u8> {
+        let mut h = vec![0x08, 0, 0, 0];
+        h.extend_from_slice(&(vni << 8).to_be_bytes());
+        h.extend_from_slice(inner);
+        h
+    }
+    /// Geneve with `opt_words` words of options and protocol type `proto`.
+    pub fn geneve(opt_words: u8, proto: u16, vni: u32, inner: &[u8]) -> Vec<u8> {
+        let mut h = vec![opt_words & 0x3f, 0];
+        h.extend_from_slice(&proto.to_be_bytes());
+        h.extend_from_slice(&(vni << 8).to_be_bytes());
+        h.extend(std::iter::repeat_n(0xee, opt_words as usize * 4));
+        h.extend_from_slice(inner);
+        h
+    }
+}
+
+/// `vxlan` and `geneve` against hand-built encapsulations: the outer tests, the VNI, and
+/// the rest of the expression applied to the inner frame (nested, over IPv6, behind
+/// Geneve options, and a Geneve payload that is not Ethernet). Each expression is run
+/// optimised and not, by the interpreter and by the JIT.
+#[test]
+fn encapsulations_mean_what_they_say() {
+    use enc::*;
+    let inner = eth(0x800, &ipv4(6, 5, 0, &tcp(1234, 80)));
+    let udp4 = |words: u8, frag: u16, dport: u16, payload: &[u8]| {
+        outer(0x800, &ipv4(17, words, frag, &udp(5555, dport, payload)))
+    };
+    let a = udp4(6, 0, 4789, &vxlan(100, &inner));
+    let b = outer(0x86dd, &ipv6(17, &udp(1, 4789, &vxlan(7, &inner))));
+    let c = udp4(5, 0, 4789, &vxlan(1, &udp4(7, 0, 4789, &vxlan(2, &inner))));
+    let d = udp4(5, 0, 6081, &geneve(2, 0x6558, 10, &inner));
+    let e = udp4(
+        5,
+        0,
+        6081,
+        &geneve(1, 0x800, 3, &ipv4(6, 5, 0, &tcp(22, 99))),
+    );
+    let f = udp4(5, 0x0010, 4789, &vxlan(100, &inner));
+    let g = udp4(5, 0, 4790, &vxlan(100, &inner));
+    let h = a[..a.len() - 30].to_vec(); // cut inside the inner TCP header
+    let mac = INNER_SRC_MAC.map(|x| format!("{x:02x}")).join(":");
+    let cases: Vec<(&str, &[u8], bool)> = vec![
+        ("vxlan", &a, true),
+        ("vxlan 100", &a, true),
+        ("vxlan 101", &a, false),
+        ("vxlan and tcp port 80", &a, true),
+        ("vxlan and tcp port 81", &a, false),
+        ("vxlan and udp", &a, false),
+        ("vxlan and ip and src host 10.0.0.1", &a, true),
+        ("tcp port 80", &a, false),
+        ("vxlan 7 and tcp dst port 80", &b, true),
+        ("vxlan 8", &b, false),
+        ("vxlan 1 and vxlan 2 and tcp", &c, true),
+        ("vxlan 2", &c, false),
+        ("vxlan and vxlan 1", &c, false),
+        ("vxlan and (udp port 4789 and not tcp)", &c, true),
+        ("geneve 10 and tcp port 80", &d, true),
+        ("geneve 11", &d, false),
+        ("vxlan", &d, false),
+        ("geneve and tcp src port 22", &e, true),
+        ("geneve and ip", &e, true),
+        ("geneve and ip6", &e, false),
+        ("vxlan", &f, false),
+        ("vxlan", &g, false),
+        ("vxlan", &h, true),
+        ("vxlan and tcp port 80", &h, false),
+    ];
+    let mut cases: Vec<(String, &[u8], bool)> = cases
+        .into_iter()
+        .map(|(x, p, w)| (x.to_string(), p, w))
+        .collect();
+    cases.push((format!("vxlan and ether src {mac}"), &a, true));
+    cases.push((format!("ether src {mac}"), &a, false));
+    for (expr, pkt, want) in &cases {
+        let wl = pkt.len() as u32 + 7; // a cut capture: the wire length is longer
+        for optimize in [true, false] {
+            let opts = netsieve_bpf::Options {
+                optimize,
+                ..netsieve_bpf::Options::new(LinkType::Ethernet)
+            };
+            let prog = netsieve_bpf::compile_with(expr, &opts).unwrap();
+            let got = interp::run(&prog, pkt, wl) != 0;
+            assert_eq!(
+                got,
+                *want,
+                "`{expr}` (optimised: {optimize})\n{}",
+                text::dump(prog.insns())
+            );
+            assert_eq!(
+                Filter::new(&prog).run(pkt, wl),
+                interp::run(&prog, pkt, wl),
+                "`{expr}` JIT"
+            );
+        }
+    }
+    // What cannot be moved onto the inner frame is refused with its position.
+    let e = compile("vxlan and ip protochain 6", LinkType::Ethernet).unwrap_err();
+    assert!(e.to_string().contains("vxlan"), "{e}");
+}
