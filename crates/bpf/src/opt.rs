@@ -20,6 +20,8 @@
 //!   bytes were loaded before, and a load that fails ends its path.
 //! - **Decided jumps.** A conditional jump whose outcome the facts on every edge into it
 //!   decide becomes a `ja`.
+//! - **Dead code.** An instruction whose only effect is on A, X or a scratch word that no
+//!   later instruction reads is dropped (loads from the packet stay: they can fail).
 //! - **Clean-up.** Instructions no edge reaches are dropped, `ja` to the next
 //!   instruction and conditional jumps whose two edges agree disappear, and offsets are
 //!   recomputed (they can only shrink).
@@ -307,9 +309,70 @@ fn thread_jumps(insns: &[Insn]) -> Vec<Insn> {
     out
 }
 
+/// What an instruction reads and writes among A (bit 0), X (bit 1) and the scratch
+/// words (bit 2 + k), and whether that is all it does: loads from the packet can fail
+/// and a division by X can reject, so those are never *pure*.
+fn effect(i: &Insn) -> (u32, u32, bool) {
+    const A_: u32 = 1;
+    const X_: u32 = 2;
+    let m = |k: u32| 4u32 << (k as usize % MEMWORDS);
+    match i.class() {
+        LD => match i.mode() {
+            ABS => (0, A_, false),
+            IND => (X_, A_, false),
+            MEM => (m(i.k), A_, true),
+            _ => (0, A_, true), // IMM, LEN
+        },
+        LDX => match i.mode() {
+            MSH => (0, X_, false),
+            MEM => (m(i.k), X_, true),
+            _ => (0, X_, true),
+        },
+        ST => (A_, m(i.k), true),
+        STX => (X_, m(i.k), true),
+        ALU if i.op() == NEG || i.src() == K => (A_, A_, true),
+        ALU => (A_ | X_, A_, !matches!(i.op(), DIV | MOD)),
+        JMP if i.op() == JA => (0, 0, false),
+        JMP if i.src() == X => (A_ | X_, 0, false),
+        JMP => (A_, 0, false),
+        RET if i.code & A == A => (A_, 0, false),
+        RET => (0, 0, false),
+        _ if i.code == MISC | TAX => (A_, X_, true),
+        _ => (X_, A_, true), // txa
+    }
+}
+
+/// Instructions whose only effect is on a register or scratch word that nothing reads
+/// afterwards, on any path (backward liveness; jumps only go forward, so one pass from
+/// the end sees every successor first, and a removed instruction's own reads die too).
+fn dead_code(insns: &[Insn]) -> Vec<bool> {
+    let n = insns.len();
+    let mut live_in = vec![0u32; n];
+    let mut dead = vec![false; n];
+    for pc in (0..n).rev() {
+        let i = insns[pc];
+        let at = |off: usize| live_in.get(pc + 1 + off).copied().unwrap_or(0);
+        let after = match i.class() {
+            RET => 0,
+            JMP if i.op() == JA => at(i.k as usize),
+            JMP => at(i.jt as usize) | at(i.jf as usize),
+            _ => at(0),
+        };
+        let (uses, defs, pure) = effect(&i);
+        if pure && defs & after == 0 {
+            dead[pc] = true;
+            live_in[pc] = after;
+        } else {
+            live_in[pc] = (after & !defs) | uses;
+        }
+    }
+    dead
+}
+
 /// Drops unreachable instructions and jumps that go nowhere, and recomputes offsets.
 fn compact(insns: &[Insn]) -> Vec<Insn> {
     let n = insns.len();
+    let dead = dead_code(insns);
     let target = |pc: usize, off: usize| pc + 1 + off;
     let mut live = vec![false; n];
     live[0] = true;
@@ -327,7 +390,7 @@ fn compact(insns: &[Insn]) -> Vec<Insn> {
             _ => vec![pc + 1],
         };
         let noop = i.class() == JMP && succ.iter().all(|&s| s == pc + 1);
-        keep[pc] = !noop;
+        keep[pc] = !noop && !dead[pc];
         for s in succ {
             live[s] = true;
         }
