@@ -12,6 +12,21 @@
 //! action loop reads. A single packet is a batch of one: that costs about 2 ns more per
 //! call than a separate one-packet function did (`netsieve bench bpf`), and halves the
 //! compile time, which matters more for filters that change with the rules.
+//!
+//! Four things make the code as fast as the same filters written by hand in Rust and
+//! compiled by LLVM (docs/BENCHMARKS.md measures each):
+//!
+//! * the loop is rotated (one branch per packet) and walks pointers, and the wire length
+//!   is only loaded by programs that read it;
+//! * a test of loaded bytes against a constant compares the bytes as they lie in memory
+//!   with the constant byte-swapped, instead of swapping every loaded value (`raw` in
+//!   [`Emitter`]; and, or and xor with a constant are followed through);
+//! * a test whose two edges both return becomes a select;
+//! * `this or tail`, where `tail` is a few instructions that end in a test whose edges
+//!   return (the second half of `src or dst`), runs the tail speculatively and selects
+//!   (see [`Emitter::jump`]). Its loads cannot fault: one past the end of the packet
+//!   reads the packet's record instead and makes the tail's verdict 0, as the
+//!   interpreter's rejection would.
 
 use crate::Packet;
 use crate::insn::*;
@@ -79,31 +94,32 @@ impl Native {
             ctx.func.signature.params.push(AbiParam::new(t));
         }
         {
+            // entry:     if n == 0 goto exit; end = packets + n
+            // step(rec, slot): the filter on *rec -> done(v)
+            // done(v):   *slot = v; rec += 1; slot += 1; if rec != end goto step
+            // The loop is rotated (one branch per packet) and walks pointers, as a
+            // compiler makes a counted loop.
             let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
             let entry = b.create_block();
             b.append_block_params_for_function_params(entry);
-            let head = b.create_block();
-            b.append_block_param(head, types::I64);
             let step = b.create_block();
+            b.append_block_param(step, ptr);
+            b.append_block_param(step, ptr);
             let done = b.create_block();
             b.append_block_param(done, types::I32);
             let exit = b.create_block();
 
             b.switch_to_block(entry);
+            b.seal_block(entry);
             let p = b.block_params(entry).to_vec();
             let (pkts, n, out) = (p[0], p[1], p[2]);
-            let zero = b.ins().iconst(types::I64, 0);
-            b.ins().jump(head, &[zero.into()]);
-
-            b.switch_to_block(head);
-            let i = b.block_params(head)[0];
-            let more = b.ins().icmp(IntCC::UnsignedLessThan, i, n);
-            b.ins().brif(more, step, &[], exit, &[]);
+            let size = std::mem::size_of::<Packet<'_>>() as i64;
+            let bytes = b.ins().imul_imm(n, size);
+            let end = b.ins().iadd(pkts, bytes);
+            b.ins().brif(n, step, &[pkts.into(), out.into()], exit, &[]);
 
             b.switch_to_block(step);
-            let size = std::mem::size_of::<Packet<'_>>() as i64;
-            let off = b.ins().imul_imm(i, size);
-            let rec = b.ins().iadd(pkts, off);
+            let (rec, slot) = (b.block_params(step)[0], b.block_params(step)[1]);
             let f = MemFlags::trusted().with_readonly();
             let data = b
                 .ins()
@@ -111,18 +127,17 @@ impl Native {
             let len = b
                 .ins()
                 .load(types::I64, f, rec, offset_of!(Packet<'_>, len) as i32);
-            let wl = b
-                .ins()
-                .load(types::I32, f, rec, offset_of!(Packet<'_>, wirelen) as i32);
-            body(&mut b, prog.insns(), data, len, wl, done);
+            body(&mut b, prog.insns(), data, len, rec, done);
 
             b.switch_to_block(done);
+            b.seal_block(done);
             let v = b.block_params(done)[0];
-            let at = b.ins().imul_imm(i, 4);
-            let slot = b.ins().iadd(out, at);
             b.ins().store(MemFlags::trusted(), v, slot, 0);
-            let next = b.ins().iadd_imm(i, 1);
-            b.ins().jump(head, &[next.into()]);
+            let rec = b.ins().iadd_imm(rec, size);
+            let slot = b.ins().iadd_imm(slot, 4);
+            let more = b.ins().icmp(IntCC::NotEqual, rec, end);
+            b.ins()
+                .brif(more, step, &[rec.into(), slot.into()], exit, &[]);
 
             b.switch_to_block(exit);
             b.ins().return_(&[]);
@@ -182,114 +197,151 @@ fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, JitError> {
     .map_err(JitError)
 }
 
-/// The value a return instruction returns, emitted in the current block (`None` for
-/// other instructions).
-fn ret_value(b: &mut FunctionBuilder<'_>, i: &Insn, a: Variable) -> Option<Value> {
-    if i.class() != RET {
-        return None;
+/// How many straight-line instructions a speculated tail may hold (see [`tail`]).
+const MAX_TAIL: usize = 4;
+
+/// Whether `i` can run speculatively: it cannot reject the packet except by a load, and
+/// loads are made safe by [`Emitter::load`] in speculative mode. Division and modulo by
+/// X can reject on a zero X, so they are excluded; jumps end a tail.
+fn speculable(i: &Insn) -> bool {
+    match i.class() {
+        LD | LDX | ST | STX | MISC => true,
+        ALU => !(i.src() == X && matches!(i.op(), DIV | MOD)),
+        _ => false,
     }
-    Some(if i.code & A == A {
-        b.use_var(a)
-    } else {
-        b.ins().iconst(types::I32, i.k as i64)
-    })
 }
 
-/// Emits the program's code in the current block; every return jumps to `done` with the
-/// verdict.
-fn body(
-    b: &mut FunctionBuilder<'_>,
-    insns: &[Insn],
+/// A tail that starts at `pc`: at most [`MAX_TAIL`] speculable instructions, then a
+/// conditional jump whose two edges both return. Returns the jump's pc.
+fn tail(insns: &[Insn], pc: usize) -> Option<usize> {
+    for (at, i) in insns.iter().enumerate().skip(pc).take(MAX_TAIL + 1) {
+        if i.class() == JMP {
+            let (t, f) = (at + 1 + i.jt as usize, at + 1 + i.jf as usize);
+            let ret = |p: usize| insns[p].class() == RET;
+            return (i.op() != JA && ret(t) && ret(f)).then_some(at);
+        }
+        if !speculable(i) {
+            return None;
+        }
+    }
+    None
+}
+
+/// Emits a program's code for one packet; every return jumps to `done` with the verdict.
+struct Emitter<'a> {
+    insns: &'a [Insn],
     data: Value,
     caplen: Value,
-    wirelen: Value,
+    /// The packet's record (always readable; the safe address of speculative loads).
+    rec: Value,
     done: Block,
-) {
-    let i32t = types::I32;
-    let i64t = types::I64;
-    let a = b.declare_var(i32t);
-    let x = b.declare_var(i32t);
-    let mem: Vec<Variable> = (0..MEMWORDS).map(|_| b.declare_var(i32t)).collect();
-    let zero = b.ins().iconst(i32t, 0);
-    b.def_var(a, zero);
-    b.def_var(x, zero);
-    for m in &mem {
-        b.def_var(*m, zero);
-    }
-    let blocks: Vec<Block> = (0..insns.len()).map(|_| b.create_block()).collect();
-    let reject = b.create_block();
-    b.ins().jump(blocks[0], &[]);
-    let rd = MemFlags::new().with_notrap().with_readonly();
+    reject: Block,
+    a: Variable,
+    x: Variable,
+    mem: Vec<Variable>,
+    /// Values of A that are a byte swap of a value in the packet's own (big-endian) byte
+    /// order: A -> (the unswapped value, its width in bytes). A test of such a value
+    /// against a constant tests the unswapped value against the swapped constant, as a
+    /// compiler does for `u16::from_be_bytes(..) == 0x800`; the swap then often has no
+    /// other use and disappears.
+    raw: std::collections::HashMap<Value, (Value, u32)>,
+    /// In speculative mode, the AND of the in-bounds conditions of the loads so far.
+    ok: Option<Value>,
+}
 
-    // Loads `size` bytes at the 64-bit offset `off` if they are inside the packet.
-    let load = |b: &mut FunctionBuilder<'_>, off: Value, size: u16| -> Value {
+impl Emitter<'_> {
+    /// Loads `size` bytes at the 64-bit offset `off`: the value, and the same bytes
+    /// unswapped for halfwords and words. Normally a load past the end branches to
+    /// `reject`. In speculative mode (`self.ok` set) it branches nowhere: it reads from
+    /// the packet's record instead, and clears `ok`.
+    fn load(&mut self, b: &mut FunctionBuilder<'_>, off: Value, size: u16) -> Value {
         let n = match size {
             W => 4,
             H => 2,
             _ => 1,
         };
         let end = b.ins().iadd_imm(off, n);
-        let ok = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, caplen);
-        let cont = b.create_block();
-        b.ins().brif(ok, cont, &[], reject, &[]);
-        b.switch_to_block(cont);
-        let addr = b.ins().iadd(data, off);
+        let in_bounds = b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, end, self.caplen);
+        let at = b.ins().iadd(self.data, off);
+        let addr = match self.ok {
+            Some(ok) => {
+                self.ok = Some(b.ins().band(ok, in_bounds));
+                b.ins().select(in_bounds, at, self.rec)
+            }
+            None => {
+                let cont = b.create_block();
+                b.ins().brif(in_bounds, cont, &[], self.reject, &[]);
+                b.seal_block(cont);
+                b.switch_to_block(cont);
+                at
+            }
+        };
+        let rd = MemFlags::new().with_notrap().with_readonly();
+        let i32t = types::I32;
         match size {
             W => {
-                let v = b.ins().load(i32t, rd, addr, 0);
-                b.ins().bswap(v)
+                let r = b.ins().load(i32t, rd, addr, 0);
+                let v = b.ins().bswap(r);
+                self.raw.insert(v, (r, 4));
+                v
             }
             H => {
-                let v = b.ins().load(types::I16, rd, addr, 0);
-                let v = b.ins().bswap(v);
-                b.ins().uextend(i32t, v)
+                let r = b.ins().uload16(i32t, rd, addr, 0);
+                let s = b.ins().bswap(r);
+                let v = b.ins().ushr_imm(s, 16);
+                self.raw.insert(v, (r, 2));
+                v
             }
             _ => b.ins().uload8(i32t, rd, addr, 0),
         }
-    };
+    }
 
-    for (pc, i) in insns.iter().enumerate() {
-        b.switch_to_block(blocks[pc]);
-        let next = blocks.get(pc + 1).copied().unwrap_or(reject);
+    /// Emits an instruction that is not a jump or a return, in the current block.
+    fn straight(&mut self, b: &mut FunctionBuilder<'_>, i: &Insn) {
+        let (i32t, i64t) = (types::I32, types::I64);
         match i.class() {
             LD | LDX => {
                 let v = match (i.class(), i.mode()) {
-                    (LD, ABS) => {
-                        let off = b.ins().iconst(i64t, i.k as i64);
-                        load(b, off, i.size())
-                    }
-                    (LD, IND) => {
-                        let xv = b.use_var(x);
-                        let xw = b.ins().uextend(i64t, xv);
-                        let off = b.ins().iadd_imm(xw, i.k as i64);
-                        load(b, off, i.size())
+                    (LD, ABS | IND) => {
+                        let off = if i.mode() == ABS {
+                            b.ins().iconst(i64t, i.k as i64)
+                        } else {
+                            let xv = b.use_var(self.x);
+                            let xw = b.ins().uextend(i64t, xv);
+                            b.ins().iadd_imm(xw, i.k as i64)
+                        };
+                        self.load(b, off, i.size())
                     }
                     (_, IMM) => b.ins().iconst(i32t, i.k as i64),
-                    (_, LEN) => wirelen,
-                    (_, MEM) => b.use_var(mem[i.k as usize]),
+                    (_, LEN) => b.ins().load(
+                        i32t,
+                        MemFlags::trusted().with_readonly(),
+                        self.rec,
+                        offset_of!(Packet<'_>, wirelen) as i32,
+                    ),
+                    (_, MEM) => b.use_var(self.mem[i.k as usize]),
                     _ => {
                         // ldxb 4*([k]&0xf)
                         let off = b.ins().iconst(i64t, i.k as i64);
-                        let v = load(b, off, B);
+                        let v = self.load(b, off, B);
                         let v = b.ins().band_imm(v, 0xf);
                         b.ins().ishl_imm(v, 2)
                     }
                 };
-                b.def_var(if i.class() == LD { a } else { x }, v);
-                b.ins().jump(next, &[]);
+                b.def_var(if i.class() == LD { self.a } else { self.x }, v);
             }
             ST => {
-                let v = b.use_var(a);
-                b.def_var(mem[i.k as usize], v);
-                b.ins().jump(next, &[]);
+                let v = b.use_var(self.a);
+                b.def_var(self.mem[i.k as usize], v);
             }
             STX => {
-                let v = b.use_var(x);
-                b.def_var(mem[i.k as usize], v);
-                b.ins().jump(next, &[]);
+                let v = b.use_var(self.x);
+                b.def_var(self.mem[i.k as usize], v);
             }
             ALU => {
-                let av = b.use_var(a);
+                let av = b.use_var(self.a);
                 let v = if i.op() == NEG {
                     b.ins().ineg(av)
                 } else if i.src() == K {
@@ -303,14 +355,33 @@ fn body(
                         MUL => b.ins().imul_imm(av, k),
                         DIV => b.ins().udiv_imm(av, k),
                         MOD => b.ins().urem_imm(av, k),
-                        OR => b.ins().bor_imm(av, k),
-                        AND => b.ins().band_imm(av, k),
-                        XOR => b.ins().bxor_imm(av, k),
                         LSH => b.ins().ishl_imm(av, k),
-                        _ => b.ins().ushr_imm(av, k),
+                        RSH => b.ins().ushr_imm(av, k),
+                        op => {
+                            let v = match op {
+                                OR => b.ins().bor_imm(av, k),
+                                AND => b.ins().band_imm(av, k),
+                                _ => b.ins().bxor_imm(av, k),
+                            };
+                            // Bitwise operations commute with the byte swap, as long as
+                            // the constant fits the loaded width (A has no higher bits).
+                            if let Some(&(r, n)) = self.raw.get(&av) {
+                                let m = mask(n);
+                                if op == AND || i.k <= m {
+                                    let sk = swap(i.k & m, n) as i64;
+                                    let rv = match op {
+                                        OR => b.ins().bor_imm(r, sk),
+                                        AND => b.ins().band_imm(r, sk),
+                                        _ => b.ins().bxor_imm(r, sk),
+                                    };
+                                    self.raw.insert(v, (rv, n));
+                                }
+                            }
+                            v
+                        }
                     }
                 } else {
-                    let xv = b.use_var(x);
+                    let xv = b.use_var(self.x);
                     match i.op() {
                         ADD => b.ins().iadd(av, xv),
                         SUB => b.ins().isub(av, xv),
@@ -319,8 +390,10 @@ fn body(
                         AND => b.ins().band(av, xv),
                         XOR => b.ins().bxor(av, xv),
                         DIV | MOD => {
+                            // Never speculated (see `speculable`).
                             let cont = b.create_block();
-                            b.ins().brif(xv, cont, &[], reject, &[]);
+                            b.ins().brif(xv, cont, &[], self.reject, &[]);
+                            b.seal_block(cont);
                             b.switch_to_block(cont);
                             if i.op() == DIV {
                                 b.ins().udiv(av, xv)
@@ -340,66 +413,185 @@ fn body(
                         }
                     }
                 };
-                b.def_var(a, v);
-                b.ins().jump(next, &[]);
+                b.def_var(self.a, v);
             }
-            JMP => {
-                if i.op() == JA {
-                    b.ins().jump(blocks[pc + 1 + i.k as usize], &[]);
-                    continue;
-                }
-                let av = b.use_var(a);
-                let rhs = if i.src() == X {
-                    b.use_var(x)
+            _ => {
+                let (from, to) = if i.code == MISC | TXA {
+                    (self.x, self.a)
                 } else {
-                    b.ins().iconst(i32t, i.k as i64)
+                    (self.a, self.x)
                 };
-                let c = match i.op() {
+                let v = b.use_var(from);
+                b.def_var(to, v);
+            }
+        }
+    }
+
+    /// The condition of a conditional jump: nonzero when it is taken.
+    fn cond(&mut self, b: &mut FunctionBuilder<'_>, i: &Insn) -> Value {
+        let av = b.use_var(self.a);
+        let unswapped = match self.raw.get(&av) {
+            Some(&(r, n)) if i.src() == K && i.k <= mask(n) => Some((r, n)),
+            _ => None,
+        };
+        match (i.op(), unswapped) {
+            (JEQ, Some((r, n))) => b.ins().icmp_imm(IntCC::Equal, r, swap(i.k, n) as i64),
+            (JSET, Some((r, n))) => b.ins().band_imm(r, swap(i.k, n) as i64),
+            _ => {
+                let rhs = if i.src() == X {
+                    b.use_var(self.x)
+                } else {
+                    b.ins().iconst(types::I32, i.k as i64)
+                };
+                match i.op() {
                     JEQ => b.ins().icmp(IntCC::Equal, av, rhs),
                     JGT => b.ins().icmp(IntCC::UnsignedGreaterThan, av, rhs),
                     JGE => b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, av, rhs),
                     _ => b.ins().band(av, rhs),
-                };
-                let (tpc, fpc) = (pc + 1 + i.jt as usize, pc + 1 + i.jf as usize);
-                if let (Some(tv), Some(fv)) =
-                    (ret_value(b, &insns[tpc], a), ret_value(b, &insns[fpc], a))
-                {
-                    // Both edges return: the verdict is a select, not a branch. This is
-                    // usually the last test of a filter, the least predictable one (it
-                    // separates accepted from rejected packets).
-                    let v = b.ins().select(c, tv, fv);
-                    b.ins().jump(done, &[v.into()]);
-                    continue;
                 }
-                let t = blocks[tpc];
-                let f = blocks[fpc];
-                if t == f {
-                    b.ins().jump(t, &[]);
-                } else {
-                    b.ins().brif(c, t, &[], f, &[]);
-                }
-            }
-            RET => {
-                let v = if i.code & A == A {
-                    b.use_var(a)
-                } else {
-                    b.ins().iconst(i32t, i.k as i64)
-                };
-                b.ins().jump(done, &[v.into()]);
-            }
-            _ => {
-                if i.code == MISC | TXA {
-                    let v = b.use_var(x);
-                    b.def_var(a, v);
-                } else {
-                    let v = b.use_var(a);
-                    b.def_var(x, v);
-                }
-                b.ins().jump(next, &[]);
             }
         }
     }
-    b.switch_to_block(reject);
-    let z = b.ins().iconst(i32t, 0);
-    b.ins().jump(done, &[z.into()]);
+
+    /// The value the return at `pc` returns, emitted in the current block (`None` if
+    /// `pc` is not a return).
+    fn ret_value(&self, b: &mut FunctionBuilder<'_>, pc: usize) -> Option<Value> {
+        let i = &self.insns[pc];
+        if i.class() != RET {
+            return None;
+        }
+        Some(if i.code & A == A {
+            b.use_var(self.a)
+        } else {
+            b.ins().iconst(types::I32, i.k as i64)
+        })
+    }
+
+    /// Emits the tail that starts at `from` (see [`tail`]) without a branch, in the
+    /// current block: the verdict it reaches, or 0 if one of its loads is out of bounds
+    /// (where the program would reject).
+    fn speculate(&mut self, b: &mut FunctionBuilder<'_>, from: usize) -> Value {
+        let end = tail(self.insns, from).expect("a tail");
+        self.ok = Some(b.ins().iconst(types::I8, 1));
+        for i in &self.insns[from..end] {
+            self.straight(b, i);
+        }
+        let j = self.insns[end];
+        let c = self.cond(b, &j);
+        let t = self
+            .ret_value(b, end + 1 + j.jt as usize)
+            .expect("tail ends in returns");
+        let f = self
+            .ret_value(b, end + 1 + j.jf as usize)
+            .expect("tail ends in returns");
+        let v = b.ins().select(c, t, f);
+        let ok = self.ok.take().expect("set above");
+        let zero = b.ins().iconst(types::I32, 0);
+        b.ins().select(ok, v, zero)
+    }
+
+    fn jump(&mut self, b: &mut FunctionBuilder<'_>, pc: usize, blocks: &[Block]) {
+        let i = self.insns[pc];
+        if i.op() == JA {
+            b.ins().jump(blocks[pc + 1 + i.k as usize], &[]);
+            return;
+        }
+        let c = self.cond(b, &i);
+        let (tpc, fpc) = (pc + 1 + i.jt as usize, pc + 1 + i.jf as usize);
+        let (t, f) = (self.ret_value(b, tpc), self.ret_value(b, fpc));
+        // When both edges return, the verdict is a select, not a branch. This is usually
+        // the last test of a filter, the least predictable one (it separates accepted
+        // from rejected packets).
+        //
+        // When one edge accepts and the other runs a short tail that ends in returns,
+        // the program is `this or tail`: typically `src or dst`, whose outcome alternates
+        // with the direction of a flow's packets and so defeats the branch predictor. The
+        // tail then runs speculatively and the verdict is a select of the two. When the
+        // returning edge rejects (`this and tail`) the test is a guard (IPv4? not a
+        // fragment?) that flows make predictable, and the branch stays: speculating
+        // there was measured slower (`dst port N`: 2.7 -> 3.3 ns per packet).
+        let accepts = |pc: usize| self.insns[pc].code & A == A || self.insns[pc].k != 0;
+        let v = match (t, f) {
+            (Some(t), Some(f)) => b.ins().select(c, t, f),
+            (Some(t), None) if accepts(tpc) && tail(self.insns, fpc).is_some() => {
+                let f = self.speculate(b, fpc);
+                b.ins().select(c, t, f)
+            }
+            (None, Some(f)) if accepts(fpc) && tail(self.insns, tpc).is_some() => {
+                let t = self.speculate(b, tpc);
+                b.ins().select(c, t, f)
+            }
+            _ => {
+                if tpc == fpc {
+                    b.ins().jump(blocks[tpc], &[]);
+                } else {
+                    b.ins().brif(c, blocks[tpc], &[], blocks[fpc], &[]);
+                }
+                return;
+            }
+        };
+        b.ins().jump(self.done, &[v.into()]);
+    }
+}
+
+/// All ones in the low `n` bytes.
+fn mask(n: u32) -> u32 {
+    if n == 4 { u32::MAX } else { 0xffff }
+}
+
+/// `k`'s low `n` bytes in the opposite byte order.
+fn swap(k: u32, n: u32) -> u32 {
+    k.swap_bytes() >> (8 * (4 - n))
+}
+
+/// Emits the program's code in the current block; every return jumps to `done` with the
+/// verdict.
+fn body(
+    b: &mut FunctionBuilder<'_>,
+    insns: &[Insn],
+    data: Value,
+    caplen: Value,
+    rec: Value,
+    done: Block,
+) {
+    let i32t = types::I32;
+    let mut e = Emitter {
+        insns,
+        data,
+        caplen,
+        rec,
+        done,
+        reject: b.create_block(),
+        a: b.declare_var(i32t),
+        x: b.declare_var(i32t),
+        mem: (0..MEMWORDS).map(|_| b.declare_var(i32t)).collect(),
+        raw: Default::default(),
+        ok: None,
+    };
+    let zero = b.ins().iconst(i32t, 0);
+    for v in [e.a, e.x].iter().chain(&e.mem) {
+        b.def_var(*v, zero);
+    }
+    let blocks: Vec<Block> = (0..insns.len()).map(|_| b.create_block()).collect();
+    b.ins().jump(blocks[0], &[]);
+    for (pc, i) in insns.iter().enumerate() {
+        // Jumps only go forward, so every predecessor of this block has been emitted.
+        b.seal_block(blocks[pc]);
+        b.switch_to_block(blocks[pc]);
+        match i.class() {
+            JMP => e.jump(b, pc, &blocks),
+            RET => {
+                let v = e.ret_value(b, pc).expect("a return");
+                b.ins().jump(done, &[v.into()]);
+            }
+            _ => {
+                e.straight(b, i);
+                // A program never falls off its end (validated), so pc + 1 exists.
+                b.ins().jump(blocks[pc + 1], &[]);
+            }
+        }
+    }
+    b.switch_to_block(e.reject);
+    b.seal_block(e.reject);
+    b.ins().jump(done, &[zero.into()]);
 }

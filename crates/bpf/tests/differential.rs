@@ -164,6 +164,12 @@ fn filter_like(rng: &mut Rng, len: usize) -> Vec<Insn> {
             [(12, H), (13, B), (14, B), (20, H), (23, B), (30, W)][rng.below(6) as usize];
         Insn::stmt(LD | size | ABS, off)
     };
+    // And, or, xor with constants that only fit some widths.
+    let bitwise = |rng: &mut Rng| {
+        let op = [AND, OR, XOR][rng.below(3) as usize];
+        let k = [1, 0x100, 0xff00, 0x0300, 0x1_0000, 0xffff_0000][rng.below(6) as usize];
+        Insn::stmt(ALU | op | K, k)
+    };
     while out.len() < len {
         let pc = out.len();
         // Instructions after this one, minus the final ret.
@@ -172,7 +178,12 @@ fn filter_like(rng: &mut Rng, len: usize) -> Vec<Insn> {
         let jump = |rng: &mut Rng, at: usize| {
             let op = [JEQ, JEQ, JEQ, JGT, JGE, JSET][rng.below(6) as usize];
             let src = if rng.below(8) == 0 { X } else { K };
-            let k = if src == X { 0 } else { rng.below(4) as u32 };
+            let k = match (src, rng.below(4)) {
+                (X, _) => 0,
+                // Constants that only match in one byte order, or exceed a halfword.
+                (_, 0) => [0x100, 0x300, 0x201, 0x1_0000][rng.below(4) as usize],
+                _ => rng.below(4) as u32,
+            };
             Insn::new(JMP | op | src, j(rng, at), j(rng, at), k)
         };
         if rng.below(2) == 0 && pc + 2 < len {
@@ -182,14 +193,22 @@ fn filter_like(rng: &mut Rng, len: usize) -> Vec<Insn> {
                 out.push(Insn::stmt(LDX | B | MSH, [14, 20][rng.below(2) as usize]));
                 out.push(Insn::stmt(LD | B | IND, rng.below(8) as u32));
                 out.push(jump(rng, pc + 2));
+            } else if rng.below(3) == 0 && pc + 3 < len {
+                // A masked test, as `net` and `tcp[tcpflags] & ..` compile.
+                out.push(load(rng));
+                out.push(bitwise(rng));
+                out.push(jump(rng, pc + 2));
             } else {
                 out.push(load(rng));
                 out.push(jump(rng, pc + 1));
             }
             continue;
         }
-        let i = match rng.below(12) {
+        let i = match rng.below(14) {
             0 => load(rng),
+            12 => bitwise(rng),
+            // X is often 0 here (see `ldx #k` below): the packet is rejected.
+            13 => Insn::stmt(ALU | [DIV, MOD][rng.below(2) as usize] | X, 0),
             1 => Insn::stmt(LDX | B | MSH, [14, 20][rng.below(2) as usize]),
             2 => jump(rng, pc),
             3 => Insn::stmt(ALU | ADD | K, rng.below(3) as u32),
@@ -206,9 +225,10 @@ fn filter_like(rng: &mut Rng, len: usize) -> Vec<Insn> {
     out
 }
 
-/// The optimiser against the unoptimised program, through the interpreter, on filter-like
-/// programs and packets whose bytes are mostly 0 to 3 (so comparisons go both ways) and
-/// whose lengths cut loads short.
+/// The optimiser against the unoptimised program, through the interpreter, and the JIT
+/// (one packet and batches) on both, on filter-like programs and packets whose bytes are
+/// mostly 0 to 3 (so comparisons go both ways, and a constant in the wrong byte order
+/// fails them) and whose lengths cut loads short (so speculated loads fall outside).
 #[test]
 fn optimised_programs_agree() {
     let mut rng = Rng(0x0b7f_1e55_0000_0005);
@@ -222,6 +242,8 @@ fn optimised_programs_agree() {
             shrunk += 1;
             removed += prog.len() - o.len();
         }
+        let (jit, jit_o) = (Filter::new(&prog), Filter::new(&o));
+        let mut pkts = Vec::new();
         for _ in 0..40 {
             let n = [0, 13, 15, 22, 24, 31, 34, 60][rng.below(8) as usize];
             let pkt: Vec<u8> = (0..n)
@@ -234,13 +256,27 @@ fn optimised_programs_agree() {
                 })
                 .collect();
             let wl = n as u32 + rng.below(3) as u32;
-            assert_eq!(
+            let want = interp::run(&prog, &pkt, wl);
+            let got = [
                 interp::run(&o, &pkt, wl),
-                interp::run(&prog, &pkt, wl),
-                "packet {pkt:?}\noriginal:\n{}\noptimised:\n{}",
+                jit.run(&pkt, wl),
+                jit_o.run(&pkt, wl),
+            ];
+            assert_eq!(
+                got,
+                [want; 3],
+                "optimised (interpreter), JIT, optimised JIT on packet {pkt:?}\noriginal:\n{}\noptimised:\n{}",
                 text::dump(prog.insns()),
                 text::dump(o.insns())
             );
+            pkts.push((pkt, wl, want));
+        }
+        let batch: Vec<Packet> = pkts.iter().map(|(p, wl, _)| Packet::new(p, *wl)).collect();
+        let want: Vec<u32> = pkts.iter().map(|p| p.2).collect();
+        for f in [&jit, &jit_o] {
+            let mut out = vec![u32::MAX; batch.len()];
+            f.run_batch(&batch, &mut out);
+            assert_eq!(out, want, "batch\n{}", text::dump(prog.insns()));
         }
     }
     // The optimiser did work on a good part of them (else this test checks nothing).

@@ -2,11 +2,12 @@
 //! licence, read in place; set NETSIEVE_DATA to the data directory elsewhere).
 //!
 //! * accept blocks: our program for each expression against libpcap's expected program
-//!   (run by our interpreter) on real packets and mutated copies;
+//!   (run by our interpreter) on real packets and mutated copies; and the JIT's batches
+//!   of both programs against the same verdicts;
 //! * apply blocks: per-packet results on libpcap's savefiles;
 //! * reject tests: expressions libpcap refuses must be refused.
 
-use netsieve_bpf::{LinkType, Options, compile_with, interp, text};
+use netsieve_bpf::{Filter, LinkType, Options, Packet, Program, compile_with, interp, text};
 use netsieve_packet::capture::{Capture, Frame};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -165,6 +166,7 @@ fn accept_blocks_agree_with_libpcap_programs() {
     let mut by_dlt: BTreeMap<String, Tally> = BTreeMap::new();
     let mut by_cat: BTreeMap<String, Tally> = BTreeMap::new();
     let mut disagreements = Vec::new();
+    let mut jit_disagreements: Vec<String> = Vec::new();
     let mut unsupported = Vec::new();
     for b in jsonl(data.join("libpcap/filter_accept_blocks.jsonl")) {
         let dlt = b["DLT"].as_str().unwrap();
@@ -212,9 +214,34 @@ fn accept_blocks_agree_with_libpcap_programs() {
                 d.identical += (prog.insns() == expected.as_slice()) as usize;
                 d.no_longer += (prog.len() <= expected.len()) as usize;
             }
-            let bad = corpus[dlt]
+            let pkts = &corpus[dlt];
+            let want: Vec<u32> = pkts
                 .iter()
-                .find(|(p, wl)| interp::run(&prog, p, *wl) != interp::run_insns(&expected, p, *wl));
+                .map(|(p, wl)| interp::run_insns(&expected, p, *wl))
+                .collect();
+            // Native code, in batches, for our program and for libpcap's.
+            let batch: Vec<Packet> = pkts.iter().map(|(p, wl)| Packet::new(p, *wl)).collect();
+            let theirs = Program::new(expected.clone()).unwrap();
+            for (who, f) in [
+                ("ours", Filter::new(&prog)),
+                ("libpcap's", Filter::new(&theirs)),
+            ] {
+                let mut out = vec![u32::MAX; batch.len()];
+                f.run_batch(&batch, &mut out);
+                if let Some(n) = (0..out.len()).find(|&n| out[n] != want[n]) {
+                    jit_disagreements.push(format!(
+                        "{dlt} {name}: `{expr}`: JIT on {who} program {} interpreter on libpcap's {} on {:02x?}",
+                        out[n],
+                        want[n],
+                        &pkts[n].0[..pkts[n].0.len().min(64)]
+                    ));
+                }
+            }
+            let bad = pkts
+                .iter()
+                .zip(&want)
+                .find(|((p, wl), w)| interp::run(&prog, p, *wl) != **w)
+                .map(|(p, _)| p);
             match bad {
                 None => {
                     d.agree += 1;
@@ -245,7 +272,7 @@ fn accept_blocks_agree_with_libpcap_programs() {
     for u in &unsupported {
         eprintln!("unsupported: {u}");
     }
-    for d in &disagreements {
+    for d in disagreements.iter().chain(&jit_disagreements) {
         eprintln!("DISAGREE: {d}");
     }
     let packets: usize = corpus.values().map(Vec::len).sum();
@@ -254,6 +281,11 @@ fn accept_blocks_agree_with_libpcap_programs() {
         disagreements.is_empty(),
         "{} expressions disagree",
         disagreements.len()
+    );
+    assert!(
+        jit_disagreements.is_empty(),
+        "{} JIT runs disagree with the interpreter",
+        jit_disagreements.len()
     );
     let en = &by_dlt["EN10MB"];
     assert!(en.agree * 10 >= en.expressions * 9, "EN10MB: {en:?}");
