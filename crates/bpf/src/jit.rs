@@ -591,6 +591,9 @@ fn body(
             }
         }
     }
+    // Out-of-bounds loads are rare: laid out at the end, so the common path falls
+    // through its bounds checks.
+    b.set_cold_block(e.reject);
     b.switch_to_block(e.reject);
     b.seal_block(e.reject);
     b.ins().jump(done, &[zero.into()]);
