@@ -568,3 +568,113 @@ pub fn markdown_resident(rows: &[Row]) -> String {
     }
     s
 }
+
+/// The paper's Table 2 (Itanium 2 at 900 MHz, machine cycles per packet), per Table 1
+/// filter: libpcap's interpreter (T_ip) and its best code, software-pipelined (T_hyb).
+const PAPER_CYCLES: [(f64, f64); 13] = [
+    (80.6, 4.3),
+    (126.7, 4.5),
+    (143.6, 5.5),
+    (126.5, 4.5),
+    (143.6, 5.5),
+    (132.5, 6.9),
+    (132.7, 10.7),
+    (181.8, 9.1),
+    (181.6, 14.4),
+    (266.2, 15.1),
+    (283.2, 16.9),
+    (309.5, 20.5),
+    (326.5, 22.2),
+];
+
+/// The core's clock in GHz while it runs: a chain of dependent additions retires one per
+/// cycle on any x86-64 core. Median of 5. `None` on other architectures.
+pub fn clock_ghz() -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut v = Vec::new();
+        for _ in 0..5 {
+            let n: u64 = 200_000_000;
+            let t = Instant::now();
+            // SAFETY: register arithmetic only (no memory, no stack); both registers are
+            // declared operands, and the flags it changes are not preserved by contract.
+            unsafe {
+                std::arch::asm!(
+                    "2:",
+                    "add {x}, 1",
+                    "add {x}, 1",
+                    "add {x}, 1",
+                    "add {x}, 1",
+                    "sub {n}, 4",
+                    "jnz 2b",
+                    x = inout(reg) 0u64 => _,
+                    n = inout(reg) n => _,
+                    options(nomem, nostack),
+                );
+            }
+            v.push(n as f64 / t.elapsed().as_nanos() as f64);
+        }
+        Some(median(v))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    None
+}
+
+/// The cache-resident times in core cycles beside the paper's Table 2: where the ratio
+/// to libpcap comes from on each machine.
+pub fn markdown_cycles(rows: &[Row], ghz: f64) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Cycles per packet, cache-resident (clock {ghz:.2} GHz, measured by a chain of dependent additions), beside the paper's Table 2 (Itanium 2, 900 MHz):\n"
+    );
+    let _ = writeln!(
+        s,
+        "| # | filter | libpcap interp | paper: interpreter (T_ip) | our JIT batch | paper: best (T_hyb) | hand-written Rust |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+    let c = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{:.1}", t * ghz));
+    let mut sums = [0.0f64; 5];
+    for (i, (r, &(ip, hyb))) in rows.iter().zip(&PAPER_CYCLES).enumerate() {
+        let [lp, _, _, b, hw] = r.resident;
+        for (k, v) in [
+            lp.map(|t| t * ghz),
+            Some(ip),
+            b.map(|t| t * ghz),
+            Some(hyb),
+            hw.map(|t| t * ghz),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            sums[k] += v.unwrap_or(f64::NAN);
+        }
+        let _ = writeln!(
+            s,
+            "| {} | `{}` | {} | {ip:.1} | {} | {hyb:.1} | {} |",
+            i + 1,
+            r.filter,
+            c(lp),
+            c(b),
+            c(hw)
+        );
+    }
+    let k = rows.len().min(PAPER_CYCLES.len()) as f64;
+    let avg = |v: f64| {
+        if v.is_nan() {
+            "-".to_string()
+        } else {
+            format!("**{:.1}**", v / k)
+        }
+    };
+    let _ = writeln!(
+        s,
+        "| | **average** | {} | {} | {} | {} | {} |",
+        avg(sums[0]),
+        avg(sums[1]),
+        avg(sums[2]),
+        avg(sums[3]),
+        avg(sums[4])
+    );
+    s
+}

@@ -105,6 +105,10 @@ pub fn run(b: Bench) -> ExitCode {
                     print!("{}", netsieve_bench::bpf::markdown(&rows, n, &note));
                     println!();
                     print!("{}", netsieve_bench::bpf::markdown_resident(&rows));
+                    if let Some(ghz) = netsieve_bench::bpf::clock_ghz() {
+                        println!();
+                        print!("{}", netsieve_bench::bpf::markdown_cycles(&rows, ghz));
+                    }
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
