@@ -247,6 +247,56 @@ struct Emitter<'a> {
     raw: std::collections::HashMap<Value, (Value, u32)>,
     /// In speculative mode, the AND of the in-bounds conditions of the loads so far.
     ok: Option<Value>,
+    /// Per instruction, a length below which the program certainly returns 0 from there
+    /// (see [`needed_lengths`]).
+    need: Vec<u64>,
+    /// Per instruction, a captured length the packet is known to have on every path into
+    /// it (`None`: no path emitted yet).
+    known: Vec<Option<u64>>,
+    /// The known captured length at the point being emitted, and that point's instruction.
+    cur: u64,
+    pc: usize,
+}
+
+/// Never accepts, whatever the packet's length.
+const NEVER: u64 = u64::MAX;
+
+/// For each instruction, a length `L` such that from there the program returns 0 on any
+/// packet shorter than `L`: every path from it to a return that can accept loads a byte
+/// at offset `L - 1` or beyond (or `NEVER` if no such return is reachable).
+///
+/// This lets a bounds check test for more than its own load needs, once, where the
+/// program still could not accept a shorter packet: `ip and tcp` checks for 24 bytes
+/// before it loads the type field at 12 and the protocol at 23, and needs no second
+/// check. A check that fails rejects, and the program would have returned 0 anyway. An
+/// indexed load needs at least its constant offset, since X is not negative; returns of
+/// A may be 0 but count as accepting, which only makes `L` smaller.
+fn needed_lengths(insns: &[Insn]) -> Vec<u64> {
+    let mut need = vec![0u64; insns.len()];
+    for pc in (0..insns.len()).rev() {
+        let i = insns[pc];
+        let after = || need.get(pc + 1).copied().unwrap_or(NEVER);
+        let width = |size: u16| match size {
+            W => 4,
+            H => 2,
+            _ => 1,
+        };
+        need[pc] = match (i.class(), i.mode()) {
+            (RET, _) => {
+                if i.code & A != A && i.k == 0 {
+                    NEVER
+                } else {
+                    0
+                }
+            }
+            (JMP, _) if i.op() == JA => need[pc + 1 + i.k as usize],
+            (JMP, _) => need[pc + 1 + i.jt as usize].min(need[pc + 1 + i.jf as usize]),
+            (LD, ABS | IND) => after().max(i.k as u64 + width(i.size())),
+            (LDX, MSH) => after().max(i.k as u64 + 1),
+            _ => after(),
+        };
+    }
+    need
 }
 
 impl Emitter<'_> {
@@ -254,28 +304,56 @@ impl Emitter<'_> {
     /// unswapped for halfwords and words. Normally a load past the end branches to
     /// `reject`. In speculative mode (`self.ok` set) it branches nowhere: it reads from
     /// the packet's record instead, and clears `ok`.
-    fn load(&mut self, b: &mut FunctionBuilder<'_>, off: Value, size: u16) -> Value {
+    ///
+    /// A load at a constant offset `k` needs no check when the packet is known to be long
+    /// enough (`self.cur`); when it does, the check is for the length the rest of the
+    /// program needs to accept (`self.need`), so later loads may need none.
+    fn load(
+        &mut self,
+        b: &mut FunctionBuilder<'_>,
+        off: Value,
+        size: u16,
+        k: Option<u32>,
+    ) -> Value {
         let n = match size {
             W => 4,
             H => 2,
             _ => 1,
         };
-        let end = b.ins().iadd_imm(off, n);
-        let in_bounds = b
-            .ins()
-            .icmp(IntCC::UnsignedLessThanOrEqual, end, self.caplen);
         let at = b.ins().iadd(self.data, off);
-        let addr = match self.ok {
-            Some(ok) => {
-                self.ok = Some(b.ins().band(ok, in_bounds));
-                b.ins().select(in_bounds, at, self.rec)
-            }
-            None => {
-                let cont = b.create_block();
-                b.ins().brif(in_bounds, cont, &[], self.reject, &[]);
-                b.seal_block(cont);
-                b.switch_to_block(cont);
-                at
+        let end_k = k.map(|k| k as u64 + n as u64);
+        let addr = if end_k.is_some_and(|e| e <= self.cur) {
+            at
+        } else {
+            match (self.ok, end_k) {
+                (Some(ok), _) => {
+                    let end = b.ins().iadd_imm(off, n);
+                    let in_bounds = b
+                        .ins()
+                        .icmp(IntCC::UnsignedLessThanOrEqual, end, self.caplen);
+                    self.ok = Some(b.ins().band(ok, in_bounds));
+                    b.ins().select(in_bounds, at, self.rec)
+                }
+                (None, Some(e)) => {
+                    let need = self.need[self.pc];
+                    let want = if need == NEVER { e } else { e.max(need) };
+                    let in_bounds = b.ins().icmp_imm(
+                        IntCC::UnsignedGreaterThanOrEqual,
+                        self.caplen,
+                        want as i64,
+                    );
+                    self.cur = want;
+                    self.check(b, in_bounds);
+                    at
+                }
+                (None, None) => {
+                    let end = b.ins().iadd_imm(off, n);
+                    let in_bounds = b
+                        .ins()
+                        .icmp(IntCC::UnsignedLessThanOrEqual, end, self.caplen);
+                    self.check(b, in_bounds);
+                    at
+                }
             }
         };
         let rd = MemFlags::new().with_notrap().with_readonly();
@@ -298,6 +376,21 @@ impl Emitter<'_> {
         }
     }
 
+    /// Continues in a new block if `ok`, else rejects the packet.
+    fn check(&mut self, b: &mut FunctionBuilder<'_>, ok: Value) {
+        let cont = b.create_block();
+        b.ins().brif(ok, cont, &[], self.reject, &[]);
+        b.seal_block(cont);
+        b.switch_to_block(cont);
+    }
+
+    /// Records that the current point jumps to `pc`: what is known there is what is
+    /// known on every path in.
+    fn goes_to(&mut self, pc: usize) {
+        let k = &mut self.known[pc];
+        *k = Some(k.map_or(self.cur, |k| k.min(self.cur)));
+    }
+
     /// Emits an instruction that is not a jump or a return, in the current block.
     fn straight(&mut self, b: &mut FunctionBuilder<'_>, i: &Insn) {
         let (i32t, i64t) = (types::I32, types::I64);
@@ -305,14 +398,15 @@ impl Emitter<'_> {
             LD | LDX => {
                 let v = match (i.class(), i.mode()) {
                     (LD, ABS | IND) => {
-                        let off = if i.mode() == ABS {
-                            b.ins().iconst(i64t, i.k as i64)
+                        if i.mode() == ABS {
+                            let off = b.ins().iconst(i64t, i.k as i64);
+                            self.load(b, off, i.size(), Some(i.k))
                         } else {
                             let xv = b.use_var(self.x);
                             let xw = b.ins().uextend(i64t, xv);
-                            b.ins().iadd_imm(xw, i.k as i64)
-                        };
-                        self.load(b, off, i.size())
+                            let off = b.ins().iadd_imm(xw, i.k as i64);
+                            self.load(b, off, i.size(), None)
+                        }
                     }
                     (_, IMM) => b.ins().iconst(i32t, i.k as i64),
                     (_, LEN) => b.ins().load(
@@ -325,7 +419,7 @@ impl Emitter<'_> {
                     _ => {
                         // ldxb 4*([k]&0xf)
                         let off = b.ins().iconst(i64t, i.k as i64);
-                        let v = self.load(b, off, B);
+                        let v = self.load(b, off, B, Some(i.k));
                         let v = b.ins().band_imm(v, 0xf);
                         b.ins().ishl_imm(v, 2)
                     }
@@ -493,6 +587,7 @@ impl Emitter<'_> {
     fn jump(&mut self, b: &mut FunctionBuilder<'_>, pc: usize, blocks: &[Block]) {
         let i = self.insns[pc];
         if i.op() == JA {
+            self.goes_to(pc + 1 + i.k as usize);
             b.ins().jump(blocks[pc + 1 + i.k as usize], &[]);
             return;
         }
@@ -522,6 +617,8 @@ impl Emitter<'_> {
                 b.ins().select(c, t, f)
             }
             _ => {
+                self.goes_to(tpc);
+                self.goes_to(fpc);
                 if tpc == fpc {
                     b.ins().jump(blocks[tpc], &[]);
                 } else {
@@ -567,7 +664,12 @@ fn body(
         mem: (0..MEMWORDS).map(|_| b.declare_var(i32t)).collect(),
         raw: Default::default(),
         ok: None,
+        need: needed_lengths(insns),
+        known: vec![None; insns.len()],
+        cur: 0,
+        pc: 0,
     };
+    e.known[0] = Some(0);
     let zero = b.ins().iconst(i32t, 0);
     for v in [e.a, e.x].iter().chain(&e.mem) {
         b.def_var(*v, zero);
@@ -578,6 +680,9 @@ fn body(
         // Jumps only go forward, so every predecessor of this block has been emitted.
         b.seal_block(blocks[pc]);
         b.switch_to_block(blocks[pc]);
+        // No path in: the block is dead, and checks everything all the same.
+        e.cur = e.known[pc].unwrap_or(0);
+        e.pc = pc;
         match i.class() {
             JMP => e.jump(b, pc, &blocks),
             RET => {
@@ -587,6 +692,7 @@ fn body(
             _ => {
                 e.straight(b, i);
                 // A program never falls off its end (validated), so pc + 1 exists.
+                e.goes_to(pc + 1);
                 b.ins().jump(blocks[pc + 1], &[]);
             }
         }
