@@ -19,14 +19,14 @@
 //! * the loop is rotated (one branch per packet) and walks pointers, and the wire length
 //!   is only loaded by programs that read it;
 //! * a bounds check tests for the length the rest of the program needs to accept (see
-//!   [`needed_lengths`]), so later loads need none, and the rejection is laid out cold;
+//!   `needed_lengths`), so later loads need none, and the rejection is laid out cold;
 //! * a test of loaded bytes against a constant compares the bytes as they lie in memory
 //!   with the constant byte-swapped, instead of swapping every loaded value (`raw` in
-//!   [`Emitter`]; and, or and xor with a constant are followed through);
+//!   `Emitter`; and, or and xor with a constant are followed through);
 //! * a test whose two edges both return becomes a select;
 //! * `this or tail`, where `tail` is a few instructions that end in a test whose edges
 //!   return (the second half of `src or dst`), runs the tail speculatively and selects
-//!   (see [`Emitter::jump`]). Its loads cannot fault: one past the end of the packet
+//!   (see `Emitter::jump`). Its loads cannot fault: one past the end of the packet
 //!   reads the packet's record instead and makes the tail's verdict 0, as the
 //!   interpreter's rejection would.
 
