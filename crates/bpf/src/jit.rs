@@ -29,6 +29,10 @@
 //!   (see `Emitter::jump`). Its loads cannot fault: one past the end of the packet
 //!   reads the packet's record instead and makes the tail's verdict 0, as the
 //!   interpreter's rejection would.
+//!
+//! To read the code the JIT makes, set `NETSIEVE_JIT_DISASM=1`: each compiled program's
+//! machine code is printed to standard error, in Cranelift's notation (before its last
+//! pass removes jumps to the next block).
 
 use crate::Packet;
 use crate::insn::*;
@@ -149,7 +153,12 @@ impl Native {
         let batch_id = module
             .declare_function("bpf_batch", Linkage::Local, &ctx.func.signature)
             .map_err(e)?;
+        let disasm = std::env::var_os("NETSIEVE_JIT_DISASM").is_some_and(|v| v == "1");
+        ctx.set_disasm(disasm);
         module.define_function(batch_id, &mut ctx).map_err(e)?;
+        if let Some(code) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+            eprintln!("{code}");
+        }
         module.clear_context(&mut ctx);
         module.finalize_definitions().map_err(e)?;
         let batch = module.get_finalized_function(batch_id);
