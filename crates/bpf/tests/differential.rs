@@ -76,12 +76,15 @@ proptest! {
     #[test]
     fn interpreter_jit_and_batch_agree(
         raw in prop::collection::vec((any::<u8>(), any::<u32>(), any::<u8>(), any::<u8>()), 1..60),
-        pkts in prop::collection::vec((prop::collection::vec(any::<u8>(), 0..90), 0u32..200), 1..12),
+        bufs in prop::collection::vec((prop::collection::vec(any::<u8>(), 0..90), 0usize..90, 0u32..200), 1..12),
     ) {
         let insns = program(&raw);
         prop_assert!(validate(&insns).is_ok(), "{:?}", validate(&insns));
         let prog = Program::new(insns).unwrap();
         let f = Filter::new(&prog);
+        // Each packet is a prefix of a longer buffer: loads past its end find bytes.
+        let pkts: Vec<(&[u8], u32)> =
+            bufs.iter().map(|(b, n, wl)| (&b[..(*n).min(b.len())], *wl)).collect();
         let batch: Vec<Packet> = pkts.iter().map(|(d, wl)| Packet::new(d, *wl)).collect();
         let mut out = vec![u32::MAX; batch.len()];
         f.run_batch(&batch, &mut out);
@@ -252,7 +255,10 @@ fn optimised_programs_agree() {
                 0 => [0, 13, 15, 22, 24, 31, 34, 60][rng.below(8) as usize],
                 _ => rng.below(65) as usize,
             };
-            let pkt: Vec<u8> = (0..n)
+            // The packet is the first n bytes of a longer buffer whose other bytes are
+            // drawn like the packet's: code that loads past the end of the packet reads
+            // values that look like packet bytes, and so gets verdicts that differ.
+            let buf: Vec<u8> = (0..n + 72)
                 .map(|_| {
                     if rng.below(8) == 0 {
                         rng.next() as u8
@@ -261,12 +267,13 @@ fn optimised_programs_agree() {
                     }
                 })
                 .collect();
+            let pkt = &buf[..n];
             let wl = n as u32 + rng.below(3) as u32;
-            let want = interp::run(&prog, &pkt, wl);
+            let want = interp::run(&prog, pkt, wl);
             let got = [
-                interp::run(&o, &pkt, wl),
-                jit.run(&pkt, wl),
-                jit_o.run(&pkt, wl),
+                interp::run(&o, pkt, wl),
+                jit.run(pkt, wl),
+                jit_o.run(pkt, wl),
             ];
             assert_eq!(
                 got,
@@ -275,10 +282,13 @@ fn optimised_programs_agree() {
                 text::dump(prog.insns()),
                 text::dump(o.insns())
             );
-            pkts.push((pkt, wl, want));
+            pkts.push((buf, n, wl, want));
         }
-        let batch: Vec<Packet> = pkts.iter().map(|(p, wl, _)| Packet::new(p, *wl)).collect();
-        let want: Vec<u32> = pkts.iter().map(|p| p.2).collect();
+        let batch: Vec<Packet> = pkts
+            .iter()
+            .map(|(b, n, wl, _)| Packet::new(&b[..*n], *wl))
+            .collect();
+        let want: Vec<u32> = pkts.iter().map(|p| p.3).collect();
         for f in [&jit, &jit_o] {
             let mut out = vec![u32::MAX; batch.len()];
             f.run_batch(&batch, &mut out);
@@ -288,6 +298,52 @@ fn optimised_programs_agree() {
     // The optimiser did work on a good part of them (else this test checks nothing).
     assert!(shrunk > 1000, "only {shrunk} of 3000 programs shrank");
     eprintln!("{shrunk} of 3000 programs shrank, by {removed} instructions in all");
+}
+
+/// A test with one edge that returns and one that runs a short tail (a load and a test
+/// whose edges return): the JIT may run the tail without a branch, and must still reject
+/// where the tail's load falls outside the packet, whether or not an earlier load checked
+/// the length. The packets are prefixes of a buffer of bytes the tail accepts, so a load
+/// past the end would accept.
+#[test]
+fn branch_free_tails_never_read_past_the_packet() {
+    for guard in [None, Some(2u32), Some(13)] {
+        for off in [0u32, 1, 12, 13, 23, 30, 40] {
+            for accept_on_true in [true, false] {
+                let mut insns = Vec::new();
+                if let Some(g) = guard {
+                    insns.push(Insn::stmt(LD | B | ABS, g));
+                    insns.push(Insn::stmt(ALU | AND | K, 0)); // A = 0 again
+                }
+                // A == 0 always; the tail is on the true edge or the false one.
+                let (jt, jf) = if accept_on_true { (0, 3) } else { (3, 0) };
+                let k = if accept_on_true { 0 } else { 1 };
+                insns.push(Insn::new(JMP | JEQ | K, jt, jf, k));
+                insns.push(Insn::stmt(LD | B | ABS, off));
+                insns.push(Insn::new(JMP | JEQ | K, 0, 1, 7));
+                insns.push(Insn::stmt(RET | K, 96));
+                insns.push(Insn::stmt(RET | K, 0));
+                let prog = Program::new(insns).expect("valid");
+                let f = Filter::new(&prog);
+                let buf = [7u8; 64];
+                for n in 0..=off as usize + 2 {
+                    let want = interp::run(&prog, &buf[..n], n as u32);
+                    let last = off.max(guard.unwrap_or(0)) as usize;
+                    assert_eq!(want, if n > last { 96 } else { 0 });
+                    assert_eq!(
+                        f.run(&buf[..n], n as u32),
+                        want,
+                        "n = {n}\n{}",
+                        text::dump(prog.insns())
+                    );
+                    let mut out = [u32::MAX; 2];
+                    let p = Packet::new(&buf[..n], n as u32);
+                    f.run_batch(&[p, p], &mut out);
+                    assert_eq!(out, [want; 2], "batch, n = {n}");
+                }
+            }
+        }
+    }
 }
 
 /// Compiled expressions shrink as libpcap's do: the redundant loads and tests of
