@@ -78,7 +78,7 @@ pub fn run(b: Bench) -> ExitCode {
             let t =
                 netsieve_bench::firewall::throughput(data.as_deref(), runs.max(1), &sizes, &sets);
             match t {
-                Ok(rows) => print!("{}", netsieve_bench::firewall::throughput_markdown(&rows)),
+                Ok(rows) => crate::print_out(&netsieve_bench::firewall::throughput_markdown(&rows)),
                 Err(e) => {
                     eprintln!("error: {e}");
                     return ExitCode::from(2);
@@ -87,10 +87,10 @@ pub fn run(b: Bench) -> ExitCode {
             if skip_updates {
                 return ExitCode::SUCCESS;
             }
-            println!();
+            crate::print_out("\n");
             match netsieve_bench::firewall::update_cycle(data.as_deref(), runs.max(1), packets) {
                 Ok(steps) => {
-                    print!("{}", netsieve_bench::firewall::update_markdown(&steps));
+                    crate::print_out(&netsieve_bench::firewall::update_markdown(&steps));
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
@@ -102,12 +102,12 @@ pub fn run(b: Bench) -> ExitCode {
         Bench::Bpf { data, runs, limit } => {
             match netsieve_bench::bpf::run_table(data.as_deref(), runs.max(1), limit) {
                 Ok((rows, n, note)) => {
-                    print!("{}", netsieve_bench::bpf::markdown(&rows, n, &note));
-                    println!();
-                    print!("{}", netsieve_bench::bpf::markdown_resident(&rows));
+                    crate::print_out(&netsieve_bench::bpf::markdown(&rows, n, &note));
+                    crate::print_out("\n");
+                    crate::print_out(&netsieve_bench::bpf::markdown_resident(&rows));
                     if let Some(ghz) = netsieve_bench::bpf::clock_ghz() {
-                        println!();
-                        print!("{}", netsieve_bench::bpf::markdown_cycles(&rows, ghz));
+                        crate::print_out("\n");
+                        crate::print_out(&netsieve_bench::bpf::markdown_cycles(&rows, ghz));
                     }
                     ExitCode::SUCCESS
                 }
@@ -134,7 +134,7 @@ pub fn run(b: Bench) -> ExitCode {
             };
             match mpm::run(&opts, &mut |line| eprintln!("{line}")) {
                 Ok(report) => {
-                    print!("{}", mpm::markdown(&opts, &report));
+                    crate::print_out(&mpm::markdown(&opts, &report));
                     if report.disagreements.is_empty() {
                         ExitCode::SUCCESS
                     } else {

@@ -79,7 +79,7 @@ fn go(a: &Args) -> Result<(), String> {
             }
         };
         let p = compile_with(&expr, &options(link, a)).map_err(|e| format!("{e} in `{expr}`"))?;
-        print!("{}", dump(a.dump, &p));
+        crate::print_out(&dump(a.dump, &p));
         return Ok(());
     }
     if a.read.is_empty() {
@@ -188,7 +188,7 @@ impl Sink<'_> {
             let p = compile_with(&self.expr, &options(link, a))
                 .map_err(|e| format!("{e} in `{}`", self.expr))?;
             if a.dump > 0 {
-                print!("{}", dump(a.dump, &p));
+                crate::print_out(&dump(a.dump, &p));
                 self.dumped = true;
                 return Ok(());
             }

@@ -39,6 +39,18 @@ enum Command {
     Bench(bench::Bench),
 }
 
+/// Writes text to standard output. A reader that has gone away (`netsieve ... | head`)
+/// is not an error; any other failure is reported once on standard error.
+pub(crate) fn print_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("netsieve: standard output: {e}");
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {

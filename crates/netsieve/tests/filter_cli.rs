@@ -175,3 +175,26 @@ fn scan_applies_the_capture_filter() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A reader that goes away (`netsieve filter -d ... | head -1`) ends the listing quietly:
+/// no panic, exit 0. The pipe is closed before the program writes; should the program
+/// have written first, the test checks nothing more than a normal run.
+#[test]
+fn a_closed_pipe_is_not_a_crash() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args([
+            "filter",
+            "-ddd",
+            "tcp port 80 or udp port 53 or icmp or vlan 7",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+}
