@@ -122,6 +122,9 @@ pub struct Request {
     pub uri: Vec<u8>,
     /// `HTTP/1.1`, or empty for an HTTP/0.9 request line.
     pub protocol: Vec<u8>,
+    /// Only the request line has arrived: `msg` has no headers yet. The URI, method and
+    /// protocol can be inspected now, as libhtp's request-line progress allows.
+    pub line_only: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -156,6 +159,9 @@ pub struct Tx {
 /// What a feed completed, for the caller to inspect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Progress {
+    /// The request line of this transaction was parsed; its headers have not all
+    /// arrived.
+    RequestLine(u64),
     /// The request head of this transaction was parsed.
     RequestHead(u64),
     /// Its request body is complete.
@@ -190,6 +196,8 @@ struct Side {
     framing: Framing,
     /// The transaction whose body is being read.
     tx: u64,
+    /// The transaction made from a request line whose head is still incomplete.
+    line_tx: Option<u64>,
 }
 
 impl Default for Side {
@@ -198,6 +206,7 @@ impl Default for Side {
             buf: Vec::new(),
             framing: Framing::Head,
             tx: 0,
+            line_tx: None,
         }
     }
 }
@@ -303,6 +312,12 @@ impl Http {
                     let Some(end) = head_end(rest) else {
                         if rest.len() > self.limits.head_bytes {
                             self.fail(s, Event::HeadTooLong);
+                        } else if dir == Dir::ToServer
+                            && self.sides[s].line_tx.is_none()
+                            && let Some(nl) = rest.iter().position(|&c| c == b'\n')
+                        {
+                            let line = split_line(&rest[..=nl]).0.to_vec();
+                            self.request_line(&line, &mut out);
                         }
                         break;
                     };
@@ -493,38 +508,32 @@ impl Http {
         self.sides[s].framing = Framing::Broken;
     }
 
-    fn request_head(&mut self, head: &[u8], out: &mut Vec<Progress>) {
-        let s = Dir::ToServer as usize;
-        let (line, rest) = split_line(head);
-        let mut parts = line
-            .split(|&c| c == b' ' || c == b'\t')
-            .filter(|p| !p.is_empty());
-        let (Some(method), Some(uri)) = (parts.next(), parts.next()) else {
-            return self.fail(s, Event::InvalidRequestLine);
-        };
-        let protocol = parts.next().unwrap_or(b"");
-        if !method.iter().all(|c| c.is_ascii_graphic())
-            || (!protocol.is_empty() && !protocol.starts_with(b"HTTP/"))
-        {
-            return self.fail(s, Event::InvalidRequestLine);
-        }
-        let Some(headers) = self.headers(s, rest) else {
+    /// A request's transaction from its request line, before its headers are complete
+    /// (`None` for a line that is not `METHOD SP TARGET [SP HTTP/x]`: the head will be
+    /// rejected when it is complete).
+    fn request_line(&mut self, line: &[u8], out: &mut Vec<Progress>) {
+        let Some((method, uri, protocol)) = request_line(line) else {
             return;
         };
-        let id = self.next_id;
-        self.next_id += 1;
         let req = Request {
             msg: Message {
                 line: line.to_vec(),
-                headers,
-                raw_headers: rest.to_vec(),
                 ..Message::default()
             },
             method: method.to_vec(),
             uri: uri.to_vec(),
             protocol: protocol.to_vec(),
+            line_only: true,
         };
-        let framing = self.body_framing(&req.msg).unwrap_or(Framing::Length(0));
+        let id = self.new_tx(req);
+        self.sides[Dir::ToServer as usize].line_tx = Some(id);
+        out.push(Progress::RequestLine(id));
+    }
+
+    /// Opens a transaction for a request (the oldest goes when too many are open).
+    fn new_tx(&mut self, req: Request) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
         if req.method.eq_ignore_ascii_case(b"HEAD") {
             self.head_requests.push(id);
         }
@@ -541,6 +550,40 @@ impl Http {
             response: None,
         });
         self.waiting.push_back(id);
+        id
+    }
+
+    fn request_head(&mut self, head: &[u8], out: &mut Vec<Progress>) {
+        let s = Dir::ToServer as usize;
+        let (line, rest) = split_line(head);
+        let Some((method, uri, protocol)) = request_line(line) else {
+            return self.fail(s, Event::InvalidRequestLine);
+        };
+        let Some(headers) = self.headers(s, rest) else {
+            return;
+        };
+        let req = Request {
+            msg: Message {
+                line: line.to_vec(),
+                headers,
+                raw_headers: rest.to_vec(),
+                ..Message::default()
+            },
+            method: method.to_vec(),
+            uri: uri.to_vec(),
+            protocol: protocol.to_vec(),
+            line_only: false,
+        };
+        let framing = self.body_framing(&req.msg).unwrap_or(Framing::Length(0));
+        // The transaction its request line opened, if it is still held.
+        let opened = self.sides[s].line_tx.take();
+        let id = match opened.and_then(|id| self.tx_mut(id)) {
+            Some(tx) => {
+                tx.request = Some(req);
+                tx.id
+            }
+            None => self.new_tx(req),
+        };
         out.push(Progress::RequestHead(id));
         self.sides[s].tx = id;
         self.sides[s].framing = framing;
@@ -849,6 +892,19 @@ fn physical_lines(b: &[u8]) -> Vec<&[u8]> {
         out.push(&b[start..]);
     }
     out
+}
+
+/// A request line's method, target and protocol (empty for HTTP/0.9); `None` unless
+/// it is `METHOD SP TARGET [SP HTTP/x]`.
+fn request_line(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let mut parts = line
+        .split(|&c| c == b' ' || c == b'\t')
+        .filter(|p| !p.is_empty());
+    let (method, uri) = (parts.next()?, parts.next()?);
+    let protocol = parts.next().unwrap_or(b"");
+    (method.iter().all(|c| c.is_ascii_graphic())
+        && (protocol.is_empty() || protocol.starts_with(b"HTTP/")))
+    .then_some((method, uri, protocol))
 }
 
 /// The first line (without its ending) and the rest: the line ends at LF, CRLF or a

@@ -101,6 +101,52 @@ fn progress_reports_heads_and_ends() {
     assert_eq!(h.txs[0].response.as_ref().unwrap().file_data, b"stream");
 }
 
+/// A request line opens its transaction before the headers are complete, as libhtp's
+/// request-line progress does; the head then completes the same transaction.
+#[test]
+fn a_request_line_opens_its_transaction_before_the_head() {
+    let mut h = Http::new(Limits::default());
+    assert_eq!(h.feed(Dir::ToServer, b"GET /a?b HTTP/1.1"), []);
+    assert_eq!(
+        h.feed(Dir::ToServer, b"\r\nHost: x\r\n"),
+        [Progress::RequestLine(0)]
+    );
+    let r = h.txs[0].request.as_ref().unwrap();
+    assert!(r.line_only && r.msg.headers.is_empty());
+    assert_eq!(
+        (&r.method[..], &r.uri[..], &r.protocol[..]),
+        (&b"GET"[..], &b"/a?b"[..], &b"HTTP/1.1"[..])
+    );
+    // More header lines open nothing new.
+    assert_eq!(h.feed(Dir::ToServer, b"Accept: */*\r\n"), []);
+    assert_eq!(
+        h.feed(Dir::ToServer, b"\r\n"),
+        [Progress::RequestHead(0), Progress::RequestDone(0)]
+    );
+    assert_eq!(h.txs.len(), 1);
+    let r = h.txs[0].request.as_ref().unwrap();
+    assert!(!r.line_only && r.msg.complete);
+    assert_eq!(r.msg.header("host"), Some(&b"x"[..]));
+    // The next request, whole in one feed, has no line-only step; one whose line is
+    // not a request line opens nothing until its head fails.
+    assert_eq!(
+        h.feed(Dir::ToServer, b"GET /2 HTTP/1.1\r\n\r\n"),
+        [Progress::RequestHead(1), Progress::RequestDone(1)]
+    );
+    assert_eq!(h.feed(Dir::ToServer, b"GET\r\nX: y\r\n"), []);
+    assert_eq!(h.txs.len(), 2);
+    assert_eq!(h.feed(Dir::ToServer, b"\r\n"), []);
+    assert_eq!(h.events, [Event::InvalidRequestLine]);
+    // The response pairs with the line-opened transaction.
+    assert_eq!(
+        h.feed(
+            Dir::ToClient,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+        ),
+        [Progress::ResponseHead(0), Progress::ResponseDone(0)]
+    );
+}
+
 #[test]
 fn head_204_and_304_responses_have_no_body() {
     let h = run(
@@ -172,7 +218,9 @@ fn hostile_input_ends_parsing_with_an_event() {
         );
     }
     assert_eq!(h.events, [Event::HeadTooLong]);
-    assert!(h.txs.is_empty());
+    // Only its request line was ever inspectable.
+    assert_eq!(h.txs.len(), 1);
+    assert!(h.txs[0].request.as_ref().unwrap().line_only);
     // Too many headers.
     let mut many = b"GET / HTTP/1.1\r\n".to_vec();
     for i in 0..300 {

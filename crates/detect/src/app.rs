@@ -1,11 +1,12 @@
 //! Application-layer buffers: what each sticky buffer name means, which protocol and
 //! direction provide it, when in a transaction it is ready, and how to get its bytes.
 //!
-//! A transaction is inspected per direction in *stages*: 0 nothing yet, 1 the head (an
-//! HTTP request or response head, a TLS ServerHello), 2 complete (the body, the
-//! certificates; a DNS message or ClientHello at once). A buffer is ready at a stage;
-//! a rule is evaluated once per transaction and direction, when the direction reaches
-//! the highest stage its buffers need.
+//! A transaction is inspected per direction in *stages*: 0 nothing yet, 1 the request
+//! line (an HTTP request whose headers have not all arrived: its URI, method and
+//! protocol are known), 2 the head (an HTTP request or response head, a TLS
+//! ServerHello), 3 complete (the body, the certificates; a DNS message or ClientHello
+//! at once). A buffer is ready at a stage; a rule is evaluated once per transaction and
+//! direction, when the direction reaches the highest stage its buffers need.
 
 use std::borrow::Cow;
 
@@ -61,41 +62,41 @@ buffers! {
     HttpMethod = "http.method", Http, Request, 1;
     HttpProtocol = "http.protocol", Http, Either, 1;
     HttpRequestLine = "http.request_line", Http, Request, 1;
-    HttpStart = "http.start", Http, Either, 1;
-    HttpHeader = "http.header", Http, Either, 1;
-    HttpHeaderRaw = "http.header.raw", Http, Either, 1;
-    HttpHeaderNames = "http.header_names", Http, Either, 1;
-    HttpRequestHeader = "http.request_header", Http, Request, 1;
-    HttpResponseHeader = "http.response_header", Http, Response, 1;
-    HttpHost = "http.host", Http, Request, 1;
-    HttpHostRaw = "http.host.raw", Http, Request, 1;
-    HttpUserAgent = "http.user_agent", Http, Request, 1;
-    HttpCookie = "http.cookie", Http, Either, 1;
-    HttpContentType = "http.content_type", Http, Either, 1;
-    HttpContentLen = "http.content_len", Http, Either, 1;
-    HttpReferer = "http.referer", Http, Request, 1;
-    HttpAccept = "http.accept", Http, Request, 1;
-    HttpAcceptEnc = "http.accept_enc", Http, Request, 1;
-    HttpAcceptLang = "http.accept_lang", Http, Request, 1;
-    HttpConnection = "http.connection", Http, Either, 1;
-    HttpLocation = "http.location", Http, Response, 1;
-    HttpServer = "http.server", Http, Response, 1;
-    HttpRequestBody = "http.request_body", Http, Request, 2;
-    HttpResponseBody = "http.response_body", Http, Response, 2;
-    FileData = "file.data", Http, Either, 2;
-    HttpStatCode = "http.stat_code", Http, Response, 1;
-    HttpStatMsg = "http.stat_msg", Http, Response, 1;
-    HttpResponseLine = "http.response_line", Http, Response, 1;
-    DnsQuery = "dns.query", Dns, Request, 2;
-    TlsSni = "tls.sni", Tls, Request, 2;
-    Ja3Hash = "ja3.hash", Tls, Request, 2;
-    Ja3String = "ja3.string", Tls, Request, 2;
-    Ja3sHash = "ja3s.hash", Tls, Response, 1;
-    Ja3sString = "ja3s.string", Tls, Response, 1;
-    TlsCertSubject = "tls.cert_subject", Tls, Response, 2;
-    TlsCertIssuer = "tls.cert_issuer", Tls, Response, 2;
-    TlsCertSerial = "tls.cert_serial", Tls, Response, 2;
-    TlsCerts = "tls.certs", Tls, Response, 2;
+    HttpStart = "http.start", Http, Either, 2;
+    HttpHeader = "http.header", Http, Either, 2;
+    HttpHeaderRaw = "http.header.raw", Http, Either, 2;
+    HttpHeaderNames = "http.header_names", Http, Either, 2;
+    HttpRequestHeader = "http.request_header", Http, Request, 2;
+    HttpResponseHeader = "http.response_header", Http, Response, 2;
+    HttpHost = "http.host", Http, Request, 2;
+    HttpHostRaw = "http.host.raw", Http, Request, 2;
+    HttpUserAgent = "http.user_agent", Http, Request, 2;
+    HttpCookie = "http.cookie", Http, Either, 2;
+    HttpContentType = "http.content_type", Http, Either, 2;
+    HttpContentLen = "http.content_len", Http, Either, 2;
+    HttpReferer = "http.referer", Http, Request, 2;
+    HttpAccept = "http.accept", Http, Request, 2;
+    HttpAcceptEnc = "http.accept_enc", Http, Request, 2;
+    HttpAcceptLang = "http.accept_lang", Http, Request, 2;
+    HttpConnection = "http.connection", Http, Either, 2;
+    HttpLocation = "http.location", Http, Response, 2;
+    HttpServer = "http.server", Http, Response, 2;
+    HttpRequestBody = "http.request_body", Http, Request, 3;
+    HttpResponseBody = "http.response_body", Http, Response, 3;
+    FileData = "file.data", Http, Either, 3;
+    HttpStatCode = "http.stat_code", Http, Response, 2;
+    HttpStatMsg = "http.stat_msg", Http, Response, 2;
+    HttpResponseLine = "http.response_line", Http, Response, 2;
+    DnsQuery = "dns.query", Dns, Request, 3;
+    TlsSni = "tls.sni", Tls, Request, 3;
+    Ja3Hash = "ja3.hash", Tls, Request, 3;
+    Ja3String = "ja3.string", Tls, Request, 3;
+    Ja3sHash = "ja3s.hash", Tls, Response, 2;
+    Ja3sString = "ja3s.string", Tls, Response, 2;
+    TlsCertSubject = "tls.cert_subject", Tls, Response, 3;
+    TlsCertIssuer = "tls.cert_issuer", Tls, Response, 3;
+    TlsCertSerial = "tls.cert_serial", Tls, Response, 3;
+    TlsCerts = "tls.certs", Tls, Response, 3;
 }
 
 /// Application protocol names of rule headers and `service:` lists.
@@ -147,6 +148,9 @@ pub fn transform<'a>(mut b: Cow<'a, [u8]>, ts: &[String]) -> Cow<'a, [u8]> {
 }
 
 /// One transaction of a flow, whatever its protocol.
+/// The last stage: the direction's message is complete.
+pub const DONE: u8 = 3;
+
 #[derive(Clone, Copy)]
 pub enum TxRef<'a> {
     Http(&'a http::Tx),
@@ -168,31 +172,29 @@ impl TxRef<'_> {
     pub fn stage(&self, d: usize) -> u8 {
         let msg = |m: Option<&Message>| match m {
             None => 0,
-            Some(m) if m.complete => 2,
-            Some(_) => 1,
+            Some(m) if m.complete => DONE,
+            Some(_) => 2,
         };
         match self {
-            TxRef::Http(t) => {
-                if d == 0 {
-                    msg(t.request.as_ref().map(|r| &r.msg))
-                } else {
-                    msg(t.response.as_ref().map(|r| &r.msg))
-                }
-            }
+            TxRef::Http(t) => match (d, &t.request) {
+                (0, Some(r)) if r.line_only => 1,
+                (0, r) => msg(r.as_ref().map(|r| &r.msg)),
+                _ => msg(t.response.as_ref().map(|r| &r.msg)),
+            },
             TxRef::Dns(t) => {
                 if t.dir as usize == d {
-                    2
+                    DONE
                 } else {
                     0
                 }
             }
             TxRef::Tls(t) => {
                 if d == 0 {
-                    if t.client_hello.is_some() { 2 } else { 0 }
+                    if t.client_hello.is_some() { DONE } else { 0 }
                 } else if t.certs_done {
-                    2
+                    DONE
                 } else if t.server_hello.is_some() {
-                    1
+                    2
                 } else {
                     0
                 }

@@ -38,7 +38,7 @@ use netsieve_rules::{
 use netsieve_applayer::http::Dir;
 use netsieve_applayer::{AppProto, Parser, Session};
 
-use crate::app::{TxMeta, TxRef, fill, meta, transform};
+use crate::app::{DONE, TxMeta, TxRef, fill, meta, transform};
 use crate::eval::{Ctx, matches};
 use crate::ruleset::{GroupId, Prefilter, RuleSet, Sig, SigProto, tx_group};
 
@@ -880,7 +880,7 @@ impl Detector {
             }
         }
         // Transactions inspected to the end both ways are dropped.
-        let done = |x: &(u64, [u8; 2])| x.1 == [2, 2];
+        let done = |x: &(u64, [u8; 2])| x.1 == [DONE, DONE];
         match app.as_mut().and_then(|a| a.parser.as_mut()) {
             Some(Parser::Http(h)) => {
                 let keep = h
@@ -899,7 +899,7 @@ impl Detector {
                     .find(|t| {
                         !tx_seen
                             .iter()
-                            .any(|s| s.0 == t.id && s.1[t.dir as usize] == 2)
+                            .any(|s| s.0 == t.id && s.1[t.dir as usize] == DONE)
                     })
                     .map_or(u64::MAX, |t| t.id);
                 x.prune(keep);

@@ -674,7 +674,9 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, String> 
     } else {
         [true, true]
     };
-    let mut stage = [1u8; 2];
+    // A rule without buffers waits for the head (stage 2), as it did before request
+    // lines were a stage of their own; one with buffers, for what they need.
+    let mut stage = if lists.is_empty() { [2u8; 2] } else { [1u8; 2] };
     for (d, st) in stage.iter_mut().enumerate() {
         for l in &lists {
             let own = match l.buf.side() {

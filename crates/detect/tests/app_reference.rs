@@ -192,3 +192,32 @@ proptest! {
         prop_assert_eq!(&engine(&rules, &f, false), &want, "IDS");
     }
 }
+
+/// A request whose headers never end: rules on its request line (URI, method, the line)
+/// alert, as Suricata inspects libhtp's request-line progress; rules on its headers
+/// cannot.
+#[test]
+fn a_request_line_is_inspected_before_its_head_completes() {
+    let req = b"POST /now_this_is HTTP/1.0\r\nUser-Agent: Mozilla/1.0\r\n";
+    let rules: Vec<String> = [
+        "http.uri; content:\"this\"",
+        "http.method; content:\"POST\"",
+        "http.request_line; content:\"HTTP/1.0\"",
+        "http.user_agent; content:\"Mozilla\"",
+        "http.uri; content:\"this\"; http.user_agent; content:\"Mozilla\"",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, o)| format!("alert http any any -> any any ({o}; sid:{};)", i + 1))
+    .collect();
+    for cut in [7, 100] {
+        let f = frames(req, b"", cut);
+        for inline in [true, false] {
+            assert_eq!(
+                engine(&rules, &f, inline),
+                BTreeSet::from([1, 2, 3]),
+                "cut {cut}, inline {inline}"
+            );
+        }
+    }
+}
