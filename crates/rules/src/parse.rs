@@ -1053,7 +1053,7 @@ fn option(
             if name == "urilen" {
                 b.note_app(name);
                 let v = need(o)?;
-                let (v, raw) = match v.rsplit_once(',') {
+                let (v, raw) = match v.rsplit_once(',').map(|(v, k)| (v, k.trim())) {
                     Some((v, "raw")) => (v, true),
                     Some((v, "norm")) => (v, false),
                     Some(_) => return Err(bad(o, "expected ,raw or ,norm")),

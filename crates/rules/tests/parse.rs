@@ -187,3 +187,25 @@ mod fuzz {
         }
     }
 }
+
+/// `urilen` takes `raw` or `norm` after a comma, with or without a space (Suricata's
+/// own tests write `urilen:15, norm`); anything else there is an error.
+#[test]
+fn urilen_kinds_with_and_without_spaces() {
+    for (opt, buf) in [
+        ("urilen:15, norm", "http.uri"),
+        ("urilen:15,norm", "http.uri"),
+        ("urilen:<20, raw", "http.uri.raw"),
+        ("urilen:15", "http.uri"),
+    ] {
+        let r = p(&format!("alert tcp any any -> any any ({opt}; sid:1;)"));
+        assert_eq!(r.lists[0].buffer, Buffer::App(buf.into()), "{opt}");
+        assert!(matches!(r.lists[0].matches[0], Match::Bsize(_)), "{opt}");
+    }
+    let e = parse_rule(
+        "alert tcp any any -> any any (urilen:15, sideways; sid:1;)",
+        &Vars::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("expected ,raw or ,norm"), "{e}");
+}
