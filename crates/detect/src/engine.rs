@@ -424,6 +424,7 @@ impl Detector {
                     ack: 0,
                     flags: tcp::ACK,
                     window: 0,
+                    fast_open: false,
                 }),
                 tunnel: f.user.tunnel,
                 linktype: f.user.linktype,

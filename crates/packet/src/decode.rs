@@ -70,6 +70,9 @@ pub struct Tcp {
     /// [`tcp_flags`] bits.
     pub flags: u8,
     pub window: u16,
+    /// The header carries a TCP Fast Open option (kind 34, RFC 7413, or the experimental
+    /// kind 254 with magic 0xF989 that came before it).
+    pub fast_open: bool,
 }
 
 /// The transport layer of a packet.
@@ -734,6 +737,7 @@ impl Decoder {
                     ack: t.acknowledgment_number(),
                     flags: seg[13],
                     window: t.window_size(),
+                    fast_open: fast_open_option(&seg[20.min(hl)..hl]),
                 });
                 p.payload = base + hl..l4.end;
                 if self.checksums {
@@ -805,4 +809,28 @@ impl Decoder {
         }
         Ok(())
     }
+}
+
+/// Whether TCP options hold a Fast Open option: kind 34, or kind 254 whose first two
+/// data bytes are the magic 0xF989 (the experimental form, RFC 6994). Malformed options
+/// end the walk.
+fn fast_open_option(mut o: &[u8]) -> bool {
+    while let Some(&kind) = o.first() {
+        match kind {
+            0 => return false,
+            1 => o = &o[1..],
+            _ => {
+                let Some(&len) = o.get(1) else { return false };
+                let len = len as usize;
+                if len < 2 || len > o.len() {
+                    return false;
+                }
+                if kind == 34 || (kind == 254 && len >= 4 && o[2..4] == [0xf9, 0x89]) {
+                    return true;
+                }
+                o = &o[len..];
+            }
+        }
+    }
+    false
 }

@@ -401,15 +401,23 @@ impl<T: Default> FlowTable<T> {
                 f.streams[d].set_isn(t.seq.wrapping_sub(1));
             }
             let payload = p.payload();
-            // Data enters the stream once the connection is established; a SYN's data
-            // (without TCP Fast Open) and data in a broken handshake stay out.
-            if track_stream && !payload.is_empty() && !syn && f.established() {
+            // Data enters the stream once the connection is established; data in a broken
+            // handshake stays out, and so does a SYN's, unless it is the client's first
+            // SYN with a TCP Fast Open option: that data follows the SYN's sequence number
+            // (and, in IDS mode, is passed on once the SYN/ACK acknowledges it).
+            let fast_open = syn
+                && !ack
+                && t.fast_open
+                && dir == Direction::ToServer
+                && f.state == TcpState::SynSent;
+            if track_stream && !payload.is_empty() && (fast_open || (!syn && f.established())) {
+                let seq = if syn { t.seq.wrapping_add(1) } else { t.seq };
                 added = !f.streams[d].at_depth();
-                seg = f.streams[d].span(t.seq, payload.len());
+                seg = f.streams[d].span(seq, payload.len());
                 if self.config.inline {
-                    normalized = f.streams[d].held_view(t.seq, payload);
+                    normalized = f.streams[d].held_view(seq, payload);
                 }
-                stream = f.streams[d].insert(t.seq, payload);
+                stream = f.streams[d].insert(seq, payload);
             }
             if t.flags & F::FIN != 0 {
                 f.streams[d].set_fin(t.seq, payload.len());

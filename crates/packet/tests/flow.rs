@@ -14,12 +14,31 @@ const ACK: u8 = 0x10;
 
 /// A raw IPv4 TCP packet from `a` to `b` (last octets of 10.0.0.x, ports 1000 + x).
 fn tcp(num: u64, a: u8, b: u8, flags: u8, seq: u32, ack: u32, payload: &[u8]) -> Packet {
+    tcp_with_options(num, a, b, flags, seq, ack, &[], payload)
+}
+
+/// As [`tcp`], with TCP options (padded to a multiple of 4 bytes with end-of-list).
+#[allow(clippy::too_many_arguments)]
+fn tcp_with_options(
+    num: u64,
+    a: u8,
+    b: u8,
+    flags: u8,
+    seq: u32,
+    ack: u32,
+    options: &[u8],
+    payload: &[u8],
+) -> Packet {
+    let mut opts = options.to_vec();
+    opts.resize(options.len().div_ceil(4) * 4, 0);
     let mut t = Vec::new();
     t.extend_from_slice(&(1000 + a as u16).to_be_bytes());
     t.extend_from_slice(&(1000 + b as u16).to_be_bytes());
     t.extend_from_slice(&seq.to_be_bytes());
     t.extend_from_slice(&ack.to_be_bytes());
-    t.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    let words = (5 + opts.len() / 4) as u8;
+    t.extend_from_slice(&[words << 4, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    t.extend_from_slice(&opts);
     t.extend_from_slice(payload);
     let total = (20 + t.len()) as u16;
     let mut ip = vec![
@@ -78,6 +97,47 @@ fn syn_data_and_data_before_the_handshake_stay_out_of_the_stream() {
     assert_ne!(f.state, TcpState::Established);
     assert!(!obs.added);
     assert_eq!(stream_text(&t, 0), b"");
+}
+
+/// TCP Fast Open: the data of a client's SYN with a Fast Open option (RFC 7413's kind 34,
+/// or kind 254 with the experimental magic 0xF989) follows the SYN in the stream; other
+/// options leave it out.
+#[test]
+fn fast_open_syn_data_enters_the_stream() {
+    let cookie = [34, 10, 1, 2, 3, 4, 5, 6, 7, 8];
+    let experimental = [254, 4, 0xf9, 0x89];
+    let mss = [2, 4, 5, 0xb4];
+    for (options, enters) in [
+        (&cookie[..], true),
+        (&[1, 1, 34, 2][..], true),
+        (&experimental[..], true),
+        (&[254, 4, 0xf9, 0x88][..], false),
+        (&mss[..], false),
+        (&[34][..], false),
+    ] {
+        let mut t: FlowTable<()> = FlowTable::new(FlowConfig::default());
+        let syn = tcp_with_options(1, 1, 2, SYN, 100, 0, options, b"GET /");
+        assert_eq!(syn.payload(), b"GET /", "{options:?}");
+        let (_, obs) = t.packet(&syn, true).unwrap();
+        assert_eq!(obs.added, enters, "{options:?}");
+        // The SYN/ACK acknowledges the SYN and its data (or only the SYN).
+        let acked = if enters { 106 } else { 101 };
+        let (f, _) = t
+            .packet(&tcp(2, 2, 1, SYN | ACK, 500, acked, b""), true)
+            .unwrap();
+        assert_eq!(f.streams[0].acked_offset(), if enters { 5 } else { 0 });
+        t.packet(&tcp(3, 1, 2, ACK, acked, 501, b""), true);
+        t.packet(&tcp(4, 1, 2, ACK, acked, 501, b"x"), true);
+        let want: &[u8] = if enters { b"GET /x" } else { b"x" };
+        assert_eq!(stream_text(&t, 0), want, "{options:?}");
+    }
+    // Only the client's first SYN: data on the server's SYN/ACK stays out.
+    let mut t: FlowTable<()> = FlowTable::new(FlowConfig::default());
+    t.packet(&tcp(1, 1, 2, SYN, 100, 0, b""), true);
+    let synack = tcp_with_options(2, 2, 1, SYN | ACK, 500, 101, &cookie, b"hello");
+    let (_, obs) = t.packet(&synack, true).unwrap();
+    assert!(!obs.added);
+    assert_eq!(stream_text(&t, 1), b"");
 }
 
 #[test]
