@@ -2,9 +2,10 @@
 //! length). Every message is a transaction of its own, as Suricata keeps them: a query
 //! is inspected to the server, a response to the client.
 //!
-//! Names are decoded to dotted form with compression pointers followed backwards only
-//! (a pointer must point before the name that uses it), so a hostile message cannot
-//! loop; labels are bounded by the message.
+//! Names are decoded to dotted form with compression pointers followed either way, as
+//! Suricata accepts them (a question may point forward to the next one), but at most
+//! 128 pointers and 255 bytes per name, so a hostile message cannot loop; labels are
+//! bounded by the message.
 
 use std::collections::VecDeque;
 
@@ -192,7 +193,8 @@ pub fn parse(b: &[u8]) -> Option<Message> {
 }
 
 /// A name at `at`: its dotted form and the offset after it (after the first pointer
-/// if it has one). Pointers must go backwards, which ends every chain.
+/// if it has one). Pointers may go anywhere in the message; a chain of more than 128
+/// of them (a loop) or a name longer than 255 bytes fails.
 pub fn name(b: &[u8], at: usize) -> Option<(Vec<u8>, usize)> {
     let mut out = Vec::new();
     let mut pos = at;
@@ -218,7 +220,7 @@ pub fn name(b: &[u8], at: usize) -> Option<(Vec<u8>, usize)> {
             }
             0xc0 => {
                 let target = ((len & 0x3f) << 8) | *b.get(pos + 1)? as usize;
-                if target >= pos || hops > 128 {
+                if hops >= 128 {
                     return None;
                 }
                 hops += 1;
@@ -228,6 +230,17 @@ pub fn name(b: &[u8], at: usize) -> Option<(Vec<u8>, usize)> {
             _ => return None,
         }
     }
+}
+
+/// The name of a response code, as EVE writes it (RFC 1035 and RFC 2136's codes).
+pub fn rcode_name(c: u8) -> String {
+    let names = [
+        "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN", "YXRRSET",
+        "NXRRSET", "NOTAUTH", "NOTZONE",
+    ];
+    names
+        .get(c as usize)
+        .map_or_else(|| c.to_string(), |n| (*n).to_string())
 }
 
 /// The name of a record type, as EVE writes it.
@@ -279,12 +292,29 @@ mod tests {
     }
 
     #[test]
-    fn pointers_must_go_backwards() {
-        // A name that points at itself.
+    fn pointers_go_either_way_but_never_loop() {
+        // A name that points at itself, two that point at each other, and a label
+        // followed by a pointer back to it (a name that grows without end).
+        for name in [
+            &[0xc0, 12][..],
+            &[0xc0, 14, 0xc0, 12][..],
+            &[1, b'a', 0xc0, 12][..],
+        ] {
+            let mut b = vec![0u8; 12];
+            b[5] = 1;
+            b.extend_from_slice(name);
+            b.extend_from_slice(&[0, 1, 0, 1]);
+            assert!(parse(&b).is_none(), "{name:?}");
+        }
+        // A question that points forward to the next one (suricata-verify's
+        // dns-forward-pointer).
         let mut b = vec![0u8; 12];
-        b[5] = 1;
-        b.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1]);
-        assert!(parse(&b).is_none());
+        b[5] = 2;
+        b.extend_from_slice(&[0xc0, 18, 0, 1, 0, 1]);
+        b.extend_from_slice(&[3, b'w', b'w', b'w', 0, 0, 1, 0, 1]);
+        let m = parse(&b).unwrap();
+        assert_eq!(m.questions[0].name, b"www");
+        assert_eq!(m.questions[1].name, b"www");
         // A pointer to an earlier name.
         let mut q = query("example.com");
         let n = q.len();

@@ -88,6 +88,10 @@ buffers! {
     HttpStatMsg = "http.stat_msg", Http, Response, 2;
     HttpResponseLine = "http.response_line", Http, Response, 2;
     DnsQuery = "dns.query", Dns, Request, 3;
+    DnsQueriesRrname = "dns.queries.rrname", Dns, Either, 3;
+    DnsOpcode = "dns.opcode", Dns, Either, 3;
+    DnsRcode = "dns.rcode", Dns, Either, 3;
+    DnsRrtype = "dns.rrtype", Dns, Either, 3;
     TlsSni = "tls.sni", Tls, Request, 3;
     Ja3Hash = "ja3.hash", Tls, Request, 3;
     Ja3String = "ja3.string", Tls, Request, 3;
@@ -367,10 +371,22 @@ pub fn fill<'a>(buf: Buf, tx: TxRef<'a>, d: usize, out: &mut Vec<Cow<'a, [u8]>>)
             }
         }
         TxRef::Dns(t) => {
-            if buf == DnsQuery {
-                for q in &t.msg.questions {
-                    out.push(Cow::Borrowed(&q.name[..]));
+            let m = &t.msg;
+            let number = |v: u64| Cow::Owned(v.to_be_bytes().to_vec());
+            match buf {
+                DnsQuery | DnsQueriesRrname => {
+                    out.extend(m.questions.iter().map(|q| Cow::Borrowed(&q.name[..])))
                 }
+                DnsOpcode => out.push(number(m.opcode.into())),
+                DnsRcode => out.push(number(m.rcode.into())),
+                // Every record's type: the questions', and a response's answers'.
+                DnsRrtype => out.extend(
+                    m.questions
+                        .iter()
+                        .chain(&m.answers)
+                        .map(|r| number(r.rtype.into())),
+                ),
+                _ => {}
             }
         }
         TxRef::Tls(t) => {
@@ -413,8 +429,22 @@ pub struct TxMeta {
     pub strings: Vec<(&'static str, String)>,
     /// (EVE key, value): numbers.
     pub numbers: Vec<(&'static str, u64)>,
-    /// DNS: the questions (name, type).
+    /// DNS: the message, for EVE's version 3 `dns` object.
+    pub dns: Option<Box<DnsMeta>>,
+}
+
+/// A DNS message as an alert logs it (EVE's `dns` object, version 3).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DnsMeta {
+    pub response: bool,
+    pub id: u16,
+    pub opcode: u8,
+    /// The response code's name (`NXDOMAIN`).
+    pub rcode: String,
+    /// Questions: (name, type name).
     pub queries: Vec<(String, String)>,
+    /// Answers: (name, type name, ttl).
+    pub answers: Vec<(String, String, u32)>,
 }
 
 fn text(b: &[u8]) -> String {
@@ -460,9 +490,23 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
             }
         }
         TxRef::Dns(t) => {
-            for q in &t.msg.questions {
-                m.queries.push((text(&q.name), dns::rtype_name(q.rtype)));
-            }
+            let msg = &t.msg;
+            m.dns = Some(Box::new(DnsMeta {
+                response: msg.response,
+                id: msg.id,
+                opcode: msg.opcode,
+                rcode: dns::rcode_name(msg.rcode),
+                queries: msg
+                    .questions
+                    .iter()
+                    .map(|q| (text(&q.name), dns::rtype_name(q.rtype)))
+                    .collect(),
+                answers: msg
+                    .answers
+                    .iter()
+                    .map(|a| (text(&a.name), dns::rtype_name(a.rtype), a.ttl))
+                    .collect(),
+            }));
         }
         TxRef::Tls(t) => {
             if let Some(s) = t.client_hello.as_ref().and_then(|c| c.sni.as_ref()) {

@@ -74,6 +74,7 @@ pub enum CMatch {
         negated: bool,
     },
     Bsize(Cmp),
+    Uint(Cmp),
 }
 
 #[derive(Debug)]
@@ -197,6 +198,7 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
                 negated: *negated,
             },
             Match::Bsize(c) => CMatch::Bsize(*c),
+            Match::Uint(c) => CMatch::Uint(*c),
         });
     }
     Ok(out)
@@ -468,6 +470,13 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
             ok != *negated && step(rest, buf, prev, cx)
         }
         CMatch::Bsize(c) => c.test(buf.len() as i64) && step(rest, buf, prev, cx),
+        CMatch::Uint(c) => {
+            // A number's buffer holds it big-endian, in at most 8 bytes.
+            let v = (buf.len() <= 8)
+                .then(|| buf.iter().fold(0u64, |v, &b| (v << 8) | b as u64))
+                .and_then(|v| i64::try_from(v).ok());
+            v.is_some_and(|v| c.test(v)) && step(rest, buf, prev, cx)
+        }
     }
 }
 
@@ -489,6 +498,6 @@ fn rest_is_relative(rest: &[CMatch]) -> bool {
         | CMatch::ByteJump { read, .. }
         | CMatch::ByteExtract { read, .. } => read.relative,
         CMatch::IsDataAt { relative, .. } => *relative,
-        CMatch::Bsize(_) => false,
+        CMatch::Bsize(_) | CMatch::Uint(_) => false,
     })
 }

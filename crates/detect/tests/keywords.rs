@@ -55,3 +55,54 @@ fn byte_jump_before_the_buffer_start_lands_on_the_start() {
         buf
     ));
 }
+
+/// `dns.opcode`, `dns.rcode` and `dns.rrtype` compare numbers, with Suricata's integer
+/// forms (`4`, `!0`, `>2`, `1-3`); `dns.rrtype` holds for a message when any of its
+/// records (questions, and a response's answers) has the type.
+#[test]
+fn dns_numbers_match_any_record() {
+    use netsieve_applayer::dns;
+    use netsieve_applayer::http::Dir;
+    use netsieve_detect::app::{Buf, TxRef, fill};
+
+    // A response (id 7, opcode 4, NXDOMAIN) to a question of type MX (15), with one
+    // answer of type A (1).
+    let mut b = vec![0, 7, 0x80 | (4 << 3), 3, 0, 1, 0, 1, 0, 0, 0, 0];
+    b.extend_from_slice(&[1, b'x', 0, 0, 15, 0, 1]);
+    b.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 10, 0, 0, 1]);
+    let msg = dns::parse(&b).expect("a valid response");
+    let tx = dns::Tx {
+        id: 0,
+        dir: Dir::ToClient,
+        msg,
+    };
+    let holds = |options: &str, buf: Buf| {
+        let rule = parse_rule(
+            &format!("alert dns any any -> any any ({options} sid:1;)"),
+            &Vars::default(),
+        )
+        .unwrap();
+        let compiled = compile_list(&rule.lists[0].matches, &mut Vec::new()).unwrap();
+        let mut bufs = Vec::new();
+        fill(buf, TxRef::Dns(&tx), 1, &mut bufs);
+        bufs.iter()
+            .any(|b| matches(&compiled, b, &mut Ctx::default()))
+    };
+    assert!(holds("dns.opcode:4;", Buf::DnsOpcode));
+    assert!(!holds("dns.opcode:!4;", Buf::DnsOpcode));
+    assert!(holds("dns.rcode:3;", Buf::DnsRcode));
+    assert!(holds("dns.rcode:>2;", Buf::DnsRcode));
+    assert!(!holds("dns.rcode:0;", Buf::DnsRcode));
+    assert!(holds("dns.rrtype:15;", Buf::DnsRrtype));
+    assert!(holds("dns.rrtype:1;", Buf::DnsRrtype));
+    assert!(
+        holds("dns.rrtype:!15;", Buf::DnsRrtype),
+        "the answer is not MX"
+    );
+    assert!(!holds("dns.rrtype:28;", Buf::DnsRrtype));
+    assert!(!holds("dns.rrtype:2-14;", Buf::DnsRrtype));
+    assert!(holds(
+        "dns.queries.rrname; content:\"x\";",
+        Buf::DnsQueriesRrname
+    ));
+}

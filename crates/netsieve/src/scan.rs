@@ -1012,13 +1012,32 @@ fn write_alert(
         for (k, v) in &t.numbers {
             o.insert((*k).into(), json!(v));
         }
-        if !t.queries.is_empty() {
-            let q: Vec<_> = t
+        if let Some(d) = &t.dns {
+            // Suricata 8 logs an alert's DNS message in its version 3 form.
+            o.insert("version".into(), json!(3));
+            o.insert(
+                "type".into(),
+                json!(if d.response { "response" } else { "request" }),
+            );
+            o.insert("id".into(), json!(d.id));
+            o.insert("opcode".into(), json!(d.opcode));
+            if d.response {
+                o.insert("rcode".into(), json!(d.rcode));
+            }
+            let q: Vec<_> = d
                 .queries
                 .iter()
-                .map(|(name, ty)| json!({"type": "query", "rrname": name, "rrtype": ty}))
+                .map(|(name, ty)| json!({"rrname": name, "rrtype": ty}))
                 .collect();
-            o.insert("query".into(), json!(q));
+            o.insert("queries".into(), json!(q));
+            if !d.answers.is_empty() {
+                let a: Vec<_> = d
+                    .answers
+                    .iter()
+                    .map(|(name, ty, ttl)| json!({"rrname": name, "rrtype": ty, "ttl": ttl}))
+                    .collect();
+                o.insert("answers".into(), json!(a));
+            }
         }
         if let Some(p) = al.app_proto {
             obj.insert(p.name().into(), serde_json::Value::Object(o));

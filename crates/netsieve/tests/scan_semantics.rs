@@ -515,8 +515,12 @@ alert dns any any -> any any (dns.query; content:\"other\"; sid:3;)
         .map(|r| r["alert"]["signature_id"].clone())
         .collect();
     assert_eq!(sids, [1, 2]);
-    assert_eq!(recs[0]["dns"]["query"][0]["rrname"], "www.example.com");
-    assert_eq!(recs[0]["dns"]["query"][0]["rrtype"], "A");
+    // Suricata 8's version 3 form.
+    assert_eq!(recs[0]["dns"]["version"], 3);
+    assert_eq!(recs[0]["dns"]["type"], "request");
+    assert_eq!(recs[0]["dns"]["queries"][0]["rrname"], "www.example.com");
+    assert_eq!(recs[0]["dns"]["queries"][0]["rrtype"], "A");
+    assert_eq!(recs[0]["dns"]["rcode"], serde_json::Value::Null);
     // A ClientHello naming example.org, on port 8443.
     let name = b"example.org";
     let mut ext = vec![

@@ -74,6 +74,7 @@ pub fn app_buffer(name: &str) -> Option<&'static str> {
         "http.response_line" | "http_response_line" => "http.response_line",
         "file.data" | "file_data" => "file.data",
         "dns.query" | "dns_query" => "dns.query",
+        "dns.queries.rrname" => "dns.queries.rrname",
         "tls.sni" | "tls_sni" => "tls.sni",
         "http.request_header" => "http.request_header",
         "http.response_header" => "http.response_header",
@@ -1048,6 +1049,13 @@ fn option(
             // (use this option as the prefilter) and `tag` (also log the following
             // packets, which netsieve does not do).
             if name == "prefilter" || name == "tag" {
+                return Ok(());
+            }
+            if matches!(name, "dns.opcode" | "dns.rcode" | "dns.rrtype") {
+                b.note_app(name);
+                let c = parse_cmp(need(o)?).ok_or_else(|| bad(o, "bad number"))?;
+                let l = b.list_for(Buffer::App(name.to_string()));
+                b.rule.lists[l].matches.push(Match::Uint(c));
                 return Ok(());
             }
             if name == "urilen" {

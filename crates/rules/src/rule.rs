@@ -185,6 +185,9 @@ pub enum Match {
     },
     /// The buffer's length.
     Bsize(Cmp),
+    /// The buffer's value as an unsigned integer (DNS's `dns.opcode`, `dns.rcode`,
+    /// `dns.rrtype`: their buffers hold the number, big-endian).
+    Uint(Cmp),
 }
 
 /// A list of matches over one buffer, in rule order.

@@ -209,3 +209,24 @@ fn urilen_kinds_with_and_without_spaces() {
     .unwrap_err();
     assert!(e.to_string().contains("expected ,raw or ,norm"), "{e}");
 }
+
+/// DNS's integer keywords become a number match on their own buffer; a value that is not
+/// one of Suricata's integer forms is an error at the option.
+#[test]
+fn dns_integer_keywords() {
+    let r = p("alert dns any any -> any any (dns.opcode:!0; dns.rrtype:1-5; sid:1;)");
+    assert_eq!(r.lists[0].buffer, Buffer::App("dns.opcode".into()));
+    assert_eq!(r.lists[0].matches, [Match::Uint(Cmp::Ne(0))]);
+    assert_eq!(r.lists[1].buffer, Buffer::App("dns.rrtype".into()));
+    assert_eq!(r.lists[1].matches, [Match::Uint(Cmp::Range(1, 5))]);
+    assert!(
+        r.app_layer
+            .starts_with(&["dns.opcode".into(), "dns.rrtype".into()])
+    );
+    let e = parse_rule(
+        "alert dns any any -> any any (dns.rcode:lots; sid:1;)",
+        &Vars::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("bad number"), "{e}");
+}
