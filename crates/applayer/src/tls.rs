@@ -21,6 +21,8 @@ pub struct ClientHello {
     pub sni: Option<Vec<u8>>,
     /// JA3: version, ciphers, extensions, groups, point formats (GREASE left out).
     pub ja3: String,
+    /// The 32 random bytes (the first four were once the sender's clock).
+    pub random: [u8; 32],
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -28,6 +30,8 @@ pub struct ServerHello {
     /// The version chosen (the supported_versions extension's, if present).
     pub version: u16,
     pub ja3s: String,
+    /// The 32 random bytes.
+    pub random: [u8; 32],
 }
 
 /// A certificate, as far as rules and EVE look at it.
@@ -229,6 +233,7 @@ fn client_hello(m: &[u8]) -> Option<ClientHello> {
     at += 1 + *m.get(at)? as usize;
     let mut c = ClientHello {
         version,
+        random: m.get(2..34)?.try_into().ok()?,
         ..ClientHello::default()
     };
     let (mut exts, mut groups, mut formats) = (Vec::new(), Vec::new(), Vec::new());
@@ -280,6 +285,7 @@ fn server_hello(m: &[u8]) -> Option<ServerHello> {
     Some(ServerHello {
         version,
         ja3s: format!("{},{},{}", legacy, cipher, join(&exts)),
+        random: m.get(2..34)?.try_into().ok()?,
     })
 }
 
@@ -403,7 +409,7 @@ mod tests {
     /// A ClientHello record with SNI `example.com` and a GREASE cipher.
     pub fn client_hello_record() -> Vec<u8> {
         let mut ch = vec![3, 3];
-        ch.extend_from_slice(&[0u8; 32]);
+        ch.extend((0..32).map(|i| 0xa0 + i as u8));
         ch.push(0);
         ch.extend_from_slice(&[0, 6, 0x0a, 0x0a, 0xc0, 0x2f, 0x00, 0x35]);
         ch.extend_from_slice(&[1, 0]);
@@ -439,6 +445,8 @@ mod tests {
             let c = t.client_hello.unwrap();
             assert_eq!(c.sni.as_deref(), Some(&b"example.com"[..]));
             assert_eq!(c.ja3, "771,49199-53,0-10-11,23,0");
+            assert_eq!(c.random[..4], [0xa0, 0xa1, 0xa2, 0xa3]);
+            assert_eq!(c.random[31], 0xbf);
         }
     }
 

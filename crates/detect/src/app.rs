@@ -101,6 +101,10 @@ buffers! {
     TlsCertIssuer = "tls.cert_issuer", Tls, Response, 3;
     TlsCertSerial = "tls.cert_serial", Tls, Response, 3;
     TlsCerts = "tls.certs", Tls, Response, 3;
+    TlsCertChainLen = "tls.cert_chain_len", Tls, Response, 3;
+    TlsRandom = "tls.random", Tls, Either, 2;
+    TlsRandomTime = "tls.random_time", Tls, Either, 2;
+    TlsRandomBytes = "tls.random_bytes", Tls, Either, 2;
 }
 
 /// Application protocol names of rule headers and `service:` lists.
@@ -415,6 +419,23 @@ pub fn fill<'a>(buf: Buf, tx: TxRef<'a>, d: usize, out: &mut Vec<Cow<'a, [u8]>>)
                         .map(|c| Cow::Borrowed(c.serial.as_bytes())),
                 ),
                 TlsCerts => out.extend(t.certs.iter().map(|c| Cow::Borrowed(&c.der[..]))),
+                TlsCertChainLen => {
+                    out.push(Cow::Owned((t.certs.len() as u64).to_be_bytes().to_vec()))
+                }
+                // The hello of the direction inspected: the client's to the server.
+                TlsRandom | TlsRandomTime | TlsRandomBytes => {
+                    let random = if d == 0 {
+                        ch.map(|c| &c.random)
+                    } else {
+                        sh.map(|s| &s.random)
+                    };
+                    let part = match buf {
+                        TlsRandomTime => 0..4,
+                        TlsRandomBytes => 4..32,
+                        _ => 0..32,
+                    };
+                    out.extend(random.map(|r| Cow::Borrowed(&r[part])));
+                }
                 _ => {}
             }
         }

@@ -106,3 +106,45 @@ fn dns_numbers_match_any_record() {
         Buf::DnsQueriesRrname
     ));
 }
+
+/// `tls.random*` are the random of the inspected direction's hello (the client's to the
+/// server, the server's to the client); `tls.cert_chain_len` counts the certificates.
+#[test]
+fn tls_random_follows_the_direction_and_chains_have_lengths() {
+    use netsieve_applayer::tls::{Cert, ClientHello, ServerHello, Tls};
+    use netsieve_detect::app::{Buf, TxRef, fill};
+
+    let mut t = Tls::default();
+    t.client_hello = Some(ClientHello {
+        random: [1; 32],
+        ..ClientHello::default()
+    });
+    t.server_hello = Some(ServerHello {
+        random: std::array::from_fn(|i| i as u8),
+        ..ServerHello::default()
+    });
+    t.certs = vec![Cert::default(), Cert::default()];
+    fn get(t: &Tls, buf: Buf, d: usize) -> Vec<Vec<u8>> {
+        let mut v = Vec::new();
+        fill(buf, TxRef::Tls(t), d, &mut v);
+        v.into_iter().map(|b| b.into_owned()).collect()
+    }
+    assert_eq!(get(&t, Buf::TlsRandomTime, 0), [vec![1; 4]]);
+    assert_eq!(get(&t, Buf::TlsRandomTime, 1), [vec![0, 1, 2, 3]]);
+    assert_eq!(
+        get(&t, Buf::TlsRandomBytes, 1),
+        [(4..32).collect::<Vec<u8>>()]
+    );
+    assert_eq!(get(&t, Buf::TlsRandom, 0), [vec![1; 32]]);
+    let rule = parse_rule(
+        "alert tls any any -> any any (tls.cert_chain_len:2; sid:1;)",
+        &Vars::default(),
+    )
+    .unwrap();
+    let compiled = compile_list(&rule.lists[0].matches, &mut Vec::new()).unwrap();
+    let len = get(&t, Buf::TlsCertChainLen, 1);
+    assert!(matches(&compiled, &len[0], &mut Ctx::default()));
+    t.certs.pop();
+    let len = get(&t, Buf::TlsCertChainLen, 1);
+    assert!(!matches(&compiled, &len[0], &mut Ctx::default()));
+}

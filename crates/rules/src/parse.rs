@@ -83,6 +83,9 @@ pub fn app_buffer(name: &str) -> Option<&'static str> {
         "tls.cert_serial" | "tls_cert_serial" => "tls.cert_serial",
         "tls.cert_fingerprint" | "tls_cert_fingerprint" => "tls.cert_fingerprint",
         "tls.certs" => "tls.certs",
+        "tls.random" => "tls.random",
+        "tls.random_time" => "tls.random_time",
+        "tls.random_bytes" => "tls.random_bytes",
         "tls.version" => "tls.version",
         "ja3.hash" | "ja3_hash" => "ja3.hash",
         "ja3.string" | "ja3_string" => "ja3.string",
@@ -1051,7 +1054,10 @@ fn option(
             if name == "prefilter" || name == "tag" {
                 return Ok(());
             }
-            if matches!(name, "dns.opcode" | "dns.rcode" | "dns.rrtype") {
+            if matches!(
+                name,
+                "dns.opcode" | "dns.rcode" | "dns.rrtype" | "tls.cert_chain_len"
+            ) {
                 b.note_app(name);
                 let c = parse_cmp(need(o)?).ok_or_else(|| bad(o, "bad number"))?;
                 let l = b.list_for(Buffer::App(name.to_string()));
