@@ -240,6 +240,8 @@ pub struct DetectOptions {
     pub payload_limit: usize,
     /// What an HTTP parser keeps per flow.
     pub http: netsieve_applayer::http::Limits,
+    /// Alerts a packet keeps at most, the first in rule order (`packet-alert-max`).
+    pub alert_max: usize,
 }
 
 impl Default for DetectOptions {
@@ -252,6 +254,7 @@ impl Default for DetectOptions {
             chunk: [2560, 2560],
             payload_limit: 4096,
             http: netsieve_applayer::http::Limits::default(),
+            alert_max: 15,
         }
     }
 }
@@ -712,6 +715,11 @@ impl Detector {
                 // Alerts of a packet come in rule order, whichever engine raised them.
                 out[first_new..].sort_by_key(|a| a.sig);
             }
+        }
+        // Suricata's `packet-alert-max`: a packet keeps its first alerts in rule order.
+        if out.len() - first_new > self.opts.alert_max {
+            out[first_new..].sort_by_key(|a| a.sig);
+            out.truncate(first_new + self.opts.alert_max);
         }
     }
 

@@ -659,7 +659,11 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, String> 
             matches: compile_list(&l.matches, vars)?,
         });
     }
-    if lists.is_empty() && !rule.lists.is_empty() {
+    // No buffer of its protocol: a rule with payload lists is judged on packets and
+    // streams; one with none at all (`alert http any any -> any any (sid:1;)`) is
+    // Suricata's "application layer protocol" type, judged on every packet of a flow
+    // that speaks the protocol.
+    if lists.is_empty() {
         return Ok(None);
     }
     let req = lists.iter().any(|l| l.buf.side() == Side::Request);

@@ -89,6 +89,8 @@ struct Settings {
     payload_limit: usize,
     /// `app-layer.protocols.http.libhtp.default-config.*` limits.
     http: HttpLimits,
+    /// `packet-alert-max`.
+    alert_max: usize,
 }
 
 /// What alert records carry beyond the alert (suricata.yaml's
@@ -160,6 +162,14 @@ fn apply_setting(
             "response-body-decompress-layer-limit" => s.http.decompress_layers = size()? as usize,
             _ => ignored.push(key.to_string()),
         }
+    } else if key == "packet-alert-max" {
+        // Suricata takes 1 to 65535 and falls back to its default (15) otherwise.
+        s.alert_max = value
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=65535).contains(n))
+            .unwrap_or(15);
     } else if key == "exception-policy" {
         s.exception_policy = Some(value.to_string());
     } else if key == "stream.midstream-policy" {
@@ -231,6 +241,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         chunk: DetectOptions::default().chunk,
         payload_limit: DetectOptions::default().payload_limit,
         http: HttpLimits::default(),
+        alert_max: DetectOptions::default().alert_max,
     };
     let mut ignored = Vec::new();
     if let Some(c) = &a.config {
@@ -359,6 +370,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         chunk: settings.chunk,
         payload_limit: settings.payload_limit,
         http: settings.http,
+        alert_max: settings.alert_max,
     };
     let mut pool = if threads > 1 {
         Some(Pool::start(threads, &set, &settings.flow, det))

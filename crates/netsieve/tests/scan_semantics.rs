@@ -559,3 +559,38 @@ fn ip_id_and_tcp_sequence_numbers_are_header_conditions() {
     let frames = conversation(&[(true, b"x")]);
     assert_eq!(alerts(&frames, rules, &[]), [(2, 1), (1, 3), (1, 4)]);
 }
+
+/// A rule that names an application protocol and nothing else is Suricata's
+/// "application layer protocol" type: judged on every packet of a flow once it is known
+/// to speak the protocol (not once per transaction). Inline the request packet is the
+/// first: HTTP is found on it.
+#[test]
+fn a_protocol_only_rule_is_judged_on_every_packet_of_the_protocol() {
+    let rules = "alert http any any -> any any (sid:1;)\n";
+    let frames = conversation(&[(true, REQUEST), (false, RESPONSE)]);
+    let got: Vec<u64> = alerts(&frames, rules, &[]).iter().map(|a| a.1).collect();
+    assert_eq!(got, (4..=frames.len() as u64).collect::<Vec<_>>());
+    // A flow of another protocol never.
+    let ssh = conversation(&[(true, b"SSH-2.0-x\r\n"), (false, b"SSH-2.0-y\r\n")]);
+    assert_eq!(alerts(&ssh, rules, &[]), []);
+}
+
+/// `packet-alert-max`: a packet keeps at most that many alerts, the first in rule order
+/// (alert-max-append-higher-priority); Suricata's default is 15.
+#[test]
+fn a_packet_keeps_at_most_packet_alert_max_alerts() {
+    let rules: String = (1..=20)
+        .map(|i| format!("alert tcp any any -> any any (content:\"Hi\"; sid:{i};)\n"))
+        .collect();
+    let frames = three_packets(b"Hi back");
+    let per_packet = |extra: &[&str]| {
+        let got = alerts(&frames, &rules, extra);
+        let first: Vec<u64> = got.iter().filter(|a| a.1 == 1).map(|a| a.0).collect();
+        (got.len(), first)
+    };
+    assert_eq!(per_packet(&[]), (45, (1..=15).collect()));
+    assert_eq!(
+        per_packet(&["--set", "packet-alert-max=2"]),
+        (6, vec![1, 2])
+    );
+}
