@@ -29,6 +29,8 @@ pub struct Session {
     gap: [bool; 2],
     /// Limits for an HTTP parser.
     limits: Limits,
+    /// The protocol to parse when probing finds none (DNS on TCP port 53).
+    fallback: Option<AppProto>,
 }
 
 impl Session {
@@ -41,6 +43,17 @@ impl Session {
     pub fn new(limits: Limits) -> Session {
         Session {
             limits,
+            ..Session::default()
+        }
+    }
+
+    /// A session that probes, and parses `fallback` when the bytes name no protocol (a
+    /// TCP flow on DNS's port: an HTTP request there is still HTTP, as Suricata's
+    /// detection by content finds it before its detection by port).
+    pub fn probing_or(limits: Limits, fallback: AppProto) -> Session {
+        Session {
+            limits,
+            fallback: Some(fallback),
             ..Session::default()
         }
     }
@@ -73,10 +86,11 @@ impl Session {
                 return false;
             }
             self.pending[d].extend_from_slice(data);
-            match probe(&self.pending[d]) {
-                Probe::Is(p) => self.start(p),
-                Probe::NeedMore if self.pending[d].len() < PROBE_BYTES => return false,
-                _ => {
+            match (probe(&self.pending[d]), self.fallback) {
+                (Probe::Is(p), _) => self.start(p),
+                (Probe::NeedMore, _) if self.pending[d].len() < PROBE_BYTES => return false,
+                (_, Some(p)) => self.start(p),
+                (_, None) => {
                     self.unknown[d] = true;
                     self.pending[d] = Vec::new();
                     return false;

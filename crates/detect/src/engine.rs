@@ -726,7 +726,7 @@ impl Detector {
     /// Gives the application layer the stream bytes this packet makes available: in
     /// IDS mode, the other direction's bytes this packet acknowledges (Suricata parses
     /// on the ACK); inline, this packet's own. A UDP datagram to or from port 53 is a
-    /// DNS message.
+    /// DNS message; a TCP flow on port 53 is DNS unless its bytes say otherwise.
     fn app_feed(&mut self, p: &Packet, f: &mut Flow<FlowData>, obs: &Observed) {
         let d = obs.dir.index();
         let dns_port = f.client.1 == 53 || f.server.1 == 53;
@@ -747,7 +747,7 @@ impl Detector {
             L4::Tcp(_) => {
                 if f.user.app.is_none() {
                     f.user.app = Some(if dns_port {
-                        Session::with(AppProto::Dns)
+                        Session::probing_or(self.opts.http, AppProto::Dns)
                     } else {
                         Session::new(self.opts.http)
                     });
