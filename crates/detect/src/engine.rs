@@ -112,6 +112,21 @@ pub struct Alert {
     pub app_proto: Option<AppProto>,
     /// The transaction a transaction rule matched.
     pub tx: Option<Box<TxMeta>>,
+    /// The flow's counters as the alert is raised (EVE's `flow` object in the alert).
+    pub flow: Option<FlowCounts>,
+}
+
+/// A flow's counters at one point of its life, this packet included.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowCounts {
+    /// Packets and bytes on the wire, to the server and to the client.
+    pub pkts: [u64; 2],
+    pub bytes: [u64; 2],
+    /// The time of the flow's first packet.
+    pub start: Duration,
+    /// The client's and the server's address and port.
+    pub client: (IpAddr, u16),
+    pub server: (IpAddr, u16),
 }
 
 impl Alert {
@@ -273,6 +288,7 @@ struct Pkt<'a> {
     stream_sizes: Option<(u64, u64)>,
     /// The flow's application protocol, when known.
     app: Option<AppProto>,
+    flow: Option<FlowCounts>,
 }
 
 impl Detector {
@@ -490,6 +506,7 @@ impl Detector {
             flow_id: None,
             stream_sizes: None,
             app: None,
+            flow: None,
         };
         // IP-only rules are judged on the first packet of each direction of a flow.
         let mut ip_only = packet;
@@ -500,6 +517,13 @@ impl Detector {
         if let Some((f, obs)) = &flow {
             ctx.dir = Some(obs.dir);
             ctx.flow_id = Some(f.id);
+            ctx.flow = Some(FlowCounts {
+                pkts: f.pkts,
+                bytes: f.bytes,
+                start: f.start,
+                client: f.client,
+                server: f.server,
+            });
             ctx.app = f.user.app.as_ref().and_then(|a| a.proto);
             ctx.established = match p.l4 {
                 L4::Tcp(_) => obs.established,
@@ -945,6 +969,7 @@ fn alert(p: &Packet, ctx: &Pkt<'_>, sig: u32, blocked: bool, pseudo: Option<u64>
         pseudo,
         app_proto: ctx.app,
         tx: None,
+        flow: ctx.flow,
     }
 }
 

@@ -939,6 +939,23 @@ fn write_alert(
         // A pseudo packet was not read from the capture.
         obj.remove("pcap_cnt");
     }
+    if let Some(f) = &al.flow {
+        // The flow's counters as of this packet, as Suricata's alert record has them.
+        obj.insert(
+            "flow".into(),
+            json!({
+                "pkts_toserver": f.pkts[0],
+                "pkts_toclient": f.pkts[1],
+                "bytes_toserver": f.bytes[0],
+                "bytes_toclient": f.bytes[1],
+                "start": timestamp(f.start),
+                "src_ip": ip_str(f.client.0),
+                "dest_ip": ip_str(f.server.0),
+                "src_port": f.client.1,
+                "dest_port": f.server.1,
+            }),
+        );
+    }
     if let Some(t) = &al.tunnel {
         let mut tun = json!({
             "src_ip": ip_str(t.src),

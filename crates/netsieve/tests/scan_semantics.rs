@@ -483,6 +483,25 @@ alert tcp any any -> any any (uricontent:\"x=1\"; urilen:6; sid:7;)
     assert_eq!(r["http"]["hostname"], "example.com");
     assert_eq!(r["http"]["url"], "/a/../b?x=1");
     assert_eq!(r["http"]["status"], 200);
+    // And the flow's counters as of its packet (the 7th: four to the server so far,
+    // three to the client), with the time of the flow's first packet.
+    let bytes = |to_server: bool| -> u64 {
+        let from_client = |f: &Vec<u8>| f[26..30] == CLIENT;
+        frames[..7]
+            .iter()
+            .filter(|f| from_client(f) == to_server)
+            .map(|f| f.len() as u64)
+            .sum()
+    };
+    assert_eq!(r["pcap_cnt"], 7);
+    assert_eq!(r["flow"]["pkts_toserver"], 4);
+    assert_eq!(r["flow"]["pkts_toclient"], 3);
+    assert_eq!(r["flow"]["bytes_toserver"], bytes(true));
+    assert_eq!(r["flow"]["bytes_toclient"], bytes(false));
+    // `write_pcap` stamps frame i at 1,700,000,000 + i seconds.
+    assert_eq!(r["flow"]["start"], "2023-11-14T22:13:20.000000+0000");
+    assert_eq!(r["flow"]["src_ip"], "192.168.1.5");
+    assert_eq!(r["flow"]["dest_port"], 80);
 }
 
 #[test]
