@@ -122,10 +122,27 @@ fn is_transform(name: &str) -> bool {
     TRANSFORMS.contains(&name)
 }
 
-/// Legacy names that modify the content before them (Suricata 4) rather than start a
-/// sticky buffer.
+/// Legacy names that modify the content before them (Snort 2, Suricata 4) rather than
+/// start a sticky buffer. The other `http_` names of Suricata 4.1 (`http_accept`,
+/// `http_header_names`, `http_request_line`, ...) were sticky buffers from the start.
 fn is_legacy_modifier(name: &str) -> bool {
-    name.starts_with("http_")
+    matches!(
+        name,
+        "http_uri"
+            | "http_raw_uri"
+            | "http_method"
+            | "http_header"
+            | "http_raw_header"
+            | "http_cookie"
+            | "http_raw_cookie"
+            | "http_user_agent"
+            | "http_host"
+            | "http_raw_host"
+            | "http_client_body"
+            | "http_server_body"
+            | "http_stat_code"
+            | "http_stat_msg"
+    )
 }
 
 /// Application protocol names a rule header may use.

@@ -230,3 +230,25 @@ fn dns_integer_keywords() {
     .unwrap_err();
     assert!(e.to_string().contains("bad number"), "{e}");
 }
+
+/// Suricata 4.1's `http_` sticky buffers (`http_header_names`, `http_accept`, ...) start
+/// a list; only the classic modifiers move the content before them
+/// (http-missing-protocol's rule).
+#[test]
+fn legacy_sticky_names_are_not_modifiers() {
+    let r = p(
+        r#"alert http any any -> any any (content:"GET"; http_method; http_header_names; content:"User-Agent"; sid:1;)"#,
+    );
+    let list = |name: &str| {
+        r.lists
+            .iter()
+            .position(|l| l.buffer == Buffer::App(name.into()))
+            .unwrap_or_else(|| panic!("{name} in {:?}", r.lists))
+    };
+    assert_eq!(content(&r, list("http.method"), 0).pattern, b"GET");
+    assert_eq!(
+        content(&r, list("http.header_names"), 0).pattern,
+        b"User-Agent"
+    );
+    assert_eq!(r.lists[list("http.header_names")].matches.len(), 1);
+}
