@@ -895,13 +895,34 @@ fn physical_lines(b: &[u8]) -> Vec<&[u8]> {
 }
 
 /// A request line's method, target and protocol (empty for HTTP/0.9); `None` unless
-/// it is `METHOD SP TARGET [SP HTTP/x]`.
+/// it is `METHOD SP TARGET [SP HTTP/x]`. As libhtp reads it, a target may hold spaces
+/// when the line ends in a protocol: `GET /a b HTTP/1.1` asks for `/a b`.
 fn request_line(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
-    let mut parts = line
-        .split(|&c| c == b' ' || c == b'\t')
-        .filter(|p| !p.is_empty());
-    let (method, uri) = (parts.next()?, parts.next()?);
-    let protocol = parts.next().unwrap_or(b"");
+    // The words of the line, as (start, end) offsets.
+    let ws = |c: u8| c == b' ' || c == b'\t';
+    let mut words = Vec::new();
+    let mut at = 0;
+    while at < line.len() {
+        if ws(line[at]) {
+            at += 1;
+            continue;
+        }
+        let end = line[at..]
+            .iter()
+            .position(|&c| ws(c))
+            .map_or(line.len(), |n| at + n);
+        words.push((at, end));
+        at = end;
+    }
+    let method = &line[words.first()?.0..words.first()?.1];
+    let (uri, protocol) = match words[1..] {
+        [] => return None,
+        [(s, e)] => (&line[s..e], &b""[..]),
+        [(s, e), (ps, pe)] => (&line[s..e], &line[ps..pe]),
+        // More words: the last is the protocol (checked below), and the target runs
+        // from the first word after the method to the last before it.
+        [(s, _), .., (_, e), (ps, pe)] => (&line[s..e], &line[ps..pe]),
+    };
     (method.iter().all(|c| c.is_ascii_graphic())
         && (protocol.is_empty() || protocol.starts_with(b"HTTP/")))
     .then_some((method, uri, protocol))

@@ -328,3 +328,32 @@ proptest! {
         prop_assert!(h.txs.len() <= 5);
     }
 }
+
+/// libhtp's reading of request lines: a target may hold spaces when the line ends in a
+/// protocol (http-uri-spaces); runs of spaces and tabs separate words; a last word that
+/// is not a protocol makes the line invalid.
+#[test]
+fn request_targets_may_hold_spaces() {
+    for (line, uri, protocol) in [
+        (
+            &b"GET /uri afterspace HTTP/1.1"[..],
+            &b"/uri afterspace"[..],
+            &b"HTTP/1.1"[..],
+        ),
+        (b"GET  /a \t b  c   HTTP/1.0  ", b"/a \t b  c", b"HTTP/1.0"),
+        (b"GET /x HTTP/1.1", b"/x", b"HTTP/1.1"),
+        (b"GET /x", b"/x", b""),
+    ] {
+        let h = run(&[&[line, b"\r\nHost: h\r\n\r\n"].concat()], &[]);
+        assert!(
+            h.events.is_empty(),
+            "{:?}: {:?}",
+            String::from_utf8_lossy(line),
+            h.events
+        );
+        let r = h.txs[0].request.as_ref().unwrap();
+        assert_eq!((&r.uri[..], &r.protocol[..]), (uri, protocol));
+    }
+    let h = run(&[b"GET /a b c\r\n\r\n"], &[]);
+    assert_eq!(h.events, [Event::InvalidRequestLine]);
+}
