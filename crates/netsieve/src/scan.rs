@@ -1144,6 +1144,7 @@ fn linktype_name(l: u32) -> &'static str {
         1 => "EN10MB",
         9 => "PPP",
         12 | 14 | 101 => "RAW",
+        104 => "C_HDLC",
         108 => "LOOP",
         113 => "LINUX_SLL",
         228 => "IPv4",

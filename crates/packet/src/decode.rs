@@ -472,6 +472,13 @@ impl Decoder {
                     _ => return Ok(()),
                 }
             }
+            // Cisco HDLC: address, control, then an Ethertype.
+            104 => {
+                if d.len() < 4 {
+                    return Err("truncated Cisco HDLC header");
+                }
+                (be16(d, 2), 4)
+            }
             228 => (0x0800, 0),
             229 => (0x86dd, 0),
             _ => {

@@ -318,3 +318,21 @@ fn a_rewritten_tcp_payload_gets_a_valid_checksum() {
     p.rewrite_tcp_payload(b"TOO LONG");
     assert_eq!(p.payload(), b"GOOD");
 }
+
+/// Cisco HDLC (link type 104): address, control and an Ethertype before the packet
+/// (decode-chdlc-01).
+#[test]
+fn cisco_hdlc_frames_carry_ip() {
+    let pkt = ipv4([10, 0, 0, 1], [10, 0, 0, 2], 17, &udp(1000, 53, b"q"));
+    let frame = [&[0x0f, 0x00, 0x08, 0x00][..], &pkt].concat();
+    let p = &decode_all(104, &frame)[0];
+    assert_eq!(p.ip.map(|i| i.dst), Some(addr([10, 0, 0, 2])));
+    assert_eq!(p.payload(), b"q");
+    // A truncated header, or an Ethertype that is not IP, carries nothing.
+    for bad in [
+        &frame[..3],
+        &[&[0x0f, 0x00, 0x08, 0x06][..], &pkt].concat()[..],
+    ] {
+        assert!(decode_all(104, bad)[0].ip.is_none());
+    }
+}
