@@ -114,6 +114,9 @@ pub struct Alert {
     pub tx: Option<Box<TxMeta>>,
     /// The flow's counters as the alert is raised (EVE's `flow` object in the alert).
     pub flow: Option<FlowCounts>,
+    /// The flow's flowbits named `traffic/id/...` and `traffic/label/...` once its packet
+    /// was inspected (EVE's `traffic` object), by id into [`RuleSet::flowbit_names`].
+    pub traffic: Vec<u32>,
 }
 
 /// A flow's counters at one point of its life, this packet included.
@@ -745,6 +748,15 @@ impl Detector {
             out[first_new..].sort_by_key(|a| a.sig);
             out.truncate(first_new + self.opts.alert_max);
         }
+        // The flow's traffic tags as the packet leaves detection, as Suricata logs them.
+        if out.len() > first_new
+            && let Some((f, _)) = &flow
+        {
+            let t = traffic(&set, &f.user.bits);
+            for a in &mut out[first_new..] {
+                a.traffic.clone_from(&t);
+            }
+        }
     }
 
     /// Gives the application layer the stream bytes this packet makes available: in
@@ -970,6 +982,7 @@ fn alert(p: &Packet, ctx: &Pkt<'_>, sig: u32, blocked: bool, pseudo: Option<u64>
         app_proto: ctx.app,
         tx: None,
         flow: ctx.flow,
+        traffic: Vec::new(),
     }
 }
 
@@ -1365,6 +1378,18 @@ fn flowbits_ok(s: &Sig, bits: Option<&[u32]>) -> bool {
         }
     }
     true
+}
+
+/// The flowbits among `bits` that tag traffic (`traffic/id/...`, `traffic/label/...`),
+/// in the order of their names.
+fn traffic(set: &RuleSet, bits: &[u32]) -> Vec<u32> {
+    let mut t: Vec<u32> = bits
+        .iter()
+        .copied()
+        .filter(|&b| set.flowbit_names[b as usize].starts_with("traffic/"))
+        .collect();
+    t.sort_by(|a, b| set.flowbit_names[*a as usize].cmp(&set.flowbit_names[*b as usize]));
+    t
 }
 
 fn apply_flowbits(s: &Sig, bits: &mut Vec<u32>) {

@@ -939,6 +939,25 @@ fn write_alert(
         // A pseudo packet was not read from the capture.
         obj.remove("pcap_cnt");
     }
+    if !al.traffic.is_empty() {
+        // Flowbits named traffic/id/NAME and traffic/label/NAME tag the flow's traffic.
+        let mut t = serde_json::Map::new();
+        for &b in &al.traffic {
+            let name = &set.flowbit_names[b as usize];
+            for (prefix, key) in [("traffic/id/", "id"), ("traffic/label/", "label")] {
+                if let Some(v) = name.strip_prefix(prefix) {
+                    t.entry(key)
+                        .or_insert_with(|| json!([]))
+                        .as_array_mut()
+                        .expect("array")
+                        .push(json!(v));
+                }
+            }
+        }
+        if !t.is_empty() {
+            obj.insert("traffic".into(), serde_json::Value::Object(t));
+        }
+    }
     if let Some(f) = &al.flow {
         // The flow's counters as of this packet, as Suricata's alert record has them.
         obj.insert(

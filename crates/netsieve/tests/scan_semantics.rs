@@ -613,3 +613,35 @@ fn a_packet_keeps_at_most_packet_alert_max_alerts() {
         (6, vec![1, 2])
     );
 }
+
+/// Flowbits named `traffic/id/NAME` and `traffic/label/NAME` tag a flow: alerts of the
+/// packet that sets them and of later ones carry them in a `traffic` object
+/// (eve-metadata); other flowbits do not show.
+#[test]
+fn traffic_flowbits_tag_the_alerts_of_their_flow() {
+    let rules = "\
+alert tcp any any -> any any (flags:S; sid:1;)
+alert http any any -> any any (http.user_agent; content:\"t\"; flowbits:set,traffic/label/cli; flowbits:set,traffic/id/tool; flowbits:set,other; sid:2;)
+alert tcp any any -> any any (content:\"hello\"; sid:3;)
+";
+    let frames = conversation(&[(true, REQUEST), (false, RESPONSE)]);
+    let recs = records(&frames, rules, &["--simulate-ips"]);
+    let got: Vec<_> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["alert"]["signature_id"].as_u64().unwrap(),
+                r["traffic"].clone(),
+            )
+        })
+        .collect();
+    let tagged = serde_json::json!({"id": ["tool"], "label": ["cli"]});
+    assert_eq!(
+        got,
+        [
+            (1, serde_json::Value::Null),
+            (2, tagged.clone()),
+            (3, tagged)
+        ]
+    );
+}
