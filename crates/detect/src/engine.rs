@@ -117,6 +117,20 @@ pub struct Alert {
     /// The flow's flowbits named `traffic/id/...` and `traffic/label/...` once its packet
     /// was inspected (EVE's `traffic` object), by id into [`RuleSet::flowbit_names`].
     pub traffic: Vec<u32>,
+    /// What became of the alert's packet once all rules were judged (EVE's `verdict`).
+    pub verdict: Verdict,
+}
+
+/// What became of a packet once all rules were judged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Verdict {
+    /// Passed on, with its alerts.
+    #[default]
+    Alert,
+    /// A pass rule matched it, or its flow is passed.
+    Pass,
+    /// A drop or reject rule blocked it (IPS).
+    Drop,
 }
 
 /// A flow's counters at one point of its life, this packet included.
@@ -622,6 +636,7 @@ impl Detector {
         let mut i = 0;
         let mut j = 0;
         let mut packet_dropped = false;
+        let mut packet_passed = false;
         // Walk both candidate lists in rule order.
         loop {
             let next = match (self.cands.get(i), self.stream_cands.get(j)) {
@@ -700,6 +715,7 @@ impl Detector {
             let action = s.rule.action;
             let flow_scope = s.flow_action || on_stream;
             if action == Action::Pass {
+                packet_passed |= !packet_dropped;
                 if flow_scope
                     && !packet_dropped
                     && let Some((f, _)) = flow.as_mut()
@@ -748,13 +764,25 @@ impl Detector {
             out[first_new..].sort_by_key(|a| a.sig);
             out.truncate(first_new + self.opts.alert_max);
         }
-        // The flow's traffic tags as the packet leaves detection, as Suricata logs them.
-        if out.len() > first_new
-            && let Some((f, _)) = &flow
-        {
-            let t = traffic(&set, &f.user.bits);
+        // The flow's traffic tags and the packet's verdict as the packet leaves
+        // detection, as Suricata logs them.
+        if out.len() > first_new {
+            let (passed, dropped) = flow
+                .as_ref()
+                .map_or((false, false), |(f, _)| (f.user.passed, f.user.dropped));
+            let verdict = if packet_dropped || (dropped && self.opts.ips) {
+                Verdict::Drop
+            } else if packet_passed || passed {
+                Verdict::Pass
+            } else {
+                Verdict::Alert
+            };
+            let t = flow
+                .as_ref()
+                .map_or(Vec::new(), |(f, _)| traffic(&set, &f.user.bits));
             for a in &mut out[first_new..] {
                 a.traffic.clone_from(&t);
+                a.verdict = verdict;
             }
         }
     }
@@ -983,6 +1011,7 @@ fn alert(p: &Packet, ctx: &Pkt<'_>, sig: u32, blocked: bool, pseudo: Option<u64>
         tx: None,
         flow: ctx.flow,
         traffic: Vec::new(),
+        verdict: Verdict::Alert,
     }
 }
 

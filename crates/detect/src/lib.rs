@@ -16,5 +16,8 @@ pub mod pcre;
 pub mod portgroup;
 pub mod ruleset;
 
-pub use engine::{Alert, DetectOptions, Detector, ExceptionPolicy, FlowData, Profile, Thresholds};
+pub use engine::{
+    Alert, DetectOptions, Detector, ExceptionPolicy, FlowCounts, FlowData, Profile, Thresholds,
+    Verdict,
+};
 pub use ruleset::{BuildOptions, LoadStats, Mpm, RuleSet, Sig};

@@ -14,7 +14,7 @@ use netsieve_applayer::http::Limits as HttpLimits;
 use netsieve_detect::Profile;
 use netsieve_detect::{
     Alert, BuildOptions, DetectOptions, Detector, ExceptionPolicy, FlowData, Mpm, RuleSet,
-    Thresholds,
+    Thresholds, Verdict,
 };
 use netsieve_packet::flow::{Direction, Flow, FlowConfig, FlowTable, SweepClock};
 use netsieve_packet::reassembly::OverlapPolicy;
@@ -100,6 +100,7 @@ struct EveOptions {
     payload: bool,
     payload_printable: bool,
     packet: bool,
+    verdict: bool,
 }
 
 fn apply_setting(
@@ -146,6 +147,7 @@ fn apply_setting(
             "payload" => s.eve.payload = on.unwrap_or(false),
             "payload-printable" => s.eve.payload_printable = on.unwrap_or(false),
             "packet" => s.eve.packet = on.unwrap_or(false),
+            "verdict" => s.eve.verdict = on.unwrap_or(false),
             "payload-buffer-size" => {
                 s.payload_limit = config::parse_size(value)
                     .ok_or_else(|| format!("{key}: not a size: {value}"))?
@@ -938,6 +940,14 @@ fn write_alert(
     if al.pseudo.is_some() {
         // A pseudo packet was not read from the capture.
         obj.remove("pcap_cnt");
+    }
+    if opts.verdict {
+        let action = match al.verdict {
+            Verdict::Alert => "alert",
+            Verdict::Pass => "pass",
+            Verdict::Drop => "drop",
+        };
+        obj.insert("verdict".into(), json!({ "action": action }));
     }
     if !al.traffic.is_empty() {
         // Flowbits named traffic/id/NAME and traffic/label/NAME tag the flow's traffic.

@@ -645,3 +645,67 @@ alert tcp any any -> any any (content:\"hello\"; sid:3;)
         ]
     );
 }
+
+/// With `outputs.eve-log.types.alert.verdict`, an alert says what became of its packet
+/// once every rule was judged (bug-5464-verdict-*): passed on, passed by a pass rule (or
+/// a passed flow), or dropped.
+#[test]
+fn alerts_carry_their_packets_verdict() {
+    let rules = "\
+alert tcp any any -> any any (content:\"Hi\"; sid:1;)
+pass tcp any any -> any any (content:\"back\"; sid:2;)
+drop tcp any any -> any any (content:\"all\"; sid:3;)
+";
+    let verdicts = |order: &str, ips: bool| {
+        let mut args = vec![
+            "--set",
+            "outputs.eve-log.types.alert.verdict=yes",
+            "--set",
+            order,
+        ];
+        if ips {
+            args.push("--simulate-ips");
+        }
+        records(&three_packets(b"Hi back"), rules, &args)
+            .iter()
+            .map(|r| {
+                (
+                    r["alert"]["signature_id"].as_u64().unwrap(),
+                    r["pcap_cnt"].as_u64().unwrap(),
+                    r["verdict"]["action"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let v = |x: &[(u64, u64, &str)]| {
+        x.iter()
+            .map(|&(a, b, c)| (a, b, c.to_string()))
+            .collect::<Vec<_>>()
+    };
+    // Alerts first: packet 2's alert is then passed by the pass rule; the drop rule
+    // blocks packet 1 and 3 in IPS mode only.
+    let order = "action-order=alert,pass,drop,reject";
+    assert_eq!(
+        verdicts(order, false),
+        v(&[
+            (1, 1, "alert"),
+            (3, 1, "alert"),
+            (1, 2, "pass"),
+            (1, 3, "alert"),
+            (3, 3, "alert")
+        ])
+    );
+    assert_eq!(
+        verdicts(order, true),
+        v(&[
+            (1, 1, "drop"),
+            (3, 1, "drop"),
+            (1, 2, "pass"),
+            (1, 3, "drop"),
+            (3, 3, "drop")
+        ])
+    );
+    // Without the option, no verdict.
+    let plain = records(&three_packets(b"Hi back"), rules, &[]);
+    assert!(plain.iter().all(|r| r["verdict"].is_null()));
+}
