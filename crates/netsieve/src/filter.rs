@@ -48,12 +48,47 @@ pub struct Args {
 
 const BATCH: usize = 256;
 
+/// Exit codes as tcpdump's: 0 when every input was read, 1 on any error (an input
+/// damaged or unreadable, after writing what was read before it; a bad expression; an
+/// output that cannot be written).
 pub fn run(a: Args) -> ExitCode {
     match go(&a) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+        Ok(Done::Complete) => ExitCode::SUCCESS,
+        Ok(Done::InputDamaged) => ExitCode::from(1),
+        Err(Stop::ReaderGone) => ExitCode::SUCCESS,
+        Err(Stop::Error(e)) => {
             eprintln!("netsieve filter: {e}");
-            ExitCode::from(2)
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// How a run that went to the end of its input ended.
+enum Done {
+    Complete,
+    /// A capture was damaged or unreadable; every packet before the damage was handled.
+    InputDamaged,
+}
+
+/// Why a run stopped early.
+enum Stop {
+    /// The reader of standard output went away (`-w - | head`): stop quietly.
+    ReaderGone,
+    Error(String),
+}
+
+impl From<String> for Stop {
+    fn from(e: String) -> Stop {
+        Stop::Error(e)
+    }
+}
+
+impl From<io::Error> for Stop {
+    fn from(e: io::Error) -> Stop {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            Stop::ReaderGone
+        } else {
+            Stop::Error(e.to_string())
         }
     }
 }
@@ -65,7 +100,7 @@ fn options(link: LinkType, a: &Args) -> Options {
     o
 }
 
-fn go(a: &Args) -> Result<(), String> {
+fn go(a: &Args) -> Result<Done, Stop> {
     let expr = a.expression.join(" ");
     if a.dump > 0 && a.read.is_empty() {
         let link = match a.linktype.as_str() {
@@ -73,17 +108,19 @@ fn go(a: &Args) -> Result<(), String> {
             "raw" | "101" => LinkType::Raw,
             "linux-sll" | "sll" | "113" => LinkType::LinuxSll,
             o => {
-                return Err(format!(
+                return Err(Stop::Error(format!(
                     "unknown link type `{o}` (ethernet, raw, linux-sll)"
-                ));
+                )));
             }
         };
         let p = compile_with(&expr, &options(link, a)).map_err(|e| format!("{e} in `{expr}`"))?;
         crate::print_out(&dump(a.dump, &p));
-        return Ok(());
+        return Ok(Done::Complete);
     }
     if a.read.is_empty() {
-        return Err("no capture to read: give -r FILE (live capture is not supported)".into());
+        return Err(Stop::Error(
+            "no capture to read: give -r FILE (live capture is not supported)".into(),
+        ));
     }
     // A syntax error is reported before any capture is opened.
     let tries = [LinkType::Ethernet, LinkType::Raw, LinkType::LinuxSll]
@@ -91,7 +128,7 @@ fn go(a: &Args) -> Result<(), String> {
     if tries.iter().all(|t| t.is_err())
         && let Some(Err(e)) = tries.into_iter().next()
     {
-        return Err(format!("{e} in `{expr}`"));
+        return Err(Stop::Error(format!("{e} in `{expr}`")));
     }
     let mut cap = Capture::open(&a.read).map_err(|e| e.to_string())?;
     let stdout = io::stdout();
@@ -106,10 +143,12 @@ fn go(a: &Args) -> Result<(), String> {
         matched: 0,
         dumped: false,
         unsupported: Vec::new(),
+        first_linktype: None,
     };
     // Frames are read into a batch of one link type; a frame of another type ends it.
     let mut frames: Vec<Frame> = vec![Frame::default(); BATCH + 1];
     let mut n = 0;
+    let mut damaged = false;
     loop {
         match cap.next(&mut frames[n]) {
             Ok(true) => {
@@ -126,30 +165,38 @@ fn go(a: &Args) -> Result<(), String> {
             }
             Ok(false) => break,
             // A damaged file ends there; the next one is read.
-            Err(e) => eprintln!("netsieve filter: {e}"),
+            Err(e) => {
+                eprintln!("netsieve filter: {e}");
+                damaged = true;
+            }
         }
         if sink.dumped {
-            return Ok(());
+            return Ok(Done::Complete);
         }
     }
     if n > 0 {
         sink.batch(&frames[..n])?;
     }
     if sink.dumped {
-        return Ok(());
+        return Ok(Done::Complete);
     }
     if let Some(w) = sink.writer.take() {
-        w.finish()?;
+        // With no packet written, the file still holds a header, of the input's link type.
+        w.finish(sink.first_linktype.or(cap.linktype()).unwrap_or(1))?;
     }
     if a.count {
-        let _ = writeln!(sink.out, "{}", sink.matched);
+        writeln!(sink.out, "{}", sink.matched)?;
     }
-    let _ = sink.out.flush();
+    sink.out.flush()?;
     eprintln!(
         "netsieve filter: {} of {} packets matched",
         sink.matched, sink.seen
     );
-    Ok(())
+    Ok(if damaged {
+        Done::InputDamaged
+    } else {
+        Done::Complete
+    })
 }
 
 struct Sink<'a> {
@@ -165,13 +212,16 @@ struct Sink<'a> {
     dumped: bool,
     /// Link types no expression can be compiled for.
     unsupported: Vec<u32>,
+    /// The link type of the first frame read.
+    first_linktype: Option<u32>,
 }
 
 impl Sink<'_> {
     /// Filters frames of one link type, then acts on the verdicts.
-    fn batch(&mut self, frames: &[Frame]) -> Result<(), String> {
+    fn batch(&mut self, frames: &[Frame]) -> Result<(), Stop> {
         let a = self.a;
         let lt = frames[0].linktype;
+        self.first_linktype.get_or_insert(lt);
         if self.unsupported.contains(&lt) {
             self.seen += frames.len() as u64;
             return Ok(());
@@ -215,14 +265,14 @@ impl Sink<'_> {
             if let Some(w) = self.writer.as_mut() {
                 w.write(fr, keep)?;
             } else if !a.count {
-                let _ = writeln!(
+                writeln!(
                     self.out,
                     "{} {}.{:06} {} bytes",
                     self.seen,
                     fr.ts.as_secs(),
                     fr.ts.subsec_micros(),
                     fr.orig_len
-                );
+                )?;
             }
         }
         Ok(())

@@ -75,12 +75,14 @@ pub struct Args {
     oif: String,
 }
 
+/// Exit codes: 0 when every input was read and every output written, 1 on any error
+/// (after writing what was decided before it).
 pub fn run(a: Args) -> ExitCode {
     match go(&a) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("netsieve firewall: {e}");
-            ExitCode::from(2)
+            ExitCode::from(1)
         }
     }
 }
@@ -389,6 +391,7 @@ fn go(a: &Args) -> Result<(), String> {
     let t1 = Instant::now();
     let mut not_ip = 0u64;
     let mut read_error = None;
+    let mut cap_linktype = None;
     if let Some(tp) = &a.trace {
         let text = std::fs::read_to_string(tp).map_err(|e| format!("{}: {e}", tp.display()))?;
         let (trace, errors) = classbench::parse_trace(&text);
@@ -456,14 +459,17 @@ fn go(a: &Args) -> Result<(), String> {
                 }
             };
             if pass && let Some(o) = out.as_mut() {
-                o.write(&frame, frame.data.len())?;
+                o.write(&frame, frame.data.len())
+                    .map_err(|e| e.to_string())?;
             }
             i += 1;
         }
+        cap_linktype = cap.linktype();
     }
     let elapsed = t1.elapsed();
     if let Some(o) = out {
-        o.finish()?;
+        o.finish(cap_linktype.unwrap_or(1))
+            .map_err(|e| e.to_string())?;
     }
     if let Some(mut w) = run.verdicts.take() {
         w.flush().map_err(|e| e.to_string())?;

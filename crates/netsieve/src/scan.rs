@@ -219,12 +219,14 @@ fn midstream_policy(s: &Settings, ips: bool) -> Result<ExceptionPolicy, String> 
     })
 }
 
+/// Exit codes: 0 when every input was read and every output written, 1 on any error
+/// (a damaged capture is reported and the run goes on; every alert found is written).
 pub fn run(a: Args) -> ExitCode {
     match scan(a) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("netsieve scan: {e}");
-            ExitCode::from(2)
+            ExitCode::from(1)
         }
     }
 }
@@ -325,19 +327,24 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let set = Arc::new(set);
     let load_time = t_load.elapsed();
 
+    // Inputs are checked before the outputs are touched: a mistyped -r leaves the
+    // eve.json and fast.log of an earlier run as they were.
+    let mut capture_filter = a.bpf.as_deref().map(CaptureFilter::new).transpose()?;
+    let mut cap = Capture::open(&a.read).map_err(|e| e.to_string())?;
+
     // Outputs.
     std::fs::create_dir_all(&a.log_dir).map_err(|e| format!("{}: {e}", a.log_dir.display()))?;
-    let open = |name: &str| -> Result<BufWriter<File>, String> {
+    let open = |name: &str| -> Result<Output, String> {
         let p = a.log_dir.join(name);
         File::create(&p)
-            .map(|f| BufWriter::with_capacity(1 << 16, f))
+            .map(|f| Output {
+                name: p.display().to_string(),
+                w: BufWriter::with_capacity(1 << 16, f),
+            })
             .map_err(|e| format!("{}: {e}", p.display()))
     };
     let mut eve = open("eve.json")?;
     let mut fast = open("fast.log")?;
-
-    let mut capture_filter = a.bpf.as_deref().map(CaptureFilter::new).transpose()?;
-    let mut cap = Capture::open(&a.read).map_err(|e| e.to_string())?;
     let total_bytes: u64 = netsieve_packet::capture::expand_inputs(&a.read)
         .ok()
         .map(|v| {
@@ -631,13 +638,35 @@ fn timestamp(ts: Duration) -> String {
     format!("{date}T{time}.{:06}+0000", ts.subsec_micros())
 }
 
+/// An output file whose errors name it (a full disk says which file it stopped).
+struct Output {
+    name: String,
+    w: BufWriter<File>,
+}
+
+impl Output {
+    fn named(&self, e: std::io::Error) -> std::io::Error {
+        std::io::Error::new(e.kind(), format!("{}: {e}", self.name))
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.w.write(buf).map_err(|e| self.named(e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush().map_err(|e| self.named(e))
+    }
+}
+
 /// Where alerts go: thresholds (which count across flows, so across workers) applied in
 /// packet order, then eve.json and fast.log.
 struct Sink<'a> {
     set: Arc<RuleSet>,
     thresholds: Thresholds,
-    eve: &'a mut BufWriter<File>,
-    fast: &'a mut BufWriter<File>,
+    eve: &'a mut Output,
+    fast: &'a mut Output,
     alerts: u64,
     opts: EveOptions,
 }

@@ -119,7 +119,8 @@ fn optimiser_is_on_by_default_and_o_turns_it_off() {
 #[test]
 fn bad_expressions_are_reported_with_a_column() {
     let o = netsieve(&["filter", "-r", &pcap(), "tcp port 80 and (udp"]);
-    assert_eq!(o.status.code(), Some(2));
+    // As tcpdump: every error exits 1.
+    assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(err.contains("column 21"), "{err}");
 }
@@ -173,7 +174,7 @@ fn scan_applies_the_capture_filter() {
         "--bpf",
         "tcp prt 25",
     ]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(1));
 }
 
 /// A reader that goes away (`netsieve filter -d ... | head -1`) ends the listing quietly:
@@ -196,5 +197,99 @@ fn a_closed_pipe_is_not_a_crash() {
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+}
+
+/// With no packet matching, `-w` still writes a capture: a header with the input's link
+/// type and snap length, and no packets (as tcpdump does; scripts read that file).
+#[test]
+fn no_match_still_writes_an_empty_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("none.pcap");
+    let o = netsieve(&[
+        "filter",
+        "-r",
+        &pcap(),
+        "-w",
+        out.to_str().unwrap(),
+        "-s",
+        "96",
+        "udp",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(bytes.len(), 24, "a header and nothing else");
+    assert_eq!(bytes[..4], 0xa1b2_c3d4_u32.to_le_bytes());
+    assert_eq!(
+        bytes[16..20],
+        96u32.to_le_bytes(),
+        "snap length as -s gave it"
+    );
+    assert_eq!(
+        bytes[20..24],
+        1u32.to_le_bytes(),
+        "the input's link type (Ethernet)"
+    );
+    assert_eq!(count("", out.to_str().unwrap()), 0);
+}
+
+/// A damaged capture: the packets before the damage are written, the next file is read,
+/// and the exit code is 1, as for `scan` and `firewall` (tcpdump exits 1 too).
+#[test]
+fn a_damaged_capture_exits_1_after_writing_what_was_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(pcap()).unwrap();
+    let cut = dir.path().join("cut.pcap");
+    std::fs::write(&cut, &bytes[..bytes.len() - 30]).unwrap();
+    let out = dir.path().join("out.pcap");
+    let o = netsieve(&[
+        "filter",
+        "-r",
+        cut.to_str().unwrap(),
+        "-r",
+        &pcap(),
+        "-w",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cut.pcap: packet 19"), "{err}");
+    assert_eq!(count("", out.to_str().unwrap()), 18 + 19, "{err}");
+}
+
+/// Write errors name the file and say what went wrong; a reader that goes away ends the
+/// run quietly.
+#[test]
+fn write_errors_name_the_output() {
+    if std::path::Path::new("/dev/full").exists() {
+        let o = netsieve(&["filter", "-r", &pcap(), "-w", "/dev/full"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("/dev/full: No space left on device"), "{err}");
+    }
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args([
+            "filter",
+            "-r",
+            &pcap(),
+            "-r",
+            &pcap(),
+            "-r",
+            &pcap(),
+            "-w",
+            "-",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
     assert_eq!(o.status.code(), Some(0), "{err}");
 }

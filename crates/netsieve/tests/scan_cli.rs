@@ -211,3 +211,83 @@ fn output_is_identical_for_every_thread_count() {
     assert!(!outputs[0].0.is_empty());
     assert!(outputs.iter().all(|o| *o == outputs[0]));
 }
+
+/// A damaged file is skipped wherever it stands among the -r files: first or second, the
+/// other file's alerts are written and the exit code is 1.
+#[test]
+fn a_damaged_file_is_skipped_first_or_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = root().join("examples/smtp-flowbits.pcap");
+    let bad = dir.path().join("bad.pcap");
+    std::fs::write(&bad, b"\xd4\xc3\xb2\xa1 not really a capture").unwrap();
+    let rules = root().join("examples/smtp-flowbits.rules");
+    for order in [[&bad, &good], [&good, &bad]] {
+        let out = dir.path().join("out");
+        let o = scan(
+            &[
+                "-r",
+                order[0].to_str().unwrap(),
+                "-r",
+                order[1].to_str().unwrap(),
+                "-S",
+                rules.to_str().unwrap(),
+            ],
+            &out,
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("bad.pcap"), "{err}");
+        assert_eq!(eve_sids(&out), [1, 2, 3], "{err}");
+    }
+}
+
+/// A mistyped -r fails before the outputs are touched: the last run's eve.json and
+/// fast.log stay as they were.
+#[test]
+fn a_mistyped_capture_leaves_earlier_outputs_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = root().join("examples/smtp-flowbits.pcap");
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let o = scan(
+        &["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(o.status.success());
+    let before = std::fs::read(dir.path().join("eve.json")).unwrap();
+    assert!(!before.is_empty());
+    let o = scan(
+        &["-r", "/no/such/capture.pcap", "-S", rules.to_str().unwrap()],
+        dir.path(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("/no/such/capture.pcap"), "{err}");
+    assert_eq!(std::fs::read(dir.path().join("eve.json")).unwrap(), before);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("fast.log"))
+            .unwrap()
+            .lines()
+            .count(),
+        3
+    );
+}
+
+/// A full disk is reported with the name of the file that could not be written.
+#[test]
+fn a_full_disk_names_the_file() {
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("SKIPPED: no /dev/full");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/dev/full", dir.path().join("eve.json")).unwrap();
+    let pcap = root().join("examples/smtp-flowbits.pcap");
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let o = scan(
+        &["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()],
+        dir.path(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("eve.json: No space left on device"), "{err}");
+}
