@@ -60,6 +60,35 @@ impl CompileError {
             reason: reason.into(),
         }
     }
+
+    /// The error with the part of `expr` it is about: the whole expression when it is
+    /// short, else a few words either side of the column (an expression may be many
+    /// kilobytes long).
+    pub fn in_expr(&self, expr: &str) -> String {
+        const WHOLE: usize = 80;
+        const SIDE: usize = 30;
+        if expr.len() <= WHOLE {
+            return format!("{self} in `{expr}`");
+        }
+        let at = self.pos.min(expr.len());
+        let mut from = at.saturating_sub(SIDE);
+        let mut to = (at + SIDE).min(expr.len());
+        while !expr.is_char_boundary(from) {
+            from -= 1;
+        }
+        while !expr.is_char_boundary(to) {
+            to += 1;
+        }
+        let (pre, post) = (
+            if from > 0 { "..." } else { "" },
+            if to < expr.len() { "..." } else { "" },
+        );
+        format!(
+            "{self} near `{pre}{}{post}` ({} bytes in all)",
+            &expr[from..to],
+            expr.len()
+        )
+    }
 }
 
 impl fmt::Display for CompileError {
@@ -147,6 +176,7 @@ pub fn to_bool(expr: &str, opts: &Options) -> Result<Bool, CompileError> {
         mem_top: MEMWORDS as u32,
         inner: None,
         absolute: false,
+        depth: 0,
     };
     if p.toks.is_empty() {
         return Ok(Bool::Const(true));
@@ -508,7 +538,14 @@ struct Parser {
     inner: Option<Inner>,
     /// Set by a primitive whose code already has absolute offsets.
     absolute: bool,
+    /// How deep the parse is nested: parentheses, brackets, unary minus, and `and`/`or`
+    /// alternations (each nests the tree of tests one level deeper).
+    depth: usize,
 }
+
+/// The deepest nesting an expression may have. Parsing and code generation recurse on
+/// it, so it bounds their stack; libpcap's parser gives up at a few thousand.
+pub const MAX_NESTING: usize = 100;
 
 /// An encapsulated frame (after `vxlan` or `geneve`): the scratch words holding the
 /// absolute offsets of its link-layer header, its type field and its network layer.
@@ -681,26 +718,63 @@ impl Parser {
         parse_number(&w).map_err(|e| CompileError::at(pos, e))
     }
 
+    /// Terms joined by `and` and `or`, which bind equally and from the left. A run of
+    /// one operator becomes a balanced tree (the code is the same for any grouping),
+    /// so only a change of operator nests the tree deeper.
     fn expr(&mut self) -> R<Bool> {
-        let mut b = self.term()?;
+        let entry = self.depth;
+        let r = self.expr_runs();
+        self.depth = entry;
+        r
+    }
+
+    fn expr_runs(&mut self) -> R<Bool> {
+        let mut run = vec![self.term()?];
+        let mut op: Option<bool> = None; // Some(true): and
         loop {
-            if self.eat_word("and") || self.eat_op("&&") {
-                let r = self.term()?;
-                b = b.and(r);
+            let next = if self.eat_word("and") || self.eat_op("&&") {
+                true
             } else if self.eat_word("or") || self.eat_op("||") {
-                let r = self.term()?;
-                b = b.or(r);
+                false
             } else {
-                return Ok(b);
+                return Ok(join(op.unwrap_or(true), run));
+            };
+            if op.is_some_and(|o| o != next) {
+                self.enter()?;
+                run = vec![join(op.unwrap_or(true), run)];
             }
+            op = Some(next);
+            run.push(self.term()?);
         }
     }
 
     fn term(&mut self) -> R<Bool> {
-        if self.eat_word("not") || self.eat_op("!") {
-            return Ok(self.term()?.not());
+        let mut negate = false;
+        while self.eat_word("not") || self.eat_op("!") {
+            negate = !negate;
         }
-        self.rterm()
+        let b = self.rterm()?;
+        Ok(if negate { b.not() } else { b })
+    }
+
+    /// One level deeper; an error past [`MAX_NESTING`].
+    fn enter(&mut self) -> R<()> {
+        if self.depth >= MAX_NESTING {
+            return self.err(format!(
+                "expression nested more than {MAX_NESTING} levels deep (parentheses, brackets, \
+                 or changes between `and` and `or`)"
+            ));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Runs `f` one level deeper.
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        self.enter()?;
+        let r = f(self);
+        self.depth -= 1;
+        r
     }
 
     /// A primitive, a relation or a parenthesised expression, moved onto the encapsulated
@@ -726,7 +800,7 @@ impl Parser {
             _ => self.i = save,
         }
         if self.eat_op("(") {
-            let b = self.expr()?;
+            let b = self.nested(Self::expr)?;
             if !self.eat_op(")") {
                 return self.err("syntax error: expected `)`");
             }
@@ -1446,7 +1520,7 @@ impl Parser {
 
     fn unary(&mut self, committed: &mut bool) -> R<Option<Val>> {
         if self.eat_op("-") {
-            let Some(v) = self.unary(committed)? else {
+            let Some(v) = self.nested(|p| p.unary(committed))? else {
                 return Ok(None);
             };
             if let Some(k) = v.konst {
@@ -1461,7 +1535,7 @@ impl Parser {
             }));
         }
         if self.eat_op("(") {
-            let Some(v) = self.arith(0, committed)? else {
+            let Some(v) = self.nested(|p| p.arith(0, committed))? else {
                 return Ok(None);
             };
             if !self.eat_op(")") {
@@ -1511,7 +1585,7 @@ impl Parser {
 
     /// `proto[offset]` or `proto[offset:size]`, after the `[`.
     fn index(&mut self, proto: Proto, pos: usize) -> R<Val> {
-        let Some(off) = self.arith(0, &mut true)? else {
+        let Some(off) = self.nested(|p| p.arith(0, &mut true))? else {
             return self.err("syntax error in the offset");
         };
         let size = if self.eat_op(":") {
@@ -1886,7 +1960,12 @@ impl Parser {
             .linktype(0x86dd)
             .and(Bool::eq(B, nl + 6, UDP as u32))
             .and(Bool::eq(H, nl + 42, port));
-        if !geneve {
+        if geneve {
+            // Version 0 (the top two bits of the first byte), as libpcap checks.
+            let version = vec![msh, ind(B, nl + 8), Insn::stmt(ALU | AND | K, 0xc0)];
+            v4 = v4.and(Bool::leaf(version, JEQ, 0));
+            v6 = v6.and(Bool::cmp(B, nl + 48, 0xc0, JEQ, 0));
+        } else {
             v4 = v4.and(Bool::leaf(vec![msh, ind(B, nl + 8)], JEQ, 8));
             v6 = v6.and(Bool::eq(B, nl + 48, 8));
         }
@@ -2087,6 +2166,16 @@ impl Parser {
         self.i += 1;
         Ok(is_llc.and(sub))
     }
+}
+
+/// `items` joined by `and` (or `or`) as a balanced tree.
+fn join(and: bool, mut items: Vec<Bool>) -> Bool {
+    if items.len() <= 1 {
+        return items.pop().unwrap_or(Bool::Const(and));
+    }
+    let right = items.split_off(items.len() / 2);
+    let (l, r) = (join(and, items), join(and, right));
+    if and { l.and(r) } else { l.or(r) }
 }
 
 fn host_error(w: &str) -> String {

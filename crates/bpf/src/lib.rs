@@ -28,7 +28,7 @@ mod lex;
 pub mod opt;
 pub mod text;
 
-pub use compile::{CompileError, LinkType, Options, compile, compile_with};
+pub use compile::{CompileError, LinkType, MAX_NESTING, Options, compile, compile_with};
 pub use insn::{Insn, Program, ValidateError, validate};
 
 /// A packet for batch filtering: captured bytes and length on the wire. A plain C-layout

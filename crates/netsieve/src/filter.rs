@@ -113,7 +113,7 @@ fn go(a: &Args) -> Result<Done, Stop> {
                 )));
             }
         };
-        let p = compile_with(&expr, &options(link, a)).map_err(|e| format!("{e} in `{expr}`"))?;
+        let p = compile_with(&expr, &options(link, a)).map_err(|e| e.in_expr(&expr))?;
         crate::print_out(&dump(a.dump, &p));
         return Ok(Done::Complete);
     }
@@ -128,7 +128,7 @@ fn go(a: &Args) -> Result<Done, Stop> {
     if tries.iter().all(|t| t.is_err())
         && let Some(Err(e)) = tries.into_iter().next()
     {
-        return Err(Stop::Error(format!("{e} in `{expr}`")));
+        return Err(Stop::Error(e.in_expr(&expr)));
     }
     let mut cap = Capture::open(&a.read).map_err(|e| e.to_string())?;
     let stdout = io::stdout();
@@ -235,8 +235,8 @@ impl Sink<'_> {
                 self.unsupported.push(lt);
                 return self.batch(frames);
             };
-            let p = compile_with(&self.expr, &options(link, a))
-                .map_err(|e| format!("{e} in `{}`", self.expr))?;
+            let p =
+                compile_with(&self.expr, &options(link, a)).map_err(|e| e.in_expr(&self.expr))?;
             if a.dump > 0 {
                 crate::print_out(&dump(a.dump, &p));
                 self.dumped = true;

@@ -1228,7 +1228,7 @@ impl CaptureFilter {
             .find(|t| t.is_err())
             .filter(|_| tries.iter().all(|t| t.is_err()))
         {
-            return Err(format!("--bpf: {e} in `{expr}`"));
+            return Err(format!("--bpf: {}", e.in_expr(expr)));
         }
         Ok(CaptureFilter {
             expr: expr.to_string(),
@@ -1245,7 +1245,7 @@ impl CaptureFilter {
                     format!("--bpf: capture filters are not supported on link type {lt}")
                 })?;
                 let p = netsieve_bpf::compile(&self.expr, link)
-                    .map_err(|e| format!("--bpf: {e} in `{}`", self.expr))?;
+                    .map_err(|e| format!("--bpf: {}", e.in_expr(&self.expr)))?;
                 self.by_link.push((lt, netsieve_bpf::Filter::new(&p)));
                 &self.by_link[self.by_link.len() - 1].1
             }

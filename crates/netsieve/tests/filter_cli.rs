@@ -293,3 +293,33 @@ fn write_errors_name_the_output() {
     );
     assert_eq!(o.status.code(), Some(0), "{err}");
 }
+
+/// Deep nesting is refused with an error (it used to overflow the stack), in `filter`
+/// and in `scan --bpf`; the error quotes a few words, not the whole expression.
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let deep = format!("{}tcp{}", "(".repeat(3000), ")".repeat(3000));
+    let o = netsieve(&["filter", "-d", &deep]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("nested more than") && err.len() < 400, "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let o = netsieve(&[
+        "scan",
+        "-r",
+        &pcap(),
+        "-S",
+        rules.to_str().unwrap(),
+        "-l",
+        dir.path().to_str().unwrap(),
+        "--bpf",
+        &deep,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--bpf") && err.contains("nested more than"),
+        "{err}"
+    );
+}
