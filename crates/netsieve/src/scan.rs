@@ -48,11 +48,11 @@ pub struct Args {
     /// Act as an IPS: drop and reject rules block (action "blocked") and drop the flow.
     #[arg(long)]
     simulate_ips: bool,
-    /// Detection threads. Flows are spread over them by a hash of their addresses and
-    /// ports; alerts are merged back in packet order, so the output is the same for
-    /// every value.
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
+    /// Detection threads (1 to 1024). Flows are spread over them by a hash of their
+    /// addresses and ports; alerts are merged back in packet order, so the output is the
+    /// same for every value.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS as i64))]
+    threads: u16,
     /// Prefilter matcher.
     #[arg(long, default_value = "dfc", value_parser = ["dfc", "ac"])]
     mpm: String,
@@ -72,6 +72,10 @@ pub struct Args {
     #[arg(long)]
     runmode: Option<String>,
 }
+
+/// The most detection threads `--threads` takes: far more than any machine's cores, and
+/// few enough that each keeps a useful share of the flow table and stream memory.
+const MAX_THREADS: usize = 1024;
 
 struct Settings {
     vars: Vars,
@@ -357,7 +361,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
 
     let mut decoder = Decoder::new(checksums != Checksums::None);
     // Profiling times the stages of one pipeline.
-    let threads = if a.profile { 1 } else { a.threads.max(1) };
+    let threads = if a.profile { 1 } else { usize::from(a.threads) };
     let mut frame = Frame::default();
     let mut pkt = Packet::default();
     let mut inner = Packet::default();

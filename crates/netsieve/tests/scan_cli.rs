@@ -291,3 +291,22 @@ fn a_full_disk_names_the_file() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("eve.json: No space left on device"), "{err}");
 }
+
+/// Absurd thread counts are refused before anything is written (30,000 used to abort
+/// and 100,000 to panic, leaving empty outputs).
+#[test]
+fn absurd_thread_counts_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let pcap = root().join("examples/smtp-flowbits.pcap");
+    let rules = root().join("examples/smtp-flowbits.rules");
+    for n in ["0", "30000", "100000", "-1"] {
+        let threads = format!("--threads={n}");
+        let (r, s) = (pcap.to_str().unwrap(), rules.to_str().unwrap());
+        let o = scan(&["-r", r, "-S", s, &threads], &out);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--threads {n}: {err}");
+        assert!(err.contains("--threads"), "{err}");
+        assert!(!out.exists(), "--threads {n} created the log directory");
+    }
+}
