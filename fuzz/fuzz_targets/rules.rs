@@ -1,6 +1,8 @@
 //! Rule text and threshold.config text from an attacker: parsing, compiling (contents,
 //! pcre with both engines, byte keywords, port groups, prefilters) and evaluating the
-//! compiled options over the input itself must never panic or hang.
+//! compiled options over the input itself must never panic or hang. Lines `var NAME
+//! VALUE` and `portvar NAME VALUE` (Snort's syntax) define the variables the rules use,
+//! so variables that expand each other are reached too.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -10,7 +12,19 @@ use netsieve_rules::{Classifications, ThresholdConfig, Vars, parse_rule};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let vars = Vars::default();
+    let mut vars = Vars::default();
+    for line in text.lines() {
+        let mut w = line.splitn(3, ' ');
+        match (w.next(), w.next(), w.next()) {
+            (Some("var"), Some(name), Some(value)) => {
+                vars.addresses.insert(name.into(), value.into());
+            }
+            (Some("portvar"), Some(name), Some(value)) => {
+                vars.ports.insert(name.into(), value.into());
+            }
+            _ => {}
+        }
+    }
     let _ = ThresholdConfig::parse(&text, &vars);
     let rules: Vec<_> = text
         .lines()

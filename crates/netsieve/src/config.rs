@@ -1,98 +1,133 @@
 //! The parts of a suricata.yaml that `netsieve scan` honours, read as flat dotted keys.
 //!
-//! This is a small reader for the block-style YAML that suricata.yaml files use (nested
-//! maps by indentation, `key: value` scalars, `- name:` list items as map levels, other
-//! list items skipped). It does not
-//! implement YAML; keys it cannot place are ignored. Honoured keys: `vars.address-groups.*`,
-//! `vars.port-groups.*`, `stream.midstream`, `stream.reassembly.depth`,
-//! `stream.reassembly.to{server,client}-chunk-size`, `host-os-policy.*`,
-//! `classification-file`, `threshold-file`, `action-order`, `exception-policy`,
-//! `stream.midstream-policy`,
-//! `outputs.eve-log.types.alert.*`. Others are reported once as ignored.
+//! The file is parsed as YAML (yaml-rust2's event parser; a syntax error names its line
+//! and column) and flattened: nested maps become dotted keys (`stream.reassembly.depth`),
+//! a list's map items name levels under the list's key (`outputs: - eve-log: types: -
+//! alert: payload: yes` gives `outputs.eve-log.types.alert.payload`), and its scalar
+//! items are joined with commas under its key (`action-order: [drop, pass]` gives
+//! `action-order = drop,pass`). A key given twice keeps its last value, as Suricata does.
+//! Honoured keys: `vars.address-groups.*`, `vars.port-groups.*`, `stream.midstream`,
+//! `stream.reassembly.depth`, `stream.reassembly.to{server,client}-chunk-size`,
+//! `host-os-policy.*`, `classification-file`, `threshold-file`, `action-order`,
+//! `exception-policy`, `stream.midstream-policy`, `outputs.eve-log.types.alert.*`.
+//! Others are reported once as ignored.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
-/// Flattened `a.b.c -> value` scalars.
-pub fn flatten(text: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let mut stack: Vec<(usize, String)> = Vec::new();
-    for line in text.lines() {
-        let no_comment = strip_comment(line);
-        if no_comment.trim().is_empty() || no_comment.trim_start().starts_with("%YAML") {
-            continue;
-        }
-        let mut indent = no_comment.len() - no_comment.trim_start().len();
-        let mut t = no_comment.trim();
-        if t == "---" {
-            continue;
-        }
-        // A list item that opens a map (`- eve-log:`, `- alert:`) names a level, as in
-        // `outputs.eve-log.types.alert.payload`; scalar items are joined with commas
-        // under their list's key (`action-order: drop,pass,reject,alert`).
-        if let Some(item) = t.strip_prefix("- ") {
-            if !item.trim_end().ends_with(':') {
-                while stack.last().is_some_and(|(i, _)| *i > indent) {
-                    stack.pop();
-                }
-                if !stack.is_empty() {
-                    let full = stack.iter().map(|(_, k)| k.as_str()).collect::<Vec<_>>();
-                    let v: &mut String = out.entry(full.join(".")).or_default();
-                    if !v.is_empty() {
-                        v.push(',');
-                    }
-                    v.push_str(unquote(item));
-                }
-                continue;
-            }
-            indent += 2;
-            t = item.trim();
-        } else if t.starts_with('-') {
-            continue;
-        }
-        let Some((k, v)) = t.split_once(':') else {
-            continue;
-        };
-        while stack.last().is_some_and(|(i, _)| *i >= indent) {
-            stack.pop();
-        }
-        let key = k.trim().trim_matches('"').to_string();
-        let v = v.trim();
-        let full = stack
-            .iter()
-            .map(|(_, k)| k.as_str())
-            .chain(std::iter::once(key.as_str()))
-            .collect::<Vec<_>>()
-            .join(".");
-        if v.is_empty() {
-            stack.push((indent, key));
-        } else {
-            out.insert(full, unquote(v).to_string());
-        }
-    }
-    out
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// A YAML syntax error: where, and what.
+#[derive(Debug)]
+pub struct ConfigError {
+    line: usize,
+    column: usize,
+    message: String,
 }
 
-fn strip_comment(line: &str) -> &str {
-    let mut in_q = None;
-    for (i, c) in line.char_indices() {
-        match c {
-            '"' | '\'' if in_q.is_none() => in_q = Some(c),
-            c if Some(c) == in_q => in_q = None,
-            '#' if in_q.is_none() => return &line[..i],
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.column, self.message)
+    }
+}
+
+/// Flattened `a.b.c -> value` scalars of a YAML document.
+pub fn flatten(text: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+    let mut f = Flattener::default();
+    Parser::new_from_str(text)
+        .load(&mut f, false)
+        .map_err(|e| ConfigError {
+            line: e.marker().line(),
+            column: e.marker().col() + 1,
+            message: e.info().to_string(),
+        })?;
+    Ok(f.out)
+}
+
+/// An open collection while flattening.
+enum Open {
+    /// A map, and its key whose value is being read.
+    Map { key: Option<String> },
+    /// A sequence (its items belong to the key that opened it).
+    Seq,
+}
+
+#[derive(Default)]
+struct Flattener {
+    out: BTreeMap<String, String>,
+    /// The keys leading to the collection being read.
+    path: Vec<String>,
+    /// Open collections, innermost last, and whether each added a key to `path`.
+    open: Vec<(Open, bool)>,
+}
+
+impl Flattener {
+    /// A collection starts: it takes the pending key of the map it is a value of.
+    fn start(&mut self, kind: Open) {
+        let named = match self.open.last_mut() {
+            Some((Open::Map { key }, _)) => key.take().map(|k| self.path.push(k)).is_some(),
+            _ => false,
+        };
+        self.open.push((kind, named));
+    }
+
+    fn end(&mut self) {
+        if let Some((_, true)) = self.open.pop() {
+            self.path.pop();
+        }
+    }
+
+    fn scalar(&mut self, value: String, style: TScalarStyle) {
+        match self.open.last_mut() {
+            Some((Open::Map { key: key @ None }, _)) => *key = Some(value),
+            Some((Open::Map { key }, _)) => {
+                let key = key.take().unwrap_or_default();
+                // A key with no value (`key:`) sets nothing.
+                if style == TScalarStyle::Plain && matches!(value.as_str(), "" | "~") {
+                    return;
+                }
+                let full = self.full(&key);
+                self.out.insert(full, value);
+            }
+            Some((Open::Seq, _)) => {
+                let full = self.path.join(".");
+                let v = self.out.entry(full).or_default();
+                if !v.is_empty() {
+                    v.push(',');
+                }
+                v.push_str(&value);
+            }
+            None => {}
+        }
+    }
+
+    fn full(&self, key: &str) -> String {
+        let mut full = self.path.join(".");
+        if !full.is_empty() {
+            full.push('.');
+        }
+        full.push_str(key);
+        full
+    }
+}
+
+impl MarkedEventReceiver for Flattener {
+    fn on_event(&mut self, ev: Event, _mark: Marker) {
+        match ev {
+            Event::MappingStart(..) => self.start(Open::Map { key: None }),
+            Event::SequenceStart(..) => self.start(Open::Seq),
+            Event::MappingEnd | Event::SequenceEnd => self.end(),
+            Event::Scalar(v, style, ..) => self.scalar(v, style),
+            // An alias stands for a value netsieve does not follow: it sets nothing.
+            Event::Alias(_) => {
+                if let Some((Open::Map { key }, _)) = self.open.last_mut() {
+                    key.take();
+                }
+            }
             _ => {}
         }
     }
-    line
-}
-
-fn unquote(v: &str) -> &str {
-    let v = v.trim();
-    for q in ['"', '\''] {
-        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
-            return &v[1..v.len() - 1];
-        }
-    }
-    v
 }
 
 /// A size such as `1mb`, `64kb`, `1048576`.
@@ -125,19 +160,53 @@ mod tests {
     #[test]
     fn flattens_nested_maps() {
         let y = "%YAML 1.1\n---\nvars:\n  address-groups:\n    HOME_NET: \"[10.0.0.0/8]\" # c\n  port-groups:\n    HTTP_PORTS: \"80\"\nstream:\n  midstream: true\n  reassembly:\n    depth: 1mb\noutputs:\n  - eve-log:\n      enabled: yes\n";
-        let m = flatten(y);
+        let m = flatten(y).unwrap();
         assert_eq!(m["vars.address-groups.HOME_NET"], "[10.0.0.0/8]");
         assert_eq!(m["vars.port-groups.HTTP_PORTS"], "80");
         assert_eq!(m["stream.midstream"], "true");
         assert_eq!(parse_size(&m["stream.reassembly.depth"]), Some(1 << 20));
         assert_eq!(m["outputs.eve-log.enabled"], "yes");
         let y = "outputs:\n  - eve-log:\n      types:\n        - alert:\n            payload: yes\n            packet: no\n        - flow\n";
-        let m = flatten(y);
+        let m = flatten(y).unwrap();
         assert_eq!(m["outputs.eve-log.types.alert.payload"], "yes");
         assert_eq!(m["outputs.eve-log.types.alert.packet"], "no");
         assert_eq!(m["outputs.eve-log.types"], "flow");
-        let m = flatten("action-order:\n  - drop\n  - pass\nstream:\n  midstream: true\n");
+        let m = flatten("action-order:\n  - drop\n  - pass\nstream:\n  midstream: true\n").unwrap();
         assert_eq!(m["action-order"], "drop,pass");
         assert_eq!(m["stream.midstream"], "true");
+        // Flow style, a key given twice (the last wins), quoted values.
+        let m = flatten("a: {b: 1, c: [x, 'y z']}\nd: 1\nd: 2\n").unwrap();
+        assert_eq!(m["a.b"], "1");
+        assert_eq!(m["a.c"], "x,y z");
+        assert_eq!(m["d"], "2");
+    }
+
+    #[test]
+    fn syntax_errors_name_the_line() {
+        let e =
+            flatten("vars:\n  address-groups:\n    HOME_NET: \"[10.0.0.0/8]\n  port-groups: {\n")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            e.starts_with("3:") || e.starts_with("4:") || e.starts_with("5:"),
+            "{e}"
+        );
+        let e = flatten("a:\n  b: 1\n c: 2\n").unwrap_err().to_string();
+        assert!(e.starts_with("3:"), "{e}");
+    }
+
+    #[test]
+    fn the_stock_suricata_yaml_reads() {
+        let p = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/ref/suricata-8.0.6/etc/suricata.yaml"
+        );
+        let Ok(text) = std::fs::read_to_string(p) else {
+            eprintln!("SKIPPED: no {p}");
+            return;
+        };
+        let m = flatten(&text).unwrap();
+        assert!(m["vars.address-groups.HOME_NET"].contains("192.168.0.0/16"));
+        assert_eq!(m["outputs.eve-log.filename"], "eve.json");
     }
 }

@@ -192,6 +192,30 @@ fn apply_setting(
     Ok(())
 }
 
+/// Refuses variables that expand past the rules crate's bound (variables listing each
+/// other many times grow exponentially), naming them; other errors in a variable are
+/// reported with the rules that use it.
+fn check_var_sizes(vars: &Vars) -> Result<(), String> {
+    let mut names: Vec<(&str, &String)> = vars
+        .addresses
+        .keys()
+        .map(|k| ("address-groups", k))
+        .chain(vars.ports.keys().map(|k| ("port-groups", k)))
+        .collect();
+    names.sort();
+    for (group, name) in names {
+        let r = if group == "address-groups" {
+            vars.address(&format!("${name}")).err()
+        } else {
+            vars.port(&format!("${name}")).err()
+        };
+        if let Some(e) = r.filter(|e| e.0.contains("expands to more than")) {
+            return Err(format!("vars.{group}.{name}: {e}"));
+        }
+    }
+    Ok(())
+}
+
 /// An address or a network in CIDR form: (network, prefix length).
 fn parse_prefix(s: &str) -> Option<(IpAddr, u8)> {
     let (a, len) = match s.split_once('/') {
@@ -254,7 +278,9 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let mut ignored = Vec::new();
     if let Some(c) = &a.config {
         let text = std::fs::read_to_string(c).map_err(|e| format!("{}: {e}", c.display()))?;
-        for (k, v) in config::flatten(&text) {
+        let flat =
+            config::flatten(&text).map_err(|e| format!("{}:{e} (not valid YAML)", c.display()))?;
+        for (k, v) in flat {
             apply_setting(&mut settings, &k, &v, &mut ignored)?;
         }
         ignored.retain(|k| {
@@ -279,6 +305,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
                 .join(", ")
         );
     }
+    check_var_sizes(&settings.vars)?;
     settings.flow.inline |= a.simulate_ips;
     let checksums = match a.checksums.as_deref() {
         None | Some("auto") => Checksums::Auto,

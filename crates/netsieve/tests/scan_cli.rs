@@ -310,3 +310,58 @@ fn absurd_thread_counts_are_refused() {
         assert!(!out.exists(), "--threads {n} created the log directory");
     }
 }
+
+/// suricata.yaml variables that list each other 100 times over four levels (10^8
+/// entries) are refused at once, naming the variable; ports likewise. An invalid YAML
+/// file is an error naming its line, not a warning.
+#[test]
+fn config_errors_name_the_variable_or_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = root().join("examples/smtp-flowbits.pcap");
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let run = |yaml: &str| {
+        let c = dir.path().join("s.yaml");
+        std::fs::write(&c, yaml).unwrap();
+        let o = scan(
+            &[
+                "-r",
+                pcap.to_str().unwrap(),
+                "-S",
+                rules.to_str().unwrap(),
+                "-c",
+                c.to_str().unwrap(),
+            ],
+            &dir.path().join("out"),
+        );
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let chain = |group: &str, names: &[&str], leaf: &str| {
+        let mut y = format!("vars:\n  {group}:\n");
+        for w in names.windows(2) {
+            let items = vec![format!("${}", w[1]); 100].join(",");
+            y += &format!("    {}: \"[{items}]\"\n", w[0]);
+        }
+        y += &format!("    {}: \"{leaf}\"\n", names[names.len() - 1]);
+        y
+    };
+    let (code, err) = run(&chain(
+        "address-groups",
+        &["A", "B", "C", "D", "E"],
+        "10.0.0.1",
+    ));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("vars.address-groups.A: $A -> $B"), "{err}");
+    let (code, err) = run(&chain("port-groups", &["P", "Q", "R", "S", "T"], "80"));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("vars.port-groups.P"), "{err}");
+    let (code, err) =
+        run("vars:\n  address-groups:\n    HOME_NET: \"[10.0.0.0/8]\n  port-groups:\n");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("s.yaml:3:") && err.contains("not valid YAML"),
+        "{err}"
+    );
+}

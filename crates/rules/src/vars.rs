@@ -185,6 +185,10 @@ impl fmt::Display for ExprError {
 
 const MAX_NESTING: usize = 16;
 
+/// The most entries (addresses, networks, ports, ranges) an expression may expand to,
+/// variables included: variables that list each other many times grow exponentially.
+pub const MAX_ENTRIES: usize = 100_000;
+
 impl Vars {
     pub fn address(&self, text: &str) -> Result<AddrExpr, ExprError> {
         // A bare comma list, as some rules write it, is a list.
@@ -198,6 +202,7 @@ impl Vars {
         let mut p = ExprParser {
             s: text.as_bytes(),
             i: 0,
+            entries: 0,
         };
         let e = p.addr(self, 0)?;
         p.end(text)?;
@@ -215,6 +220,7 @@ impl Vars {
         let mut p = ExprParser {
             s: text.as_bytes(),
             i: 0,
+            entries: 0,
         };
         let e = p.port(self, 0)?;
         p.end(text)?;
@@ -225,6 +231,8 @@ impl Vars {
 struct ExprParser<'a> {
     s: &'a [u8],
     i: usize,
+    /// Entries read so far, in this text and the variables it expands.
+    entries: usize,
 }
 
 impl ExprParser<'_> {
@@ -238,6 +246,17 @@ impl ExprParser<'_> {
         self.ws();
         if self.i != self.s.len() {
             return Err(ExprError(format!("unexpected text in '{text}'")));
+        }
+        Ok(())
+    }
+
+    /// Counts one more entry; an error past [`MAX_ENTRIES`].
+    fn count(&mut self) -> Result<(), ExprError> {
+        self.entries += 1;
+        if self.entries > MAX_ENTRIES {
+            return Err(ExprError(format!(
+                "expands to more than {MAX_ENTRIES} entries"
+            )));
         }
         Ok(())
     }
@@ -307,12 +326,15 @@ impl ExprParser<'_> {
                 let mut sub = ExprParser {
                     s: val.as_bytes(),
                     i: 0,
+                    entries: self.entries,
                 };
-                let e = sub.addr(vars, depth + 1)?;
+                let e = sub.addr(vars, depth + 1).map_err(|e| through(&name, e))?;
                 sub.end(val)?;
+                self.entries = sub.entries;
                 Ok(e)
             }
             _ => {
+                self.count()?;
                 let w = self.word().to_string();
                 parse_addr(&w)
             }
@@ -342,16 +364,28 @@ impl ExprParser<'_> {
                 let mut sub = ExprParser {
                     s: val.as_bytes(),
                     i: 0,
+                    entries: self.entries,
                 };
-                let e = sub.port(vars, depth + 1)?;
+                let e = sub.port(vars, depth + 1).map_err(|e| through(&name, e))?;
                 sub.end(val)?;
+                self.entries = sub.entries;
                 Ok(e)
             }
             _ => {
+                self.count()?;
                 let w = self.word().to_string();
                 parse_port(&w)
             }
         }
+    }
+}
+
+/// An error met while expanding variable `name`: the message says which variables led
+/// to it (`$A -> $B: ...`).
+fn through(name: &str, e: ExprError) -> ExprError {
+    match e.0.strip_prefix('$') {
+        Some(rest) => ExprError(format!("${name} -> ${rest}")),
+        None => ExprError(format!("${name}: {}", e.0)),
     }
 }
 
@@ -447,5 +481,32 @@ mod tests {
         let mut v = Vars::default();
         v.addresses.insert("LOOP".into(), "$LOOP".into());
         assert!(v.address("$LOOP").is_err(), "self-reference ends");
+    }
+
+    /// Variables that list each other many times (100^4 entries) are cut off at
+    /// MAX_ENTRIES, and the error names the chain of variables.
+    #[test]
+    fn expansion_is_bounded() {
+        let mut v = Vars::default();
+        let list = |name: &str| format!("[{}]", vec![format!("${name}"); 100].join(","));
+        v.addresses.insert("A".into(), list("B"));
+        v.addresses.insert("B".into(), list("C"));
+        v.addresses.insert("C".into(), list("D"));
+        v.addresses.insert("D".into(), list("E"));
+        v.addresses.insert("E".into(), "10.0.0.1".into());
+        let e = v.address("$A").unwrap_err().to_string();
+        assert!(
+            e.starts_with("$A -> $B -> $C -> $D -> $E: expands to more than"),
+            "{e}"
+        );
+        v.ports.insert("P".into(), list("Q"));
+        v.ports.insert("Q".into(), list("R"));
+        v.ports.insert("R".into(), list("S"));
+        v.ports.insert("S".into(), "[80,81,82]".into());
+        let e = v.port("$P").unwrap_err().to_string();
+        assert!(e.contains("expands to more than"), "{e}");
+        // Up to the bound, it expands.
+        v.addresses.insert("WIDE".into(), list("E"));
+        assert!(v.address("$WIDE").is_ok());
     }
 }
