@@ -51,6 +51,10 @@
 //!    prefixes (`User-Agent: ...`), so a crowded key group gets a *second stage*: the rest
 //!    of its patterns are split by length again, filtered and hashed on the bytes that
 //!    follow. One-byte patterns need no table: a 256-entry direct table lists them.
+//!    A pattern longer than 64 bytes is compared only up to its 64th byte here; the rest
+//!    is checked by a Knuth-Morris-Pratt scan that reads each later byte of the text once
+//!    (`long.rs`), so no text can make the work grow with the product of its length and a
+//!    pattern's (a run of `a` against `a` x 100,000 then `b`).
 //!
 //! Only the final comparison decides a match; filters and keys only narrow the candidates,
 //! so a filter can let too much through (costing time) but never drop a match. The test
@@ -87,6 +91,7 @@
 mod builder;
 mod filter;
 mod fold;
+mod long;
 mod matcher;
 pub mod naive;
 pub mod patfile;

@@ -6,6 +6,7 @@ use std::ops::ControlFlow;
 
 use crate::Match;
 use crate::filter::{Bitmap, ClassTable, Filter2};
+use crate::long::Run;
 use crate::search::{Ctx, Input, NoProbe, Probe};
 use crate::set::PatternSet;
 use crate::stream::Stream;
@@ -116,10 +117,12 @@ impl Matcher {
     ) -> ControlFlow<B> {
         let input = Input::block(haystack);
         let mut pending = Vec::new();
+        let mut long = Vec::new();
         let mut cx = Ctx {
             f,
             pending: &mut pending,
             probe: NoProbe,
+            long: &mut long,
         };
         let r = self.scan(&input, 0, haystack.len(), &mut cx);
         debug_assert!(pending.is_empty());
@@ -160,6 +163,7 @@ impl Matcher {
             haystack,
             next_window: 0,
             buffer: VecDeque::new(),
+            long: Vec::new(),
         }
     }
 
@@ -267,6 +271,7 @@ impl Matcher {
         let mut counts = Counting::default();
         let input = Input::block(haystack);
         let mut pending = Vec::new();
+        let mut long = Vec::new();
         let mut matches = 0usize;
         let mut cx = Ctx {
             f: |_m: Match| {
@@ -275,6 +280,7 @@ impl Matcher {
             },
             pending: &mut pending,
             probe: &mut counts,
+            long: &mut long,
         };
         let _ = self.scan(&input, 0, haystack.len(), &mut cx);
         Profile {
@@ -283,6 +289,7 @@ impl Matcher {
             class_checks: counts.classes,
             lookups: counts.lookups,
             candidates: counts.candidates,
+            compared_bytes: counts.compared,
             matches,
         }
     }
@@ -294,6 +301,7 @@ struct Counting {
     classes: usize,
     lookups: usize,
     candidates: usize,
+    compared: usize,
 }
 
 impl Probe for &mut Counting {
@@ -308,6 +316,9 @@ impl Probe for &mut Counting {
     }
     fn candidate(&mut self) {
         self.candidates += 1;
+    }
+    fn compared(&mut self, n: usize) {
+        self.compared += n;
     }
 }
 
@@ -325,6 +336,9 @@ pub struct Profile {
     pub lookups: usize,
     /// Patterns compared with the text.
     pub candidates: usize,
+    /// Text bytes compared with patterns, at most: verifications, and the runs of long
+    /// patterns. Linear in the text whatever the patterns (see `long.rs`).
+    pub compared_bytes: usize,
     /// Matches reported.
     pub matches: usize,
 }
@@ -386,6 +400,8 @@ pub struct FindIter<'m, 'h> {
     haystack: &'h [u8],
     next_window: usize,
     buffer: VecDeque<Match>,
+    /// Long patterns' runs, carried from one block of windows to the next.
+    long: Vec<Run>,
 }
 
 impl Iterator for FindIter<'_, '_> {
@@ -412,6 +428,7 @@ impl Iterator for FindIter<'_, '_> {
                 },
                 pending: &mut pending,
                 probe: NoProbe,
+                long: &mut self.long,
             };
             let _ = self.matcher.scan(&input, lo, hi, &mut cx);
             self.next_window = hi;

@@ -30,6 +30,7 @@ use std::ops::ControlFlow;
 
 use crate::Match;
 use crate::fold::{eq_nocase, lower_u64};
+use crate::long::{LONG, Run};
 use crate::matcher::Matcher;
 use crate::table::{LEN, MULTI, NESTED, NOCASE, Table, key_mask};
 
@@ -209,6 +210,11 @@ pub(crate) trait Probe {
     }
     fn lookup(&mut self) {}
     fn candidate(&mut self) {}
+    /// At most `n` text bytes compared with a pattern (verification, or a long
+    /// pattern's run).
+    fn compared(&mut self, n: usize) {
+        let _ = n;
+    }
 }
 
 /// The probe that counts nothing and compiles away.
@@ -220,6 +226,8 @@ pub(crate) struct Ctx<'a, F, P> {
     pub f: F,
     pub pending: &'a mut Vec<Pending>,
     pub probe: P,
+    /// The runs of long patterns (see [`crate::long`]).
+    pub long: &'a mut Vec<Run>,
 }
 
 enum Verdict {
@@ -620,6 +628,11 @@ impl Matcher {
             if text != e.head {
                 continue;
             }
+            if len > LONG {
+                self.candidate(inp, e.target, s, s, cx)?;
+                continue;
+            }
+            cx.probe.compared(len);
             if len <= 8 || self.tail_equal(inp, e.target as usize, s) {
                 if e.len & MULTI == 0 {
                     (cx.f)(Match {
@@ -642,12 +655,13 @@ impl Matcher {
     #[inline(always)]
     fn tail_equal(&self, inp: &Input, p: usize, s: usize) -> bool {
         let pat = self.set.pats[p];
-        let e = s + pat.len as usize;
+        let len = pat.len as usize;
+        let e = s + len;
         if e > inp.end {
             return false;
         }
         let text = &inp.chunk[s + 8 - inp.start..e - inp.start];
-        let bytes = &self.set.bytes_of(p)[8..];
+        let bytes = &self.set.bytes_of(p)[8..len];
         if pat.nocase {
             eq_nocase(text, bytes)
         } else {
@@ -702,7 +716,11 @@ impl Matcher {
         P: Probe,
     {
         cx.probe.candidate();
+        cx.probe.compared(self.set.head_len(p as usize));
         match self.verify(inp, p as usize, s, from) {
+            Verdict::Match if self.set.pats[p as usize].len as usize > LONG => {
+                self.long_candidate(inp, p, s, cx)
+            }
             Verdict::Match => self.report(p, s, cx),
             Verdict::NoMatch => ControlFlow::Continue(()),
             Verdict::Partial(upto) => {
@@ -712,11 +730,12 @@ impl Matcher {
         }
     }
 
+    /// Compares the head of pattern `p` (all of it, unless it is long) at `s`.
     #[inline]
     fn verify(&self, inp: &Input, p: usize, s: usize, from: usize) -> Verdict {
         let pat = self.set.pats[p];
-        let bytes = self.set.bytes_of(p);
-        let e = s + pat.len as usize;
+        let bytes = &self.set.bytes_of(p)[..self.set.head_len(p)];
+        let e = s + bytes.len();
         if from == s && s >= inp.start && e <= inp.end {
             let text = &inp.chunk[s - inp.start..e - inp.start];
             let equal = if pat.nocase {
@@ -736,8 +755,8 @@ impl Matcher {
     #[cold]
     fn verify_slow(&self, inp: &Input, p: usize, s: usize, from: usize) -> Verdict {
         let pat = self.set.pats[p];
-        let bytes = self.set.bytes_of(p);
-        let e = s + pat.len as usize;
+        let bytes = &self.set.bytes_of(p)[..self.set.head_len(p)];
+        let e = s + bytes.len();
         for x in from..e.min(inp.end) {
             let Got::Yes(b) = inp.byte(x) else {
                 return Verdict::NoMatch;
@@ -761,7 +780,7 @@ impl Matcher {
     }
 
     #[inline(always)]
-    fn report<F, P, B>(&self, p: u32, s: usize, cx: &mut Ctx<F, P>) -> ControlFlow<B>
+    pub(crate) fn report<F, P, B>(&self, p: u32, s: usize, cx: &mut Ctx<F, P>) -> ControlFlow<B>
     where
         F: FnMut(Match) -> ControlFlow<B>,
     {

@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
+use crate::long::LONG;
+
 /// One distinct pattern: its bytes (lowercased when case-insensitive) and the ids that
 /// were given to it.
 #[derive(Clone, Copy, Debug)]
@@ -14,6 +16,9 @@ pub(crate) struct Pat {
     pub ids: u32,
     pub nids: u32,
     pub nocase: bool,
+    /// For a long pattern (see [`crate::long`]), the offset of its failure function in
+    /// [`PatternSet::failures`].
+    pub failure: u32,
 }
 
 /// Distinct patterns, stored contiguously.
@@ -22,6 +27,8 @@ pub(crate) struct PatternSet {
     pub pats: Vec<Pat>,
     pub bytes: Vec<u8>,
     pub ids: Vec<u32>,
+    /// The KMP failure functions of the long patterns, one after another.
+    pub failures: Vec<u32>,
 }
 
 impl PatternSet {
@@ -50,12 +57,17 @@ impl PatternSet {
         let mut set = PatternSet::default();
         set.bytes.reserve(order.iter().map(|(b, _)| b.len()).sum());
         for ((bytes, nocase), ids) in order.into_iter().zip(ids_of) {
+            let failure = set.failures.len() as u32;
+            if bytes.len() > LONG {
+                set.failures.extend(crate::long::failure(&bytes));
+            }
             set.pats.push(Pat {
                 off: set.bytes.len() as u32,
                 len: bytes.len() as u32,
                 ids: set.ids.len() as u32,
                 nids: ids.len() as u32,
                 nocase,
+                failure,
             });
             set.bytes.extend_from_slice(&bytes);
             set.ids.extend_from_slice(&ids);
@@ -75,14 +87,32 @@ impl PatternSet {
         &self.ids[pat.ids as usize..(pat.ids + pat.nids) as usize]
     }
 
+    /// The failure function of long pattern `p`.
+    #[inline(always)]
+    pub(crate) fn failure_of(&self, p: usize) -> &[u32] {
+        let pat = &self.pats[p];
+        &self.failures[pat.failure as usize..(pat.failure + pat.len) as usize]
+    }
+
+    /// How many bytes of pattern `p` a candidate compares before a run takes over
+    /// (all of them, for a pattern no longer than [`LONG`]).
+    #[inline(always)]
+    pub(crate) fn head_len(&self, p: usize) -> usize {
+        (self.pats[p].len as usize).min(LONG)
+    }
+
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.pats.capacity() * size_of::<Pat>() + self.bytes.capacity() + self.ids.capacity() * 4
+        self.pats.capacity() * size_of::<Pat>()
+            + self.bytes.capacity()
+            + self.ids.capacity() * 4
+            + self.failures.capacity() * 4
     }
 
     pub(crate) fn shrink(&mut self) {
         self.pats.shrink_to_fit();
         self.bytes.shrink_to_fit();
         self.ids.shrink_to_fit();
+        self.failures.shrink_to_fit();
     }
 }
 

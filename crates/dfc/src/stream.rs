@@ -3,6 +3,7 @@
 use std::ops::ControlFlow;
 
 use crate::Match;
+use crate::long::Run;
 use crate::matcher::Matcher;
 use crate::search::{Ctx, Input, NoProbe, Pending};
 
@@ -84,6 +85,8 @@ pub struct StreamState {
     hist_start: usize,
     pending: Vec<Pending>,
     spare: Vec<Pending>,
+    /// Long patterns' runs (see `long.rs`): they read each chunk as it comes.
+    long: Vec<Run>,
 }
 
 impl StreamState {
@@ -104,12 +107,14 @@ impl StreamState {
         self.hist.clear();
         self.hist_start = 0;
         self.pending.clear();
+        self.long.clear();
     }
 
     /// Bytes of history and pending work currently held, for memory accounting.
     pub fn held_bytes(&self) -> usize {
         self.hist.capacity()
             + (self.pending.capacity() + self.spare.capacity()) * size_of::<Pending>()
+            + self.long.capacity() * size_of::<Run>()
     }
 }
 
@@ -141,7 +146,9 @@ impl Matcher {
             },
             pending: &mut st.spare,
             probe: NoProbe,
+            long: &mut st.long,
         };
+        let _ = m.advance_runs(&input, &mut cx);
         for work in st.pending.drain(..) {
             let _ = m.resume(&input, work, &mut cx);
         }

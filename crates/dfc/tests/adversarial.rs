@@ -333,3 +333,80 @@ fn profile_counts_are_consistent() {
         );
     }
 }
+
+/// Long patterns (past the head the verifier compares, 64 bytes) that keep themselves
+/// almost matched: runs of one byte, periodic words, nocase variants, a pattern that is
+/// a prefix of another, each over texts made of the same material.
+#[test]
+fn long_periodic_patterns() {
+    let a = |n: usize| vec![b'a'; n];
+    let mut patterns = vec![
+        ([a(65), b"b".to_vec()].concat(), false),
+        ([a(100), b"b".to_vec()].concat(), true),
+        (a(64), false),
+        (a(65), false),
+        (a(200), false),
+        (b"ab".repeat(50), false),
+        ([b"ab".repeat(40), b"aab".to_vec()].concat(), false),
+        (b"abcabcabd".repeat(10), true),
+        (b"aa".to_vec(), false),
+    ];
+    patterns.push(([a(130), b"ba".to_vec()].concat(), false));
+    let hays: Vec<Vec<u8>> = vec![
+        a(1000),
+        [a(99), b"b".to_vec()].concat().repeat(8),
+        [a(100), b"B".to_vec(), a(200)].concat(),
+        b"ab".repeat(300),
+        [b"ab".repeat(45), b"aab".to_vec(), b"ab".repeat(45)].concat(),
+        b"AbCaBcAbD".repeat(25),
+        [
+            a(64),
+            b"x".to_vec(),
+            a(66),
+            b"b".to_vec(),
+            a(140),
+            b"ba".to_vec(),
+        ]
+        .concat(),
+    ];
+    for hay in &hays {
+        check_all(&patterns, hay);
+    }
+}
+
+/// The work of a search stays linear in the text when a long pattern is almost matched
+/// everywhere: `a` x 100,000 then `b`, over 2 MiB of `a` (22 s before runs, as n x m
+/// comparisons), as a block and as a stream; and found when it is there.
+#[test]
+fn long_patterns_cost_linear_work() {
+    let pat = [vec![b'a'; 100_000], b"b".to_vec()].concat();
+    let patterns = vec![(pat.clone(), false), (b"zz".to_vec(), false)];
+    let (m, _) = build(&patterns, &Config::default());
+    let hay = vec![b'a'; 2 << 20];
+    let p = m.profile(&hay);
+    assert_eq!(p.matches, 0);
+    assert!(
+        p.compared_bytes <= 4 * hay.len() + 64 * p.candidates,
+        "{p:?}"
+    );
+    assert!(p.compared_bytes <= 200 * hay.len(), "{p:?}");
+    let mut with = hay.clone();
+    with.extend_from_slice(b"b");
+    with.extend_from_slice(&pat);
+    let found: Vec<_> = m.find_iter(&with).map(|x| (x.start, x.end)).collect();
+    assert_eq!(
+        found,
+        [
+            (with.len() - 2 * pat.len(), with.len() - pat.len()),
+            (with.len() - pat.len(), with.len())
+        ]
+    );
+    // In 1 MiB chunks the stream holds no copy of the text, only its bounded state.
+    let mut s = m.stream();
+    let mut n = 0;
+    for chunk in with.chunks(1 << 20) {
+        s.feed(chunk, |_| n += 1);
+        assert!(s.held_bytes() < 64 << 10, "held {}", s.held_bytes());
+    }
+    assert_eq!(n, 2);
+}

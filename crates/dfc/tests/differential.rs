@@ -87,6 +87,21 @@ proptest! {
         check(&m, &naive, &hay, &cuts);
     }
 
+    /// Long patterns (past the 64-byte head, verified by runs) over a two-letter
+    /// alphabet, so that they overlap, repeat and almost match everywhere.
+    #[test]
+    fn long_patterns_two_letters(
+        patterns in prop::collection::vec(pattern(b"aA", 160), 1..12),
+        picks in prop::collection::vec((0usize..1000, 0u8..4, any::<u8>()), 0..30),
+        raw_cuts in prop::collection::vec(0usize..5000, 0..8),
+        config in prop::sample::select(configs()),
+    ) {
+        let (m, naive) = build(&patterns, &config);
+        let hay = dense_haystack(&patterns, &picks, b"aA");
+        let cuts = cuts_from(hay.len(), &raw_cuts);
+        check(&m, &naive, &hay, &cuts);
+    }
+
     /// The search never looks outside the slice it is given: a haystack cut out of a larger
     /// buffer full of pattern bytes finds only what lies inside it.
     #[test]
