@@ -80,17 +80,12 @@ pub struct Hybrid {
     policy: Action,
     strategy: Strategy,
     snap: Arc<Snapshot>,
-    valid: usize,
-    // Interval strategy, rebuilt on every change:
-    /// Current positions of the rules the fast path does not know, at or after `valid`.
-    extras: Vec<u32>,
-    /// Interval starts, as snapshot positions, ascending.
-    starts: Vec<u32>,
-    /// Per interval: how many of `extras` precede it, or `DELETED` when the interval is a
-    /// single fast-path rule deleted since the snapshot.
-    chain: Vec<u32>,
-    /// Per snapshot position: its current position, or `DELETED`.
-    now_at: Vec<u32>,
+    /// `validID` and, for the interval strategy, the chains: derived from the list and
+    /// the snapshot.
+    d: Derived,
+    /// Whether updates changed the list since `d` was derived (the interval strategy
+    /// derives again before the next packet, once for a burst of updates).
+    stale: bool,
     rebuild: Option<Receiver<Snapshot>>,
     /// The longest time installing a rebuilt fast path took on the classifying thread.
     longest_install: std::time::Duration,
@@ -103,12 +98,26 @@ pub struct Hybrid {
 
 const DELETED: u32 = u32::MAX;
 
+/// Updates since the fast path was built past which a rebuild starts by itself. Each
+/// update the fast path does not know about costs every shunted packet (inserted rules
+/// are evaluated one by one), so updates are folded in, on another thread, once this
+/// many wait: a shunted packet's extra work stays bounded by it (plus the updates that
+/// arrive while a rebuild runs), however many updates come.
+pub const AUTO_REBUILD: u64 = 256;
+
 /// What `Hybrid` derives from the current list and the snapshot.
+#[derive(Clone, Default)]
 struct Derived {
     valid: usize,
+    // Interval strategy:
+    /// Current positions of the rules the fast path does not know, at or after `valid`.
     extras: Vec<u32>,
+    /// Interval starts, as snapshot positions, ascending.
     starts: Vec<u32>,
+    /// Per interval: how many of `extras` precede it, or `DELETED` when the interval is a
+    /// single fast-path rule deleted since the snapshot.
     chain: Vec<u32>,
+    /// Per snapshot position: its current position, or `DELETED`.
     now_at: Vec<u32>,
 }
 
@@ -216,11 +225,8 @@ impl Hybrid {
             policy: set.policy,
             strategy,
             snap: Arc::new(snap),
-            valid: 0,
-            extras: Vec::new(),
-            starts: Vec::new(),
-            chain: Vec::new(),
-            now_at: Vec::new(),
+            d: Derived::default(),
+            stale: false,
             rebuild: None,
             longest_install: std::time::Duration::ZERO,
             version: 0,
@@ -228,7 +234,7 @@ impl Hybrid {
             matches: Vec::new(),
         };
         if let Some(d) = derived {
-            h.set_derived(d);
+            h.d = d;
         }
         h
     }
@@ -243,7 +249,7 @@ impl Hybrid {
         self.policy
     }
     pub fn valid_id(&self) -> usize {
-        self.valid
+        self.derived().valid
     }
     pub fn strategy(&self) -> Strategy {
         self.strategy
@@ -260,24 +266,32 @@ impl Hybrid {
         self.rules.get(pos).map(|r| &**r)
     }
 
-    /// Recomputes `validID` and the interval chains from the current list and snapshot.
-    fn recompute(&mut self) {
-        let d = derive(
+    /// `validID` and the interval chains for the current list and snapshot.
+    fn derive_now(&self) -> Derived {
+        derive(
             &self.rules,
             &self.ids,
             &self.snap.ids,
             self.next_id,
             self.strategy,
-        );
-        self.set_derived(d);
+        )
     }
 
-    fn set_derived(&mut self, d: Derived) {
-        self.valid = d.valid;
-        self.extras = d.extras;
-        self.starts = d.starts;
-        self.chain = d.chain;
-        self.now_at = d.now_at;
+    /// Derives again, if updates made `d` stale.
+    fn refresh(&mut self) {
+        if self.stale {
+            self.d = self.derive_now();
+            self.stale = false;
+        }
+    }
+
+    /// What is derived for the current list, whether or not `d` is stale.
+    fn derived(&self) -> std::borrow::Cow<'_, Derived> {
+        if self.stale {
+            std::borrow::Cow::Owned(self.derive_now())
+        } else {
+            std::borrow::Cow::Borrowed(&self.d)
+        }
     }
 
     /// Classifies one packet.
@@ -286,6 +300,7 @@ impl Hybrid {
     }
 
     pub fn classify_traced(&mut self, p: &Packet<'_>) -> (Verdict, Trace) {
+        self.refresh();
         let m = self.snap.fast.lookup(&p.key);
         self.decide(m, p)
     }
@@ -296,6 +311,7 @@ impl Hybrid {
     /// each packet's decision and slow path in order, so stateful matches see the packets
     /// in the same order. Updates and rebuilds happen between batches.
     pub fn classify_batch(&mut self, ps: &[Packet<'_>], out: &mut Vec<(Verdict, Trace)>) {
+        self.refresh();
         out.clear();
         let mut keys = std::mem::take(&mut self.keys);
         let mut matches = std::mem::take(&mut self.matches);
@@ -311,7 +327,7 @@ impl Hybrid {
 
     /// The verdict for `p` given the fast path's answer `m`.
     fn decide(&mut self, m: u32, p: &Packet<'_>) -> (Verdict, Trace) {
-        if m != NONE && (m as usize) < self.valid {
+        if m != NONE && (m as usize) < self.d.valid {
             let r = m as usize;
             return (
                 Verdict {
@@ -327,7 +343,7 @@ impl Hybrid {
         };
         let v = match self.strategy {
             Strategy::Full => self.linear_from(0, p, &mut tr),
-            Strategy::Cut => self.linear_from(self.valid, p, &mut tr),
+            Strategy::Cut => self.linear_from(self.d.valid, p, &mut tr),
             Strategy::Interval => self.interval(m, p, &mut tr),
         };
         (v, tr)
@@ -351,19 +367,19 @@ impl Hybrid {
 
     fn interval(&mut self, m: u32, p: &Packet<'_>, tr: &mut Trace) -> Verdict {
         let (upto, then) = if m == NONE {
-            (self.extras.len(), None)
+            (self.d.extras.len(), None)
         } else {
             // The interval holding m: the last start at or before it.
-            let k = self.starts.partition_point(|&s| s <= m);
-            let c = if k == 0 { DELETED } else { self.chain[k - 1] };
-            if c == DELETED || self.now_at[m as usize] == DELETED {
+            let k = self.d.starts.partition_point(|&s| s <= m);
+            let c = if k == 0 { DELETED } else { self.d.chain[k - 1] };
+            if c == DELETED || self.d.now_at[m as usize] == DELETED {
                 // The fast path's rule is gone; what matches after it is unknown.
-                return self.linear_from(self.valid, p, tr);
+                return self.linear_from(self.d.valid, p, tr);
             }
-            (c as usize, Some(self.now_at[m as usize] as usize))
+            (c as usize, Some(self.d.now_at[m as usize] as usize))
         };
         for j in 0..upto {
-            let i = self.extras[j] as usize;
+            let i = self.d.extras[j] as usize;
             tr.traversed += 1;
             if self.rules[i].matches(p, &mut self.state[i]) {
                 return Verdict {
@@ -409,10 +425,27 @@ impl Hybrid {
     fn after_update(&mut self, pos: usize) {
         self.version += 1;
         if self.strategy == Strategy::Interval {
-            self.recompute();
+            self.stale = true;
         } else {
             // Nothing before `pos` changed.
-            self.valid = self.valid.min(pos);
+            self.d.valid = self.d.valid.min(pos);
+        }
+        self.fold_in_if_due();
+    }
+
+    /// Updates the fast path does not know yet.
+    pub fn pending_updates(&self) -> u64 {
+        self.version - self.snap.version
+    }
+
+    /// Starts a rebuild when more than [`AUTO_REBUILD`] updates wait and none is running
+    /// (the full strategy scans every rule anyway).
+    fn fold_in_if_due(&mut self) {
+        if self.rebuild.is_none()
+            && self.strategy != Strategy::Full
+            && self.pending_updates() > AUTO_REBUILD
+        {
+            self.start_rebuild();
         }
     }
 
@@ -430,7 +463,8 @@ impl Hybrid {
     }
 
     /// Installs a finished rebuild, if any; returns whether it did. Cheap when none is
-    /// ready: call it between packets.
+    /// ready: call it between packets (rebuilds also start by themselves, past
+    /// [`AUTO_REBUILD`] waiting updates, and land here).
     pub fn poll(&mut self) -> bool {
         let Some(rx) = &self.rebuild else {
             return false;
@@ -439,6 +473,7 @@ impl Hybrid {
             Ok(snap) => {
                 self.rebuild = None;
                 self.install(snap);
+                self.fold_in_if_due();
                 true
             }
             Err(TryRecvError::Empty) => false,
@@ -449,7 +484,8 @@ impl Hybrid {
         }
     }
 
-    /// Waits for a running rebuild and installs it.
+    /// Waits for a running rebuild and installs it (which may start the next one, when
+    /// more than [`AUTO_REBUILD`] updates came meanwhile).
     pub fn finish_rebuild(&mut self) -> bool {
         let Some(rx) = self.rebuild.take() else {
             return false;
@@ -457,6 +493,7 @@ impl Hybrid {
         match rx.recv() {
             Ok(snap) => {
                 self.install(snap);
+                self.fold_in_if_due();
                 true
             }
             Err(_) => false,
@@ -481,11 +518,12 @@ impl Hybrid {
         let derived = snap.derived.take();
         let current = snap.version == self.version;
         let old = std::mem::replace(&mut self.snap, Arc::new(snap));
-        match derived {
+        self.d = match derived {
             // Nothing changed since the build started: what it derived holds.
-            Some(d) if current => self.set_derived(d),
-            _ => self.recompute(),
-        }
+            Some(d) if current => d,
+            _ => self.derive_now(),
+        };
+        self.stale = false;
         // Freeing a large fast path takes milliseconds; not between two packets.
         std::thread::spawn(move || drop(old));
         self.longest_install = self.longest_install.max(t.elapsed());
@@ -500,25 +538,26 @@ impl Hybrid {
     /// The longest chain of rules a shunted packet may be tested against, per strategy
     /// (the paper's worst-case path, Figure 14).
     pub fn worst_case_traversal(&self) -> usize {
+        let d = self.derived();
         match self.strategy {
             Strategy::Full => self.rules.len(),
-            Strategy::Cut => self.rules.len() - self.valid,
+            Strategy::Cut => self.rules.len() - d.valid,
             Strategy::Interval => {
                 // The longest chain, or a deleted fast-path rule's fallback.
-                let longest = self
+                let longest = d
                     .chain
                     .iter()
                     .filter(|&&c| c != DELETED)
                     .max()
                     .copied()
                     .unwrap_or(0) as usize;
-                let any_deleted = self.chain.contains(&DELETED);
+                let any_deleted = d.chain.contains(&DELETED);
                 let fallback = if any_deleted {
-                    self.rules.len() - self.valid
+                    self.rules.len() - d.valid
                 } else {
                     0
                 };
-                longest.max(self.extras.len()).max(fallback)
+                longest.max(d.extras.len()).max(fallback)
             }
         }
     }
@@ -526,10 +565,11 @@ impl Hybrid {
     /// Rules the slow path holds for the strategy: all, those from `validID` on, or the
     /// extras (the chains share them).
     pub fn slow_path_rules(&self) -> usize {
+        let d = self.derived();
         match self.strategy {
             Strategy::Full => self.rules.len(),
-            Strategy::Cut => self.rules.len() - self.valid,
-            Strategy::Interval => self.extras.len(),
+            Strategy::Cut => self.rules.len() - d.valid,
+            Strategy::Interval => d.extras.len(),
         }
     }
 }
