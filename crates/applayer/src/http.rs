@@ -176,6 +176,9 @@ enum Framing {
     Length(u64),
     Chunked(Chunk),
     UntilClose,
+    /// The rest of a head past [`Limits::head_bytes`], skipped up to its empty line
+    /// (the state of [`skip_step`]); then the framing the kept part of the head set.
+    SkipHead(u8, Box<Framing>),
     Broken,
 }
 
@@ -193,6 +196,8 @@ const MAX_CHUNK_LINE: usize = 1024;
 #[derive(Clone, Debug)]
 struct Side {
     buf: Vec<u8>,
+    /// Where the lines of the head being received end (relative to its first byte).
+    scan: HeadScan,
     framing: Framing,
     /// The transaction whose body is being read.
     tx: u64,
@@ -204,6 +209,7 @@ impl Default for Side {
     fn default() -> Self {
         Side {
             buf: Vec::new(),
+            scan: HeadScan::default(),
             framing: Framing::Head,
             tx: 0,
             line_tx: None,
@@ -298,6 +304,7 @@ impl Http {
                                 match looks_like_status(&rest[nl + 1..]) {
                                     Some(true) => {
                                         at += nl + 1;
+                                        self.sides[s].scan = HeadScan::default();
                                         continue;
                                     }
                                     None => break,
@@ -309,27 +316,80 @@ impl Http {
                             }
                         }
                     }
-                    let Some(end) = head_end(rest) else {
-                        if rest.len() > self.limits.head_bytes {
-                            self.fail(s, Event::HeadTooLong);
-                        } else if dir == Dir::ToServer
-                            && self.sides[s].line_tx.is_none()
-                            && let Some(nl) = rest.iter().position(|&c| c == b'\n')
-                        {
-                            let line = split_line(&rest[..=nl]).0.to_vec();
-                            self.request_line(&line, &mut out);
-                        }
-                        break;
-                    };
-                    if end > self.limits.head_bytes {
-                        self.fail(s, Event::HeadTooLong);
-                        break;
+                    // What the head's lines say, with the borrow of the buffer ended.
+                    let limit = self.limits.head_bytes;
+                    let Side { buf, scan, .. } = &mut self.sides[s];
+                    if blank > 0 {
+                        *scan = HeadScan::default();
                     }
-                    let head = rest[..end].to_vec();
-                    at += end;
-                    match dir {
-                        Dir::ToServer => self.request_head(&head, &mut out),
-                        Dir::ToClient => self.response_head(&head, &mut out),
+                    let rest = &buf[at..];
+                    let end = scan.end(rest);
+                    let step = if end.is_none_or(|e| e > limit) && rest.len() > limit {
+                        // A head past the limit: the lines that fit are inspected as the
+                        // head, with an event, and the rest is skipped (as libhtp does:
+                        // it keeps the headers up to its limits).
+                        match scan.lines_within(limit) {
+                            Some(cut) => HeadStep::Truncated(rest[..cut].to_vec()),
+                            // Not even the start line fits.
+                            None => HeadStep::Unreadable,
+                        }
+                    } else {
+                        match end {
+                            Some(end) => HeadStep::Whole(rest[..end].to_vec()),
+                            None => HeadStep::Waiting(
+                                scan.first_newline()
+                                    .map(|nl| split_line(&rest[..=nl]).0.to_vec()),
+                            ),
+                        }
+                    };
+                    match step {
+                        HeadStep::Unreadable => {
+                            self.fail(s, Event::HeadTooLong);
+                            break;
+                        }
+                        HeadStep::Waiting(line) => {
+                            if let Some(line) = line
+                                && dir == Dir::ToServer
+                                && self.sides[s].line_tx.is_none()
+                            {
+                                self.request_line(&line, &mut out);
+                            }
+                            break;
+                        }
+                        HeadStep::Whole(head) => {
+                            at += head.len();
+                            self.sides[s].scan = HeadScan::default();
+                            self.head(dir, &head, &mut out);
+                        }
+                        HeadStep::Truncated(head) => {
+                            self.events.push(Event::HeadTooLong);
+                            at += head.len();
+                            self.sides[s].scan = HeadScan::default();
+                            self.head(dir, &head, &mut out);
+                            let side = &mut self.sides[s];
+                            if !matches!(side.framing, Framing::Broken) {
+                                let then = std::mem::replace(&mut side.framing, Framing::Head);
+                                side.framing = Framing::SkipHead(SKIP_AFTER_LF, Box::new(then));
+                            }
+                        }
+                    }
+                }
+                Framing::SkipHead(state, then) => {
+                    let mut state = state;
+                    let found = rest.iter().position(|&c| {
+                        state = skip_step(state, c);
+                        state == SKIP_DONE
+                    });
+                    match found {
+                        Some(k) => {
+                            at += k + 1;
+                            self.sides[s].framing = *then;
+                        }
+                        None => {
+                            at += rest.len();
+                            self.sides[s].framing = Framing::SkipHead(state, then);
+                            break;
+                        }
                     }
                 }
                 Framing::Length(n) => {
@@ -503,6 +563,14 @@ impl Http {
         out
     }
 
+    /// A message head: a request's or a response's, by direction.
+    fn head(&mut self, dir: Dir, head: &[u8], out: &mut Vec<Progress>) {
+        match dir {
+            Dir::ToServer => self.request_head(head, out),
+            Dir::ToClient => self.response_head(head, out),
+        }
+    }
+
     fn fail(&mut self, s: usize, e: Event) {
         self.events.push(e);
         self.sides[s].framing = Framing::Broken;
@@ -559,9 +627,7 @@ impl Http {
         let Some((method, uri, protocol)) = request_line(line) else {
             return self.fail(s, Event::InvalidRequestLine);
         };
-        let Some(headers) = self.headers(s, rest) else {
-            return;
-        };
+        let headers = self.headers(rest);
         let req = Request {
             msg: Message {
                 line: line.to_vec(),
@@ -611,9 +677,7 @@ impl Http {
             self.events.push(Event::InvalidStatusLine);
             b""
         };
-        let Some(headers) = self.headers(s, rest) else {
-            return;
-        };
+        let headers = self.headers(rest);
         let resp = Response {
             msg: Message {
                 line: line.to_vec(),
@@ -694,8 +758,8 @@ impl Http {
     /// CR; a line that starts with whitespace, or has no colon, continues the previous
     /// header unless it is itself `name: value`; NUL bytes are dropped; names may hold
     /// any byte (httparse's verdict on a name only raises [`Event::InvalidHeader`]).
-    /// `None` after a failure (too many headers).
-    fn headers(&mut self, s: usize, block: &[u8]) -> Option<Vec<Header>> {
+    /// Past [`Limits::headers`], further headers are ignored (with an event).
+    fn headers(&mut self, block: &[u8]) -> Vec<Header> {
         // Physical lines to logical lines: a line that starts with whitespace and is
         // not itself `name: value` continues the one before it.
         let mut logical: Vec<Vec<u8>> = Vec::new();
@@ -737,8 +801,10 @@ impl Http {
                 continue;
             }
             if out.len() >= self.limits.headers {
-                self.fail(s, Event::TooManyHeaders);
-                return None;
+                // Past the limit, headers are ignored with an event (as libhtp does);
+                // the message goes on with those kept.
+                self.events.push(Event::TooManyHeaders);
+                break;
             }
             let mut probe = [httparse::EMPTY_HEADER; 1];
             let mut one = name.to_vec();
@@ -757,7 +823,7 @@ impl Http {
         if odd {
             self.events.push(Event::InvalidHeader);
         }
-        Some(out)
+        out
     }
 
     fn body(&mut self, dir: Dir, chunk: &[u8]) {
@@ -825,31 +891,94 @@ impl Http {
 }
 
 /// Where a head ends: just past its empty line (CRLF CRLF or LF LF, mixed allowed).
-fn head_end(b: &[u8]) -> Option<usize> {
-    let ws = |l: &[u8]| l.iter().all(|c| matches!(c, b' ' | b'\t' | b'\r'));
-    let mut i = 0;
-    loop {
-        let nl = i + b[i..].iter().position(|&c| c == b'\n')?;
-        let bare_lf = nl == 0 || b[nl - 1] != b'\r';
-        let rest = &b[nl + 1..];
-        let q = rest.iter().position(|&c| c == b'\n')?;
-        let next = &rest[..q];
-        if next.is_empty() || next == b"\r" {
-            return Some(nl + 1 + q + 1);
-        }
-        // A line of only spaces, tabs and CRs after a bare LF also ends the head,
-        // unless an empty line follows it (as observed of libhtp on http-evader's
-        // `end-lf SP lf` and `end-lf CR CR LF` cases); after CRLF it is folding.
-        if bare_lf && ws(next) {
-            let after = &rest[q + 1..];
-            if after.is_empty() || after == b"\r" {
-                return None;
+/// The lines of a head as its bytes arrive: each byte is examined once, so a head that
+/// comes a byte at a time costs no more than one that comes whole.
+#[derive(Clone, Debug, Default)]
+struct HeadScan {
+    /// Bytes examined.
+    scanned: usize,
+    /// Where the line feeds are.
+    newlines: Vec<usize>,
+    /// Line feeds before this index were ruled out as the one before the end.
+    checked: usize,
+}
+
+impl HeadScan {
+    /// Where the head `b` (the same bytes as before, and maybe more) ends, just after
+    /// its empty line, once that has arrived.
+    fn end(&mut self, b: &[u8]) -> Option<usize> {
+        let from = self.scanned;
+        self.newlines.extend(
+            b[from..]
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c == b'\n')
+                .map(|(k, _)| from + k),
+        );
+        self.scanned = b.len();
+        let ws = |l: &[u8]| l.iter().all(|c| matches!(c, b' ' | b'\t' | b'\r'));
+        while self.checked + 1 < self.newlines.len() {
+            let (nl, q) = (self.newlines[self.checked], self.newlines[self.checked + 1]);
+            let next = &b[nl + 1..q];
+            if next.is_empty() || next == b"\r" {
+                return Some(q + 1);
             }
-            if !(after.starts_with(b"\n") || after.starts_with(b"\r\n")) {
-                return Some(nl + 1 + q + 1);
+            // A line of only spaces, tabs and CRs after a bare LF also ends the head,
+            // unless an empty line follows it (as observed of libhtp on http-evader's
+            // `end-lf SP lf` and `end-lf CR CR LF` cases); after CRLF it is folding.
+            let bare_lf = nl == 0 || b[nl - 1] != b'\r';
+            if bare_lf && ws(next) {
+                let after = &b[q + 1..];
+                if after.is_empty() || after == b"\r" {
+                    return None;
+                }
+                if !(after.starts_with(b"\n") || after.starts_with(b"\r\n")) {
+                    return Some(q + 1);
+                }
             }
+            self.checked += 1;
         }
-        i = nl + 1;
+        None
+    }
+
+    /// The end of the first line, once it has arrived.
+    fn first_newline(&self) -> Option<usize> {
+        self.newlines.first().copied()
+    }
+
+    /// The length of the whole lines within the first `limit` bytes.
+    fn lines_within(&self, limit: usize) -> Option<usize> {
+        let k = self.newlines.partition_point(|&nl| nl < limit);
+        k.checked_sub(1).map(|k| self.newlines[k] + 1)
+    }
+}
+
+/// What the lines of a head received so far allow.
+enum HeadStep {
+    /// The whole head.
+    Whole(Vec<u8>),
+    /// The lines that fit the limit of a head past it.
+    Truncated(Vec<u8>),
+    /// More is needed; the request line, if it has arrived.
+    Waiting(Option<Vec<u8>>),
+    /// Past the limit without a whole first line.
+    Unreadable,
+}
+
+/// [`skip_step`]'s states: within a line, just after a line feed, after a line feed and a
+/// carriage return, and past the empty line that ends a head.
+const SKIP_IN_LINE: u8 = 0;
+const SKIP_AFTER_LF: u8 = 1;
+const SKIP_AFTER_LF_CR: u8 = 2;
+const SKIP_DONE: u8 = 3;
+
+/// One byte of a head being skipped: the head ends at an empty line (LF LF, or LF CR LF).
+fn skip_step(state: u8, c: u8) -> u8 {
+    match (state, c) {
+        (SKIP_AFTER_LF | SKIP_AFTER_LF_CR, b'\n') => SKIP_DONE,
+        (_, b'\n') => SKIP_AFTER_LF,
+        (SKIP_AFTER_LF, b'\r') => SKIP_AFTER_LF_CR,
+        _ => SKIP_IN_LINE,
     }
 }
 

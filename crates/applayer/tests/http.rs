@@ -206,7 +206,7 @@ fn compressed_bodies_are_decoded_within_the_limit() {
 }
 
 #[test]
-fn hostile_input_ends_parsing_with_an_event() {
+fn hostile_input_raises_events() {
     let limits = Limits::default();
     // An endless head.
     let mut h = Http::new(limits);
@@ -217,18 +217,44 @@ fn hostile_input_ends_parsing_with_an_event() {
             b"X-Long: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n",
         );
     }
-    assert_eq!(h.events, [Event::HeadTooLong]);
-    // Only its request line was ever inspectable.
+    // Past 64 KiB, the lines that fit are the head (its first 256 headers are kept, as
+    // libhtp keeps them), with events; the rest of the head is skipped, and the next
+    // request is read as usual.
+    assert_eq!(h.events, [Event::HeadTooLong, Event::TooManyHeaders]);
     assert_eq!(h.txs.len(), 1);
-    assert!(h.txs[0].request.as_ref().unwrap().line_only);
-    // Too many headers.
-    let mut many = b"GET / HTTP/1.1\r\n".to_vec();
+    let r = h.txs[0].request.as_ref().unwrap();
+    assert!(!r.line_only && r.msg.complete);
+    assert_eq!(r.msg.headers.len(), limits.headers);
+    h.feed(
+        Dir::ToServer,
+        b"X-Last: z\r\n\r\nGET /next HTTP/1.1\r\nHost: b\r\n\r\n",
+    );
+    assert_eq!(h.txs.len(), 2);
+    assert_eq!(h.txs[1].request.as_ref().unwrap().uri, b"/next");
+    // One header line longer than the limit: the request line is still the head.
+    let mut h = Http::new(limits);
+    h.feed(Dir::ToServer, b"GET /long HTTP/1.1\r\nHost: a\r\nX: ");
+    h.feed(Dir::ToServer, &vec![b'y'; 70_000]);
+    h.feed(Dir::ToServer, b"\r\n\r\nGET /after HTTP/1.1\r\n\r\n");
+    assert_eq!(h.events, [Event::HeadTooLong]);
+    let r = h.txs[0].request.as_ref().unwrap();
+    assert_eq!(
+        (r.uri.as_slice(), r.msg.header("host")),
+        (&b"/long"[..], Some(&b"a"[..]))
+    );
+    assert_eq!(h.txs[1].request.as_ref().unwrap().uri, b"/after");
+    // Too many headers in a head that fits: the first 256 are kept, the message goes on.
+    let mut many = b"GET / HTTP/1.1\r\nHost: h\r\n".to_vec();
     for i in 0..300 {
         many.extend_from_slice(format!("H{i}: v\r\n").as_bytes());
     }
-    many.extend_from_slice(b"\r\n");
+    many.extend_from_slice(b"\r\nGET /2 HTTP/1.1\r\n\r\n");
     let h = run(&[&many], &[]);
     assert_eq!(h.events, [Event::TooManyHeaders]);
+    let r = h.txs[0].request.as_ref().unwrap();
+    assert_eq!(r.msg.headers.len(), limits.headers);
+    assert_eq!(r.msg.header("host"), Some(&b"h"[..]));
+    assert_eq!(h.txs[1].request.as_ref().unwrap().uri, b"/2");
     // Bad chunk sizes, bad lengths, bad lines.
     for (req, e) in [
         (

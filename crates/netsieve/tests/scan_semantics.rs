@@ -709,3 +709,36 @@ drop tcp any any -> any any (content:\"all\"; sid:3;)
     let plain = records(&three_packets(b"Hi back"), rules, &[]);
     assert!(plain.iter().all(|r| r["verdict"].is_null()));
 }
+
+/// A request whose head passes the limits (300 header lines; a 70 KB header line) is
+/// still inspected: its request line and the headers that fit (it used to raise no
+/// `http.host` or `http.header` alert at all, an evasion).
+#[test]
+fn a_big_http_head_does_not_hide_the_request() {
+    let rules = "\
+alert http any any -> any any (http.uri; content:\"/evil\"; sid:1;)
+alert http any any -> any any (http.host; content:\"bad.example\"; sid:2;)
+alert http any any -> any any (http.header; content:\"H7|3a| v\"; sid:3;)
+";
+    let mut many = b"GET /evil HTTP/1.1\r\nHost: bad.example\r\n".to_vec();
+    for i in 0..300 {
+        many.extend_from_slice(format!("H{i}: v\r\n").as_bytes());
+    }
+    many.extend_from_slice(b"\r\n");
+    let mut long = b"GET /evil HTTP/1.1\r\nHost: bad.example\r\nX: ".to_vec();
+    long.extend(std::iter::repeat_n(b'y', 70_000));
+    long.extend_from_slice(b"\r\n\r\n");
+    for (head, want) in [(&many, vec![1, 2, 3]), (&long, vec![1, 2])] {
+        // In segments of at most 1400 bytes, each acknowledged.
+        let mut parts: Vec<(bool, &[u8])> = head.chunks(1400).map(|c| (true, c)).collect();
+        parts.push((false, RESPONSE));
+        let frames = conversation(&parts);
+        let mut sids: Vec<u64> = ids_alerts(&frames, rules, &[])
+            .iter()
+            .map(|a| a.0)
+            .collect();
+        sids.sort();
+        sids.dedup();
+        assert_eq!(sids, want, "head of {} bytes", head.len());
+    }
+}
