@@ -130,19 +130,28 @@ impl MarkedEventReceiver for Flattener {
     }
 }
 
-/// A size such as `1mb`, `64kb`, `1048576`.
+/// A size as suricata.yaml writes it: `1048576`, `64kb`, `1mb`, `2gb`, `64 MiB`, `1GiB`
+/// (case and spaces aside; every unit is a power of 1024, as in Suricata).
 pub fn parse_size(v: &str) -> Option<u64> {
-    let v = v.trim().to_ascii_lowercase();
-    let (num, mult) = if let Some(n) = v.strip_suffix("gb") {
-        (n, 1 << 30)
-    } else if let Some(n) = v.strip_suffix("mb") {
-        (n, 1 << 20)
-    } else if let Some(n) = v.strip_suffix("kb") {
-        (n, 1 << 10)
-    } else {
-        (v.as_str(), 1)
-    };
-    num.trim().parse::<u64>().ok().map(|n| n * mult)
+    let v: String = v
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let units = [
+        ("kib", 10),
+        ("kb", 10),
+        ("mib", 20),
+        ("mb", 20),
+        ("gib", 30),
+        ("gb", 30),
+    ];
+    let (num, shift) = units
+        .iter()
+        .find_map(|(u, sh)| v.strip_suffix(u).map(|n| (n, *sh)))
+        .unwrap_or((v.as_str(), 0));
+    let n: u64 = num.parse().ok()?;
+    n.checked_mul(1 << shift)
 }
 
 pub fn parse_bool(v: &str) -> Option<bool> {
@@ -179,6 +188,24 @@ mod tests {
         assert_eq!(m["a.b"], "1");
         assert_eq!(m["a.c"], "x,y z");
         assert_eq!(m["d"], "2");
+    }
+
+    #[test]
+    fn sizes_in_every_unit() {
+        for (text, want) in [
+            ("1048576", 1 << 20),
+            ("64kb", 64 << 10),
+            ("1mb", 1 << 20),
+            ("2gb", 2 << 30),
+            ("64 MiB", 64 << 20),
+            ("1GiB", 1 << 30),
+            ("128 mb", 128 << 20),
+        ] {
+            assert_eq!(parse_size(text), Some(want), "{text}");
+        }
+        for bad in ["", "mb", "-1mb", "1tb", "1.5mb", "99999999999999999999gb"] {
+            assert_eq!(parse_size(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -16,7 +16,10 @@ use netsieve_detect::{
     Alert, BuildOptions, DetectOptions, Detector, ExceptionPolicy, FlowData, Mpm, RuleSet,
     Thresholds, Verdict,
 };
-use netsieve_packet::flow::{Direction, Flow, FlowConfig, FlowTable, SweepClock};
+use netsieve_packet::defrag::Defrag;
+use netsieve_packet::flow::{
+    Direction, FLOW_BYTES, Flow, FlowConfig, FlowStats, FlowTable, SweepClock, TCP_SESSION_BYTES,
+};
 use netsieve_packet::reassembly::OverlapPolicy;
 use netsieve_packet::{Capture, Decoder, Frame, Packet};
 use netsieve_rules::{Classifications, Loaded, ThresholdConfig, Vars};
@@ -95,6 +98,9 @@ struct Settings {
     http: HttpLimits,
     /// `packet-alert-max`.
     alert_max: usize,
+    /// `defrag.trackers` and `defrag.memcap`: datagrams being reassembled, and their bytes.
+    defrag_datagrams: usize,
+    defrag_bytes: usize,
 }
 
 /// What alert records carry beyond the alert (suricata.yaml's
@@ -142,6 +148,24 @@ fn apply_setting(
                 .ok_or_else(|| format!("{key}: not an address or network: {item:?}"))?;
             s.flow.policies.push((net, len, policy));
         }
+    } else if let Some(cap) = Memcap::of(key) {
+        let bytes =
+            config::parse_size(value).ok_or_else(|| format!("{key}: not a size: {value}"))?;
+        let n = usize::try_from(bytes).unwrap_or(usize::MAX);
+        match cap {
+            Memcap::Flow => s.flow.max_flows = (n / FLOW_BYTES).max(1),
+            Memcap::Stream => s.flow.max_tcp_sessions = (n / TCP_SESSION_BYTES).max(1),
+            Memcap::Reassembly => s.flow.stream_memcap = n,
+            Memcap::Pending => s.flow.max_pending = n,
+            Memcap::Defrag => s.defrag_bytes = n,
+        }
+    } else if key == "defrag.trackers" {
+        s.defrag_datagrams = value
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| format!("{key}: not a positive number: {value}"))?;
     } else if key == "stream.reassembly.depth" {
         s.flow.depth =
             config::parse_size(value).ok_or_else(|| format!("{key}: not a size: {value}"))?;
@@ -216,6 +240,34 @@ fn check_var_sizes(vars: &Vars) -> Result<(), String> {
     Ok(())
 }
 
+/// The memory caps settings set, by their suricata.yaml names.
+#[derive(Clone, Copy)]
+enum Memcap {
+    /// `flow.memcap`: flows held, at `FLOW_BYTES` a flow.
+    Flow,
+    /// `stream.memcap`: TCP sessions held, at `TCP_SESSION_BYTES` a session.
+    Stream,
+    /// `stream.reassembly.memcap`: stream bytes held by all flows.
+    Reassembly,
+    /// `stream.reassembly.max-pending` (netsieve's): out-of-order bytes per stream.
+    Pending,
+    /// `defrag.memcap`: fragment bytes held.
+    Defrag,
+}
+
+impl Memcap {
+    fn of(key: &str) -> Option<Memcap> {
+        Some(match key {
+            "flow.memcap" => Memcap::Flow,
+            "stream.memcap" => Memcap::Stream,
+            "stream.reassembly.memcap" => Memcap::Reassembly,
+            "stream.reassembly.max-pending" => Memcap::Pending,
+            "defrag.memcap" => Memcap::Defrag,
+            _ => return None,
+        })
+    }
+}
+
 /// An address or a network in CIDR form: (network, prefix length).
 fn parse_prefix(s: &str) -> Option<(IpAddr, u8)> {
     let (a, len) = match s.split_once('/') {
@@ -274,6 +326,8 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         payload_limit: DetectOptions::default().payload_limit,
         http: HttpLimits::default(),
         alert_max: DetectOptions::default().alert_max,
+        defrag_datagrams: Defrag::default().max_datagrams,
+        defrag_bytes: Defrag::default().max_bytes,
     };
     let mut ignored = Vec::new();
     if let Some(c) = &a.config {
@@ -387,6 +441,8 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let progress = std::io::stderr().is_terminal() && total_bytes > (64 << 20);
 
     let mut decoder = Decoder::new(checksums != Checksums::None);
+    decoder.defrag.max_datagrams = settings.defrag_datagrams;
+    decoder.defrag.max_bytes = settings.defrag_bytes;
     // Profiling times the stages of one pipeline.
     let threads = if a.profile { 1 } else { usize::from(a.threads) };
     let mut frame = Frame::default();
@@ -513,10 +569,10 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     }
     let mut evaluated = inline.det.evaluated;
     let profile = inline.det.prof.map(|p| (p, inline.flow_time));
-    stats.flows = inline.flows.stats.created;
+    stats.flows = inline.flows.stats.clone();
     if let Some(pool) = pool.take() {
         let (flows, ev) = pool.finish(stats.packets + 1, &mut sink)?;
-        stats.flows += flows;
+        add_flow_stats(&mut stats.flows, &flows);
         evaluated += ev;
     }
     stats.alerts = sink.alerts;
@@ -532,7 +588,9 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let summary = json!({
         "packets": stats.packets,
         "bytes": stats.bytes,
-        "flows": stats.flows,
+        "flows": stats.flows.created,
+        "flows_evicted": stats.flows.evicted,
+        "established_flows_evicted": stats.flows.evicted_established,
         "alerts": stats.alerts,
         "bad_checksum_packets": stats.bad_checksum,
         "rules": {
@@ -582,7 +640,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         "netsieve scan: {} packets, {:.1} MB, {} flows, {} alerts; rules: {} inspected, {} waiting for app-layer, {} unsupported keyword, {} failed; load {:.3} s, scan {:.3} s ({:.2} Gbit/s)",
         stats.packets,
         stats.bytes as f64 / 1e6,
-        stats.flows,
+        stats.flows.created,
         stats.alerts,
         s.inspected,
         s.waiting_app_layer,
@@ -645,7 +703,7 @@ impl AutoChecksum {
 struct RunStats {
     packets: u64,
     bytes: u64,
-    flows: u64,
+    flows: FlowStats,
     alerts: u64,
     bad_checksum: u64,
 }
@@ -726,6 +784,7 @@ impl Worker {
     fn new(set: &Arc<RuleSet>, flow: &FlowConfig, share: usize, det: DetectOptions) -> Worker {
         let mut cfg = flow.clone();
         cfg.max_flows = (cfg.max_flows / share).max(1);
+        cfg.max_tcp_sessions = (cfg.max_tcp_sessions / share).max(1);
         cfg.stream_memcap = (cfg.stream_memcap / share).max(1 << 20);
         Worker {
             flows: FlowTable::new(cfg),
@@ -806,7 +865,7 @@ enum Work {
 struct Pool {
     txs: Vec<mpsc::SyncSender<(u64, Vec<Work>)>>,
     rx: mpsc::Receiver<(u64, Vec<Alert>)>,
-    handles: Vec<std::thread::JoinHandle<(u64, u64)>>,
+    handles: Vec<std::thread::JoinHandle<(FlowStats, u64)>>,
     batches: Vec<Vec<Work>>,
     in_chunk: usize,
     next_chunk: u64,
@@ -838,7 +897,7 @@ impl Pool {
                         break;
                     }
                 }
-                (w.flows.stats.created, w.det.evaluated)
+                (w.flows.stats.clone(), w.det.evaluated)
             }));
             txs.push(tx);
         }
@@ -924,8 +983,8 @@ impl Pool {
     }
 
     /// Flushes the last chunk, ends every flow (`at` is past the last packet), drains
-    /// the workers and returns (flows, evaluated).
-    fn finish(mut self, at: u64, sink: &mut Sink<'_>) -> Result<(u64, u64), String> {
+    /// the workers and returns their flow counters and candidates evaluated, summed.
+    fn finish(mut self, at: u64, sink: &mut Sink<'_>) -> Result<(FlowStats, u64), String> {
         for b in &mut self.batches {
             b.push(Work::End(at));
         }
@@ -934,16 +993,23 @@ impl Pool {
             self.receive(sink)?;
         }
         self.txs.clear();
-        let mut totals = (0, 0);
+        let mut totals = (FlowStats::default(), 0);
         for h in self.handles {
             let (f, e) = h
                 .join()
                 .map_err(|_| "a detection thread panicked".to_string())?;
-            totals.0 += f;
+            add_flow_stats(&mut totals.0, &f);
             totals.1 += e;
         }
         Ok(totals)
     }
+}
+
+fn add_flow_stats(to: &mut FlowStats, s: &FlowStats) {
+    to.created += s.created;
+    to.evicted += s.evicted;
+    to.evicted_established += s.evicted_established;
+    to.expired += s.expired;
 }
 
 fn civil(ts: Duration) -> (String, String) {

@@ -742,3 +742,64 @@ alert http any any -> any any (http.header; content:\"H7|3a| v\"; sid:3;)
         assert_eq!(sids, want, "head of {} bytes", head.len());
     }
 }
+
+/// A SYN flood that fills the flow table does not evict an established flow: half-open
+/// flows go first, and evictions are counted. (70,000 SYNs used to evict it, and its
+/// later request raised nothing.) The table is made small with Suricata's
+/// `flow.memcap` (1 MiB: 512 flows at 2 KiB).
+#[test]
+fn a_syn_flood_does_not_evict_established_flows() {
+    let mut frames = vec![
+        tcp(true, SYN, 100, 0, b""),
+        tcp(false, SYN | ACK, 500, 101, b""),
+        tcp(true, ACK, 101, 501, b""),
+    ];
+    for i in 0..2000u32 {
+        // From 10.9.x.y, port 1024 + i, to the server.
+        let mut f = tcp(true, SYN, 7, 0, b"");
+        f[26..30].copy_from_slice(&[10, 9, (i >> 8) as u8, i as u8]);
+        f[34..36].copy_from_slice(&(1024 + i as u16).to_be_bytes());
+        frames.push(f);
+    }
+    frames.push(tcp(true, PSH_ACK, 101, 501, REQUEST));
+    frames.push(tcp(false, ACK, 501, 101 + REQUEST.len() as u32, b""));
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("in.pcap");
+    // All within a second, so nothing expires.
+    let mut out = Vec::new();
+    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for (i, f) in frames.iter().enumerate() {
+        for v in [1_700_000_000, i as u32, f.len() as u32, f.len() as u32] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(f);
+    }
+    std::fs::write(&pcap, out).unwrap();
+    let rules = dir.path().join("r.rules");
+    std::fs::write(
+        &rules,
+        "alert http any any -> any any (http.uri; content:\"/b?x=1\"; sid:1;)\n",
+    )
+    .unwrap();
+    let stats = dir.path().join("stats.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(["scan", "-k", "none", "--set", "flow.memcap=1mb", "-r"])
+        .arg(&pcap)
+        .arg("-S")
+        .arg(&rules)
+        .arg("-l")
+        .arg(dir.path())
+        .arg("--stats-json")
+        .arg(&stats)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let eve = std::fs::read_to_string(dir.path().join("eve.json")).unwrap();
+    assert_eq!(eve.lines().count(), 1, "the request still alerts: {eve}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert!(v["flows_evicted"].as_u64().unwrap() >= 1400, "{v}");
+    assert_eq!(v["established_flows_evicted"], 0, "{v}");
+}

@@ -6,9 +6,12 @@
 //! as the client and the connection counts as established at once (as Suricata does).
 //! Without `midstream` such a flow still exists, for packet rules, but has no stream.
 //!
-//! Memory is bounded: at most `max_flows` flows, and at most `stream_memcap` bytes held by
-//! all reassemblers together. When a new flow or new data would pass a cap, expired flows
-//! are dropped first, then the least recently seen eighth of the table.
+//! Memory is bounded: at most `max_flows` flows (`max_tcp_sessions` of them TCP), and at
+//! most `stream_memcap` bytes held by all reassemblers together. When a new flow would
+//! pass a count, expired flows are dropped first, then an eighth of the table: flows
+//! that are not established (half-open, a SYN flood's) before established ones, the
+//! least recently seen first. When new data would pass the memory cap, the least
+//! recently seen flows that hold stream data go. Evictions are counted.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -19,6 +22,14 @@ use std::time::Duration;
 use crate::decode::{L4, Packet, tcp_flags as F};
 use crate::reassembly::{OverlapPolicy, Reassembler};
 
+/// What a flow costs against `flow.memcap` (its state, the detector's, and the table's):
+/// Suricata's default 128 MiB holds 65,536 flows.
+pub const FLOW_BYTES: usize = 2048;
+
+/// What a TCP session costs against `stream.memcap`: Suricata's default 64 MiB holds
+/// 65,536 sessions.
+pub const TCP_SESSION_BYTES: usize = 1024;
+
 /// Settings of the flow table (Suricata's names in brackets).
 #[derive(Clone, Debug)]
 pub struct FlowConfig {
@@ -26,10 +37,15 @@ pub struct FlowConfig {
     pub midstream: bool,
     /// Bytes per direction reassembled [stream.reassembly.depth]; 0 means unlimited.
     pub depth: u64,
-    /// Flows held at most [flow.memcap, as a count].
+    /// Flows held at most [flow.memcap, at [`FLOW_BYTES`] a flow].
     pub max_flows: usize,
+    /// TCP flows held at most [stream.memcap, at [`TCP_SESSION_BYTES`] a session].
+    pub max_tcp_sessions: usize,
     /// Bytes of stream data held by all flows [stream.reassembly.memcap].
     pub stream_memcap: usize,
+    /// Out-of-order bytes a stream keeps waiting for a hole (netsieve's
+    /// stream.reassembly.max-pending); past it the hole is skipped as a gap.
+    pub max_pending: usize,
     /// Idle time after which a flow is forgotten, before and after establishment.
     pub timeout_new: Duration,
     pub timeout_established: Duration,
@@ -74,7 +90,9 @@ impl Default for FlowConfig {
             midstream: false,
             depth: 1 << 20,
             max_flows: 65_536,
+            max_tcp_sessions: 65_536,
             stream_memcap: 256 << 20,
+            max_pending: 256 << 10,
             timeout_new: Duration::from_secs(60),
             timeout_established: Duration::from_secs(600),
             policies: Vec::new(),
@@ -175,7 +193,10 @@ pub struct Observed {
 #[derive(Clone, Debug, Default)]
 pub struct FlowStats {
     pub created: u64,
+    /// Flows ended to make room (a cap was reached); `evicted_established` of them were
+    /// established.
     pub evicted: u64,
+    pub evicted_established: u64,
     pub expired: u64,
 }
 
@@ -185,8 +206,19 @@ pub struct FlowTable<T> {
     pub config: FlowConfig,
     pub stats: FlowStats,
     held: usize,
+    /// TCP flows in the table.
+    tcp: usize,
     /// Flows that ended (expired or evicted) since the last [`FlowTable::take_retired`].
     retired: Vec<Flow<T>>,
+}
+
+/// Which cap a flow table must make room under.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pressure {
+    /// Too many flows (or TCP sessions): half-open flows go first.
+    Count,
+    /// Too many stream bytes: flows holding stream data go.
+    Memory,
 }
 
 /// When to sweep idle flows out of a table: every 5 seconds of capture time. Kept by
@@ -246,6 +278,7 @@ impl<T: Default> FlowTable<T> {
             config,
             stats: FlowStats::default(),
             held: 0,
+            tcp: 0,
             retired: Vec::new(),
         }
     }
@@ -287,8 +320,11 @@ impl<T: Default> FlowTable<T> {
         }
         let mut new_flow = false;
         if !self.flows.contains_key(&key) {
-            if self.flows.len() >= self.config.max_flows {
-                self.make_room(now);
+            let tcp = ip.proto == 6;
+            if self.flows.len() >= self.config.max_flows
+                || (tcp && self.tcp >= self.config.max_tcp_sessions)
+            {
+                self.make_room(now, None, Pressure::Count);
             }
             let (sport, dport) = p.l4.ports();
             let mut client = (ip.src, sport);
@@ -321,6 +357,9 @@ impl<T: Default> FlowTable<T> {
                 self.config.depth
             };
             let mut streams = [Reassembler::new(depth), Reassembler::new(depth)];
+            for st in &mut streams {
+                st.max_pending = self.config.max_pending;
+            }
             // Each direction's stream is reassembled as its receiver would.
             streams[Direction::ToServer.index()].policy = self.config.policy_for(server.0);
             streams[Direction::ToClient.index()].policy = self.config.policy_for(client.0);
@@ -345,6 +384,7 @@ impl<T: Default> FlowTable<T> {
                 },
             );
             self.stats.created += 1;
+            self.tcp += usize::from(tcp);
             new_flow = true;
         }
         let f = self.flows.get_mut(&key).expect("present");
@@ -429,7 +469,7 @@ impl<T: Default> FlowTable<T> {
         let held_after = f.streams[0].held_bytes() + f.streams[1].held_bytes();
         self.held = (self.held + held_after).saturating_sub(held_before);
         if self.held > self.config.stream_memcap {
-            self.make_room_except(now, Some(key));
+            self.make_room(now, Some(key), Pressure::Memory);
         }
         let f = self.flows.get_mut(&key)?;
         Some((
@@ -452,6 +492,7 @@ impl<T: Default> FlowTable<T> {
             self.held = self
                 .held
                 .saturating_sub(f.streams[0].held_bytes() + f.streams[1].held_bytes());
+            self.tcp -= usize::from(f.proto == 6);
             self.retired.push(f);
         }
     }
@@ -489,29 +530,47 @@ impl<T: Default> FlowTable<T> {
         }
     }
 
-    fn make_room(&mut self, now: Duration) {
-        self.make_room_except(now, None);
-    }
-
-    /// Drops expired flows, then the least recently seen eighth (never `keep`).
-    fn make_room_except(&mut self, now: Duration, keep: Option<Key>) {
+    /// Drops expired flows, then, if the cap still holds, an eighth of the table (never
+    /// `keep`): under [`Pressure::Count`] flows that are not established before
+    /// established ones, under [`Pressure::Memory`] only flows holding stream data;
+    /// least recently seen first either way.
+    fn make_room(&mut self, now: Duration, keep: Option<Key>, pressure: Pressure) {
         self.sweep(now);
-        if self.flows.len() < self.config.max_flows && self.held <= self.config.stream_memcap {
+        let full = match pressure {
+            Pressure::Count => {
+                self.flows.len() >= self.config.max_flows
+                    || self.tcp >= self.config.max_tcp_sessions
+            }
+            Pressure::Memory => self.held > self.config.stream_memcap,
+        };
+        if !full {
             return;
         }
-        let mut by_age: Vec<(Duration, Key)> = self
+        // (rank, last seen, first packet, id, key): the lowest go first; the packet and
+        // id make the order total, so what goes does not depend on the table's layout.
+        let mut ranked: Vec<(bool, Duration, u64, u64, Key)> = self
             .flows
             .iter()
             .filter(|(k, _)| Some(**k) != keep)
-            .map(|(k, f)| (f.last, *k))
+            .filter(|(_, f)| {
+                pressure == Pressure::Count
+                    || f.streams[0].held_bytes() + f.streams[1].held_bytes() > 0
+            })
+            .map(|(k, f)| {
+                let established = pressure == Pressure::Count && f.established();
+                (established, f.last, f.first_packet, f.id, *k)
+            })
             .collect();
-        let n = (by_age.len() / 8).max(1).min(by_age.len());
+        let n = (self.flows.len() / 8).max(1).min(ranked.len());
         if n == 0 {
             return;
         }
-        by_age.select_nth_unstable_by_key(n - 1, |x| x.0);
-        for (_, k) in &by_age[..n] {
-            self.remove(k);
+        ranked.select_nth_unstable_by_key(n - 1, |r| (r.0, r.1, r.2, r.3));
+        for &(.., k) in &ranked[..n] {
+            if self.flows.get(&k).is_some_and(|f| f.established()) {
+                self.stats.evicted_established += 1;
+            }
+            self.remove(&k);
             self.stats.evicted += 1;
         }
     }

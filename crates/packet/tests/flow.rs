@@ -197,3 +197,35 @@ fn ended_flows_come_back_in_the_order_they_began() {
     assert_eq!(t.drain().len(), 1);
     assert!(t.is_empty());
 }
+
+/// A full table evicts half-open flows before established ones, and counts evictions;
+/// the TCP session cap (`stream.memcap`) is held too.
+#[test]
+fn a_syn_flood_evicts_half_open_flows_first() {
+    for (max_flows, max_tcp) in [(64, 1 << 20), (1 << 20, 64)] {
+        let mut t: FlowTable<()> = FlowTable::new(FlowConfig {
+            max_flows,
+            max_tcp_sessions: max_tcp,
+            timeout_new: Duration::from_secs(1 << 30),
+            timeout_established: Duration::from_secs(1 << 30),
+            ..FlowConfig::default()
+        });
+        // An established flow, 10.0.0.1 <-> 10.0.0.2, seen before the flood.
+        t.packet(&tcp(1, 1, 2, SYN, 100, 0, b""), true);
+        t.packet(&tcp(2, 2, 1, SYN | ACK, 500, 101, b""), true);
+        t.packet(&tcp(3, 1, 2, ACK, 101, 501, b""), true);
+        // SYNs from 200 other hosts (each a flow that never completes).
+        for k in 0..200u8 {
+            let syn = tcp(4 + u64::from(k), 10 + k % 240, 2, SYN, 7, 0, b"");
+            t.packet(&syn, true);
+            assert!(t.len() <= 64, "{} flows", t.len());
+        }
+        assert!(t.stats.evicted > 0);
+        assert_eq!(t.stats.evicted_established, 0);
+        let (f, _) = t
+            .packet(&tcp(300, 1, 2, ACK, 101, 501, b"GET /"), true)
+            .unwrap();
+        assert!(f.established(), "the established flow is still there");
+        assert_eq!(f.pkts[0], 3);
+    }
+}
