@@ -683,7 +683,9 @@ impl Detector {
             // A rule that may match the packet or the stream judges a packet whose
             // payload went into the stream only there (as Suricata does).
             let in_stream = stream_ok && !s.lists.is_empty() && added;
-            if pkt_ok && pkt_cand && !in_stream && (!s.needs_payload || !payload.is_empty()) {
+            // Payload keywords (content, pcre, isdataat, byte_*) never match a packet
+            // without payload, as in Suricata: not even negated or absence tests.
+            if pkt_ok && pkt_cand && !in_stream && (s.lists.is_empty() || !payload.is_empty()) {
                 matched = s.lists.iter().all(|l| matches(l, payload, &mut self.cx));
             }
             if !matched

@@ -803,3 +803,26 @@ fn a_syn_flood_does_not_evict_established_flows() {
     assert!(v["flows_evicted"].as_u64().unwrap() >= 1400, "{v}");
     assert_eq!(v["established_flows_evicted"], 0, "{v}");
 }
+
+/// Payload keywords never match a packet without payload, not even tests that an empty
+/// buffer passes (a pcre that matches the empty string, `isdataat:!N`, a negated
+/// content): Suricata does not inspect an empty payload. They used to alert on every
+/// SYN and bare ACK.
+#[test]
+fn payload_keywords_do_not_judge_empty_packets() {
+    let rules = "\
+alert tcp any any -> any any (pcre:\"/(\\w+\\s?)*$/\"; sid:2;)
+alert tcp any any -> any any (isdataat:!10; sid:3;)
+alert tcp any any -> any any (content:!\"zzz\"; sid:4;)
+alert tcp any any -> any any (dsize:0; sid:5;)
+";
+    let frames = conversation(&[(true, b"hello")]);
+    let mut got = alerts(&frames, rules, &[]);
+    got.sort();
+    // The data packet is the 4th; the handshake and the ACKs carry no payload, so only
+    // the packet keyword dsize:0 judges them.
+    assert_eq!(
+        got,
+        [(2, 4), (3, 4), (4, 4), (5, 1), (5, 2), (5, 3), (5, 5)]
+    );
+}
