@@ -89,8 +89,24 @@ pub struct CRead {
 
 type ValFn<'a> = dyn FnMut(&Val, &mut Vec<String>) -> Result<CVal, String> + 'a;
 
+/// Why a list does not compile, and the column of the option at fault when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListError {
+    pub column: Option<usize>,
+    pub message: String,
+}
+
+impl From<String> for ListError {
+    fn from(message: String) -> ListError {
+        ListError {
+            column: None,
+            message,
+        }
+    }
+}
+
 /// Compiles one list. `vars` collects byte_extract names (shared by the rule's lists).
-pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>, String> {
+pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>, ListError> {
     let mut val = |v: &Val, vars: &mut Vec<String>| -> Result<CVal, String> {
         Ok(match v {
             Val::Num(n) => CVal::Num(*n),
@@ -140,7 +156,10 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
                 })
             }
             Match::Pcre(p) => CMatch::Pcre {
-                re: Regex::new(p)?,
+                re: Regex::new(p).map_err(|message| ListError {
+                    column: (p.column > 0).then_some(p.column),
+                    message,
+                })?,
                 negated: p.negated,
                 relative: p.relative,
             },
@@ -178,7 +197,7 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
             } => {
                 let rd = read(r, vars, &mut val)?;
                 if vars.len() >= MAX_VARS {
-                    return Err("too many byte_extract variables".into());
+                    return Err(String::from("too many byte_extract variables").into());
                 }
                 vars.push(name.clone());
                 CMatch::ByteExtract {

@@ -94,6 +94,7 @@ mod tests {
             flags: flags.into(),
             negated: false,
             relative: flags.contains('R'),
+            column: 0,
         }
     }
 

@@ -20,7 +20,7 @@ use netsieve_applayer::AppProto;
 
 use crate::addrindex::{AddrIndex, AddrSet};
 use crate::app::{Buf, Side, proto_by_name, transform_known};
-use crate::eval::{CMatch, compile_list};
+use crate::eval::{CMatch, ListError, compile_list};
 use crate::portgroup::{PortGroups, PortSet, dest_ports};
 
 /// Which multi-pattern matcher runs the prefilter.
@@ -189,7 +189,8 @@ pub struct LoadStats {
     pub app_missing: HashMap<String, usize>,
     /// Rules that use a keyword the engine parses but does not evaluate.
     pub unsupported: HashMap<String, usize>,
-    /// Rules whose options could not be compiled (a pcre neither engine accepts).
+    /// Rules whose options could not be compiled (a pcre neither engine accepts): sid,
+    /// and the error with file, line and (when known) column.
     pub compile_errors: Vec<(u32, String)>,
     pub pcre_linear: usize,
     pub pcre_backtracking: usize,
@@ -374,7 +375,12 @@ impl RuleSet {
                 _ => None,
             };
             if let Some(e) = err {
-                stats.compile_errors.push((rule.sid, e));
+                let at = match e.column {
+                    Some(c) => format!("{}:{}:{c}", rule.file, rule.line),
+                    None => format!("{}:{}", rule.file, rule.line),
+                };
+                let located = format!("{at}: sid {}: {}", rule.sid, e.message);
+                stats.compile_errors.push((rule.sid, located));
                 continue;
             }
             for l in &lists {
@@ -646,13 +652,13 @@ fn app_needs(rule: &Rule) -> (Option<AppProto>, Option<String>) {
 
 /// A rule's transaction lists, directions and stages; `None` for an application-layer
 /// rule that has only payload lists (it is judged on packets and streams).
-fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, String> {
+fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListError> {
     let mut lists = Vec::new();
     for l in &rule.lists {
         let Buffer::App(name) = &l.buffer else {
             continue;
         };
-        let buf = Buf::by_name(name).ok_or_else(|| format!("buffer {name}"))?;
+        let buf = Buf::by_name(name).ok_or_else(|| ListError::from(format!("buffer {name}")))?;
         lists.push(TxList {
             buf,
             transforms: l.transforms.clone(),

@@ -392,8 +392,8 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         settings.build.mpm = Mpm::Ac;
     }
     let set = RuleSet::build(loaded.rules, &classes, settings.build);
-    for (sid, e) in &set.stats.compile_errors {
-        eprintln!("netsieve scan: rule skipped: sid {sid}: {e}");
+    for (_, e) in &set.stats.compile_errors {
+        eprintln!("netsieve scan: rule skipped: {e}");
     }
     let threshold_config = match &settings.threshold_file {
         Some(p) => {

@@ -114,7 +114,7 @@ fn bad_rules_are_skipped_and_all_bad_is_an_error() {
     let rules = dir.path().join("x.rules");
     std::fs::write(
         &rules,
-        "alert tcp any any -> any 25 (content:\"EHLO \"; sid:7;)\nalert tcp any any -> any any (bogus:1; sid:8;)\n",
+        "alert tcp any any -> any 25 (content:\"EHLO \"; sid:7;)\nalert tcp any any -> any any (bogus:1; sid:8;)\nalert tcp any any -> any any (msg:\"x\"; pcre:\"/a(b/\"; sid:9;)\n",
     )
     .unwrap();
     let o = scan(
@@ -124,6 +124,8 @@ fn bad_rules_are_skipped_and_all_bad_is_an_error() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("x.rules:2:"), "{err}");
+    // A pcre that does not compile is named by file, line and the option's column.
+    assert!(err.contains("x.rules:3:40: sid 9: pcre"), "{err}");
     assert_eq!(eve_sids(dir.path()), [7]);
 
     std::fs::write(&rules, "alert tcp any any -> any any (bogus:1; sid:8;)\n").unwrap();

@@ -831,6 +831,7 @@ fn option(
         "offset" | "depth" | "distance" | "within" => {
             let v = parse_val(need(o)?).ok_or_else(|| bad(o, "not a number or variable"))?;
             let c = b.content_mut(o.column, name)?;
+            check_pos(c, name, &v).map_err(|e| bad(o, &e))?;
             set_pos(c, name, v);
         }
         "fast_pattern" => {
@@ -851,7 +852,8 @@ fn option(
             }
         }
         "pcre" => {
-            let p = parse_pcre(need(o)?).map_err(|e| bad(o, &e))?;
+            let mut p = parse_pcre(need(o)?).map_err(|e| bad(o, &e))?;
+            p.column = o.column;
             let buf = pcre_buffer(&p.flags);
             if let Some(buf) = buf {
                 b.note_app(buf);
@@ -1162,6 +1164,29 @@ fn closing_quote(s: &str) -> Option<usize> {
     None
 }
 
+/// Refuses what Suricata refuses: an `offset` or `depth` outside 0 to 65535, a
+/// `distance` or `within` outside a 32-bit signed number, and a `depth` or `within`
+/// shorter than the content (it could never match). Variables are checked when used.
+fn check_pos(c: &Content, name: &str, v: &Val) -> Result<(), String> {
+    let Val::Num(n) = *v else {
+        return Ok(());
+    };
+    let (lo, hi) = match name {
+        "offset" | "depth" => (0, 65_535),
+        _ => (i64::from(i32::MIN), i64::from(i32::MAX)),
+    };
+    if !(lo..=hi).contains(&n) {
+        return Err(format!("{name} must be between {lo} and {hi}, not {n}"));
+    }
+    let len = c.pattern.len() as i64;
+    if matches!(name, "depth" | "within") && n < len {
+        return Err(format!(
+            "{name}:{n} is shorter than the content ({len} bytes): it could never match"
+        ));
+    }
+    Ok(())
+}
+
 fn set_pos(c: &mut Content, name: &str, v: Val) {
     match name {
         "offset" => c.offset = Some(v),
@@ -1201,6 +1226,7 @@ fn snort3_modifiers(b: &mut Builder, o: &Opt<'_>, mods: &str) -> Result<(), Pars
             }
             ("offset" | "depth" | "distance" | "within", Some(v)) => {
                 let val = parse_val(v).ok_or_else(|| bad(o, "not a number or variable"))?;
+                check_pos(c, k, &val).map_err(|e| bad(o, &e))?;
                 set_pos(c, k, val);
             }
             _ => return Err(bad(o, &format!("unknown content modifier '{m}'"))),
@@ -1232,6 +1258,7 @@ fn parse_pcre(v: &str) -> Result<Pcre, String> {
         pattern,
         flags,
         negated,
+        column: 0,
     })
 }
 

@@ -116,6 +116,9 @@ pub struct Pcre {
     pub negated: bool,
     /// `R`: starts where the previous match ended.
     pub relative: bool,
+    /// Where the `pcre` option starts in its line (1-based; 0 when not parsed from a
+    /// line), for errors found when it is compiled.
+    pub column: usize,
 }
 
 impl Pcre {

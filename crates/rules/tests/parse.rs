@@ -60,14 +60,14 @@ fn snort3_comma_modifiers_and_sticky_names() {
 #[test]
 fn content_escapes_hex_and_negation() {
     let r = p(
-        r#"alert tcp any any -> any any (content:!"a|3b 0d0A|\"\;\\"; depth:4; offset:1; fast_pattern:only; sid:4;)"#,
+        r#"alert tcp any any -> any any (content:!"a|3b 0d0A|\"\;\\"; depth:8; offset:1; fast_pattern:only; sid:4;)"#,
     );
     let c = content(&r, 0, 0);
     assert_eq!(c.pattern, b"a;\r\n\";\\");
     assert!(c.negated && c.fast_pattern_only);
     assert_eq!(
         (c.depth.clone(), c.offset.clone()),
-        (Some(Val::Num(4)), Some(Val::Num(1)))
+        (Some(Val::Num(8)), Some(Val::Num(1)))
     );
 }
 
@@ -143,6 +143,48 @@ fn errors_name_column_and_reason() {
         r#"alert tcp any any -> any any (threshold:type limit; sid:1;)"#,
     ] {
         assert!(parse_rule(bad, &v).is_err(), "accepted: {bad}");
+    }
+}
+
+/// Positions Suricata refuses are refused with the option's column (they used to load,
+/// and some then alerted); the edges it accepts still load, in both content syntaxes.
+#[test]
+fn out_of_range_positions_are_refused() {
+    let v = Vars::default();
+    let rule = |opts: &str| format!("alert tcp any any -> any any ({opts} sid:1;)");
+    for (opts, at) in [
+        ("content:\"a\"; depth:-5;", "depth"),
+        ("content:\"a\"; offset:-1;", "offset"),
+        ("content:\"a\"; depth:4294967297;", "depth"),
+        ("content:\"a\"; depth:65536;", "depth"),
+        ("content:\"a\"; offset:65536;", "offset"),
+        (
+            "content:\"a\"; content:\"b\"; distance:-4294967296;",
+            "distance",
+        ),
+        ("content:\"a\"; content:\"b\"; within:4294967296;", "within"),
+        ("content:\"a\"; content:\"b\"; within:0;", "within"),
+        ("content:\"ab\"; depth:1;", "depth"),
+        ("content:\"a\",depth -1;", "content"),
+    ] {
+        let text = rule(opts);
+        let e = parse_rule(&text, &v).unwrap_err();
+        assert!(
+            text[e.column - 1..].starts_with(at),
+            "{text}: column {} ({})",
+            e.column,
+            e.kind
+        );
+    }
+    for opts in [
+        "content:\"a\"; depth:65535; offset:65535;",
+        "content:\"a\"; content:\"b\"; distance:-65536; within:65536;",
+        "content:\"ab\"; depth:2;",
+        "content:\"a\"; content:\"b\"; within:1;",
+        "content:\"a\",depth 4,offset 0;",
+        "byte_extract:1,0,n; content:\"a\"; depth:n;",
+    ] {
+        assert!(parse_rule(&rule(opts), &v).is_ok(), "{opts}");
     }
 }
 
