@@ -72,7 +72,10 @@ struct Chain {
 const MAX_ALTS: usize = 64;
 
 /// Parses `text` (an `iptables-save` dump) and flattens `chain` of its filter table.
-pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Parsed {
+/// Rules that cannot be read are skipped and listed in [`Parsed::errors`]; a dump with
+/// no filter table, or without `chain` in it, is an error: there is no rule set to
+/// classify with, and a firewall must not fall back to accepting everything.
+pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Result<Parsed, ParseError> {
     let mut chains: HashMap<String, Chain> = HashMap::new();
     let mut errors = Vec::new();
     let mut table: Option<String> = None;
@@ -125,17 +128,24 @@ pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Parsed {
         }
     }
     if !saw_filter {
-        errors.push(ParseError {
+        return Err(ParseError {
             line: 1,
             col: 1,
-            msg: "no `*filter` table: not an iptables-save dump?".into(),
+            msg: "no `*filter` table: not an iptables-save dump (an `nft list ruleset` \
+                  dump is not read)"
+                .into(),
         });
     }
-    if !chains.contains_key(chain) && saw_filter {
-        errors.push(ParseError {
+    if !chains.contains_key(chain) {
+        let mut names: Vec<&str> = chains.keys().map(String::as_str).collect();
+        names.sort();
+        return Err(ParseError {
             line: 1,
             col: 1,
-            msg: format!("no chain `{chain}` in the filter table"),
+            msg: format!(
+                "no chain `{chain}` in the filter table (it has {})",
+                names.join(", ")
+            ),
         });
     }
     let mut non_terminating: HashMap<String, usize> = HashMap::new();
@@ -168,11 +178,11 @@ pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Parsed {
     non_terminating.sort();
     errors.sort_by_key(|e| (e.line, e.col));
     errors.dedup();
-    Parsed {
+    Ok(Parsed {
         set: RuleSet { rules, policy },
         errors,
         non_terminating,
-    }
+    })
 }
 
 struct Flattener<'a> {

@@ -539,7 +539,9 @@ fn iptables_dumps_parse() {
             iptables::Family::V4
         };
         for chain in ["INPUT", "FORWARD", "OUTPUT"] {
-            let r = iptables::parse(&text, fam, chain, "dump");
+            let Ok(r) = iptables::parse(&text, fam, chain, "dump") else {
+                continue;
+            };
             total += r.set.rules.len();
             for e in &r.errors {
                 assert!(e.line > 0 && e.col > 0, "{}: {e}", p.display());

@@ -16,7 +16,7 @@ fn pkt(src: [u8; 4], dst: [u8; 4], proto: u8, sport: u16, dport: u16, flags: u16
 }
 
 fn verdict(dump: &str, chain: &str, k: Key) -> (Option<usize>, Action) {
-    let p = parse(dump, Family::V4, chain, "t");
+    let p = parse(dump, Family::V4, chain, "t").unwrap();
     assert!(p.errors.is_empty(), "{:?}", p.errors);
     let mut l = Linear::new(&p.set);
     let v = l.classify(&Packet::header_only(k));
@@ -110,7 +110,7 @@ fn flattening_keeps_netfilter_semantics() {
         verdict(DUMP, "FORWARD", k([8, 8, 8, 8], 6, 80, 0)),
         (None, Action::Accept)
     );
-    let p = parse(DUMP, Family::V4, "INPUT", "t");
+    let p = parse(DUMP, Family::V4, "INPUT", "t").unwrap();
     assert_eq!(p.non_terminating, vec![("LOG".to_string(), 1)]);
 }
 
@@ -129,7 +129,7 @@ fn bad_rules_are_reported_and_skipped() {
 -A INPUT -p udp -j DROP
 COMMIT
 ";
-    let p = parse(dump, Family::V4, "INPUT", "t");
+    let p = parse(dump, Family::V4, "INPUT", "t").unwrap();
     let at: Vec<(usize, usize)> = p.errors.iter().map(|e| (e.line, e.col)).collect();
     assert_eq!(
         at,
@@ -154,7 +154,7 @@ fn complex_matches_are_parsed() {
 -A FORWARD -p tcp -m multiport --ports 80,443 -j ACCEPT
 COMMIT
 ";
-    let p = parse(dump, Family::V4, "FORWARD", "t");
+    let p = parse(dump, Family::V4, "FORWARD", "t").unwrap();
     assert!(p.errors.is_empty(), "{:?}", p.errors);
     let r = &p.set.rules;
     assert_eq!(r.len(), 6);
@@ -181,7 +181,7 @@ COMMIT
 fn hostile_chains_are_bounded() {
     let mut dump = String::from("*filter\n:INPUT ACCEPT [0:0]\n:a - [0:0]\n:b - [0:0]\n");
     dump.push_str("-A INPUT -j a\n-A a -j b\n-A b -j a\n-A b -j DROP\n");
-    let p = parse(&dump, Family::V4, "INPUT", "t");
+    let p = parse(&dump, Family::V4, "INPUT", "t").unwrap();
     assert!(
         p.errors.iter().any(|e| e.msg.contains("loop")),
         "{:?}",
@@ -203,28 +203,27 @@ fn hostile_chains_are_bounded() {
         }
     }
     dump.push_str("-A c9 -j DROP\n");
-    let p = parse(&dump, Family::V4, "INPUT", "t");
+    let p = parse(&dump, Family::V4, "INPUT", "t").unwrap();
     assert!(p.errors.iter().any(|e| e.msg.contains("more than")));
 }
 
 #[test]
-fn not_a_dump_and_missing_chains_are_reported() {
-    let p = parse("<iptables-rules/>\n", Family::V4, "INPUT", "t");
-    assert!(
-        p.errors[0].msg.contains("no `*filter` table"),
-        "{:?}",
-        p.errors
-    );
-    let p = parse(
+fn not_a_dump_and_missing_chains_are_errors() {
+    // No usable table or chain: an error, never an empty set that accepts everything.
+    let nft = "table inet filter {\n\tchain input {\n\t\ttype filter hook input priority 0; policy drop;\n\t}\n}\n";
+    for text in ["<iptables-rules/>\n", nft, "", "\u{fffd}garbage\n"] {
+        let e = parse(text, Family::V4, "INPUT", "t").unwrap_err();
+        assert!(e.msg.contains("no `*filter` table"), "{e}");
+    }
+    let e = parse(
         "*filter\n:INPUT DROP [0:0]\nCOMMIT\n",
         Family::V4,
         "FORWARD",
         "t",
-    );
+    )
+    .unwrap_err();
     assert!(
-        p.errors[0].msg.contains("no chain `FORWARD`"),
-        "{:?}",
-        p.errors
+        e.msg.contains("no chain `FORWARD`") && e.msg.contains("INPUT"),
+        "{e}"
     );
-    assert!(p.set.rules.is_empty());
 }

@@ -192,7 +192,9 @@ fn go(a: &Args) -> Result<Done, Stop> {
         "netsieve filter: {} of {} packets matched",
         sink.matched, sink.seen
     );
-    Ok(if damaged {
+    // Packets of a link type no filter can be compiled for were not filtered: as a
+    // damaged input, the run did not do all it was asked.
+    Ok(if damaged || !sink.unsupported.is_empty() {
         Done::InputDamaged
     } else {
         Done::Complete
@@ -230,7 +232,7 @@ impl Sink<'_> {
             let Some(link) = LinkType::from_linktype(lt) else {
                 // As if the expression did not compile for those files: warn, skip them.
                 eprintln!(
-                    "netsieve filter: link type {lt} is not supported; its packets are skipped"
+                    "netsieve filter: link type {lt} is not one netsieve filters; its packets are skipped"
                 );
                 self.unsupported.push(lt);
                 return self.batch(frames);

@@ -68,6 +68,11 @@ pub struct Args {
     /// positions `--updates` refers to, and exit.
     #[arg(long)]
     list: bool,
+    /// Run even when rules of the set cannot be represented (they are left out, and the
+    /// summary lists them: the protection they gave is lost). Without it such a set is
+    /// refused.
+    #[arg(long)]
+    allow_skipped: bool,
     /// Interface names the packets arrived on and leave by (for -i / -o matches).
     #[arg(long, default_value = "")]
     iif: String,
@@ -99,9 +104,41 @@ enum Change {
     Rebuild,
 }
 
-fn load(a: &Args) -> Result<(RuleSet, Format), String> {
+/// A rule set as read: the rules, their format, and the rules that could not be
+/// represented (`file:line:column: why`), which the run leaves out.
+struct Loaded {
+    set: RuleSet,
+    format: Format,
+    skipped: Vec<String>,
+}
+
+/// Reads a text file; bytes that are not UTF-8 (a Latin-1 comment, say) are read as
+/// U+FFFD with a warning naming the first one's line and column, so the rest is kept.
+fn read_text(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    match String::from_utf8(bytes) {
+        Ok(t) => Ok(t),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let bytes = e.into_bytes();
+            let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+            let col = 1 + at
+                - bytes[..at]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |i| i + 1);
+            eprintln!(
+                "netsieve firewall: {}:{line}:{col}: not UTF-8; such bytes are read as U+FFFD",
+                path.display()
+            );
+            Ok(String::from_utf8_lossy(&bytes).into_owned())
+        }
+    }
+}
+
+fn load(a: &Args) -> Result<Loaded, String> {
     let path = &a.ruleset;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = read_text(path)?;
     let name = path.display().to_string();
     let format = match a.format.as_deref() {
         Some("iptables") => Format::Iptables(Family::V4),
@@ -124,30 +161,53 @@ fn load(a: &Args) -> Result<(RuleSet, Format), String> {
             }
         }
     };
-    let set = match format {
+    let (set, skipped) = match format {
         Format::ClassBench => {
             let (set, errors) = classbench::parse(&text, &name);
-            for e in &errors {
-                eprintln!("{name}:{e} (rule skipped)");
+            if set.rules.is_empty() {
+                return Err(format!("{name}: no ClassBench rule could be read"));
             }
-            set
+            (set, errors.iter().map(|e| format!("{name}:{e}")).collect())
         }
         Format::Iptables(fam) => {
-            let p = iptables::parse(&text, fam, &a.chain, &name);
-            for e in &p.errors {
-                eprintln!("{name}:{e} (rule skipped)");
-            }
+            let p =
+                iptables::parse(&text, fam, &a.chain, &name).map_err(|e| format!("{name}:{e}"))?;
             for (t, n) in &p.non_terminating {
                 eprintln!("{name}: {n} rule(s) with target {t} do not change verdicts; left out");
             }
-            p.set
+            (
+                p.set,
+                p.errors.iter().map(|e| format!("{name}:{e}")).collect(),
+            )
         }
     };
-    Ok((set, format))
+    Ok(Loaded {
+        set,
+        format,
+        skipped,
+    })
+}
+
+/// Refuses a rule set with rules left out unless `--allow-skipped` says to go on.
+fn check_skipped(loaded: &Loaded, allow: bool) -> Result<(), String> {
+    if loaded.skipped.is_empty() {
+        return Ok(());
+    }
+    for e in &loaded.skipped {
+        eprintln!("netsieve firewall: {e} (rule left out)");
+    }
+    if allow {
+        return Ok(());
+    }
+    Err(format!(
+        "{} rule(s) cannot be represented; a firewall without them would let through what \
+         they stop. Give --allow-skipped to run without them",
+        loaded.skipped.len()
+    ))
 }
 
 fn load_updates(path: &Path, format: Format) -> Result<Vec<(u64, Change)>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = read_text(path)?;
     let name = path.display();
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -211,22 +271,32 @@ struct Run {
     counts: Counts,
     verdicts: Option<BufWriter<File>>,
     rebuilds: u64,
+    /// Rules of the set left out (`--allow-skipped`), for the summary.
+    skipped: Vec<String>,
 }
 
 impl Run {
-    /// Applies the changes due before packet `i`.
-    fn changes_due(&mut self, i: u64) {
+    /// Applies the changes due before packet `i`. A change that does not apply (a
+    /// position past the end of the list) is an error, as `iptables -I`/`-D` make it:
+    /// the list would not be what its operator meant.
+    fn changes_due(&mut self, i: u64) -> Result<(), String> {
         while let Some((at, _)) = self.changes.peek() {
             if *at > i {
                 break;
             }
             let (_, c) = self.changes.next().expect("peeked");
+            let len = self.hy.len();
             match c {
+                Change::Insert(pos, _) | Change::Delete(pos)
+                    if pos > len || (pos == len && matches!(c, Change::Delete(_))) =>
+                {
+                    return Err(format!(
+                        "update before packet {i}: no position {pos} (the list has {len} rules)"
+                    ));
+                }
                 Change::Insert(pos, rule) => self.hy.insert(pos, rule),
                 Change::Delete(pos) => {
-                    if !self.hy.delete(pos) {
-                        eprintln!("netsieve firewall: update at packet {i}: no rule at {pos}");
-                    }
+                    self.hy.delete(pos);
                 }
                 Change::Rebuild => self.hy.start_rebuild(),
             }
@@ -234,6 +304,7 @@ impl Run {
         if self.hy.poll() {
             self.rebuilds += 1;
         }
+        Ok(())
     }
 
     /// A packet the table does not see (not IP, or IP of the other family).
@@ -339,7 +410,10 @@ fn view<'p>(d: &'p Decoded, state: CtState, a: &'p Args) -> Option<Packet<'p>> {
 fn go(a: &Args) -> Result<(), String> {
     let strategy: Strategy = a.strategy.parse()?;
     if a.list {
-        let (set, _) = load(a)?;
+        let Loaded { set, skipped, .. } = load(a)?;
+        for e in &skipped {
+            eprintln!("netsieve firewall: {e} (rule left out)");
+        }
         let mut o = std::io::stdout().lock();
         for (i, r) in set.rules.iter().enumerate() {
             let kind = if r.is_simple() { "simple" } else { "complex" };
@@ -353,7 +427,13 @@ fn go(a: &Args) -> Result<(), String> {
         return Err("give either -r CAPTURE or --trace TRACE".into());
     }
     let t0 = Instant::now();
-    let (set, format) = load(a)?;
+    let loaded = load(a)?;
+    check_skipped(&loaded, a.allow_skipped)?;
+    let Loaded {
+        set,
+        format,
+        skipped,
+    } = loaded;
     let changes = match &a.updates {
         Some(p) => load_updates(p, format)?,
         None => Vec::new(),
@@ -386,6 +466,7 @@ fn go(a: &Args) -> Result<(), String> {
         counts: Counts::default(),
         verdicts,
         rebuilds: 0,
+        skipped,
     };
     let mut out = a.write.as_deref().map(|p| PcapOut::new(p, 262_144));
     let t1 = Instant::now();
@@ -404,7 +485,7 @@ fn go(a: &Args) -> Result<(), String> {
         let mut verdicts = Vec::with_capacity(64);
         let mut i = 0;
         while i < trace.len() {
-            run.changes_due(i as u64);
+            run.changes_due(i as u64)?;
             let mut end = (i + 64).min(trace.len());
             if let Some(at) = run.next_change() {
                 end = end.min((at as usize).max(i + 1));
@@ -446,7 +527,7 @@ fn go(a: &Args) -> Result<(), String> {
                 Some((f, _)) if f.pkts[0] > 0 && f.pkts[1] > 0 => CtState::Established,
                 Some(_) => CtState::New,
             };
-            run.changes_due(i);
+            run.changes_due(i)?;
             // netfilter runs IPv4 packets through iptables and IPv6 ones through
             // ip6tables; a packet of the other family, or not IP, is not this table's.
             let family_ok = d.ip.is_some_and(|ip| ip.src.is_ipv6() == v6);
@@ -484,6 +565,16 @@ fn go(a: &Args) -> Result<(), String> {
 fn report(run: &Run, not_ip: u64, secs: f64) {
     let c = &run.counts;
     let mut o = std::io::stdout().lock();
+    if !run.skipped.is_empty() {
+        let _ = writeln!(
+            o,
+            "rules left out (their protection is lost)\t{}",
+            run.skipped.len()
+        );
+        for e in &run.skipped {
+            let _ = writeln!(o, "left out\t{e}");
+        }
+    }
     let _ = writeln!(
         o,
         "packets\t{}\nfast path\t{}\nshunted\t{}\nrules traversed by shunted packets\t{}",

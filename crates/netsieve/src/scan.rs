@@ -16,6 +16,7 @@ use netsieve_detect::{
     Alert, BuildOptions, DetectOptions, Detector, ExceptionPolicy, FlowData, Mpm, RuleSet,
     Thresholds, Verdict,
 };
+use netsieve_packet::decode::decodes_link;
 use netsieve_packet::defrag::Defrag;
 use netsieve_packet::flow::{
     Direction, FLOW_BYTES, Flow, FlowConfig, FlowStats, FlowTable, SweepClock, TCP_SESSION_BYTES,
@@ -478,6 +479,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let mut clock = SweepClock::default();
     let t_scan = Instant::now();
     let mut capture_errors = 0usize;
+    let mut undecoded_links: Vec<(String, u32)> = Vec::new();
     let mut decode_time = Duration::ZERO;
     if a.profile {
         inline.det.prof = Some(Profile::default());
@@ -500,6 +502,19 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         }
         stats.packets += 1;
         stats.bytes += frame.data.len() as u64;
+        if !decodes_link(frame.linktype) {
+            // Read, counted, and reported once per file and link type: nothing in it
+            // can be inspected.
+            stats.undecoded += 1;
+            let seen = (cap.file_name().to_string(), frame.linktype);
+            if !undecoded_links.contains(&seen) {
+                eprintln!(
+                    "netsieve scan: {}: link type {} is not one netsieve decodes; its packets are not inspected",
+                    seen.0, seen.1
+                );
+                undecoded_links.push(seen);
+            }
+        }
         let t_dec = a.profile.then(Instant::now);
         decoder.decode(&frame, stats.packets, &mut pkt);
         if let Some(t) = t_dec {
@@ -593,6 +608,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         "established_flows_evicted": stats.flows.evicted_established,
         "alerts": stats.alerts,
         "bad_checksum_packets": stats.bad_checksum,
+        "undecoded_link_type_packets": stats.undecoded,
         "rules": {
             "parsed": parsed,
             "failed": failed + s.compile_errors.len(),
@@ -661,6 +677,14 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         eprintln!(
             "netsieve scan: {capture_errors} capture file(s) damaged; every alert found was written"
         );
+    }
+    if stats.undecoded > 0 {
+        eprintln!(
+            "netsieve scan: {} packets of link types netsieve does not decode were not inspected",
+            stats.undecoded
+        );
+    }
+    if capture_errors > 0 || stats.undecoded > 0 {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -703,6 +727,8 @@ impl AutoChecksum {
 struct RunStats {
     packets: u64,
     bytes: u64,
+    /// Packets of link types the decoder does not read.
+    undecoded: u64,
     flows: FlowStats,
     alerts: u64,
     bad_checksum: u64,

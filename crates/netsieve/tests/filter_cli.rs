@@ -323,3 +323,42 @@ fn deep_nesting_is_an_error_not_a_crash() {
         "{err}"
     );
 }
+
+/// A capture of a link type netsieve cannot read is said so, and the exit code is 1
+/// (it used to read as nothing, exit 0, where tcpdump reads the packets).
+#[test]
+fn an_unknown_link_type_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("usb.pcap");
+    let mut bytes = Vec::new();
+    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 147] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    for i in 0..3u32 {
+        for v in [1, i, 10, 10] {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        bytes.extend_from_slice(&[0x78; 10]);
+    }
+    std::fs::write(&cap, &bytes).unwrap();
+    let o = netsieve(&["filter", "-r", cap.to_str().unwrap(), "--count", "tcp"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("link type 147"), "{err}");
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let o = netsieve(&[
+        "scan",
+        "-r",
+        cap.to_str().unwrap(),
+        "-S",
+        rules.to_str().unwrap(),
+        "-l",
+        dir.path().to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("usb.pcap: link type 147 is not one netsieve decodes"),
+        "{err}"
+    );
+}

@@ -135,21 +135,106 @@ fn strategies_and_updates_give_the_same_verdicts() {
     );
 }
 
+/// A firewall fails closed: a rule it cannot represent is reported with its position
+/// and stops the run, unless --allow-skipped, when the summary lists what was left out.
 #[test]
 fn bad_rules_are_reported_with_their_position() {
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("rules.v4");
     std::fs::write(
         &rules,
-        "*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -s 10.0.0.0/33 -j DROP\n-A FORWARD -p tcp -j DROP\nCOMMIT\n",
+        "*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -s 10.0.0.0/33 -j DROP\n-A FORWARD -p tcp -j DROP\n-A FORWARD -m set --match-set bad src -j DROP\nCOMMIT\n",
     )
     .unwrap();
     let o = netsieve(&["firewall", "-R", rules.to_str().unwrap(), "-r", &pcap()]);
-    assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("rules.v4:3:15: invalid address"), "{err}");
+    assert!(
+        err.contains("rules.v4:5:") && err.contains("--allow-skipped"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty(), "no packet was classified");
+    let o = netsieve(&[
+        "firewall",
+        "-R",
+        rules.to_str().unwrap(),
+        "-r",
+        &pcap(),
+        "--allow-skipped",
+    ]);
+    assert!(o.status.success());
     let s = String::from_utf8(o.stdout).unwrap();
     assert_eq!(stat(&s, "action DROP"), filter_count(&pcap(), "tcp"));
+    assert_eq!(stat(&s, "rules left out (their protection is lost)"), 2);
+    assert!(s.contains("left out\t") && s.contains("rules.v4:5:"), "{s}");
+}
+
+/// No usable rule set is an error, never a firewall that accepts everything: an `nft
+/// list ruleset` dump, a file that is not a dump, a chain that does not exist, a
+/// ClassBench file without a rule. Updates past the end of the list are errors too.
+#[test]
+fn a_firewall_fails_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let nft = dir.path().join("nft.txt");
+    std::fs::write(
+        &nft,
+        "table inet filter {\n  chain forward {\n    type filter hook forward priority 0; policy drop;\n  }\n}\n",
+    )
+    .unwrap();
+    let garbage = dir.path().join("garbage");
+    std::fs::write(&garbage, b"\x00\x01 not rules \xff\n").unwrap();
+    let rules = dir.path().join("rules.v4");
+    std::fs::write(
+        &rules,
+        b"*filter\n:FORWARD DROP [0:0]\n-A FORWARD -m comment --comment \"caf\xe9\" -p tcp -j ACCEPT\nCOMMIT\n",
+    )
+    .unwrap();
+    let cb = dir.path().join("cb");
+    std::fs::write(&cb, "@not a rule\n@1.2.3.4/40 x\n").unwrap();
+    for (args, says) in [
+        (vec!["-R", nft.to_str().unwrap()], "no `*filter` table"),
+        (vec!["-R", garbage.to_str().unwrap()], "no `*filter` table"),
+        (
+            vec!["-R", rules.to_str().unwrap(), "--chain", "INPUT"],
+            "no chain `INPUT`",
+        ),
+        (vec!["-R", cb.to_str().unwrap()], "no ClassBench rule"),
+    ] {
+        let mut all = vec!["firewall", "-r"];
+        let p = pcap();
+        all.push(&p);
+        all.extend(args);
+        let o = netsieve(&all);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{all:?}: {err}");
+        assert!(err.contains(says), "{all:?}: {err}");
+    }
+    // A byte that is not UTF-8 (in a comment) is read around, with its position.
+    let o = netsieve(&["firewall", "-R", rules.to_str().unwrap(), "-r", &pcap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("rules.v4:3:37: not UTF-8"), "{err}");
+    // An update past the end of the list.
+    let updates = dir.path().join("updates");
+    for change in ["3 delete 99", "3 delete 1", "3 insert 7 -p udp -j DROP"] {
+        std::fs::write(&updates, format!("{change}\n")).unwrap();
+        let args = [
+            "firewall",
+            "-R",
+            rules.to_str().unwrap(),
+            "-r",
+            &pcap(),
+            "--updates",
+        ];
+        let o = netsieve(&[&args[..], &[updates.to_str().unwrap()]].concat());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{change}: {err}");
+        assert!(
+            err.contains("update before packet 3: no position"),
+            "{change}: {err}"
+        );
+    }
 }
 
 #[test]

@@ -236,6 +236,54 @@ impl Refit {
     }
 }
 
+/// The link layers the decoder reads, resolved once from a capture's link type number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Link {
+    /// 1
+    Ethernet,
+    /// 113: Linux cooked capture.
+    LinuxSll,
+    /// 276: Linux cooked capture, version 2.
+    LinuxSll2,
+    /// 0: BSD loopback, the address family in host order.
+    Null,
+    /// 108: OpenBSD loopback, the address family in network order.
+    Loop,
+    /// 12, 14, 101: raw IP, the version nibble tells which.
+    Raw,
+    /// 9
+    Ppp,
+    /// 104
+    CiscoHdlc,
+    /// 228
+    Ipv4,
+    /// 229
+    Ipv6,
+}
+
+impl Link {
+    fn of(linktype: u32) -> Option<Link> {
+        Some(match linktype {
+            1 => Link::Ethernet,
+            113 => Link::LinuxSll,
+            276 => Link::LinuxSll2,
+            0 => Link::Null,
+            108 => Link::Loop,
+            12 | 14 | 101 => Link::Raw,
+            9 => Link::Ppp,
+            104 => Link::CiscoHdlc,
+            228 => Link::Ipv4,
+            229 => Link::Ipv6,
+            _ => return None,
+        })
+    }
+}
+
+/// Whether the decoder reads frames of this link type (LINKTYPE_* number).
+pub fn decodes_link(linktype: u32) -> bool {
+    Link::of(linktype).is_some()
+}
+
 /// Decodes frames, keeping fragment state between them.
 #[derive(Debug, Default)]
 pub struct Decoder {
@@ -398,8 +446,12 @@ impl Decoder {
 
     fn decode_link(&mut self, link: u32, p: &mut Packet) -> Result<(), &'static str> {
         let d = &p.data;
-        let (ethertype, at) = match link {
-            1 => {
+        let Some(kind) = Link::of(link) else {
+            self.unknown_link += 1;
+            return Err("unsupported link type");
+        };
+        let (ethertype, at) = match kind {
+            Link::Ethernet => {
                 if d.len() < 14 {
                     return Err("truncated ethernet header");
                 }
@@ -422,23 +474,23 @@ impl Decoder {
                 }
                 (et, at)
             }
-            113 => {
+            Link::LinuxSll => {
                 if d.len() < 16 {
                     return Err("truncated Linux cooked header");
                 }
                 (be16(d, 14), 16)
             }
-            276 => {
+            Link::LinuxSll2 => {
                 if d.len() < 20 {
                     return Err("truncated Linux cooked v2 header");
                 }
                 (be16(d, 0), 20)
             }
-            0 | 108 => {
+            Link::Null | Link::Loop => {
                 if d.len() < 4 {
                     return Err("truncated loopback header");
                 }
-                let fam = if link == 0 {
+                let fam = if kind == Link::Null {
                     u32::from_le_bytes([d[0], d[1], d[2], d[3]])
                 } else {
                     u32::from_be_bytes([d[0], d[1], d[2], d[3]])
@@ -451,14 +503,14 @@ impl Decoder {
                     _ => return Err("unknown loopback address family"),
                 }
             }
-            12 | 14 | 101 => match d.first().map(|b| b >> 4) {
+            Link::Raw => match d.first().map(|b| b >> 4) {
                 Some(4) => (0x0800, 0),
                 Some(6) => (0x86dd, 0),
                 _ => return Err("raw IP frame without an IP version"),
             },
             // PPP: an optional address/control pair, then the protocol, in one byte
             // when compressed (RFC 1661 6.5: an odd first byte is a whole protocol).
-            9 => {
+            Link::Ppp => {
                 let at = if d.starts_with(&[0xff, 0x03]) { 2 } else { 0 };
                 let (proto, len) = match d.get(at) {
                     None => return Err("truncated PPP header"),
@@ -473,18 +525,14 @@ impl Decoder {
                 }
             }
             // Cisco HDLC: address, control, then an Ethertype.
-            104 => {
+            Link::CiscoHdlc => {
                 if d.len() < 4 {
                     return Err("truncated Cisco HDLC header");
                 }
                 (be16(d, 2), 4)
             }
-            228 => (0x0800, 0),
-            229 => (0x86dd, 0),
-            _ => {
-                self.unknown_link += 1;
-                return Err("unsupported link type");
-            }
+            Link::Ipv4 => (0x0800, 0),
+            Link::Ipv6 => (0x86dd, 0),
         };
         let (mut ethertype, mut at) = (ethertype, at);
         // NSH (RFC 8300): the packet follows its header in the same frame.
