@@ -64,6 +64,8 @@ pub fn run(args: Args) -> ExitCode {
         let name = path.display().to_string();
         match search_file(&matcher, &args, path, &name, &mut out) {
             Ok(n) => any |= n > 0,
+            // The reader went away (`| head`): it has what it wanted, as with grep.
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
             Err(e) => {
                 let _ = out.flush();
                 eprintln!("netsieve match: {name}: {e}");

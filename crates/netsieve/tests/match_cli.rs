@@ -220,3 +220,27 @@ fn matches_across_the_read_boundary_are_found_once() {
         )
     );
 }
+
+/// A reader that goes away (`netsieve match ... | head`) ends the run quietly with
+/// exit 0, as grep does (it used to exit 2 with "Broken pipe").
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("p.txt"), "a\n").unwrap();
+    fs::write(d.path().join("in.txt"), "a".repeat(4 << 20)).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(["match", "-f", "p.txt", "in.txt"])
+        .current_dir(d.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read a little, then hang up.
+    let mut first = [0u8; 64];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(o.status.code(), Some(0));
+}
