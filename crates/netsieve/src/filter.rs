@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use netsieve_bpf::{Filter, LinkType, Options, Packet, compile_with, text};
 use netsieve_packet::capture::{Capture, Frame};
 
+use crate::interrupt::Interrupt;
 use crate::pcapout::PcapOut;
 
 #[derive(clap::Args)]
@@ -55,6 +56,7 @@ pub fn run(a: Args) -> ExitCode {
     match go(&a) {
         Ok(Done::Complete) => ExitCode::SUCCESS,
         Ok(Done::InputDamaged) => ExitCode::from(1),
+        Ok(Done::Interrupted(code)) => code,
         Err(Stop::ReaderGone) => ExitCode::SUCCESS,
         Err(Stop::Error(e)) => {
             eprintln!("netsieve filter: {e}");
@@ -68,6 +70,8 @@ enum Done {
     Complete,
     /// A capture was damaged or unreadable; every packet before the damage was handled.
     InputDamaged,
+    /// Ctrl-C or SIGTERM stopped the run; what was read was handled. The exit code.
+    Interrupted(ExitCode),
 }
 
 /// Why a run stopped early.
@@ -149,7 +153,12 @@ fn go(a: &Args) -> Result<Done, Stop> {
     let mut frames: Vec<Frame> = vec![Frame::default(); BATCH + 1];
     let mut n = 0;
     let mut damaged = false;
+    let interrupt = Interrupt::install();
     loop {
+        if interrupt.requested() {
+            // Stop between packets: what was read is filtered and written.
+            break;
+        }
         match cap.next(&mut frames[n]) {
             Ok(true) => {
                 if n > 0 && frames[n].linktype != frames[0].linktype {
@@ -194,7 +203,9 @@ fn go(a: &Args) -> Result<Done, Stop> {
     );
     // Packets of a link type no filter can be compiled for were not filtered: as a
     // damaged input, the run did not do all it was asked.
-    Ok(if damaged || !sink.unsupported.is_empty() {
+    Ok(if let Some(code) = interrupt.exit_code() {
+        Done::Interrupted(code)
+    } else if damaged || !sink.unsupported.is_empty() {
         Done::InputDamaged
     } else {
         Done::Complete

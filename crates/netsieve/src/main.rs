@@ -4,6 +4,7 @@ mod bench;
 mod config;
 mod filter;
 mod firewall;
+mod interrupt;
 mod matching;
 mod pcapout;
 mod scan;

@@ -27,6 +27,7 @@ use netsieve_rules::{Classifications, Loaded, ThresholdConfig, Vars};
 use serde_json::json;
 
 use crate::config;
+use crate::interrupt::Interrupt;
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -301,7 +302,9 @@ fn midstream_policy(s: &Settings, ips: bool) -> Result<ExceptionPolicy, String> 
 }
 
 /// Exit codes: 0 when every input was read and every output written, 1 on any error
-/// (a damaged capture is reported and the run goes on; every alert found is written).
+/// (a damaged capture is reported and the run goes on; every alert found is written),
+/// 128 + the signal when Ctrl-C or SIGTERM stopped it (everything read was inspected and
+/// written, and the summary printed).
 pub fn run(a: Args) -> ExitCode {
     match scan(a) {
         Ok(code) => code,
@@ -484,7 +487,13 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     if a.profile {
         inline.det.prof = Some(Profile::default());
     }
+    let interrupt = Interrupt::install();
     loop {
+        if interrupt.requested() {
+            // Stop between packets; the run then ends as at the end of its input.
+            eprintln!("netsieve scan: interrupted; finishing what was read");
+            break;
+        }
         match cap.next(&mut frame) {
             Ok(true) => {}
             Ok(false) => break,
@@ -683,6 +692,9 @@ fn scan(a: Args) -> Result<ExitCode, String> {
             "netsieve scan: {} packets of link types netsieve does not decode were not inspected",
             stats.undecoded
         );
+    }
+    if let Some(code) = interrupt.exit_code() {
+        return Ok(code);
     }
     if capture_errors > 0 || stats.undecoded > 0 {
         return Ok(ExitCode::from(1));
