@@ -138,20 +138,27 @@ pub fn compile_with(expr: &str, opts: &Options) -> Result<Program, CompileError>
     if opts.refuse_never && b == Bool::Const(false) {
         return Err(CompileError::at(0, "expression rejects all packets"));
     }
-    let insns = emit(&b, opts.snaplen);
-    if insns.len() > MAXINSNS {
+    let raw = emit(&b, opts.snaplen);
+    // The limit holds for the program that runs, as in libpcap: the optimiser may bring
+    // a longer first draft within it.
+    let best = match opts.optimize {
+        true => crate::opt::optimize_insns(&raw),
+        false => raw.clone(),
+    };
+    if best.len().min(raw.len()) > MAXINSNS {
         return Err(CompileError::at(
             0,
-            "expression too complex: program longer than 4096 instructions",
+            format!(
+                "expression too complex: program of {} instructions, more than {MAXINSNS}",
+                best.len().min(raw.len())
+            ),
         ));
     }
-    let prog =
-        Program::new(insns).map_err(|e| CompileError::at(0, format!("internal error: {e}")))?;
-    Ok(if opts.optimize {
-        crate::opt::optimize(&prog)
-    } else {
-        prog
-    })
+    // The optimised program if it is valid (it always should be) and shorter.
+    match Program::new(best) {
+        Ok(p) if p.len() < raw.len() || !opts.optimize => Ok(p),
+        _ => Program::new(raw).map_err(|e| CompileError::at(0, format!("internal error: {e}"))),
+    }
 }
 
 /// The expression as a tree of tests (exposed for tests of the code generator).

@@ -22,6 +22,8 @@
 //!   decide becomes a `ja`.
 //! - **Dead code.** An instruction whose only effect is on A, X or a scratch word that no
 //!   later instruction reads is dropped (loads from the packet stay: they can fail).
+//! - **Shared code.** Copies of the same code (equal instructions with the same
+//!   successors) become one: every edge is aimed at the last copy, and the others die.
 //! - **Clean-up.** Instructions no edge reaches are dropped, `ja` to the next
 //!   instruction and conditional jumps whose two edges agree disappear, and offsets are
 //!   recomputed (they can only shrink).
@@ -85,12 +87,21 @@ impl State {
         self.facts.retain(|f| o.facts.contains(f));
     }
 
+    /// Adds a fact. An equality that holds decides every test of its symbol, so it
+    /// replaces the others and is the last to go when the list is full: a long chain of
+    /// `jeq` that fail (`host a or host b or ...`) must not push out the EtherType the
+    /// chain is guarded by.
     fn learn(&mut self, f: Fact) {
         if self.facts.contains(&f) {
             return;
         }
+        let decisive = |f: &Fact| f.op == JEQ && f.taken;
+        if decisive(&f) {
+            self.facts.retain(|g| g.sym != f.sym);
+        }
         if self.facts.len() == MAX_FACTS {
-            self.facts.remove(0);
+            let oldest = self.facts.iter().position(|g| !decisive(g)).unwrap_or(0);
+            self.facts.remove(oldest);
         }
         self.facts.push(f);
     }
@@ -235,11 +246,69 @@ fn thread(insns: &[Insn], mut t: usize, st: &State) -> usize {
             safe = t;
         }
     }
-    if skipped_a && insns[t].code == RET | K {
+    // After a skipped load, the walk may end where A's value is dead: a `ret #k`, or a
+    // load into A (which reads X or memory, never A).
+    if skipped_a && (insns[t].code == RET | K || insns[t].class() == LD) {
         t
     } else {
         safe
     }
+}
+
+/// Aims every edge into a block of code at the last copy of that block: two places are
+/// the same code when their instructions are equal and their successors are the same
+/// code (computed from the end, as jumps only go forward; a `ja` is the code it jumps
+/// to). The copies then unreachable are dropped by [`compact`]. This is what lets the
+/// tests of `host a or host b` share their ARP and RARP tails, as libpcap's block
+/// merging does.
+fn merge_copies(insns: &[Insn]) -> Vec<Insn> {
+    use std::collections::HashMap;
+    let n = insns.len();
+    // The code class of each instruction, and the last instruction of each class.
+    let mut class = vec![0u32; n];
+    let mut last: Vec<usize> = Vec::new();
+    let mut ids: HashMap<(u16, u32, u32, u32), u32> = HashMap::new();
+    for pc in (0..n).rev() {
+        let i = insns[pc];
+        let after = |off: usize| class[pc + 1 + off];
+        let key = match i.class() {
+            RET => (i.code, i.k, u32::MAX, u32::MAX),
+            JMP if i.op() == JA => {
+                class[pc] = after(i.k as usize);
+                continue;
+            }
+            JMP => (i.code, i.k, after(i.jt as usize), after(i.jf as usize)),
+            _ => (i.code, i.k, after(0), u32::MAX),
+        };
+        let next = ids.len() as u32;
+        let c = *ids.entry(key).or_insert(next);
+        if c == next {
+            last.push(pc);
+        }
+        class[pc] = c;
+    }
+    let mut out = insns.to_vec();
+    let aim = |pc: usize, off: usize| -> usize {
+        let t = pc + 1 + off;
+        let rep = last[class[t] as usize];
+        if rep >= t { rep } else { t }
+    };
+    for pc in 0..n {
+        let i = insns[pc];
+        if i.class() != JMP {
+            continue;
+        }
+        if i.op() == JA {
+            out[pc].k = (aim(pc, i.k as usize) - pc - 1) as u32;
+        } else {
+            let (t, f) = (aim(pc, i.jt as usize), aim(pc, i.jf as usize));
+            if t - pc - 1 <= u8::MAX as usize && f - pc - 1 <= u8::MAX as usize {
+                out[pc].jt = (t - pc - 1) as u8;
+                out[pc].jf = (f - pc - 1) as u8;
+            }
+        }
+    }
+    out
 }
 
 /// Threads every jump edge; returns the new instructions.
@@ -434,17 +503,25 @@ fn compact(insns: &[Insn]) -> Vec<Insn> {
 
 /// The optimised program, or `prog` itself when optimising does not shorten it.
 pub fn optimize(prog: &Program) -> Program {
-    let mut insns = prog.insns().to_vec();
-    // Each round can expose more (a threaded edge meets fewer others); a few suffice.
-    for _ in 0..4 {
-        let next = compact(&thread_jumps(&insns));
+    match Program::new(optimize_insns(prog.insns())) {
+        Ok(p) if p.len() < prog.len() => p,
+        _ => prog.clone(),
+    }
+}
+
+/// The optimisation of an instruction array that may be longer than a program may be
+/// (the expression compiler's output, before it is cut down to size). The result is
+/// not validated: [`optimize`] and the compiler do that.
+pub(crate) fn optimize_insns(insns: &[Insn]) -> Vec<Insn> {
+    let mut insns = insns.to_vec();
+    // Each round can expose more (a threaded edge meets fewer others, merged copies
+    // leave edges to thread); a few suffice.
+    for _ in 0..6 {
+        let next = compact(&merge_copies(&compact(&thread_jumps(&insns))));
         if next.len() >= insns.len() {
             break;
         }
         insns = next;
     }
-    match Program::new(insns) {
-        Ok(p) if p.len() < prog.len() => p,
-        _ => prog.clone(),
-    }
+    insns
 }
