@@ -167,6 +167,18 @@ fn compare(files: &[PathBuf], theirs: &BTreeMap<PathBuf, Read>) -> Vec<String> {
     wrong
 }
 
+/// Fails, listing them, when any file reads otherwise than libpcap reads it.
+fn assert_agree(files: &[PathBuf], theirs: &BTreeMap<PathBuf, Read>) {
+    let wrong = compare(files, theirs);
+    assert!(
+        wrong.is_empty(),
+        "{} of {} differ:\n{}",
+        wrong.len(),
+        files.len(),
+        wrong.join("\n")
+    );
+}
+
 /// Every file under `dir` that starts with a capture's magic number.
 fn captures(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -200,14 +212,7 @@ fn every_shared_capture_reads_as_libpcap_reads_it() {
         data.display()
     );
     let theirs = libpcap(&helper, &files);
-    let wrong = compare(&files, &theirs);
-    assert!(
-        wrong.is_empty(),
-        "{} of {} differ:\n{}",
-        wrong.len(),
-        files.len(),
-        wrong.join("\n")
-    );
+    assert_agree(&files, &theirs);
     let cut_short = theirs.values().filter(|r| r.error.is_some()).count();
     eprintln!(
         "{} captures agree with libpcap ({cut_short} end in an error for both)",
@@ -430,19 +435,12 @@ fn damaged_and_unusual_captures_read_as_libpcap_reads_them() {
             "libpcap on the intact {name}: {t:?}"
         );
     }
-    let wrong = compare(&files, &theirs);
     if let Some(keep) = std::env::var_os("NETSIEVE_KEEP_DIFFS") {
         for f in &files {
             std::fs::copy(f, Path::new(&keep).join(f.file_name().unwrap())).unwrap();
         }
     }
-    assert!(
-        wrong.is_empty(),
-        "{} of {} differ:\n{}",
-        wrong.len(),
-        files.len(),
-        wrong.join("\n")
-    );
+    assert_agree(&files, &theirs);
     let errors = theirs.values().filter(|r| r.error.is_some()).count();
     eprintln!(
         "{} captures agree with libpcap, {errors} of them ending in an error",
