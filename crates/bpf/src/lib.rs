@@ -8,7 +8,7 @@
 //! assert_eq!(filter.run(&frame, 60), 0);
 //! ```
 //!
-//! * [`compile`] turns a pcap-filter expression into a validated [`Program`].
+//! * [`compile()`] turns a pcap-filter expression into a validated [`Program`].
 //! * [`text`] prints programs as `tcpdump -d`, `-dd` and `-ddd` do and reads the `-d`
 //!   and `-ddd` forms back.
 //! * [`interp::run`] is the reference interpreter, with libpcap's `bpf_filter` semantics.
