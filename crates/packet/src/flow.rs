@@ -14,7 +14,7 @@
 //! recently seen flows that hold stream data go. Evictions are counted.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::net::IpAddr;
 use std::ops::Range;
 use std::time::Duration;
@@ -245,9 +245,54 @@ impl SweepClock {
 /// over workers). `None` for packets without a flow.
 pub fn flow_hash(p: &Packet) -> Option<u64> {
     let (key, _) = key_of(p)?;
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    key.hash(&mut h);
-    Some(h.finish())
+    Some(key.fnv().0)
+}
+
+/// FNV-1a, 64 bits: a hash with a fixed definition (Rust does not promise to keep
+/// `DefaultHasher`'s output, and flow ids are written to EVE).
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        for &x in b {
+            self.0 ^= u64::from(x);
+            self.0 = self.0.wrapping_mul(0x100_0000_01b3);
+        }
+    }
+}
+
+impl Key {
+    /// The key's fields in a fixed layout: each address as 16 bytes (IPv4 mapped into
+    /// IPv6) then its port, big-endian; the protocol; the VLAN ids.
+    fn fnv(&self) -> Fnv {
+        let mut h = Fnv::new();
+        for (ip, port) in [self.lo, self.hi] {
+            let a = match ip {
+                IpAddr::V4(a) => a.to_ipv6_mapped().octets(),
+                IpAddr::V6(a) => a.octets(),
+            };
+            h.bytes(&a);
+            h.bytes(&port.to_be_bytes());
+        }
+        h.bytes(&[self.proto]);
+        for v in self.vlan {
+            h.bytes(&v.to_be_bytes());
+        }
+        h
+    }
+}
+
+/// A flow's id (EVE's `flow_id`): the hash of its key and first packet's time, kept
+/// below 2^53 so that JSON readers that hold numbers as doubles (jq, JavaScript) read it
+/// exactly, as Suricata keeps it.
+fn flow_id(key: &Key, first: Duration) -> u64 {
+    let mut h = key.fnv();
+    h.bytes(&first.as_nanos().to_le_bytes());
+    h.0 & ((1 << 53) - 1)
 }
 
 fn key_of(p: &Packet) -> Option<(Key, bool)> {
@@ -348,9 +393,6 @@ impl<T: Default> FlowTable<T> {
                     }
                 }
             }
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            key.hash(&mut h);
-            now.hash(&mut h);
             let depth = if self.config.depth == 0 {
                 u64::MAX
             } else {
@@ -366,7 +408,7 @@ impl<T: Default> FlowTable<T> {
             self.flows.insert(
                 key,
                 Flow {
-                    id: h.finish() & 0x7fff_ffff_ffff_ffff,
+                    id: flow_id(&key, now),
                     client,
                     server,
                     proto: ip.proto,

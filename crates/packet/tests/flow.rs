@@ -229,3 +229,19 @@ fn a_syn_flood_evicts_half_open_flows_first() {
         assert_eq!(f.pkts[0], 3);
     }
 }
+
+/// Flow ids have a fixed definition (FNV-1a of the key and the first packet's time; the
+/// value below was computed apart from the code) and stay below 2^53, so JSON readers
+/// that hold numbers as doubles read them exactly.
+#[test]
+fn flow_ids_are_stable_and_below_2_53() {
+    let mut t: FlowTable<()> = FlowTable::new(FlowConfig::default());
+    let (f, _) = t.packet(&tcp(1, 1, 2, SYN, 100, 0, b""), true).unwrap();
+    assert_eq!(f.id, 7_351_617_782_620_008);
+    for k in 0..200u8 {
+        let (f, _) = t
+            .packet(&tcp(2 + u64::from(k), 3 + k % 250, 2, SYN, 7, 0, b""), true)
+            .unwrap();
+        assert!(f.id < 1 << 53, "{}", f.id);
+    }
+}
