@@ -494,6 +494,11 @@ impl RuleSet {
     }
 
     /// Heap bytes of the prefilters.
+    /// Port groups of TCP and of UDP.
+    pub fn port_groups(&self) -> (usize, usize) {
+        (self.groups[0].ports.len(), self.groups[1].ports.len())
+    }
+
     pub fn prefilter_bytes(&self) -> usize {
         self.groups
             .iter()

@@ -1,5 +1,6 @@
 //! `netsieve`: the command-line front end.
 
+#[cfg(feature = "bench")]
 mod bench;
 mod config;
 mod filter;
@@ -36,6 +37,7 @@ enum Command {
     /// Multi-pattern grep: every occurrence of every pattern in the files.
     Match(matching::Args),
     /// Benchmarks against peer libraries.
+    #[cfg(feature = "bench")]
     #[command(subcommand)]
     Bench(bench::Bench),
 }
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
         Command::Match(args) => matching::run(args),
         Command::Filter(args) => filter::run(args),
         Command::Firewall(args) => firewall::run(args),
+        #[cfg(feature = "bench")]
         Command::Bench(b) => bench::run(b),
     }
 }

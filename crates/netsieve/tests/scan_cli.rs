@@ -410,3 +410,59 @@ fn ctrl_c_stops_cleanly() {
     // The flow-bit chain's three alerts, each a whole line.
     assert_eq!(eve_sids(dir.path()), [1, 2, 3]);
 }
+
+/// Alert records list their keys in Suricata 8's order (tools that read EVE by position,
+/// and people who compare the two side by side, see the same layout).
+#[test]
+fn alert_keys_come_in_suricatas_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = root().join("examples/smtp-flowbits.pcap");
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let o = scan(
+        &["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(o.status.success());
+    let eve = std::fs::read_to_string(dir.path().join("eve.json")).unwrap();
+    let line = eve.lines().next().unwrap();
+    // As Suricata 8.0.6 writes an alert of this capture (its `traffic`, `metadata` and
+    // payload fields aside).
+    let order = [
+        "timestamp",
+        "flow_id",
+        "pcap_cnt",
+        "event_type",
+        "src_ip",
+        "src_port",
+        "dest_ip",
+        "dest_port",
+        "proto",
+        "ip_v",
+        "pkt_src",
+        "alert",
+        "direction",
+        "flow",
+    ];
+    let at: Vec<usize> = order
+        .iter()
+        .map(|k| {
+            line.find(&format!("\"{k}\":"))
+                .unwrap_or_else(|| panic!("no {k} in {line}"))
+        })
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{line}");
+    let alert = [
+        "action",
+        "gid",
+        "signature_id",
+        "rev",
+        "signature",
+        "category",
+        "severity",
+    ];
+    let inner: Vec<usize> = alert
+        .iter()
+        .map(|k| line.find(&format!("\"{k}\":")).unwrap())
+        .collect();
+    assert!(inner.windows(2).all(|w| w[0] < w[1]), "{line}");
+}

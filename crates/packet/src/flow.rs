@@ -200,6 +200,16 @@ pub struct FlowStats {
     pub expired: u64,
 }
 
+impl FlowStats {
+    /// Adds another table's counters (of another worker).
+    pub fn add(&mut self, o: &FlowStats) {
+        self.created += o.created;
+        self.evicted += o.evicted;
+        self.evicted_established += o.evicted_established;
+        self.expired += o.expired;
+    }
+}
+
 /// All flows.
 pub struct FlowTable<T> {
     flows: HashMap<Key, Flow<T>>,

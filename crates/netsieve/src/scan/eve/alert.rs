@@ -1,0 +1,330 @@
+//! The `alert` record: the header every record shares, the rule, and what the alert's
+//! packet, flow and transaction add, in the order Suricata 8 writes them.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use netsieve_detect::{Alert, RuleSet, Verdict};
+use netsieve_packet::flow::Direction;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{EveOptions, Ordered, ip_str, linktype_name, proto_name, timestamp};
+
+#[derive(Serialize)]
+pub(super) struct Record<'a> {
+    timestamp: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flow_id: Option<u64>,
+    /// None for an alert of a flow-end pseudo packet, which was not read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pcap_cnt: Option<u64>,
+    event_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vlan: Option<Vec<u16>>,
+    src_ip: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    src_port: Option<u16>,
+    dest_ip: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dest_port: Option<u16>,
+    proto: String,
+    ip_v: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    icmp_type: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    icmp_code: Option<u8>,
+    pkt_src: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    traffic: Option<Traffic<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tx_id: Option<u64>,
+    alert: Rule<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tunnel: Option<Tunnel>,
+    /// The transaction's object, under its protocol's name (`http`, `dns`, `tls`).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    app: Option<AppObject>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    app_proto: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    direction: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flow: Option<Flow>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload_printable: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    packet: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    packet_info: Option<PacketInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<VerdictInfo>,
+}
+
+/// The rule that matched (EVE's `alert` object).
+#[derive(Serialize)]
+struct Rule<'a> {
+    action: &'static str,
+    gid: u32,
+    signature_id: u32,
+    rev: u32,
+    signature: &'a str,
+    category: &'a str,
+    severity: u8,
+    /// The rule's `metadata` keyword: each key with its values, keys sorted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<BTreeMap<&'a str, Vec<&'a str>>>,
+}
+
+/// The flowbits `traffic/id/NAME` and `traffic/label/NAME` the flow holds.
+#[derive(Serialize)]
+struct Traffic<'a> {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    id: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    label: Vec<&'a str>,
+}
+
+/// The tunnel the packet came out of.
+#[derive(Serialize)]
+struct Tunnel {
+    src_ip: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    src_port: Option<u16>,
+    dest_ip: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dest_port: Option<u16>,
+    proto: String,
+    depth: u8,
+}
+
+/// The flow's counters as of the alert's packet.
+#[derive(Serialize)]
+struct Flow {
+    pkts_toserver: u64,
+    pkts_toclient: u64,
+    bytes_toserver: u64,
+    bytes_toclient: u64,
+    start: String,
+    src_ip: String,
+    dest_ip: String,
+    src_port: u16,
+    dest_port: u16,
+}
+
+#[derive(Serialize)]
+struct PacketInfo {
+    linktype: u32,
+    linktype_name: &'static str,
+}
+
+#[derive(Serialize)]
+struct VerdictInfo {
+    action: &'static str,
+}
+
+/// A transaction's object: its protocol's name and its fields, in order.
+struct AppObject {
+    name: &'static str,
+    fields: Vec<(&'static str, Value)>,
+}
+
+impl Serialize for AppObject {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry(self.name, &Ordered(&self.fields))?;
+        m.end()
+    }
+}
+
+impl<'a> Record<'a> {
+    pub(super) fn new(set: &'a RuleSet, al: &'a Alert, opts: EveOptions) -> Record<'a> {
+        let s = &set.sigs[al.sig as usize];
+        let r = &s.rule;
+        let has_ports = matches!(al.proto, 6 | 17);
+        let pkt_src = match &al.tunnel {
+            Some(t) if t.src.is_ipv4() => "ipv4 tunnel",
+            Some(_) => "ipv6 tunnel",
+            None if al.pseudo.is_some() => "stream (flow timeout)",
+            None => "wire/pcap",
+        };
+        let mut rec = Record {
+            timestamp: timestamp(al.ts),
+            flow_id: al.flow_id,
+            pcap_cnt: al.pseudo.is_none().then_some(al.packet),
+            event_type: "alert",
+            vlan: (al.vlan[0] != 0).then(|| al.vlan.iter().copied().filter(|&v| v != 0).collect()),
+            src_ip: ip_str(al.src),
+            src_port: has_ports.then_some(al.sport),
+            dest_ip: ip_str(al.dst),
+            dest_port: has_ports.then_some(al.dport),
+            proto: proto_name(al.proto),
+            ip_v: if al.src.is_ipv4() { 4 } else { 6 },
+            icmp_type: al.icmp.map(|i| i.0),
+            icmp_code: al.icmp.map(|i| i.1),
+            pkt_src,
+            traffic: traffic(set, &al.traffic),
+            tx_id: None,
+            alert: Rule {
+                action: if al.blocked { "blocked" } else { "allowed" },
+                gid: r.gid,
+                signature_id: r.sid,
+                rev: r.rev,
+                signature: &r.msg,
+                category: &s.category,
+                severity: s.severity,
+                metadata: (!r.metadata.is_empty()).then(|| metadata(&r.metadata)),
+            },
+            tunnel: al.tunnel.as_ref().map(|t| Tunnel {
+                src_ip: ip_str(t.src),
+                src_port: (t.proto == 17).then_some(t.sport),
+                dest_ip: ip_str(t.dst),
+                dest_port: (t.proto == 17).then_some(t.dport),
+                proto: proto_name(t.proto),
+                depth: t.depth - 1,
+            }),
+            app: None,
+            app_proto: al.app_proto.map(|p| p.name()),
+            direction: al.dir.map(|d| match d {
+                Direction::ToServer => "to_server",
+                Direction::ToClient => "to_client",
+            }),
+            flow: al.flow.as_ref().map(|f| Flow {
+                pkts_toserver: f.pkts[0],
+                pkts_toclient: f.pkts[1],
+                bytes_toserver: f.bytes[0],
+                bytes_toclient: f.bytes[1],
+                start: timestamp(f.start),
+                src_ip: ip_str(f.client.0),
+                dest_ip: ip_str(f.server.0),
+                src_port: f.client.1,
+                dest_port: f.server.1,
+            }),
+            payload: None,
+            payload_printable: None,
+            stream: None,
+            packet: None,
+            packet_info: None,
+            verdict: opts.verdict.then_some(VerdictInfo {
+                action: match al.verdict {
+                    Verdict::Alert => "alert",
+                    Verdict::Pass => "pass",
+                    Verdict::Drop => "drop",
+                },
+            }),
+        };
+        if let Some(t) = &al.tx {
+            rec.tx_id = Some(t.tx_id);
+            rec.app = al.app_proto.map(|p| AppObject {
+                name: p.name(),
+                fields: app_fields(t),
+            });
+        }
+        if let Some(b) = &al.bytes {
+            rec.add_bytes(&b.0, &b.1, al, opts);
+        }
+        rec
+    }
+
+    /// The inspected buffer and the packet, as the alert options ask.
+    fn add_bytes(&mut self, payload: &[u8], packet: &[u8], al: &Alert, opts: EveOptions) {
+        let b64 = base64::engine::general_purpose::STANDARD;
+        if opts.payload {
+            self.payload = Some(b64.encode(payload));
+        }
+        if opts.payload_printable {
+            let text = payload
+                .iter()
+                .map(|&c| {
+                    if c.is_ascii_graphic() || c == b' ' {
+                        c as char
+                    } else {
+                        '.'
+                    }
+                })
+                .collect();
+            self.payload_printable = Some(text);
+        }
+        if opts.payload || opts.payload_printable {
+            self.stream = Some(u8::from(al.stream));
+        }
+        if opts.packet {
+            if !packet.is_empty() {
+                self.packet = Some(b64.encode(packet));
+            }
+            self.packet_info = Some(PacketInfo {
+                linktype: al.linktype,
+                linktype_name: linktype_name(al.linktype),
+            });
+        }
+    }
+}
+
+/// The `traffic` object, when the flow holds flowbits it names.
+fn traffic<'a>(set: &'a RuleSet, bits: &[u32]) -> Option<Traffic<'a>> {
+    let mut t = Traffic {
+        id: Vec::new(),
+        label: Vec::new(),
+    };
+    for &b in bits {
+        let name = set.flowbit_names[b as usize].as_str();
+        if let Some(v) = name.strip_prefix("traffic/id/") {
+            t.id.push(v);
+        } else if let Some(v) = name.strip_prefix("traffic/label/") {
+            t.label.push(v);
+        }
+    }
+    (!t.id.is_empty() || !t.label.is_empty()).then_some(t)
+}
+
+/// The rule's metadata items (`key value`) grouped by key.
+fn metadata(items: &[String]) -> BTreeMap<&str, Vec<&str>> {
+    let mut meta: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for m in items {
+        let mut it = m.splitn(2, char::is_whitespace);
+        if let (Some(k), Some(v)) = (it.next(), it.next()) {
+            meta.entry(k).or_default().push(v.trim());
+        }
+    }
+    meta
+}
+
+/// A transaction's fields: its strings, its numbers, then a DNS message in Suricata 8's
+/// version 3 form.
+fn app_fields(t: &netsieve_detect::app::TxMeta) -> Vec<(&'static str, Value)> {
+    let mut o: Vec<(&'static str, Value)> = Vec::new();
+    o.extend(t.strings.iter().map(|(k, v)| (*k, json!(v))));
+    o.extend(t.numbers.iter().map(|(k, v)| (*k, json!(v))));
+    if let Some(d) = &t.dns {
+        o.push(("version", json!(3)));
+        o.push((
+            "type",
+            json!(if d.response { "response" } else { "request" }),
+        ));
+        o.push(("id", json!(d.id)));
+        o.push(("opcode", json!(d.opcode)));
+        if d.response {
+            o.push(("rcode", json!(d.rcode)));
+        }
+        let q: Vec<Value> = d
+            .queries
+            .iter()
+            .map(|(name, ty)| json!({"rrname": name, "rrtype": ty}))
+            .collect();
+        o.push(("queries", json!(q)));
+        if !d.answers.is_empty() {
+            let a: Vec<Value> = d
+                .answers
+                .iter()
+                .map(|(name, ty, ttl)| json!({"rrname": name, "rrtype": ty, "ttl": ttl}))
+                .collect();
+            o.push(("answers", json!(a)));
+        }
+    }
+    o
+}

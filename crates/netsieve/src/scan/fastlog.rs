@@ -1,0 +1,60 @@
+//! fast.log: one line per alert, as Suricata writes it.
+
+use std::io::{self, Write};
+use std::net::IpAddr;
+
+use netsieve_detect::{Alert, RuleSet};
+
+use super::eve::{civil, ip_str, proto_name};
+use super::sink::{Output, Sink};
+
+pub(super) struct FastLog {
+    out: Output,
+}
+
+impl FastLog {
+    pub fn new(out: Output) -> FastLog {
+        FastLog { out }
+    }
+}
+
+impl Sink for FastLog {
+    fn alert(&mut self, set: &RuleSet, al: &Alert) -> io::Result<()> {
+        let s = &set.sigs[al.sig as usize];
+        let r = &s.rule;
+        let (date, time) = civil(al.ts);
+        let (y, rest) = date.split_at(4);
+        let md = &rest[1..].replace('-', "/");
+        let has_ports = matches!(al.proto, 6 | 17);
+        let ports = |ip: IpAddr, port: u16| {
+            if has_ports {
+                format!("{}:{port}", ip_str(ip))
+            } else {
+                ip_str(ip)
+            }
+        };
+        let class = if s.category.is_empty() {
+            String::new()
+        } else {
+            format!("[Classification: {}] ", s.category)
+        };
+        let drop = if al.blocked { "[Drop] " } else { "" };
+        writeln!(
+            self.out,
+            "{md}/{y}-{time}.{:06}  {drop}[**] [{}:{}:{}] {} [**] {class}[Priority: {}] {{{}}} {} -> {}",
+            al.ts.subsec_micros(),
+            r.gid,
+            r.sid,
+            r.rev,
+            r.msg,
+            s.severity,
+            proto_name(al.proto),
+            ports(al.src, al.sport),
+            ports(al.dst, al.dport),
+        )
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}

@@ -1,0 +1,270 @@
+//! `netsieve scan`: captures and rules in, Suricata-compatible alerts out.
+//!
+//! A run goes through named phases, each in its own module:
+//!
+//! 1. **settings** (`settings.rs`): suricata.yaml and `--set`, through one table of keys;
+//! 2. **rules**: the rule files, parsed and built into a shared `RuleSet`;
+//! 3. **inputs, then outputs**: the captures are opened before eve.json and fast.log are
+//!    created, so a mistyped `-r` leaves an earlier run's outputs alone;
+//! 4. **the pipeline** (`pipeline.rs`): a reader decodes frames, a pool of workers tracks
+//!    flows and runs detection, and the alerts, merged in packet order, go through
+//!    thresholds to the sinks (`sink.rs`: `eve/` and `fastlog.rs`);
+//! 5. **the summary** (`summary.rs`).
+
+mod capture_filter;
+mod eve;
+mod fastlog;
+mod pipeline;
+mod settings;
+mod sink;
+mod summary;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::Args as ClapArgs;
+use netsieve_detect::{DetectOptions, Mpm, RuleSet, Thresholds};
+use netsieve_packet::{Capture, Decoder};
+use netsieve_rules::{Classifications, Loaded, ThresholdConfig};
+
+use crate::interrupt::Interrupt;
+use capture_filter::CaptureFilter;
+use eve::EveLog;
+use fastlog::FastLog;
+use pipeline::{Checksums, Pool, Reader};
+use settings::Settings;
+use sink::{Emitter, Output, Sink};
+use summary::Summary;
+
+#[derive(ClapArgs)]
+pub struct Args {
+    /// Capture file (pcap or pcapng), a directory of them, or - for standard input.
+    /// Repeat to read several files as one stream of time.
+    #[arg(short = 'r', required = true, num_args = 1..)]
+    read: Vec<PathBuf>,
+    /// Rule file; repeat for several.
+    #[arg(short = 'S', required = true, num_args = 1..)]
+    rules: Vec<PathBuf>,
+    /// Directory for eve.json and fast.log (created if missing).
+    #[arg(short = 'l', default_value = ".")]
+    log_dir: PathBuf,
+    /// A suricata.yaml: vars and the settings netsieve honours.
+    #[arg(short = 'c')]
+    config: Option<PathBuf>,
+    /// Checksum validation: all, none (default: auto, as Suricata for pcap files).
+    #[arg(short = 'k')]
+    checksums: Option<String>,
+    /// A setting as in suricata.yaml, KEY=VALUE (stream.midstream=true, ...).
+    #[arg(long = "set")]
+    set: Vec<String>,
+    /// Act as an IPS: drop and reject rules block (action "blocked") and drop the flow.
+    #[arg(long)]
+    simulate_ips: bool,
+    /// Detection threads (1 to 1024). Flows are spread over them by a hash of their
+    /// addresses and ports; alerts are merged back in packet order, so the output is the
+    /// same for every value.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS as i64))]
+    threads: u16,
+    /// Prefilter matcher.
+    #[arg(long, default_value = "dfc", value_parser = ["dfc", "ac"])]
+    mpm: String,
+    /// Write the end-of-run summary as JSON to this file.
+    #[arg(long)]
+    stats_json: Option<PathBuf>,
+    /// Time each stage (decode, flow table and reassembly, application layer,
+    /// prefilter, rule evaluation) and print the split; runs on one thread, with some
+    /// timer overhead.
+    #[arg(long)]
+    profile: bool,
+    /// A capture filter (tcpdump syntax, as Suricata's BPF filter): packets it rejects
+    /// are not inspected or counted.
+    #[arg(long)]
+    bpf: Option<String>,
+    /// Accepted for compatibility with Suricata's command line; ignored.
+    #[arg(long)]
+    runmode: Option<String>,
+}
+
+/// The most detection threads `--threads` takes: far more than any machine's cores, and
+/// few enough that each keeps a useful share of the flow table and stream memory.
+const MAX_THREADS: usize = 1024;
+
+/// Exit codes: 0 when every input was read and every output written, 1 on any error
+/// (a damaged capture is reported and the run goes on; every alert found is written),
+/// 128 + the signal when Ctrl-C or SIGTERM stopped it (everything read was inspected and
+/// written, and the summary printed).
+pub fn run(a: Args) -> ExitCode {
+    match scan(a) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("netsieve scan: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The rules, built, and what loading them counted.
+struct Rules {
+    set: Arc<RuleSet>,
+    thresholds: Option<ThresholdConfig>,
+    parsed: usize,
+    failed: usize,
+}
+
+fn scan(a: Args) -> Result<ExitCode, String> {
+    let t_load = Instant::now();
+    let mut settings = Settings::load(a.config.as_ref(), &a.set)?;
+    settings.flow.inline |= a.simulate_ips;
+    let checksums = Checksums::parse(a.checksums.as_deref())?;
+    if a.mpm == "ac" {
+        settings.build.mpm = Mpm::Ac;
+    }
+    let rules = load_rules(&a.rules, &settings)?;
+    let set = Arc::clone(&rules.set);
+    let load_time = t_load.elapsed();
+
+    // Inputs are checked before the outputs are touched.
+    let filter = a.bpf.as_deref().map(CaptureFilter::new).transpose()?;
+    let mut cap = Capture::open(&a.read).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&a.log_dir).map_err(|e| format!("{}: {e}", a.log_dir.display()))?;
+    let sinks: Vec<Box<dyn Sink>> = vec![
+        Box::new(EveLog::new(
+            Output::create(&a.log_dir.join("eve.json"))?,
+            settings.eve,
+        )),
+        Box::new(FastLog::new(Output::create(&a.log_dir.join("fast.log"))?)),
+    ];
+    let thresholds = Thresholds::new(&set, rules.thresholds.as_ref(), a.simulate_ips);
+    let mut out = Emitter::new(Arc::clone(&set), thresholds, sinks);
+
+    // The pipeline.
+    let mut decoder = Decoder::new(checksums != Checksums::None);
+    decoder.defrag.max_datagrams = settings.defrag_datagrams;
+    decoder.defrag.max_bytes = settings.defrag_bytes;
+    let mut reader = Reader::new(decoder, checksums, filter, a.profile);
+    reader.show_progress(input_bytes(&a.read));
+    let det = DetectOptions {
+        ips: a.simulate_ips,
+        inline: settings.flow.inline,
+        keep_bytes: settings.eve.payload || settings.eve.payload_printable || settings.eve.packet,
+        midstream: settings.midstream_policy(a.simulate_ips)?,
+        chunk: settings.chunk,
+        payload_limit: settings.payload_limit,
+        http: settings.http,
+        alert_max: settings.alert_max,
+    };
+    let mut pool = Pool::new(usize::from(a.threads), &set, &settings.flow, det, a.profile);
+    let threads = pool.threads();
+    let interrupt = Interrupt::install();
+    let t_scan = Instant::now();
+    reader.run(&mut cap, &mut pool, &mut out, &interrupt)?;
+    // Flows still open end with the input: their streams are inspected to the end.
+    let report = pool.finish(reader.stats.packets + 1, &mut out)?;
+    let alerts = out.finish()?;
+    let scan_time = t_scan.elapsed();
+
+    let summary = Summary {
+        read: &reader.stats,
+        pool: &report,
+        set: &set,
+        alerts,
+        parsed: rules.parsed,
+        failed: rules.failed,
+        load_time,
+        scan_time,
+        mpm: &a.mpm,
+        threads,
+    };
+    summary.print();
+    if let Some(p) = &a.stats_json {
+        let text = serde_json::to_string_pretty(&summary.json()).unwrap_or_default();
+        std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(exit_code(&reader.stats, &interrupt))
+}
+
+/// Reads the rule files (a bad rule is reported and skipped), the classification and
+/// threshold files, and builds the rule set.
+fn load_rules(files: &[PathBuf], settings: &Settings) -> Result<Rules, String> {
+    let mut loaded = Loaded::default();
+    for f in files {
+        loaded.add_file(f, &settings.vars)?;
+    }
+    loaded.dedup();
+    for e in &loaded.errors {
+        eprintln!("netsieve scan: rule skipped: {e}");
+    }
+    let parsed = loaded.rules.len();
+    let failed = loaded.errors.len();
+    if parsed == 0 && failed > 0 {
+        return Err(format!("all {failed} rules failed to load"));
+    }
+    let classes = match &settings.classification {
+        Some(p) if p.exists() => Classifications::parse(
+            &std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        ),
+        _ => Classifications::bundled(),
+    };
+    let set = RuleSet::build(loaded.rules, &classes, settings.build);
+    for (_, e) in &set.stats.compile_errors {
+        eprintln!("netsieve scan: rule skipped: {e}");
+    }
+    let thresholds = match &settings.threshold_file {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let c = ThresholdConfig::parse(&text, &settings.vars);
+            for e in &c.errors {
+                eprintln!(
+                    "netsieve scan: threshold entry skipped: {}:{e}",
+                    p.display()
+                );
+            }
+            Some(c)
+        }
+        None => None,
+    };
+    Ok(Rules {
+        set: Arc::new(set),
+        thresholds,
+        parsed,
+        failed,
+    })
+}
+
+/// The size of the inputs, for progress.
+fn input_bytes(inputs: &[PathBuf]) -> u64 {
+    netsieve_packet::capture::expand_inputs(inputs)
+        .ok()
+        .map(|v| {
+            v.iter()
+                .filter_map(|p| std::fs::metadata(p).ok().map(|m| m.len()))
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// 128 + the signal when interrupted; 1 when an input could not be read in full
+/// (every alert found was written); else 0.
+fn exit_code(read: &pipeline::ReadStats, interrupt: &Interrupt) -> ExitCode {
+    if read.capture_errors > 0 {
+        eprintln!(
+            "netsieve scan: {} capture file(s) damaged; every alert found was written",
+            read.capture_errors
+        );
+    }
+    if read.undecoded > 0 {
+        eprintln!(
+            "netsieve scan: {} packets of link types netsieve does not decode were not inspected",
+            read.undecoded
+        );
+    }
+    if let Some(code) = interrupt.exit_code() {
+        return code;
+    }
+    if read.capture_errors > 0 || read.undecoded > 0 {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}

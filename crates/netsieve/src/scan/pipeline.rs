@@ -1,0 +1,605 @@
+//! The scan pipeline: a [`Reader`] takes frames from a source and decodes them, a
+//! [`Pool`] of workers tracks flows and runs detection, and the workers' alerts reach
+//! the [`Emitter`] merged in packet order.
+//!
+//! ```text
+//! source (capture files) -> Reader: --bpf, decode, checksums, tunnels, sweeps
+//!     -> Pool: one Worker here, or N on threads (a flow always on the same one)
+//!     -> merge in packet order -> Emitter: thresholds -> sinks (eve.json, fast.log)
+//! ```
+//!
+//! One worker is a pool of one that runs on the reading thread; with more, the reader
+//! sends chunks of packets split by flow hash, and each chunk's alerts are merged when
+//! every worker has answered for it. Either way the same [`Pool::deliver`] hands them on.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+use netsieve_detect::{Alert, DetectOptions, Detector, FlowData, Profile, RuleSet};
+use netsieve_packet::decode::decodes_link;
+use netsieve_packet::flow::{Flow, FlowConfig, FlowStats, FlowTable, SweepClock};
+use netsieve_packet::{Capture, Decoder, Frame, Packet};
+
+use super::capture_filter::CaptureFilter;
+use super::sink::Emitter;
+use crate::interrupt::Interrupt;
+
+/// One detection worker: a flow table and a detector.
+struct Worker {
+    flows: FlowTable<FlowData>,
+    det: Detector,
+    /// Time in the flow table (tracking and reassembly), when profiling.
+    flow_time: Duration,
+}
+
+impl Worker {
+    /// A worker holding `1 / share` of the flow and stream-memory budget.
+    fn new(set: &Arc<RuleSet>, flow: &FlowConfig, share: usize, det: DetectOptions) -> Worker {
+        let mut cfg = flow.clone();
+        cfg.max_flows = (cfg.max_flows / share).max(1);
+        cfg.max_tcp_sessions = (cfg.max_tcp_sessions / share).max(1);
+        cfg.stream_memcap = (cfg.stream_memcap / share).max(1 << 20);
+        Worker {
+            flows: FlowTable::new(cfg),
+            det: Detector::new(Arc::clone(set), det),
+            flow_time: Duration::ZERO,
+        }
+    }
+
+    fn process(&mut self, pkt: &Packet, track_stream: bool, out: &mut Vec<Alert>) {
+        let n = out.len();
+        let t = self.det.prof.is_some().then(Instant::now);
+        let flow = self.flows.packet(pkt, track_stream);
+        if let Some(t) = t {
+            self.flow_time += t.elapsed();
+        }
+        match flow {
+            // Inline, a segment that overlaps the stream with other bytes goes on as
+            // the stream holds it (and is inspected so).
+            Some((f, obs)) => match &obs.normalized {
+                Some(bytes) => {
+                    let mut q = pkt.clone();
+                    q.rewrite_tcp_payload(bytes);
+                    self.det.inspect(&q, Some((f, &obs)), out)
+                }
+                None => self.det.inspect(pkt, Some((f, &obs)), out),
+            },
+            None => self.det.inspect(pkt, None, out),
+        }
+        // Flows this packet ended (expired, or evicted for room) come before it.
+        let retired = self.flows.take_retired();
+        if !retired.is_empty() {
+            let mut ended = Vec::new();
+            self.finish_flows(retired, pkt.num, &mut ended);
+            out.splice(n..n, ended);
+        }
+    }
+
+    /// Sweeps idle flows before packet `at`, finishing them.
+    fn sweep(&mut self, now: Duration, at: u64, out: &mut Vec<Alert>) {
+        self.flows.sweep(now);
+        let retired = self.flows.take_retired();
+        self.finish_flows(retired, at, out);
+    }
+
+    /// Ends every flow (end of input; `at` is past the last packet).
+    fn end(&mut self, at: u64, out: &mut Vec<Alert>) {
+        let flows = self.flows.drain();
+        self.finish_flows(flows, at, out);
+    }
+
+    fn finish_flows(&mut self, flows: Vec<Flow<FlowData>>, at: u64, out: &mut Vec<Alert>) {
+        for mut f in flows {
+            self.det.flow_end(&mut f, at, out);
+        }
+    }
+
+    fn report(&self) -> WorkerReport {
+        WorkerReport {
+            flows: self.flows.stats.clone(),
+            evaluated: self.det.evaluated,
+        }
+    }
+}
+
+/// What a worker did, for the summary.
+struct WorkerReport {
+    flows: FlowStats,
+    evaluated: u64,
+}
+
+/// What the pool did, summed over its workers.
+pub(super) struct PoolReport {
+    pub flows: FlowStats,
+    /// Candidate rules evaluated.
+    pub evaluated: u64,
+    /// With `--profile`: the detector's stage times and the time in the flow table.
+    pub profile: Option<(Profile, Duration)>,
+}
+
+/// Packets per chunk: the unit in which packets go out to worker threads and alerts
+/// come back to be merged.
+const CHUNK: usize = 1024;
+
+/// What a worker thread is sent, in packet order.
+// A packet is moved to its worker by value; boxing it would add an allocation per packet.
+#[allow(clippy::large_enum_variant)]
+enum Work {
+    /// A packet and whether its TCP payload may enter the stream.
+    Packet(Packet, bool),
+    /// Sweep idle flows (at the same place in the packet stream for every worker),
+    /// before the packet with this number.
+    Sweep(Duration, u64),
+    /// The input ended after the packet before this number: end every flow.
+    End(u64),
+}
+
+/// The detection workers.
+pub(super) struct Pool {
+    lanes: Lanes,
+}
+
+enum Lanes {
+    /// One worker, on the reading thread, and its alerts for the packet in hand.
+    Here(Box<Worker>, Vec<Alert>),
+    Threads(Threads),
+}
+
+impl Pool {
+    /// `n` workers sharing the flow and stream-memory budget; with `profile`, one
+    /// worker that times its stages.
+    pub fn new(
+        n: usize,
+        set: &Arc<RuleSet>,
+        flow: &FlowConfig,
+        det: DetectOptions,
+        profile: bool,
+    ) -> Pool {
+        let lanes = if n <= 1 || profile {
+            let mut w = Worker::new(set, flow, 1, det);
+            if profile {
+                w.det.prof = Some(Profile::default());
+            }
+            Lanes::Here(Box::new(w), Vec::new())
+        } else {
+            Lanes::Threads(Threads::start(n, set, flow, det))
+        };
+        Pool { lanes }
+    }
+
+    /// Detection threads.
+    pub fn threads(&self) -> usize {
+        match &self.lanes {
+            Lanes::Here(..) => 1,
+            Lanes::Threads(t) => t.txs.len(),
+        }
+    }
+
+    /// A packet (taken: the pool may send it to another thread) and whether its TCP
+    /// payload may enter the stream.
+    pub fn packet(
+        &mut self,
+        pkt: &mut Packet,
+        track: bool,
+        out: &mut Emitter,
+    ) -> Result<(), String> {
+        match &mut self.lanes {
+            Lanes::Here(w, alerts) => {
+                w.process(pkt, track, alerts);
+                Pool::deliver(alerts, out)
+            }
+            Lanes::Threads(t) => t.push(std::mem::take(pkt), track, out),
+        }
+    }
+
+    /// Sweeps idle flows before packet `at`.
+    pub fn sweep(&mut self, now: Duration, at: u64, out: &mut Emitter) -> Result<(), String> {
+        match &mut self.lanes {
+            Lanes::Here(w, alerts) => {
+                w.sweep(now, at, alerts);
+                Pool::deliver(alerts, out)
+            }
+            Lanes::Threads(t) => {
+                t.queue(|| Work::Sweep(now, at));
+                Ok(())
+            }
+        }
+    }
+
+    /// The input ended before packet `at`: every flow ends, every alert is delivered.
+    pub fn finish(self, at: u64, out: &mut Emitter) -> Result<PoolReport, String> {
+        match self.lanes {
+            Lanes::Here(mut w, mut alerts) => {
+                w.end(at, &mut alerts);
+                Pool::deliver(&mut alerts, out)?;
+                let r = w.report();
+                Ok(PoolReport {
+                    flows: r.flows,
+                    evaluated: r.evaluated,
+                    profile: w.det.prof.map(|p| (p, w.flow_time)),
+                })
+            }
+            Lanes::Threads(t) => t.finish(at, out),
+        }
+    }
+
+    /// Hands alerts on, in the order given, and empties the list.
+    fn deliver(alerts: &mut Vec<Alert>, out: &mut Emitter) -> Result<(), String> {
+        for al in alerts.drain(..) {
+            out.emit(&al)?;
+        }
+        Ok(())
+    }
+}
+
+/// Worker threads. The reader splits each chunk of packets by flow hash, so a flow
+/// always lands on the same worker; each worker returns its alerts for the chunk in
+/// packet order, and the chunks are merged and delivered in order.
+struct Threads {
+    txs: Vec<mpsc::SyncSender<(u64, Vec<Work>)>>,
+    rx: mpsc::Receiver<(u64, Vec<Alert>)>,
+    handles: Vec<std::thread::JoinHandle<WorkerReport>>,
+    batches: Vec<Vec<Work>>,
+    in_chunk: usize,
+    next_chunk: u64,
+    next_emit: u64,
+    /// Per chunk: replies received and the alerts so far.
+    pending: HashMap<u64, (usize, Vec<Alert>)>,
+}
+
+impl Threads {
+    fn start(n: usize, set: &Arc<RuleSet>, flow: &FlowConfig, det: DetectOptions) -> Threads {
+        let (res_tx, rx) = mpsc::channel();
+        let mut txs = Vec::new();
+        let mut handles = Vec::new();
+        for _ in 0..n {
+            let (tx, wrx) = mpsc::sync_channel::<(u64, Vec<Work>)>(4);
+            let mut w = Worker::new(set, flow, n, det);
+            let res_tx = res_tx.clone();
+            handles.push(std::thread::spawn(move || {
+                for (chunk, pkts) in wrx {
+                    let mut out = Vec::new();
+                    for work in &pkts {
+                        match work {
+                            Work::Packet(p, track) => w.process(p, *track, &mut out),
+                            Work::Sweep(now, at) => w.sweep(*now, *at, &mut out),
+                            Work::End(at) => w.end(*at, &mut out),
+                        }
+                    }
+                    if res_tx.send((chunk, out)).is_err() {
+                        break;
+                    }
+                }
+                w.report()
+            }));
+            txs.push(tx);
+        }
+        Threads {
+            txs,
+            rx,
+            handles,
+            batches: (0..n).map(|_| Vec::new()).collect(),
+            in_chunk: 0,
+            next_chunk: 0,
+            next_emit: 0,
+            pending: HashMap::new(),
+        }
+    }
+
+    fn push(&mut self, p: Packet, track: bool, out: &mut Emitter) -> Result<(), String> {
+        let n = self.txs.len() as u64;
+        let w = netsieve_packet::flow::flow_hash(&p).map_or(0, |h| h % n) as usize;
+        self.batches[w].push(Work::Packet(p, track));
+        self.in_chunk += 1;
+        if self.in_chunk == CHUNK {
+            self.send()?;
+            // Keep a bounded number of chunks in flight.
+            while self.next_chunk - self.next_emit > 2 * n {
+                self.receive(out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the same work to every worker's batch.
+    fn queue(&mut self, work: impl Fn() -> Work) {
+        for b in &mut self.batches {
+            b.push(work());
+        }
+    }
+
+    /// Sends the current chunk: one batch (maybe empty) to every worker.
+    fn send(&mut self) -> Result<(), String> {
+        for (tx, b) in self.txs.iter().zip(&mut self.batches) {
+            tx.send((self.next_chunk, std::mem::take(b)))
+                .map_err(|_| "a detection thread stopped".to_string())?;
+        }
+        self.next_chunk += 1;
+        self.in_chunk = 0;
+        Ok(())
+    }
+
+    /// Waits for one reply, then delivers every chunk that is complete, in order.
+    fn receive(&mut self, out: &mut Emitter) -> Result<(), String> {
+        let (chunk, alerts) = loop {
+            match self.rx.recv_timeout(Duration::from_secs(1)) {
+                Ok(r) => break r,
+                // A worker that died would leave the others waiting for work and this
+                // thread waiting for its reply.
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if self.handles.iter().any(|h| h.is_finished()) {
+                        return Err("a detection thread stopped".into());
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err("the detection threads stopped".into());
+                }
+            }
+        };
+        let e = self.pending.entry(chunk).or_default();
+        e.0 += 1;
+        e.1.extend(alerts);
+        while let Some((got, _)) = self.pending.get(&self.next_emit) {
+            if *got < self.txs.len() {
+                break;
+            }
+            let (_, mut alerts) = self.pending.remove(&self.next_emit).expect("present");
+            // A packet's alerts come from one worker, in evaluation order: a stable
+            // sort by packet number (flow ends first, by flow) restores the
+            // single-threaded order.
+            alerts.sort_by_key(Alert::order);
+            Pool::deliver(&mut alerts, out)?;
+            self.next_emit += 1;
+        }
+        Ok(())
+    }
+
+    /// Flushes the last chunk, ends every flow (`at` is past the last packet), drains
+    /// the workers and sums their reports.
+    fn finish(mut self, at: u64, out: &mut Emitter) -> Result<PoolReport, String> {
+        self.queue(|| Work::End(at));
+        self.send()?;
+        while self.next_emit < self.next_chunk {
+            self.receive(out)?;
+        }
+        self.txs.clear();
+        let mut total = PoolReport {
+            flows: FlowStats::default(),
+            evaluated: 0,
+            profile: None,
+        };
+        for h in self.handles {
+            let r = h
+                .join()
+                .map_err(|_| "a detection thread panicked".to_string())?;
+            total.flows.add(&r.flows);
+            total.evaluated += r.evaluated;
+        }
+        Ok(total)
+    }
+}
+
+/// Checksum validation (`-k`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Checksums {
+    All,
+    None,
+    Auto,
+}
+
+impl Checksums {
+    pub fn parse(v: Option<&str>) -> Result<Checksums, String> {
+        match v {
+            None | Some("auto") => Ok(Checksums::Auto),
+            Some("all") => Ok(Checksums::All),
+            Some("none") => Ok(Checksums::None),
+            Some(x) => Err(format!("-k {x}: expected all, none or auto")),
+        }
+    }
+}
+
+/// Suricata's `checksum-checks: auto` for capture files: validation stays on unless
+/// more than 10% of the first 1,000 checked packets are wrong (a capture taken with
+/// checksum offloading), then it is switched off.
+#[derive(Default)]
+struct AutoChecksum {
+    seen: u64,
+    bad: u64,
+    decided: bool,
+}
+
+impl AutoChecksum {
+    fn observe(&mut self, p: &Packet, d: &mut Decoder) {
+        if self.decided || p.ip.is_none() {
+            return;
+        }
+        self.seen += 1;
+        self.bad += p.bad_checksum as u64;
+        if self.bad * 10 > self.seen.max(10) {
+            d.checksums = false;
+            self.decided = true;
+        } else if self.seen >= 1000 {
+            self.decided = true;
+        }
+    }
+}
+
+/// What the reader saw.
+#[derive(Default)]
+pub(super) struct ReadStats {
+    pub packets: u64,
+    pub bytes: u64,
+    pub bad_checksum: u64,
+    /// Packets of link types the decoder does not read.
+    pub undecoded: u64,
+    /// Capture files that were damaged or unreadable.
+    pub capture_errors: usize,
+    /// Time decoding, when profiling.
+    pub decode_time: Duration,
+}
+
+/// The reading stage: frames from the source, through the capture filter and the
+/// decoder, into the pool; the sweep clock and tunnels are decided here, where every
+/// packet passes.
+pub(super) struct Reader {
+    decoder: Decoder,
+    checksums: Checksums,
+    auto: AutoChecksum,
+    filter: Option<CaptureFilter>,
+    clock: SweepClock,
+    profile: bool,
+    /// (file, link type) pairs already reported as not decoded.
+    undecoded_links: Vec<(String, u32)>,
+    /// Show progress on standard error (a terminal, a large input): its size in bytes.
+    progress: Option<u64>,
+    pub stats: ReadStats,
+}
+
+impl Reader {
+    pub fn new(
+        decoder: Decoder,
+        checksums: Checksums,
+        filter: Option<CaptureFilter>,
+        profile: bool,
+    ) -> Reader {
+        Reader {
+            decoder,
+            checksums,
+            auto: AutoChecksum::default(),
+            filter,
+            clock: SweepClock::default(),
+            profile,
+            undecoded_links: Vec::new(),
+            progress: None,
+            stats: ReadStats::default(),
+        }
+    }
+
+    /// Shows progress while reading inputs of `total` bytes, when that is large and
+    /// standard error is a terminal.
+    pub fn show_progress(&mut self, total: u64) {
+        if std::io::stderr().is_terminal() && total > (64 << 20) {
+            self.progress = Some(total);
+        }
+    }
+
+    /// Reads the source to its end (or until `interrupt`), running every packet
+    /// through the pool.
+    pub fn run(
+        &mut self,
+        cap: &mut Capture,
+        pool: &mut Pool,
+        out: &mut Emitter,
+        interrupt: &Interrupt,
+    ) -> Result<(), String> {
+        let mut frame = Frame::default();
+        let mut pkt = Packet::default();
+        let mut inner = Packet::default();
+        loop {
+            if interrupt.requested() {
+                // Stop between packets; the run then ends as at the end of its input.
+                eprintln!("netsieve scan: interrupted; finishing what was read");
+                break;
+            }
+            match cap.next(&mut frame) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    // The damaged file ends here; the others are still read.
+                    eprintln!("netsieve scan: {e}");
+                    self.stats.capture_errors += 1;
+                    continue;
+                }
+            }
+            if let Some(f) = self.filter.as_mut()
+                && !f.accepts(&frame)?
+            {
+                continue;
+            }
+            self.frame(cap.file_name(), &frame, &mut pkt, &mut inner, pool, out)?;
+            if let Some(total) = self.progress
+                && self.stats.packets.is_multiple_of(100_000)
+            {
+                eprint!(
+                    "\r{} packets, {:.0} MB of {:.0} MB, {} alerts",
+                    self.stats.packets,
+                    self.stats.bytes as f64 / 1e6,
+                    total as f64 / 1e6,
+                    out.alerts()
+                );
+            }
+        }
+        if self.progress.is_some() {
+            eprintln!();
+        }
+        Ok(())
+    }
+
+    /// One frame: counted, decoded, then the packet and the packets of the tunnels it
+    /// carries, innermost last, go to the pool.
+    fn frame(
+        &mut self,
+        file: &str,
+        frame: &Frame,
+        pkt: &mut Packet,
+        inner: &mut Packet,
+        pool: &mut Pool,
+        out: &mut Emitter,
+    ) -> Result<(), String> {
+        self.stats.packets += 1;
+        self.stats.bytes += frame.data.len() as u64;
+        if !decodes_link(frame.linktype) {
+            self.undecoded(file, frame.linktype);
+        }
+        let t_dec = self.profile.then(Instant::now);
+        self.decoder.decode(frame, self.stats.packets, pkt);
+        if let Some(t) = t_dec {
+            self.stats.decode_time += t.elapsed();
+        }
+        if self.checksums == Checksums::Auto {
+            self.auto.observe(pkt, &mut self.decoder);
+        }
+        let bad = pkt.bad_checksum && self.decoder.checksums;
+        if bad {
+            self.stats.bad_checksum += 1;
+        }
+        if self.clock.due(pkt.ts) {
+            pool.sweep(pkt.ts, self.stats.packets, out)?;
+        }
+        // A segment with a wrong checksum would not reach the receiver: its payload
+        // stays out of the reassembled stream, but the packet itself is inspected (as
+        // Suricata does; captures taken on the sending host often have such packets).
+        let mut track = !bad;
+        loop {
+            let t_dec = self.profile.then(Instant::now);
+            let more = self.decoder.decode_inner(pkt, inner);
+            if let Some(t) = t_dec {
+                self.stats.decode_time += t.elapsed();
+            }
+            pool.packet(pkt, track, out)?;
+            if !more {
+                return Ok(());
+            }
+            std::mem::swap(pkt, inner);
+            track = !(pkt.bad_checksum && self.decoder.checksums);
+        }
+    }
+
+    /// A frame of a link type the decoder does not read: counted, and reported once per
+    /// file and link type (nothing in it can be inspected).
+    fn undecoded(&mut self, file: &str, linktype: u32) {
+        self.stats.undecoded += 1;
+        if !self
+            .undecoded_links
+            .iter()
+            .any(|(f, l)| f == file && *l == linktype)
+        {
+            eprintln!(
+                "netsieve scan: {file}: link type {linktype} is not one netsieve decodes; its packets are not inspected"
+            );
+            self.undecoded_links.push((file.to_string(), linktype));
+        }
+    }
+}

@@ -1,0 +1,401 @@
+//! What a run is set to do, from suricata.yaml (`-c`) and `--set KEY=VALUE`: one table
+//! from a key to the setter that reads its value, so a setting is added in one place.
+//!
+//! Keys are suricata.yaml's, flattened with dots (`stream.reassembly.depth`; see
+//! `config.rs`). A key the table does not have, or an option of a known section that
+//! netsieve does not honour, gets one warning naming it.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use netsieve_applayer::http::Limits as HttpLimits;
+use netsieve_detect::{BuildOptions, DetectOptions, ExceptionPolicy};
+use netsieve_packet::defrag::Defrag;
+use netsieve_packet::flow::{FLOW_BYTES, FlowConfig, TCP_SESSION_BYTES};
+use netsieve_packet::reassembly::OverlapPolicy;
+use netsieve_rules::Vars;
+
+use crate::config;
+
+/// The settings a run uses, after suricata.yaml and `--set`.
+pub(super) struct Settings {
+    pub vars: Vars,
+    pub flow: FlowConfig,
+    pub classification: Option<PathBuf>,
+    pub threshold_file: Option<PathBuf>,
+    pub eve: EveOptions,
+    pub build: BuildOptions,
+    /// `exception-policy` (the master switch) and `stream.midstream-policy`.
+    exception_policy: Option<String>,
+    midstream_policy: Option<String>,
+    /// `stream.reassembly.to{server,client}-chunk-size`.
+    pub chunk: [u64; 2],
+    /// `outputs.eve-log.types.alert.payload-buffer-size`.
+    pub payload_limit: usize,
+    /// `app-layer.protocols.http.libhtp.default-config.*` limits.
+    pub http: HttpLimits,
+    /// `packet-alert-max`.
+    pub alert_max: usize,
+    /// `defrag.trackers` and `defrag.memcap`: datagrams being reassembled, and their bytes.
+    pub defrag_datagrams: usize,
+    pub defrag_bytes: usize,
+}
+
+/// What alert records carry beyond the alert (suricata.yaml's
+/// `outputs.eve-log.types.alert` options).
+#[derive(Clone, Copy, Default)]
+pub(super) struct EveOptions {
+    pub payload: bool,
+    pub payload_printable: bool,
+    pub packet: bool,
+    pub verdict: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        let det = DetectOptions::default();
+        Settings {
+            vars: Vars::default(),
+            flow: FlowConfig::default(),
+            classification: None,
+            threshold_file: None,
+            eve: EveOptions::default(),
+            build: BuildOptions::default(),
+            exception_policy: None,
+            midstream_policy: None,
+            chunk: det.chunk,
+            payload_limit: det.payload_limit,
+            http: HttpLimits::default(),
+            alert_max: det.alert_max,
+            defrag_datagrams: Defrag::default().max_datagrams,
+            defrag_bytes: Defrag::default().max_bytes,
+        }
+    }
+}
+
+/// Whether a setter used its setting.
+enum Used {
+    Yes,
+    /// The key belongs to a section the table knows, but netsieve does not honour it.
+    No,
+}
+
+/// Reads one value into the settings. `item` is the rest of the key after a
+/// [`Key::Prefix`] (empty for an exact key).
+type Setter = fn(&mut Settings, item: &str, value: &str) -> Result<Used, String>;
+
+/// How a table entry matches a key.
+enum Key {
+    Exact(&'static str),
+    /// The key starts with this; the rest names an item (a variable, an OS, an option).
+    Prefix(&'static str),
+}
+
+/// Every setting netsieve reads, by its suricata.yaml key.
+const TABLE: &[(Key, Setter)] = &[
+    (Key::Prefix("vars.address-groups."), |s, name, v| {
+        s.vars.addresses.insert(name.to_string(), v.to_string());
+        Ok(Used::Yes)
+    }),
+    (Key::Prefix("vars.port-groups."), |s, name, v| {
+        s.vars.ports.insert(name.to_string(), v.to_string());
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("stream.inline"), |s, _, v| {
+        // `auto` means inline only in IPS mode, which --simulate-ips sets anyway.
+        s.flow.inline = config::parse_bool(v).unwrap_or(false);
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("stream.midstream"), |s, _, v| {
+        s.flow.midstream = boolean(v)?;
+        Ok(Used::Yes)
+    }),
+    (
+        Key::Exact("stream.reassembly.toserver-chunk-size"),
+        |s, _, v| {
+            s.chunk[0] = size(v)?;
+            Ok(Used::Yes)
+        },
+    ),
+    (
+        Key::Exact("stream.reassembly.toclient-chunk-size"),
+        |s, _, v| {
+            s.chunk[1] = size(v)?;
+            Ok(Used::Yes)
+        },
+    ),
+    (Key::Exact("stream.reassembly.depth"), |s, _, v| {
+        s.flow.depth = size(v)?;
+        Ok(Used::Yes)
+    }),
+    (Key::Prefix("host-os-policy."), |s, os, v| {
+        let policy =
+            OverlapPolicy::from_os(os).ok_or_else(|| format!("unknown host OS policy {os:?}"))?;
+        for item in v.trim_matches(|c| c == '[' || c == ']').split(',') {
+            let item = item.trim().trim_matches('"');
+            if item.is_empty() {
+                continue;
+            }
+            let (net, len) =
+                parse_prefix(item).ok_or_else(|| format!("not an address or network: {item:?}"))?;
+            s.flow.policies.push((net, len, policy));
+        }
+        Ok(Used::Yes)
+    }),
+    // The memory caps, as counts or bytes of what netsieve holds.
+    (Key::Exact("flow.memcap"), |s, _, v| {
+        s.flow.max_flows = (bytes(v)? / FLOW_BYTES).max(1);
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("stream.memcap"), |s, _, v| {
+        s.flow.max_tcp_sessions = (bytes(v)? / TCP_SESSION_BYTES).max(1);
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("stream.reassembly.memcap"), |s, _, v| {
+        s.flow.stream_memcap = bytes(v)?;
+        Ok(Used::Yes)
+    }),
+    // netsieve's own: out-of-order bytes a stream keeps waiting for a hole.
+    (Key::Exact("stream.reassembly.max-pending"), |s, _, v| {
+        s.flow.max_pending = bytes(v)?;
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("defrag.memcap"), |s, _, v| {
+        s.defrag_bytes = bytes(v)?;
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("defrag.trackers"), |s, _, v| {
+        s.defrag_datagrams = v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| format!("not a positive number: {v}"))?;
+        Ok(Used::Yes)
+    }),
+    (Key::Prefix("outputs.eve-log.types.alert."), |s, opt, v| {
+        let on = || config::parse_bool(v).unwrap_or(false);
+        match opt {
+            "payload" => s.eve.payload = on(),
+            "payload-printable" => s.eve.payload_printable = on(),
+            "packet" => s.eve.packet = on(),
+            "verdict" => s.eve.verdict = on(),
+            "payload-buffer-size" => s.payload_limit = bytes(v)?,
+            _ => return Ok(Used::No),
+        }
+        Ok(Used::Yes)
+    }),
+    (
+        Key::Prefix("app-layer.protocols.http.libhtp.default-config."),
+        |s, opt, v| {
+            match opt {
+                "request-body-limit" => s.http.request_body = bytes(v)?,
+                "response-body-limit" => s.http.response_body = bytes(v)?,
+                "response-body-decompress-layer-limit" => s.http.decompress_layers = bytes(v)?,
+                _ => return Ok(Used::No),
+            }
+            Ok(Used::Yes)
+        },
+    ),
+    (Key::Exact("packet-alert-max"), |s, _, v| {
+        // Suricata takes 1 to 65535 and falls back to its default (15) otherwise.
+        s.alert_max = v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=65535).contains(n))
+            .unwrap_or(15);
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("exception-policy"), |s, _, v| {
+        s.exception_policy = Some(v.to_string());
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("stream.midstream-policy"), |s, _, v| {
+        s.midstream_policy = Some(v.to_string());
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("action-order"), |s, _, v| {
+        s.build.set_action_order(v)?;
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("threshold-file"), |s, _, v| {
+        s.threshold_file = Some(PathBuf::from(v));
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("classification-file"), |s, _, v| {
+        s.classification = Some(PathBuf::from(v));
+        Ok(Used::Yes)
+    }),
+];
+
+fn boolean(v: &str) -> Result<bool, String> {
+    config::parse_bool(v).ok_or_else(|| format!("not a boolean: {v}"))
+}
+
+fn size(v: &str) -> Result<u64, String> {
+    config::parse_size(v).ok_or_else(|| format!("not a size: {v}"))
+}
+
+fn bytes(v: &str) -> Result<usize, String> {
+    size(v).map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+impl Settings {
+    /// Sets `key` to `value`: `Ok(false)` when netsieve does not honour the key.
+    pub fn apply(&mut self, key: &str, value: &str) -> Result<bool, String> {
+        for (k, set) in TABLE {
+            let item = match k {
+                Key::Exact(e) if *e == key => "",
+                Key::Prefix(p) => match key.strip_prefix(p) {
+                    Some(item) => item,
+                    None => continue,
+                },
+                Key::Exact(_) => continue,
+            };
+            return match set(self, item, value).map_err(|e| format!("{key}: {e}"))? {
+                Used::Yes => Ok(true),
+                Used::No => Ok(false),
+            };
+        }
+        Ok(false)
+    }
+
+    /// The settings of a suricata.yaml, then of `--set KEY=VALUE` items; each setting
+    /// netsieve does not honour is named in one warning.
+    pub fn load(config: Option<&PathBuf>, set: &[String]) -> Result<Settings, String> {
+        let mut s = Settings::default();
+        let mut ignored = Vec::new();
+        if let Some(c) = config {
+            let text = std::fs::read_to_string(c).map_err(|e| format!("{}: {e}", c.display()))?;
+            let flat = config::flatten(&text)
+                .map_err(|e| format!("{}:{e} (not valid YAML)", c.display()))?;
+            for (k, v) in flat {
+                if !s.apply(&k, &v)? {
+                    ignored.push(k);
+                }
+            }
+        }
+        for kv in set {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("--set {kv}: expected KEY=VALUE"))?;
+            if !s.apply(k.trim(), v.trim())? {
+                ignored.push(k.trim().to_string());
+            }
+        }
+        for k in &ignored {
+            eprintln!("netsieve scan: warning: setting not used by netsieve: {k}");
+        }
+        check_var_sizes(&s.vars)?;
+        Ok(s)
+    }
+
+    /// The policy for TCP flows picked up midstream, as Suricata resolves it:
+    /// `stream.midstream-policy`, else the `exception-policy` master switch, else
+    /// ignore. With `stream.midstream` on, only ignore, pass-flow and bypass apply (a
+    /// master switch of `auto` or `drop-flow` then means ignore).
+    pub fn midstream_policy(&self, ips: bool) -> Result<ExceptionPolicy, String> {
+        let (key, value) = match (&self.midstream_policy, &self.exception_policy) {
+            (Some(v), _) => ("stream.midstream-policy", v),
+            (None, Some(v)) => ("exception-policy", v),
+            (None, None) => return Ok(ExceptionPolicy::Ignore),
+        };
+        let p = ExceptionPolicy::parse(value, ips)
+            .ok_or_else(|| format!("{key}: unknown exception policy {value:?}"))?;
+        Ok(match p {
+            ExceptionPolicy::Ignore | ExceptionPolicy::PassFlow => p,
+            _ if self.flow.midstream => ExceptionPolicy::Ignore,
+            _ => p,
+        })
+    }
+}
+
+/// Refuses variables that expand past the rules crate's bound (variables listing each
+/// other many times grow exponentially), naming them; other errors in a variable are
+/// reported with the rules that use it.
+fn check_var_sizes(vars: &Vars) -> Result<(), String> {
+    let mut names: Vec<(&str, &String)> = vars
+        .addresses
+        .keys()
+        .map(|k| ("address-groups", k))
+        .chain(vars.ports.keys().map(|k| ("port-groups", k)))
+        .collect();
+    names.sort();
+    for (group, name) in names {
+        let r = if group == "address-groups" {
+            vars.address(&format!("${name}")).err()
+        } else {
+            vars.port(&format!("${name}")).err()
+        };
+        if let Some(e) = r.filter(|e| e.0.contains("expands to more than")) {
+            return Err(format!("vars.{group}.{name}: {e}"));
+        }
+    }
+    Ok(())
+}
+
+/// An address or a network in CIDR form: (network, prefix length).
+fn parse_prefix(s: &str) -> Option<(IpAddr, u8)> {
+    let (a, len) = match s.split_once('/') {
+        Some((a, l)) => (a, Some(l.parse::<u8>().ok()?)),
+        None => (s, None),
+    };
+    let ip: IpAddr = a.parse().ok()?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    let len = len.unwrap_or(max);
+    (len <= max).then_some((ip, len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_sets_what_it_names_and_reports_the_rest() {
+        let mut s = Settings::default();
+        assert!(s.apply("stream.reassembly.depth", "2mb").unwrap());
+        assert_eq!(s.flow.depth, 2 << 20);
+        assert!(
+            s.apply("vars.address-groups.HOME_NET", "[10.0.0.0/8]")
+                .unwrap()
+        );
+        assert_eq!(s.vars.addresses["HOME_NET"], "[10.0.0.0/8]");
+        assert!(s.apply("flow.memcap", "1 MiB").unwrap());
+        assert_eq!(s.flow.max_flows, 512);
+        assert!(s.apply("host-os-policy.linux", "[10.1.0.0/16]").unwrap());
+        assert_eq!(
+            s.flow.policy_for("10.1.2.3".parse().unwrap()),
+            OverlapPolicy::Last
+        );
+        // Known sections, unknown options; unknown keys.
+        assert!(
+            !s.apply("outputs.eve-log.types.alert.tagged-packets", "yes")
+                .unwrap()
+        );
+        assert!(!s.apply("outputs.eve-log.filename", "x.json").unwrap());
+        assert!(!s.apply("af-packet.cluster-id", "99").unwrap());
+        // Values that do not read are errors naming the key.
+        let e = s.apply("stream.midstream", "maybe").err().unwrap();
+        assert!(e.starts_with("stream.midstream: "), "{e}");
+        let e = s.apply("host-os-policy.amiga", "[1.2.3.4]").err().unwrap();
+        assert!(e.contains("amiga"), "{e}");
+    }
+
+    /// Suricata 8's own suricata.yaml loads (its sizes read `100 KiB`).
+    #[test]
+    fn the_stock_suricata_yaml_loads() {
+        let p = PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/ref/suricata-8.0.6/etc/suricata.yaml"
+        ));
+        if !p.exists() {
+            eprintln!("SKIPPED: no {}", p.display());
+            return;
+        }
+        let s = Settings::load(Some(&p), &[]).unwrap();
+        assert_eq!(s.http.request_body, 100 << 10);
+        assert_eq!(s.flow.stream_memcap, 256 << 20);
+        assert_eq!(s.flow.max_flows, 65_536);
+    }
+}

@@ -1,0 +1,124 @@
+//! The end of a run: the summary line on standard error, `--stats-json`, and with
+//! `--profile` where the time went.
+
+use std::time::Duration;
+
+use netsieve_detect::RuleSet;
+use serde_json::{Value, json};
+
+use super::pipeline::{PoolReport, ReadStats};
+
+/// What a run did.
+pub(super) struct Summary<'a> {
+    pub read: &'a ReadStats,
+    pub pool: &'a PoolReport,
+    pub set: &'a RuleSet,
+    pub alerts: u64,
+    /// Rules parsed, and rules that failed to parse.
+    pub parsed: usize,
+    pub failed: usize,
+    pub load_time: Duration,
+    pub scan_time: Duration,
+    pub mpm: &'a str,
+    pub threads: usize,
+}
+
+impl Summary<'_> {
+    fn gbit_per_second(&self) -> f64 {
+        self.read.bytes as f64 * 8.0 / self.scan_time.as_secs_f64().max(1e-9) / 1e9
+    }
+
+    /// Rules that failed to load or to compile.
+    fn failed(&self) -> usize {
+        self.failed + self.set.stats.compile_errors.len()
+    }
+
+    /// The summary as `--stats-json` writes it (with `--profile`, the stage times too).
+    pub fn json(&self) -> Value {
+        let s = &self.set.stats;
+        let (tcp_groups, udp_groups) = self.set.port_groups();
+        let mut v = json!({
+            "packets": self.read.packets,
+            "bytes": self.read.bytes,
+            "flows": self.pool.flows.created,
+            "flows_evicted": self.pool.flows.evicted,
+            "established_flows_evicted": self.pool.flows.evicted_established,
+            "alerts": self.alerts,
+            "bad_checksum_packets": self.read.bad_checksum,
+            "undecoded_link_type_packets": self.read.undecoded,
+            "rules": {
+                "parsed": self.parsed,
+                "failed": self.failed(),
+                "inspected": s.inspected,
+                "waiting_for_app_layer": s.waiting_app_layer,
+                "app_layer_missing": s.app_missing,
+                "transaction_rules": s.app_layer,
+                "unsupported_keyword": s.unsupported.values().sum::<usize>(),
+                "pcre_regex_crate": s.pcre_linear,
+                "pcre_pcre2": s.pcre_backtracking,
+            },
+            "load_seconds": self.load_time.as_secs_f64(),
+            "scan_seconds": self.scan_time.as_secs_f64(),
+            "gbit_per_second": self.gbit_per_second(),
+            "prefilter_bytes": self.set.prefilter_bytes(),
+            "port_groups": { "tcp": tcp_groups, "udp": udp_groups },
+            "mpm": self.mpm,
+            "candidates_evaluated": self.pool.evaluated,
+            "threads": self.threads,
+        });
+        if let Some(stages) = self.stages() {
+            let obj = stages
+                .iter()
+                .map(|(name, d)| (name.to_string(), json!(d.as_secs_f64())))
+                .collect();
+            v["profile_seconds"] = Value::Object(obj);
+        }
+        v
+    }
+
+    /// With `--profile`: the time of each stage.
+    fn stages(&self) -> Option<[(&'static str, Duration); 6]> {
+        let (p, flow_time) = self.pool.profile.as_ref()?;
+        let decode = self.read.decode_time;
+        let eval = p.detect.saturating_sub(p.app + p.prefilter);
+        let other = self
+            .scan_time
+            .saturating_sub(decode + *flow_time + p.detect);
+        Some([
+            ("decode", decode),
+            ("flow_and_reassembly", *flow_time),
+            ("app_layer", p.app),
+            ("prefilter", p.prefilter),
+            ("rule_evaluation", eval),
+            ("capture_and_output", other),
+        ])
+    }
+
+    /// Prints the profile (if any) and the summary line on standard error.
+    pub fn print(&self) {
+        if let Some(stages) = self.stages() {
+            let mut line = String::from("netsieve scan: profile:");
+            for (name, d) in stages {
+                let share = 100.0 * d.as_secs_f64() / self.scan_time.as_secs_f64().max(1e-9);
+                line.push_str(&format!(" {name} {:.3} s ({share:.0}%),", d.as_secs_f64()));
+            }
+            line.pop();
+            eprintln!("{line}");
+        }
+        let s = &self.set.stats;
+        eprintln!(
+            "netsieve scan: {} packets, {:.1} MB, {} flows, {} alerts; rules: {} inspected, {} waiting for app-layer, {} unsupported keyword, {} failed; load {:.3} s, scan {:.3} s ({:.2} Gbit/s)",
+            self.read.packets,
+            self.read.bytes as f64 / 1e6,
+            self.pool.flows.created,
+            self.alerts,
+            s.inspected,
+            s.waiting_app_layer,
+            s.unsupported.values().sum::<usize>(),
+            self.failed(),
+            self.load_time.as_secs_f64(),
+            self.scan_time.as_secs_f64(),
+            self.gbit_per_second(),
+        );
+    }
+}
