@@ -18,6 +18,7 @@
 use crate::codegen::{Bool, Src, Step, Tgt, emit};
 use crate::insn::*;
 use crate::lex::{Tok, Token, lex};
+use netsieve_wire::ip_proto::{self, SCTP, TCP, UDP};
 use std::fmt;
 use std::net::Ipv6Addr;
 
@@ -257,10 +258,6 @@ struct Quals {
 /// How many headers `protochain` walks past before it gives up.
 pub const PROTOCHAIN_HOPS: usize = 16;
 
-const TCP: u8 = 6;
-const UDP: u8 = 17;
-const SCTP: u8 = 132;
-
 fn proto_word(w: &str) -> Option<Proto> {
     Some(match w {
         "ether" | "fddi" | "tr" | "wlan" | "ppp" | "slip" | "link" => Proto::Link,
@@ -323,27 +320,9 @@ fn ether_name(w: &str) -> Option<u32> {
     })
 }
 
+/// An IP protocol by name (the table every netsieve layer shares).
 fn ip_proto_name(w: &str) -> Option<u32> {
-    Some(match w {
-        "icmp" => 1,
-        "igmp" => 2,
-        "ipip" => 4,
-        "tcp" => 6,
-        "egp" => 8,
-        "igrp" => 9,
-        "udp" => 17,
-        "ipv6" => 41,
-        "rsvp" => 46,
-        "gre" => 47,
-        "esp" => 50,
-        "ah" => 51,
-        "icmp6" | "ipv6-icmp" => 58,
-        "ospf" => 89,
-        "pim" => 103,
-        "vrrp" | "carp" => 112,
-        "sctp" => 132,
-        _ => return None,
-    })
+    ip_proto::by_name(w).map(u32::from)
 }
 
 /// Well-known services (the ones /etc/services gives the same number for TCP and UDP).

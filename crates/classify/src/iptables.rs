@@ -9,6 +9,7 @@
 //! rest load.
 
 use crate::rule::*;
+use netsieve_wire::ip_proto;
 use std::collections::HashMap;
 
 /// A problem with one line of the dump.
@@ -410,21 +411,9 @@ fn words(line: &str) -> Result<Vec<(String, usize)>, ParseError> {
     Ok(out)
 }
 
+/// `-p`'s protocol: a name (the table every netsieve layer shares) or a number.
 fn proto_number(w: &str) -> Option<u8> {
-    Some(match w {
-        "tcp" => 6,
-        "udp" => 17,
-        "icmp" => 1,
-        "icmpv6" | "ipv6-icmp" => 58,
-        "esp" => 50,
-        "ah" => 51,
-        "gre" => 47,
-        "sctp" => 132,
-        "udplite" => 136,
-        "igmp" => 2,
-        "ipip" | "ipencap" => 4,
-        _ => return w.parse().ok(),
-    })
+    ip_proto::by_name(w).or_else(|| w.parse().ok())
 }
 
 fn tcp_flag_bits(w: &str) -> Option<u16> {

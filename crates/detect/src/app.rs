@@ -1,20 +1,34 @@
-//! Application-layer buffers: what each sticky buffer name means, which protocol and
-//! direction provide it, when in a transaction it is ready, and how to get its bytes.
+//! Application-layer buffers: which protocol and direction provide each, when in a
+//! transaction it is ready, and how to get its bytes. (Their names are the rules
+//! crate's [`AppBuffer`].)
 //!
-//! A transaction is inspected per direction in *stages*: 0 nothing yet, 1 the request
-//! line (an HTTP request whose headers have not all arrived: its URI, method and
-//! protocol are known), 2 the head (an HTTP request or response head, a TLS
-//! ServerHello), 3 complete (the body, the certificates; a DNS message or ClientHello
-//! at once). A buffer is ready at a stage; a rule is evaluated once per transaction and
-//! direction, when the direction reaches the highest stage its buffers need.
+//! A transaction is inspected per direction in [`Stage`]s. A buffer is ready at a
+//! stage; a rule is evaluated once per transaction and direction, when the direction
+//! reaches the highest stage its buffers need.
 
 use std::borrow::Cow;
 
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{AppProto, dns, tls, uri};
+use netsieve_rules::{AppBuffer, Transform};
+
+/// How far a transaction got in one direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    /// Nothing yet.
+    #[default]
+    None,
+    /// The request line: an HTTP request whose headers have not all arrived (its URI,
+    /// method and protocol are known).
+    Line,
+    /// The head: an HTTP request or response head, a TLS ServerHello.
+    Head,
+    /// Complete: the body, the certificates; a DNS message or ClientHello at once.
+    Done,
+}
 
 /// Which message of a transaction a buffer comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Side {
     Request,
     Response,
@@ -22,89 +36,77 @@ pub enum Side {
     Either,
 }
 
-macro_rules! buffers {
-    ($($v:ident = $name:literal, $proto:ident, $side:ident, $stage:literal;)*) => {
-        /// An application-layer buffer.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum Buf { $($v),* }
-
-        impl Buf {
-            pub const ALL: &'static [Buf] = &[$(Buf::$v),*];
-
-            /// By its Suricata 5+ name, as the rules crate gives it.
-            pub fn by_name(name: &str) -> Option<Buf> {
-                match name { $($name => Some(Buf::$v),)* _ => None }
-            }
-
-            pub fn name(self) -> &'static str {
-                match self { $(Buf::$v => $name),* }
-            }
-
-            pub fn proto(self) -> AppProto {
-                match self { $(Buf::$v => AppProto::$proto),* }
-            }
-
-            pub fn side(self) -> Side {
-                match self { $(Buf::$v => Side::$side),* }
-            }
-
-            /// The stage of its own direction at which the buffer is complete.
-            pub fn stage(self) -> u8 {
-                match self { $(Buf::$v => $stage),* }
-            }
-        }
-    };
+/// An application-layer buffer the engine inspects, with its protocol, side and stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Buf {
+    buffer: AppBuffer,
+    proto: AppProto,
+    side: Side,
+    stage: Stage,
 }
 
-buffers! {
-    HttpUri = "http.uri", Http, Request, 1;
-    HttpUriRaw = "http.uri.raw", Http, Request, 1;
-    HttpMethod = "http.method", Http, Request, 1;
-    HttpProtocol = "http.protocol", Http, Either, 1;
-    HttpRequestLine = "http.request_line", Http, Request, 1;
-    HttpStart = "http.start", Http, Either, 2;
-    HttpHeader = "http.header", Http, Either, 2;
-    HttpHeaderRaw = "http.header.raw", Http, Either, 2;
-    HttpHeaderNames = "http.header_names", Http, Either, 2;
-    HttpRequestHeader = "http.request_header", Http, Request, 2;
-    HttpResponseHeader = "http.response_header", Http, Response, 2;
-    HttpHost = "http.host", Http, Request, 2;
-    HttpHostRaw = "http.host.raw", Http, Request, 2;
-    HttpUserAgent = "http.user_agent", Http, Request, 2;
-    HttpCookie = "http.cookie", Http, Either, 2;
-    HttpContentType = "http.content_type", Http, Either, 2;
-    HttpContentLen = "http.content_len", Http, Either, 2;
-    HttpReferer = "http.referer", Http, Request, 2;
-    HttpAccept = "http.accept", Http, Request, 2;
-    HttpAcceptEnc = "http.accept_enc", Http, Request, 2;
-    HttpAcceptLang = "http.accept_lang", Http, Request, 2;
-    HttpConnection = "http.connection", Http, Either, 2;
-    HttpLocation = "http.location", Http, Response, 2;
-    HttpServer = "http.server", Http, Response, 2;
-    HttpRequestBody = "http.request_body", Http, Request, 3;
-    HttpResponseBody = "http.response_body", Http, Response, 3;
-    FileData = "file.data", Http, Either, 3;
-    HttpStatCode = "http.stat_code", Http, Response, 2;
-    HttpStatMsg = "http.stat_msg", Http, Response, 2;
-    HttpResponseLine = "http.response_line", Http, Response, 2;
-    DnsQuery = "dns.query", Dns, Request, 3;
-    DnsQueriesRrname = "dns.queries.rrname", Dns, Either, 3;
-    DnsOpcode = "dns.opcode", Dns, Either, 3;
-    DnsRcode = "dns.rcode", Dns, Either, 3;
-    DnsRrtype = "dns.rrtype", Dns, Either, 3;
-    TlsSni = "tls.sni", Tls, Request, 3;
-    Ja3Hash = "ja3.hash", Tls, Request, 3;
-    Ja3String = "ja3.string", Tls, Request, 3;
-    Ja3sHash = "ja3s.hash", Tls, Response, 2;
-    Ja3sString = "ja3s.string", Tls, Response, 2;
-    TlsCertSubject = "tls.cert_subject", Tls, Response, 3;
-    TlsCertIssuer = "tls.cert_issuer", Tls, Response, 3;
-    TlsCertSerial = "tls.cert_serial", Tls, Response, 3;
-    TlsCerts = "tls.certs", Tls, Response, 3;
-    TlsCertChainLen = "tls.cert_chain_len", Tls, Response, 3;
-    TlsRandom = "tls.random", Tls, Either, 2;
-    TlsRandomTime = "tls.random_time", Tls, Either, 2;
-    TlsRandomBytes = "tls.random_bytes", Tls, Either, 2;
+impl Buf {
+    /// The buffer, if the engine inspects it.
+    pub fn new(buffer: AppBuffer) -> Option<Buf> {
+        let (proto, side, stage) = inspected(buffer)?;
+        Some(Buf {
+            buffer,
+            proto,
+            side,
+            stage,
+        })
+    }
+
+    pub fn buffer(self) -> AppBuffer {
+        self.buffer
+    }
+
+    pub fn proto(self) -> AppProto {
+        self.proto
+    }
+
+    pub fn side(self) -> Side {
+        self.side
+    }
+
+    /// The stage of its own direction at which the buffer is complete.
+    pub fn stage(self) -> Stage {
+        self.stage
+    }
+}
+
+/// What the engine knows of each buffer: (protocol, side, stage), or `None` for the
+/// buffers that parse and are not inspected yet. A buffer added to the rules crate
+/// must be placed here, and given an arm in [`fill`].
+fn inspected(b: AppBuffer) -> Option<(AppProto, Side, Stage)> {
+    use AppBuffer::*;
+    use AppProto::{Dns, Http, Tls};
+    use Side::{Either, Request, Response};
+    use Stage::{Done, Head, Line};
+    Some(match b {
+        HttpUri | HttpUriRaw | HttpMethod | HttpRequestLine => (Http, Request, Line),
+        HttpProtocol => (Http, Either, Line),
+        HttpStart | HttpHeader | HttpHeaderRaw | HttpHeaderNames | HttpCookie | HttpContentType
+        | HttpContentLen | HttpConnection => (Http, Either, Head),
+        HttpRequestHeader | HttpHost | HttpHostRaw | HttpUserAgent | HttpReferer | HttpAccept
+        | HttpAcceptEnc | HttpAcceptLang => (Http, Request, Head),
+        HttpResponseHeader | HttpLocation | HttpServer | HttpStatCode | HttpStatMsg
+        | HttpResponseLine => (Http, Response, Head),
+        HttpRequestBody => (Http, Request, Done),
+        HttpResponseBody => (Http, Response, Done),
+        FileData => (Http, Either, Done),
+        DnsQuery => (Dns, Request, Done),
+        DnsQueriesRrname | DnsOpcode | DnsRcode | DnsRrtype => (Dns, Either, Done),
+        TlsSni | Ja3Hash | Ja3String => (Tls, Request, Done),
+        Ja3sHash | Ja3sString => (Tls, Response, Head),
+        TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCerts | TlsCertChainLen => {
+            (Tls, Response, Done)
+        }
+        TlsRandom | TlsRandomTime | TlsRandomBytes => (Tls, Either, Head),
+        HttpCookieRaw | HttpParam | HttpTrueIp | TlsCertFingerprint | TlsVersion | SshProto
+        | SshSoftware | SipMethod | SipStatCode | SipHeader | SipUri | Smb | DceStubData
+        | Base64Data | JsData => return None,
+    })
 }
 
 /// Application protocol names of rule headers and `service:` lists.
@@ -117,24 +119,19 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
     })
 }
 
-/// Transforms the engine applies: every one the rules crate parses.
-pub fn transform_known(name: &str) -> bool {
-    netsieve_rules::TRANSFORMS.contains(&name)
-}
-
 /// Applies transforms in order.
-pub fn transform<'a>(mut b: Cow<'a, [u8]>, ts: &[String]) -> Cow<'a, [u8]> {
+pub fn transform<'a>(mut b: Cow<'a, [u8]>, ts: &[Transform]) -> Cow<'a, [u8]> {
     for t in ts {
-        b = Cow::Owned(match t.as_str() {
-            "dotprefix" => [b".".as_slice(), &b[..]].concat(),
-            "to_lowercase" => b.to_ascii_lowercase(),
-            "to_uppercase" => b.to_ascii_uppercase(),
-            "strip_whitespace" => b
+        b = Cow::Owned(match t {
+            Transform::DotPrefix => [b".".as_slice(), &b[..]].concat(),
+            Transform::ToLowercase => b.to_ascii_lowercase(),
+            Transform::ToUppercase => b.to_ascii_uppercase(),
+            Transform::StripWhitespace => b
                 .iter()
                 .copied()
                 .filter(|c| !c.is_ascii_whitespace())
                 .collect(),
-            "compress_whitespace" => {
+            Transform::CompressWhitespace => {
                 let mut out: Vec<u8> = Vec::with_capacity(b.len());
                 for &c in b.iter() {
                     if c.is_ascii_whitespace() {
@@ -148,17 +145,13 @@ pub fn transform<'a>(mut b: Cow<'a, [u8]>, ts: &[String]) -> Cow<'a, [u8]> {
                 }
                 out
             }
-            "url_decode" => uri::percent_decode(&b),
-            _ => continue,
+            Transform::UrlDecode => uri::percent_decode(&b),
         });
     }
     b
 }
 
 /// One transaction of a flow, whatever its protocol.
-/// The last stage: the direction's message is complete.
-pub const DONE: u8 = 3;
-
 #[derive(Clone, Copy)]
 pub enum TxRef<'a> {
     Http(&'a http::Tx),
@@ -177,34 +170,38 @@ impl TxRef<'_> {
     }
 
     /// How far the transaction got in direction `d` (0 to server, 1 to client).
-    pub fn stage(&self, d: usize) -> u8 {
+    pub fn stage(&self, d: usize) -> Stage {
         let msg = |m: Option<&Message>| match m {
-            None => 0,
-            Some(m) if m.complete => DONE,
-            Some(_) => 2,
+            None => Stage::None,
+            Some(m) if m.complete => Stage::Done,
+            Some(_) => Stage::Head,
         };
         match self {
             TxRef::Http(t) => match (d, &t.request) {
-                (0, Some(r)) if r.line_only => 1,
+                (0, Some(r)) if r.line_only => Stage::Line,
                 (0, r) => msg(r.as_ref().map(|r| &r.msg)),
                 _ => msg(t.response.as_ref().map(|r| &r.msg)),
             },
             TxRef::Dns(t) => {
                 if t.dir as usize == d {
-                    DONE
+                    Stage::Done
                 } else {
-                    0
+                    Stage::None
                 }
             }
             TxRef::Tls(t) => {
                 if d == 0 {
-                    if t.client_hello.is_some() { DONE } else { 0 }
+                    if t.client_hello.is_some() {
+                        Stage::Done
+                    } else {
+                        Stage::None
+                    }
                 } else if t.certs_done {
-                    DONE
+                    Stage::Done
                 } else if t.server_hello.is_some() {
-                    2
+                    Stage::Head
                 } else {
-                    0
+                    Stage::None
                 }
             }
         }
@@ -251,8 +248,8 @@ fn host(v: &[u8]) -> Vec<u8> {
 /// Appends the instances of `buf` in transaction `tx`, inspected in direction `d`.
 /// Most buffers have one instance; `http.request_header`, `dns.query` and `tls.certs`
 /// have one per header, question or certificate.
-pub fn fill<'a>(buf: Buf, tx: TxRef<'a>, d: usize, out: &mut Vec<Cow<'a, [u8]>>) {
-    use Buf::*;
+pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: usize, out: &mut Vec<Cow<'a, [u8]>>) {
+    use AppBuffer::*;
     match tx {
         TxRef::Http(t) => {
             let req = t.request.as_ref();

@@ -38,7 +38,7 @@ use netsieve_rules::{
 use netsieve_applayer::http::Dir;
 use netsieve_applayer::{AppProto, Parser, Session};
 
-use crate::app::{DONE, TxMeta, TxRef, fill, meta, transform};
+use crate::app::{Stage, TxMeta, TxRef, fill, meta, transform};
 use crate::eval::{Ctx, matches};
 use crate::ruleset::{GroupId, Prefilter, RuleSet, Sig, SigProto, tx_group};
 
@@ -71,7 +71,7 @@ pub struct FlowData {
     /// The direction's end went to the application layer.
     app_closed: [bool; 2],
     /// Per transaction id, the stage inspected in each direction.
-    tx_seen: Vec<(u64, [u8; 2])>,
+    tx_seen: Vec<(u64, [Stage; 2])>,
     /// A pass rule matched: the flow is not inspected further.
     pub passed: bool,
     /// A drop rule matched in IPS mode: the flow's packets are dropped.
@@ -870,7 +870,7 @@ impl Detector {
             let at = match tx_seen.iter().position(|x| x.0 == id) {
                 Some(i) => i,
                 None => {
-                    tx_seen.push((id, [0, 0]));
+                    tx_seen.push((id, [Stage::None; 2]));
                     tx_seen.len() - 1
                 }
             };
@@ -883,7 +883,7 @@ impl Detector {
             self.cands.clear();
             for (buf, pf) in &g.bufs {
                 bufs.clear();
-                fill(*buf, tx, d, &mut bufs);
+                fill(buf.buffer(), tx, d, &mut bufs);
                 for b in &bufs {
                     let cands = &mut self.cands;
                     pf.prefilter.scan(b, |id| {
@@ -908,7 +908,7 @@ impl Detector {
                 let mut ok = true;
                 for l in &t.lists {
                     bufs.clear();
-                    fill(l.buf, tx, d, &mut bufs);
+                    fill(l.buf.buffer(), tx, d, &mut bufs);
                     let cx = &mut self.cx;
                     ok = bufs.drain(..).any(|b| {
                         let b = transform(b, &l.transforms);
@@ -955,7 +955,7 @@ impl Detector {
             }
         }
         // Transactions inspected to the end both ways are dropped.
-        let done = |x: &(u64, [u8; 2])| x.1 == [DONE, DONE];
+        let done = |x: &(u64, [Stage; 2])| x.1 == [Stage::Done; 2];
         match app.as_mut().and_then(|a| a.parser.as_mut()) {
             Some(Parser::Http(h)) => {
                 let keep = h
@@ -974,7 +974,7 @@ impl Detector {
                     .find(|t| {
                         !tx_seen
                             .iter()
-                            .any(|s| s.0 == t.id && s.1[t.dir as usize] == DONE)
+                            .any(|s| s.0 == t.id && s.1[t.dir as usize] == Stage::Done)
                     })
                     .map_or(u64::MAX, |t| t.id);
                 x.prune(keep);
@@ -1058,7 +1058,12 @@ fn app_stream(f: &mut Flow<FlowData>, x: usize, upto: u64, end: bool) {
 /// Some transaction of the flow progressed in direction `d` past its inspection.
 fn tx_pending(fd: &FlowData, d: usize) -> bool {
     let Some(a) = &fd.app else { return false };
-    let seen = |id: u64| fd.tx_seen.iter().find(|x| x.0 == id).map_or(0, |x| x.1[d]);
+    let seen = |id: u64| {
+        fd.tx_seen
+            .iter()
+            .find(|x| x.0 == id)
+            .map_or(Stage::None, |x| x.1[d])
+    };
     match &a.parser {
         Some(Parser::Http(h)) => h.txs.iter().any(|t| TxRef::Http(t).stage(d) > seen(t.id)),
         Some(Parser::Dns(x)) => x.txs.iter().any(|t| TxRef::Dns(t).stage(d) > seen(t.id)),

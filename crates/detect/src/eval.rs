@@ -171,7 +171,7 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
             } => CMatch::ByteTest {
                 read: read(r, vars, &mut val)?,
                 negated: *negated,
-                op: op.clone(),
+                op: *op,
                 value: val(value, vars)?,
             },
             Match::ByteJump {

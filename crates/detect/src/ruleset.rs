@@ -13,13 +13,14 @@
 use std::collections::HashMap;
 
 use netsieve_rules::{
-    Action, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd, Match, Proto, Rule,
+    Action, AppNeed, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd, Match, Proto, Rule,
+    Transform,
 };
 
 use netsieve_applayer::AppProto;
 
 use crate::addrindex::{AddrIndex, AddrSet};
-use crate::app::{Buf, Side, proto_by_name, transform_known};
+use crate::app::{Buf, Side, Stage, proto_by_name};
 use crate::eval::{CMatch, ListError, compile_list};
 use crate::portgroup::{PortGroups, PortSet, dest_ports};
 
@@ -114,7 +115,7 @@ pub enum SigProto {
 /// One list of a transaction rule: matches over an application-layer buffer.
 pub struct TxList {
     pub buf: Buf,
-    pub transforms: Vec<String>,
+    pub transforms: Vec<Transform>,
     pub matches: Vec<CMatch>,
 }
 
@@ -124,7 +125,7 @@ pub struct TxSig {
     /// The directions it is inspected in (to server, to client).
     pub dirs: [bool; 2],
     /// Per direction, the transaction stage its buffers need (see [`crate::app`]).
-    pub stage: [u8; 2],
+    pub stage: [Stage; 2],
 }
 
 /// The transaction rules of one application protocol and direction, with a
@@ -324,7 +325,7 @@ impl RuleSet {
                 continue;
             }
             if let Some(k) = rule.unsupported.first() {
-                *stats.unsupported.entry(k.clone()).or_default() += 1;
+                *stats.unsupported.entry(k.name.clone()).or_default() += 1;
                 continue;
             }
             let proto = match rule.proto {
@@ -627,27 +628,24 @@ fn app_needs(rule: &Rule) -> (Option<AppProto>, Option<String>) {
             }
         }
     };
-    for name in &rule.app_layer {
-        let r = if let Some(b) = Buf::by_name(name) {
-            set(b.proto(), name)
-        } else if name == "urilen" {
-            set(AppProto::Http, name)
-        } else if rule.services.iter().any(|s| s == name) {
+    for need in &rule.app_layer {
+        let r = match need {
+            AppNeed::Buffer(b) => match Buf::new(*b) {
+                Some(b) => set(b.proto(), b.buffer().name()),
+                None => Some(b.name().to_string()),
+            },
             // Snort 3's `service:` widens a rule to a service; it does not restrict it.
-            None
-        } else if let Some(p) = proto_by_name(name) {
-            set(p, name)
-        } else {
-            Some(name.clone())
+            AppNeed::Protocol(p) if rule.services.contains(p) => None,
+            AppNeed::Protocol(p) => match proto_by_name(p) {
+                Some(ap) => set(ap, p),
+                None => Some(p.clone()),
+            },
         };
         if r.is_some() {
             return (None, r);
         }
     }
     for l in &rule.lists {
-        if let Some(t) = l.transforms.iter().find(|t| !transform_known(t)) {
-            return (None, Some(t.clone()));
-        }
         if l.buffer == Buffer::Payload && !l.transforms.is_empty() {
             return (None, Some(format!("{} on the payload", l.transforms[0])));
         }
@@ -660,10 +658,10 @@ fn app_needs(rule: &Rule) -> (Option<AppProto>, Option<String>) {
 fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListError> {
     let mut lists = Vec::new();
     for l in &rule.lists {
-        let Buffer::App(name) = &l.buffer else {
+        let Buffer::App(b) = l.buffer else {
             continue;
         };
-        let buf = Buf::by_name(name).ok_or_else(|| ListError::from(format!("buffer {name}")))?;
+        let buf = Buf::new(b).ok_or_else(|| ListError::from(format!("buffer {b}")))?;
         lists.push(TxList {
             buf,
             transforms: l.transforms.clone(),
@@ -689,9 +687,13 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListErro
     } else {
         [true, true]
     };
-    // A rule without buffers waits for the head (stage 2), as it did before request
+    // A rule without buffers waits for the head, as it did before request
     // lines were a stage of their own; one with buffers, for what they need.
-    let mut stage = if lists.is_empty() { [2u8; 2] } else { [1u8; 2] };
+    let mut stage = if lists.is_empty() {
+        [Stage::Head; 2]
+    } else {
+        [Stage::Line; 2]
+    };
     for (d, st) in stage.iter_mut().enumerate() {
         for l in &lists {
             let own = match l.buf.side() {
@@ -700,7 +702,7 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListErro
                 Side::Response => d == 1,
             };
             // A buffer of the other message only needs this one to have begun.
-            *st = (*st).max(if own { l.buf.stage() } else { 1 });
+            *st = (*st).max(if own { l.buf.stage() } else { Stage::Line });
         }
     }
     Ok(Some(TxSig { lists, dirs, stage }))
@@ -711,10 +713,7 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListErro
 fn tx_fast_pattern(rule: &Rule) -> Option<(Buf, Vec<u8>, bool)> {
     let mut best: Option<(Buf, &netsieve_rules::Content)> = None;
     for l in rule.lists.iter().filter(|l| l.transforms.is_empty()) {
-        let Buffer::App(name) = &l.buffer else {
-            continue;
-        };
-        let Some(buf) = Buf::by_name(name) else {
+        let Some(buf) = l.buffer.app().and_then(Buf::new) else {
             continue;
         };
         for m in &l.matches {

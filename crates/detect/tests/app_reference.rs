@@ -9,11 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use netsieve_applayer::http::{Dir, Http, Limits};
-use netsieve_detect::app::{Buf, TxRef, fill};
+use netsieve_detect::app::{TxRef, fill};
 use netsieve_detect::{BuildOptions, DetectOptions, Detector, FlowData, RuleSet};
 use netsieve_packet::capture::Frame;
 use netsieve_packet::decode::{Decoder, Packet};
 use netsieve_packet::flow::{FlowConfig, FlowTable};
+use netsieve_rules::AppBuffer;
 use netsieve_rules::{Classifications, Vars, parse_rule};
 use proptest::prelude::*;
 
@@ -116,17 +117,17 @@ fn engine(rules: &[String], frames: &[Vec<u8>], inline: bool) -> BTreeSet<u32> {
 
 /// (rule keyword, buffer, inspected directions): buffers of either message are
 /// inspected both ways by a rule that names no direction.
-const BUFS: &[(&str, Buf, &[usize])] = &[
-    ("http.uri", Buf::HttpUri, &[0]),
-    ("http.uri.raw", Buf::HttpUriRaw, &[0]),
-    ("http.host", Buf::HttpHost, &[0]),
-    ("http.user_agent", Buf::HttpUserAgent, &[0]),
-    ("http.method", Buf::HttpMethod, &[0]),
-    ("http.request_line", Buf::HttpRequestLine, &[0]),
-    ("http.header", Buf::HttpHeader, &[0, 1]),
-    ("http.stat_code", Buf::HttpStatCode, &[1]),
-    ("http.response_line", Buf::HttpResponseLine, &[1]),
-    ("file.data", Buf::FileData, &[0, 1]),
+const BUFS: &[(&str, AppBuffer, &[usize])] = &[
+    ("http.uri", AppBuffer::HttpUri, &[0]),
+    ("http.uri.raw", AppBuffer::HttpUriRaw, &[0]),
+    ("http.host", AppBuffer::HttpHost, &[0]),
+    ("http.user_agent", AppBuffer::HttpUserAgent, &[0]),
+    ("http.method", AppBuffer::HttpMethod, &[0]),
+    ("http.request_line", AppBuffer::HttpRequestLine, &[0]),
+    ("http.header", AppBuffer::HttpHeader, &[0, 1]),
+    ("http.stat_code", AppBuffer::HttpStatCode, &[1]),
+    ("http.response_line", AppBuffer::HttpResponseLine, &[1]),
+    ("file.data", AppBuffer::FileData, &[0, 1]),
 ];
 
 fn reference(specs: &[(usize, Vec<u8>)], req: &[u8], resp: &[u8]) -> BTreeSet<u32> {

@@ -63,7 +63,8 @@ fn byte_jump_before_the_buffer_start_lands_on_the_start() {
 fn dns_numbers_match_any_record() {
     use netsieve_applayer::dns;
     use netsieve_applayer::http::Dir;
-    use netsieve_detect::app::{Buf, TxRef, fill};
+    use netsieve_detect::app::{TxRef, fill};
+    use netsieve_rules::AppBuffer;
 
     // A response (id 7, opcode 4, NXDOMAIN) to a question of type MX (15), with one
     // answer of type A (1).
@@ -76,7 +77,7 @@ fn dns_numbers_match_any_record() {
         dir: Dir::ToClient,
         msg,
     };
-    let holds = |options: &str, buf: Buf| {
+    let holds = |options: &str, buf: AppBuffer| {
         let rule = parse_rule(
             &format!("alert dns any any -> any any ({options} sid:1;)"),
             &Vars::default(),
@@ -88,22 +89,22 @@ fn dns_numbers_match_any_record() {
         bufs.iter()
             .any(|b| matches(&compiled, b, &mut Ctx::default()))
     };
-    assert!(holds("dns.opcode:4;", Buf::DnsOpcode));
-    assert!(!holds("dns.opcode:!4;", Buf::DnsOpcode));
-    assert!(holds("dns.rcode:3;", Buf::DnsRcode));
-    assert!(holds("dns.rcode:>2;", Buf::DnsRcode));
-    assert!(!holds("dns.rcode:0;", Buf::DnsRcode));
-    assert!(holds("dns.rrtype:15;", Buf::DnsRrtype));
-    assert!(holds("dns.rrtype:1;", Buf::DnsRrtype));
+    assert!(holds("dns.opcode:4;", AppBuffer::DnsOpcode));
+    assert!(!holds("dns.opcode:!4;", AppBuffer::DnsOpcode));
+    assert!(holds("dns.rcode:3;", AppBuffer::DnsRcode));
+    assert!(holds("dns.rcode:>2;", AppBuffer::DnsRcode));
+    assert!(!holds("dns.rcode:0;", AppBuffer::DnsRcode));
+    assert!(holds("dns.rrtype:15;", AppBuffer::DnsRrtype));
+    assert!(holds("dns.rrtype:1;", AppBuffer::DnsRrtype));
     assert!(
-        holds("dns.rrtype:!15;", Buf::DnsRrtype),
+        holds("dns.rrtype:!15;", AppBuffer::DnsRrtype),
         "the answer is not MX"
     );
-    assert!(!holds("dns.rrtype:28;", Buf::DnsRrtype));
-    assert!(!holds("dns.rrtype:2-14;", Buf::DnsRrtype));
+    assert!(!holds("dns.rrtype:28;", AppBuffer::DnsRrtype));
+    assert!(!holds("dns.rrtype:2-14;", AppBuffer::DnsRrtype));
     assert!(holds(
         "dns.queries.rrname; content:\"x\";",
-        Buf::DnsQueriesRrname
+        AppBuffer::DnsQueriesRrname
     ));
 }
 
@@ -112,7 +113,8 @@ fn dns_numbers_match_any_record() {
 #[test]
 fn tls_random_follows_the_direction_and_chains_have_lengths() {
     use netsieve_applayer::tls::{Cert, ClientHello, ServerHello, Tls};
-    use netsieve_detect::app::{Buf, TxRef, fill};
+    use netsieve_detect::app::{TxRef, fill};
+    use netsieve_rules::AppBuffer;
 
     let mut t = Tls::default();
     t.client_hello = Some(ClientHello {
@@ -124,27 +126,27 @@ fn tls_random_follows_the_direction_and_chains_have_lengths() {
         ..ServerHello::default()
     });
     t.certs = vec![Cert::default(), Cert::default()];
-    fn get(t: &Tls, buf: Buf, d: usize) -> Vec<Vec<u8>> {
+    fn get(t: &Tls, buf: AppBuffer, d: usize) -> Vec<Vec<u8>> {
         let mut v = Vec::new();
         fill(buf, TxRef::Tls(t), d, &mut v);
         v.into_iter().map(|b| b.into_owned()).collect()
     }
-    assert_eq!(get(&t, Buf::TlsRandomTime, 0), [vec![1; 4]]);
-    assert_eq!(get(&t, Buf::TlsRandomTime, 1), [vec![0, 1, 2, 3]]);
+    assert_eq!(get(&t, AppBuffer::TlsRandomTime, 0), [vec![1; 4]]);
+    assert_eq!(get(&t, AppBuffer::TlsRandomTime, 1), [vec![0, 1, 2, 3]]);
     assert_eq!(
-        get(&t, Buf::TlsRandomBytes, 1),
+        get(&t, AppBuffer::TlsRandomBytes, 1),
         [(4..32).collect::<Vec<u8>>()]
     );
-    assert_eq!(get(&t, Buf::TlsRandom, 0), [vec![1; 32]]);
+    assert_eq!(get(&t, AppBuffer::TlsRandom, 0), [vec![1; 32]]);
     let rule = parse_rule(
         "alert tls any any -> any any (tls.cert_chain_len:2; sid:1;)",
         &Vars::default(),
     )
     .unwrap();
     let compiled = compile_list(&rule.lists[0].matches, &mut Vec::new()).unwrap();
-    let len = get(&t, Buf::TlsCertChainLen, 1);
+    let len = get(&t, AppBuffer::TlsCertChainLen, 1);
     assert!(matches(&compiled, &len[0], &mut Ctx::default()));
     t.certs.pop();
-    let len = get(&t, Buf::TlsCertChainLen, 1);
+    let len = get(&t, AppBuffer::TlsCertChainLen, 1);
     assert!(!matches(&compiled, &len[0], &mut Ctx::default()));
 }

@@ -4,18 +4,16 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
 
-use crate::parse::parse_rule;
+use crate::parse::{ParseError, parse_rule};
 use crate::rule::Rule;
 use crate::vars::Vars;
 
-/// A rule that did not load.
+/// A rule that did not load: where it is and why.
 #[derive(Clone, Debug)]
 pub struct RuleError {
     pub file: String,
     pub line: usize,
-    pub column: usize,
-    pub kind: String,
-    pub message: String,
+    pub error: ParseError,
 }
 
 impl fmt::Display for RuleError {
@@ -23,8 +21,17 @@ impl fmt::Display for RuleError {
         write!(
             f,
             "{}:{}:{}: {}",
-            self.file, self.line, self.column, self.message
+            self.file,
+            self.line,
+            self.error.column(),
+            self.error.message()
         )
+    }
+}
+
+impl std::error::Error for RuleError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
     }
 }
 
@@ -38,11 +45,11 @@ pub struct Loaded {
 impl Loaded {
     /// Failures counted by reason, most frequent first.
     pub fn error_summary(&self) -> Vec<(String, usize)> {
-        let mut m: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut m: BTreeMap<String, usize> = BTreeMap::new();
         for e in &self.errors {
-            *m.entry(e.kind.as_str()).or_default() += 1;
+            *m.entry(e.error.category()).or_default() += 1;
         }
-        let mut v: Vec<(String, usize)> = m.into_iter().map(|(k, n)| (k.to_string(), n)).collect();
+        let mut v: Vec<(String, usize)> = m.into_iter().collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         v
     }
@@ -81,12 +88,10 @@ impl Loaded {
                 r.line = line;
                 self.rules.push(r);
             }
-            Err(e) => self.errors.push(RuleError {
+            Err(error) => self.errors.push(RuleError {
                 file: file.to_string(),
                 line,
-                column: e.column,
-                kind: e.kind,
-                message: e.message,
+                error,
             }),
         }
     }
@@ -110,9 +115,7 @@ impl Loaded {
                 self.errors.push(RuleError {
                     file: r.file.clone(),
                     line: r.line,
-                    column: 1,
-                    kind: "duplicate sid".into(),
-                    message: format!("duplicate signature id {}:{}", r.gid, r.sid),
+                    error: ParseError::duplicate_sid(r.gid, r.sid),
                 });
             } else {
                 keep.push(r);

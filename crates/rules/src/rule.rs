@@ -1,23 +1,40 @@
 //! The rule IR: what a parsed rule says, in plain data.
 
+use crate::buffer::{AppBuffer, AppNeed, Transform};
 use crate::vars::{AddrExpr, PortExpr};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    Alert,
-    Drop,
-    Reject,
-    Pass,
+/// Declares a fieldless enum with one name per variant, read by `by_name` and written
+/// by `name` (and `Display`), so that a keyword's words live in one table.
+macro_rules! named {
+    ($(#[$m:meta])* $vis:vis enum $t:ident { $($(#[$vm:meta])* $v:ident = $name:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        $vis enum $t { $($(#[$vm])* $v),* }
+
+        impl $t {
+            pub fn by_name(name: &str) -> Option<$t> {
+                match name { $($name => Some($t::$v),)* _ => None }
+            }
+
+            pub fn name(self) -> &'static str {
+                match self { $($t::$v => $name),* }
+            }
+        }
+
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
 }
 
-impl Action {
-    pub fn name(self) -> &'static str {
-        match self {
-            Action::Alert => "alert",
-            Action::Drop => "drop",
-            Action::Reject => "reject",
-            Action::Pass => "pass",
-        }
+named! {
+    pub enum Action {
+        Alert = "alert",
+        Drop = "drop",
+        Reject = "reject",
+        Pass = "pass",
     }
 }
 
@@ -35,6 +52,82 @@ pub enum Proto {
     /// An application protocol (`http`, `dns`, `tls`, ...), carried by TCP or UDP.
     App(String),
 }
+
+impl Proto {
+    /// The protocol a rule header names (lowercase), if it is one.
+    pub fn by_name(name: &str) -> Option<Proto> {
+        Some(match name {
+            "ip" | "ipv4" | "ipv6" | "pkthdr" => Proto::Ip,
+            "tcp" => Proto::Tcp,
+            "udp" => Proto::Udp,
+            "icmp" | "icmpv4" | "icmpv6" => Proto::Icmp,
+            "tcp-pkt" => Proto::TcpPkt,
+            "tcp-stream" => Proto::TcpStream,
+            p if APP_PROTOCOLS.contains(&p) => Proto::App(p.to_string()),
+            _ => return None,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Proto::Ip => "ip",
+            Proto::Tcp => "tcp",
+            Proto::Udp => "udp",
+            Proto::Icmp => "icmp",
+            Proto::TcpPkt => "tcp-pkt",
+            Proto::TcpStream => "tcp-stream",
+            Proto::App(p) => p,
+        }
+    }
+}
+
+/// Application protocol names a rule header may use.
+const APP_PROTOCOLS: &[&str] = &[
+    "http",
+    "http1",
+    "http2",
+    "dns",
+    "tls",
+    "ssl",
+    "ssh",
+    "smtp",
+    "ftp",
+    "ftp-data",
+    "smb",
+    "dcerpc",
+    "nfs",
+    "krb5",
+    "dhcp",
+    "snmp",
+    "sip",
+    "rfb",
+    "mqtt",
+    "modbus",
+    "dnp3",
+    "enip",
+    "ikev2",
+    "ike",
+    "ntp",
+    "tftp",
+    "rdp",
+    "pgsql",
+    "quic",
+    "telnet",
+    "imap",
+    "pop3",
+    "ldap",
+    "websocket",
+    "bittorrent-dht",
+    "doh2",
+    "mdns",
+    "file",
+    "irc",
+    "netbios-ssn",
+    "dce_smb",
+    "dcerpc-smb",
+    "dcerpc-tcp",
+    "dcerpc-udp",
+];
 
 /// A number or the name of a `byte_extract` variable.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,12 +167,22 @@ impl Cmp {
 }
 
 /// The buffer a list of matches inspects.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Buffer {
     /// The packet payload, and for TCP rules the reassembled stream.
     Payload,
-    /// An application-layer buffer, by its Suricata 5+ name (`http.uri`, `dns.query`).
-    App(String),
+    /// An application-layer buffer (`http.uri`, `dns.query`).
+    App(AppBuffer),
+}
+
+impl Buffer {
+    /// The application-layer buffer, if it is one.
+    pub fn app(self) -> Option<AppBuffer> {
+        match self {
+            Buffer::Payload => None,
+            Buffer::App(b) => Some(b),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -125,6 +228,28 @@ impl Pcre {
     pub fn has(&self, flag: char) -> bool {
         self.flags.contains(flag)
     }
+
+    /// The buffer its flags select (`U`: the URI, `H`: the headers, ...), if any.
+    pub fn buffer(&self) -> Option<AppBuffer> {
+        self.flags.chars().find_map(|f| {
+            Some(match f {
+                'U' => AppBuffer::HttpUri,
+                'I' => AppBuffer::HttpUriRaw,
+                'P' => AppBuffer::HttpRequestBody,
+                'Q' => AppBuffer::HttpResponseBody,
+                'H' => AppBuffer::HttpHeader,
+                'D' => AppBuffer::HttpHeaderRaw,
+                'M' => AppBuffer::HttpMethod,
+                'C' => AppBuffer::HttpCookie,
+                'K' => AppBuffer::HttpCookieRaw,
+                'S' => AppBuffer::HttpStatCode,
+                'Y' => AppBuffer::HttpStatMsg,
+                'V' => AppBuffer::HttpUserAgent,
+                'W' => AppBuffer::HttpHost,
+                _ => return None,
+            })
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,7 +271,8 @@ pub struct ByteRead {
     pub dce: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `byte_test`'s operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ByteOp {
     Lt,
     Gt,
@@ -155,6 +281,33 @@ pub enum ByteOp {
     Eq,
     And,
     Or,
+}
+
+impl ByteOp {
+    pub fn by_name(op: &str) -> Option<ByteOp> {
+        Some(match op {
+            "<" => ByteOp::Lt,
+            ">" => ByteOp::Gt,
+            "<=" => ByteOp::Le,
+            ">=" => ByteOp::Ge,
+            "=" | "" => ByteOp::Eq,
+            "&" => ByteOp::And,
+            "^" | "|" => ByteOp::Or,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ByteOp::Lt => "<",
+            ByteOp::Gt => ">",
+            ByteOp::Le => "<=",
+            ByteOp::Ge => ">=",
+            ByteOp::Eq => "=",
+            ByteOp::And => "&",
+            ByteOp::Or => "^",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -200,7 +353,7 @@ pub struct List {
     pub matches: Vec<Match>,
     /// Transforms applied to the buffer before matching (`dotprefix`, `to_lowercase`,
     /// ...), in rule order.
-    pub transforms: Vec<String>,
+    pub transforms: Vec<Transform>,
 }
 
 /// `flow:` options.
@@ -217,13 +370,58 @@ pub struct FlowOpts {
     pub no_frag: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlowbitCmd {
-    Set,
-    Unset,
-    Toggle,
-    IsSet,
-    IsNotSet,
+/// A field of [`FlowOpts`].
+type FlowField = fn(&mut FlowOpts) -> &mut bool;
+
+impl FlowOpts {
+    /// Each word of `flow:` with the field it sets; the first word of a field is the
+    /// one a printed rule uses.
+    const WORDS: [(&'static str, FlowField); 11] = [
+        ("established", |f| &mut f.established),
+        ("not_established", |f| &mut f.not_established),
+        ("stateless", |f| &mut f.stateless),
+        ("to_server", |f| &mut f.to_server),
+        ("to_client", |f| &mut f.to_client),
+        ("only_stream", |f| &mut f.only_stream),
+        ("no_stream", |f| &mut f.no_stream),
+        ("only_frag", |f| &mut f.only_frag),
+        ("no_frag", |f| &mut f.no_frag),
+        ("from_client", |f| &mut f.to_server),
+        ("from_server", |f| &mut f.to_client),
+    ];
+
+    /// Sets the option `word` names; false when it names none.
+    pub fn set(&mut self, word: &str) -> bool {
+        match Self::WORDS.iter().find(|(w, _)| *w == word) {
+            Some((_, field)) => {
+                *field(self) = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The words of the options set, each field once.
+    pub fn set_words(&self) -> Vec<&'static str> {
+        let mut left = *self;
+        let mut out = Vec::new();
+        for (w, field) in Self::WORDS {
+            if std::mem::take(field(&mut left)) {
+                out.push(w);
+            }
+        }
+        out
+    }
+}
+
+named! {
+    pub enum FlowbitCmd {
+        Set = "set",
+        Unset = "unset",
+        Toggle = "toggle",
+        IsSet = "isset",
+        IsNotSet = "isnotset",
+    }
 }
 
 /// A `flowbits` option. Names joined with `|` (isset: any of them) or `&` (all).
@@ -234,24 +432,27 @@ pub struct Flowbit {
     pub any: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Track {
-    BySrc,
-    ByDst,
-    ByRule,
-    ByBoth,
-    ByFlow,
+named! {
+    pub enum Track {
+        BySrc = "by_src",
+        ByDst = "by_dst",
+        ByRule = "by_rule",
+        ByBoth = "by_both",
+        ByFlow = "by_flow",
+    }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ThresholdKind {
-    Limit,
-    Threshold,
-    Both,
-    /// `detection_filter`: alert on every hit after the first `count` in the window.
-    DetectionFilter,
-    /// Alert on hit `count`, then `count * multiplier`, `count * multiplier²`, ...
-    Backoff,
+named! {
+    pub enum ThresholdKind {
+        Limit = "limit",
+        Threshold = "threshold",
+        Both = "both",
+        /// `detection_filter`: alert on every hit after the first `count` in the window.
+        /// Not a `type` of `threshold`.
+        DetectionFilter = "detection_filter",
+        /// Alert on hit `count`, then `count * multiplier`, `count * multiplier²`, ...
+        Backoff = "backoff",
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -312,13 +513,27 @@ pub enum FlagsMode {
     Not,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StreamSide {
-    Server,
-    Client,
-    Both,
-    Either,
+named! {
+    pub enum StreamSide {
+        Server = "server",
+        Client = "client",
+        Both = "both",
+        Either = "either",
+    }
 }
+
+/// TCP flags as `flags:` writes them, with their bits (`1` and `2` are older names of
+/// `C` and `E`).
+pub const TCP_FLAGS: [(char, u8); 8] = [
+    ('F', 0x01),
+    ('S', 0x02),
+    ('R', 0x04),
+    ('P', 0x08),
+    ('A', 0x10),
+    ('U', 0x20),
+    ('E', 0x40),
+    ('C', 0x80),
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -357,11 +572,18 @@ pub struct Rule {
     pub detection_filter: Option<Threshold>,
     /// Snort 3 `service:` names.
     pub services: Vec<String>,
-    /// Keywords that need the application layer (buffers, app-layer protocols), in the
-    /// order first seen; empty for rules judged on packets and streams alone.
-    pub app_layer: Vec<String>,
-    /// Keywords that parse but that the engine does not evaluate yet.
-    pub unsupported: Vec<String>,
+    /// What the rule needs of the application layer (buffers, protocols), once each, in
+    /// [`AppNeed`]'s order; empty for rules judged on packets and streams alone.
+    pub app_layer: Vec<AppNeed>,
+    /// Options that parse but that the engine does not evaluate yet, as written.
+    pub unsupported: Vec<RawOption>,
+}
+
+/// An option as written: its keyword and value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawOption {
+    pub name: String,
+    pub value: Option<String>,
 }
 
 impl Rule {

@@ -6,6 +6,17 @@ fn p(s: &str) -> Rule {
     parse_rule(s, &Vars::default()).unwrap_or_else(|e| panic!("{s}: {e}"))
 }
 
+/// The application-layer buffer named `name`.
+fn app(name: &str) -> Buffer {
+    let b = AppBuffer::ALL.iter().find(|b| b.name() == name);
+    Buffer::App(*b.unwrap_or_else(|| panic!("no buffer {name}")))
+}
+
+/// What the rule needs of the application layer, by name.
+fn needs(r: &Rule) -> Vec<String> {
+    r.app_layer.iter().map(|n| n.to_string()).collect()
+}
+
 fn content(r: &Rule, list: usize, i: usize) -> &Content {
     match &r.lists[list].matches[i] {
         Match::Content(c) => c,
@@ -20,17 +31,18 @@ fn legacy_modifiers_move_contents() {
     );
     let mut bufs: Vec<_> = r.lists.iter().map(|l| format!("{:?}", l.buffer)).collect();
     bufs.sort();
-    assert_eq!(
-        bufs,
-        ["App(\"http.method\")", "App(\"http.uri\")", "Payload"]
-    );
+    assert_eq!(bufs, ["App(HttpMethod)", "App(HttpUri)", "Payload"]);
     let uri = r
         .lists
         .iter()
-        .position(|l| l.buffer == Buffer::App("http.uri".into()))
+        .position(|l| l.buffer == app("http.uri"))
         .unwrap();
     assert!(content(&r, uri, 0).nocase);
-    assert_eq!(r.app_layer, ["http.method", "http.uri"]);
+    assert_eq!(
+        needs(&r),
+        ["http.uri", "http.method"],
+        "in AppBuffer's order"
+    );
 }
 
 #[test]
@@ -50,7 +62,7 @@ fn snort3_comma_modifiers_and_sticky_names() {
     let r = p(
         r#"alert tcp any any -> any 80 (http_uri; content:"/swc",nocase; content:"ctr=",distance 0,nocase,fast_pattern; service:http; sid:3;)"#,
     );
-    assert_eq!(r.lists[0].buffer, Buffer::App("http.uri".into()));
+    assert_eq!(r.lists[0].buffer, app("http.uri"));
     let c = content(&r, 0, 1);
     assert!(c.nocase && c.fast_pattern);
     assert_eq!(c.distance, Some(Val::Num(0)));
@@ -118,7 +130,7 @@ fn byte_options_and_pcre() {
     ));
     assert!(matches!(&m[5], Match::Pcre(p) if p.relative && p.has('s')));
     let r = p(r#"alert tcp any any -> any any (pcre:"/x/U"; sid:7;)"#);
-    assert_eq!(r.lists[0].buffer, Buffer::App("http.uri".into()));
+    assert_eq!(r.lists[0].buffer, app("http.uri"));
 }
 
 #[test]
@@ -126,8 +138,8 @@ fn errors_name_column_and_reason() {
     let v = Vars::default();
     let text = r#"alert tcp any any -> any any (msg:"x"; frobnicate:1; sid:1;)"#;
     let e = parse_rule(text, &v).unwrap_err();
-    assert_eq!(e.kind, "unknown keyword 'frobnicate'");
-    assert_eq!(&text[e.column - 1..e.column - 1 + 10], "frobnicate");
+    assert_eq!(e.category(), "unknown keyword 'frobnicate'");
+    assert_eq!(&text[e.column() - 1..e.column() - 1 + 10], "frobnicate");
     for bad in [
         r#"alert tcp any any -> any any (content:"x"; sid:1"#,
         r#"alert tcp any any -> any any (content:"x|4"; sid:1;)"#,
@@ -170,10 +182,10 @@ fn out_of_range_positions_are_refused() {
         let text = rule(opts);
         let e = parse_rule(&text, &v).unwrap_err();
         assert!(
-            text[e.column - 1..].starts_with(at),
+            text[e.column() - 1..].starts_with(at),
             "{text}: column {} ({})",
-            e.column,
-            e.kind
+            e.column(),
+            e.category()
         );
     }
     for opts in [
@@ -241,7 +253,7 @@ fn urilen_kinds_with_and_without_spaces() {
         ("urilen:15", "http.uri"),
     ] {
         let r = p(&format!("alert tcp any any -> any any ({opt}; sid:1;)"));
-        assert_eq!(r.lists[0].buffer, Buffer::App(buf.into()), "{opt}");
+        assert_eq!(r.lists[0].buffer, app(buf), "{opt}");
         assert!(matches!(r.lists[0].matches[0], Match::Bsize(_)), "{opt}");
     }
     let e = parse_rule(
@@ -257,14 +269,11 @@ fn urilen_kinds_with_and_without_spaces() {
 #[test]
 fn dns_integer_keywords() {
     let r = p("alert dns any any -> any any (dns.opcode:!0; dns.rrtype:1-5; sid:1;)");
-    assert_eq!(r.lists[0].buffer, Buffer::App("dns.opcode".into()));
+    assert_eq!(r.lists[0].buffer, app("dns.opcode"));
     assert_eq!(r.lists[0].matches, [Match::Uint(Cmp::Ne(0))]);
-    assert_eq!(r.lists[1].buffer, Buffer::App("dns.rrtype".into()));
+    assert_eq!(r.lists[1].buffer, app("dns.rrtype"));
     assert_eq!(r.lists[1].matches, [Match::Uint(Cmp::Range(1, 5))]);
-    assert!(
-        r.app_layer
-            .starts_with(&["dns.opcode".into(), "dns.rrtype".into()])
-    );
+    assert!(needs(&r).starts_with(&["dns.opcode".into(), "dns.rrtype".into()]));
     let e = parse_rule(
         "alert dns any any -> any any (dns.rcode:lots; sid:1;)",
         &Vars::default(),
@@ -284,7 +293,7 @@ fn legacy_sticky_names_are_not_modifiers() {
     let list = |name: &str| {
         r.lists
             .iter()
-            .position(|l| l.buffer == Buffer::App(name.into()))
+            .position(|l| l.buffer == app(name))
             .unwrap_or_else(|| panic!("{name} in {:?}", r.lists))
     };
     assert_eq!(content(&r, list("http.method"), 0).pattern, b"GET");

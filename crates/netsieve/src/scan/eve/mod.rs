@@ -81,17 +81,9 @@ pub(super) fn ip_str(ip: IpAddr) -> String {
 }
 
 /// An IP protocol's name in EVE and fast.log.
+/// The protocol as EVE and fast.log name it.
 pub(super) fn proto_name(p: u8) -> String {
-    match p {
-        6 => "TCP".into(),
-        17 => "UDP".into(),
-        1 => "ICMP".into(),
-        58 => "IPv6-ICMP".into(),
-        4 => "IP-in-IP".into(),
-        41 => "IPv6".into(),
-        47 => "GRE".into(),
-        n => n.to_string(),
-    }
+    netsieve_wire::ip_proto::eve_name(p)
 }
 
 /// libpcap's name for a link type, as Suricata's `packet_info` gives it.

@@ -1,0 +1,195 @@
+//! The inspection buffers and transforms a rule may name, each with one table of names.
+//!
+//! To add a buffer: one line in the `app_buffers!` table below (its canonical name and
+//! every keyword that selects it), then, for the engine to inspect it, one line in
+//! `netsieve-detect`'s `app.rs` (its protocol, side and stage) and one arm in its `fill`.
+
+use std::fmt;
+
+/// How a keyword naming a buffer acts in a rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spelling {
+    /// A sticky buffer (`http.uri;`): the matches after it inspect the buffer.
+    Sticky,
+    /// A Snort 2 / Suricata 4 content modifier (`content:"x"; http_uri;`): it moves the
+    /// content before it into the buffer. Where no content comes right before it, or in
+    /// a Snort 3 rule, it is a sticky buffer.
+    Modifier,
+    /// An integer keyword (`dns.opcode:4;`): one comparison with the buffer's number.
+    Integer,
+}
+
+macro_rules! app_buffers {
+    ($($v:ident = $name:literal { $($kw:literal: $sp:ident),* };)*) => {
+        /// An application-layer buffer a rule inspects.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum AppBuffer { $($v),* }
+
+        impl AppBuffer {
+            /// Every buffer, in table order.
+            pub const ALL: &'static [AppBuffer] = &[$(AppBuffer::$v),*];
+
+            /// Its Suricata 5+ name (`http.uri`), as logs and statistics give it.
+            pub fn name(self) -> &'static str {
+                match self { $(AppBuffer::$v => $name),* }
+            }
+
+            /// The rule keywords that name it, and how each acts.
+            pub fn keywords(self) -> &'static [(&'static str, Spelling)] {
+                match self {
+                    $(AppBuffer::$v => &[$(($kw, Spelling::$sp)),*]),*
+                }
+            }
+
+            /// The keyword a printed rule uses for it: its first sticky or integer
+            /// spelling, or its modifier where it has no other.
+            pub fn keyword(self) -> (&'static str, Spelling) {
+                let spellings = self.keywords();
+                *spellings
+                    .iter()
+                    .find(|(_, s)| *s != Spelling::Modifier)
+                    .unwrap_or(&spellings[0])
+            }
+        }
+    };
+}
+
+app_buffers! {
+    HttpUri = "http.uri" { "http.uri": Sticky, "http_uri": Modifier, "http.uri.normalized": Sticky };
+    HttpUriRaw = "http.uri.raw" { "http.uri.raw": Sticky, "http_raw_uri": Modifier };
+    HttpMethod = "http.method" { "http.method": Sticky, "http_method": Modifier };
+    HttpProtocol = "http.protocol" { "http.protocol": Sticky, "http_protocol": Sticky };
+    HttpRequestLine = "http.request_line" { "http.request_line": Sticky, "http_request_line": Sticky };
+    HttpStart = "http.start" { "http.start": Sticky, "http_start": Sticky };
+    HttpHeader = "http.header" { "http.header": Sticky, "http_header": Modifier };
+    HttpHeaderRaw = "http.header.raw" { "http.header.raw": Sticky, "http_raw_header": Modifier };
+    HttpHeaderNames = "http.header_names" { "http.header_names": Sticky, "http_header_names": Sticky };
+    HttpRequestHeader = "http.request_header" { "http.request_header": Sticky };
+    HttpResponseHeader = "http.response_header" { "http.response_header": Sticky };
+    HttpHost = "http.host" { "http.host": Sticky, "http_host": Modifier };
+    HttpHostRaw = "http.host.raw" { "http.host.raw": Sticky, "http_raw_host": Modifier };
+    HttpUserAgent = "http.user_agent" { "http.user_agent": Sticky, "http_user_agent": Modifier };
+    HttpCookie = "http.cookie" { "http.cookie": Sticky, "http_cookie": Modifier };
+    HttpCookieRaw = "http.cookie.raw" { "http_raw_cookie": Modifier };
+    HttpContentType = "http.content_type" { "http.content_type": Sticky, "http_content_type": Sticky };
+    HttpContentLen = "http.content_len" { "http.content_len": Sticky, "http_content_len": Sticky };
+    HttpReferer = "http.referer" { "http.referer": Sticky, "http_referer": Sticky };
+    HttpAccept = "http.accept" { "http.accept": Sticky, "http_accept": Sticky };
+    HttpAcceptEnc = "http.accept_enc" { "http.accept_enc": Sticky, "http_accept_enc": Sticky };
+    HttpAcceptLang = "http.accept_lang" { "http.accept_lang": Sticky, "http_accept_lang": Sticky };
+    HttpConnection = "http.connection" { "http.connection": Sticky, "http_connection": Sticky };
+    HttpLocation = "http.location" { "http.location": Sticky, "http_location": Sticky };
+    HttpServer = "http.server" { "http.server": Sticky, "http_server": Sticky };
+    HttpRequestBody = "http.request_body" { "http.request_body": Sticky, "http_client_body": Modifier };
+    HttpResponseBody = "http.response_body" { "http.response_body": Sticky, "http_server_body": Modifier };
+    HttpStatCode = "http.stat_code" { "http.stat_code": Sticky, "http_stat_code": Modifier };
+    HttpStatMsg = "http.stat_msg" { "http.stat_msg": Sticky, "http_stat_msg": Modifier };
+    HttpResponseLine = "http.response_line" { "http.response_line": Sticky, "http_response_line": Sticky };
+    HttpParam = "http_param" { "http_param": Sticky };
+    HttpTrueIp = "http_true_ip" { "http_true_ip": Sticky };
+    FileData = "file.data" { "file.data": Sticky, "file_data": Sticky };
+    DnsQuery = "dns.query" { "dns.query": Sticky, "dns_query": Sticky };
+    DnsQueriesRrname = "dns.queries.rrname" { "dns.queries.rrname": Sticky };
+    DnsOpcode = "dns.opcode" { "dns.opcode": Integer };
+    DnsRcode = "dns.rcode" { "dns.rcode": Integer };
+    DnsRrtype = "dns.rrtype" { "dns.rrtype": Integer };
+    TlsSni = "tls.sni" { "tls.sni": Sticky, "tls_sni": Sticky };
+    TlsCertSubject = "tls.cert_subject" { "tls.cert_subject": Sticky, "tls_cert_subject": Sticky };
+    TlsCertIssuer = "tls.cert_issuer" { "tls.cert_issuer": Sticky, "tls_cert_issuer": Sticky };
+    TlsCertSerial = "tls.cert_serial" { "tls.cert_serial": Sticky, "tls_cert_serial": Sticky };
+    TlsCertFingerprint = "tls.cert_fingerprint" { "tls.cert_fingerprint": Sticky, "tls_cert_fingerprint": Sticky };
+    TlsCerts = "tls.certs" { "tls.certs": Sticky };
+    TlsCertChainLen = "tls.cert_chain_len" { "tls.cert_chain_len": Integer };
+    TlsRandom = "tls.random" { "tls.random": Sticky };
+    TlsRandomTime = "tls.random_time" { "tls.random_time": Sticky };
+    TlsRandomBytes = "tls.random_bytes" { "tls.random_bytes": Sticky };
+    TlsVersion = "tls.version" { "tls.version": Sticky };
+    Ja3Hash = "ja3.hash" { "ja3.hash": Sticky, "ja3_hash": Sticky };
+    Ja3String = "ja3.string" { "ja3.string": Sticky, "ja3_string": Sticky };
+    Ja3sHash = "ja3s.hash" { "ja3s.hash": Sticky, "ja3s_hash": Sticky };
+    Ja3sString = "ja3s.string" { "ja3s.string": Sticky, "ja3s_string": Sticky };
+    SshProto = "ssh.proto" { "ssh.proto": Sticky, "ssh_proto": Sticky };
+    SshSoftware = "ssh.software" { "ssh.software": Sticky, "ssh_software": Sticky };
+    SipMethod = "sip.method" { "sip.method": Sticky, "sip_method": Sticky };
+    SipStatCode = "sip.stat_code" { "sip.stat_code": Sticky, "sip_stat_code": Sticky };
+    SipHeader = "sip.header" { "sip.header": Sticky, "sip_header": Sticky };
+    SipUri = "sip.uri" { "sip.uri": Sticky, "sip_uri": Sticky };
+    Smb = "smb" { "smb.named_pipe": Sticky, "smb.share": Sticky };
+    DceStubData = "dce_stub_data" { "dce_stub_data": Sticky };
+    Base64Data = "base64_data" { "base64_data": Sticky };
+    JsData = "js_data" { "js_data": Sticky };
+}
+
+impl fmt::Display for AppBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+macro_rules! transforms {
+    ($($v:ident = $name:literal;)*) => {
+        /// A transform: it changes a buffer before the matches of its list see it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Transform { $($v),* }
+
+        impl Transform {
+            pub const ALL: &'static [Transform] = &[$(Transform::$v),*];
+
+            pub fn by_name(name: &str) -> Option<Transform> {
+                match name { $($name => Some(Transform::$v),)* _ => None }
+            }
+
+            pub fn name(self) -> &'static str {
+                match self { $(Transform::$v => $name),* }
+            }
+        }
+    };
+}
+
+transforms! {
+    DotPrefix = "dotprefix";
+    ToLowercase = "to_lowercase";
+    ToUppercase = "to_uppercase";
+    StripWhitespace = "strip_whitespace";
+    CompressWhitespace = "compress_whitespace";
+    UrlDecode = "url_decode";
+}
+
+impl fmt::Display for Transform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What of the application layer a rule needs: a buffer, or a protocol it names in its
+/// header or `service:` list. Logs and statistics give it by name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AppNeed {
+    Buffer(AppBuffer),
+    Protocol(String),
+}
+
+impl fmt::Display for AppNeed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AppNeed::Buffer(b) => b.fmt(f),
+            AppNeed::Protocol(p) => f.write_str(p),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every buffer has a keyword, and prints with one of its own.
+    #[test]
+    fn every_buffer_has_a_keyword() {
+        for &b in AppBuffer::ALL {
+            assert!(b.keywords().contains(&b.keyword()), "{b}");
+        }
+        for &t in Transform::ALL {
+            assert_eq!(Transform::by_name(t.name()), Some(t));
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Buffers: a buffer's name (sticky, legacy modifier or integer keyword), `pkt_data`
+//! back to the payload, and `urilen`.
+
+use super::{Builder, Opt, ParseError, parse_cmp};
+use crate::buffer::{AppBuffer, AppNeed, Spelling};
+use crate::rule::{Buffer, Match};
+
+/// A keyword naming buffer `buf`. `after_content`: the option before it was a content
+/// or one of its modifiers.
+pub(super) fn buffer(
+    b: &mut Builder,
+    o: &Opt<'_>,
+    buf: AppBuffer,
+    spelling: Spelling,
+    after_content: bool,
+) -> Result<(), ParseError> {
+    b.note_app(AppNeed::Buffer(buf));
+    match spelling {
+        Spelling::Modifier if !b.snort3 && after_content => {
+            move_last_content(b, o, buf)?;
+            b.prev_was_content = true;
+        }
+        Spelling::Sticky | Spelling::Modifier => b.cur = b.list_for(Buffer::App(buf)),
+        Spelling::Integer => {
+            let c = parse_cmp(o.need()?).ok_or_else(|| o.bad("bad number"))?;
+            let l = b.list_for(Buffer::App(buf));
+            b.rule.lists[l].matches.push(Match::Uint(c));
+        }
+    }
+    Ok(())
+}
+
+/// Moves the last content into buffer `buf` (a legacy modifier).
+fn move_last_content(b: &mut Builder, o: &Opt<'_>, buf: AppBuffer) -> Result<(), ParseError> {
+    let Some((l, i)) = b.last_content else {
+        return Err(ParseError::no_content_to_move(o.column, o.name));
+    };
+    let want = Buffer::App(buf);
+    if b.rule.lists[l].buffer == want {
+        return Ok(());
+    }
+    let m = b.rule.lists[l].matches.remove(i);
+    // Legacy modifiers gather contents of one buffer into one list, in order.
+    let target = match b.rule.lists.iter().rposition(|x| x.buffer == want) {
+        Some(t) => t,
+        None => b.list_for(want),
+    };
+    b.rule.lists[target].matches.push(m);
+    b.last_content = Some((target, b.rule.lists[target].matches.len() - 1));
+    // Matches after the moved content in its old list that are relative to it
+    // (pcre/R, byte_* relative) stay; the payload list keeps its order.
+    Ok(())
+}
+
+/// `pkt_data` (and `raw_data`): the options after it inspect the payload again.
+pub(super) fn pkt_data(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
+    b.cur = b.list_for(Buffer::Payload);
+    Ok(())
+}
+
+/// `urilen:N[,raw|norm]`: the length of the normalised (or raw) URI.
+pub(super) fn urilen(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?;
+    let (v, raw) = match v.rsplit_once(',').map(|(v, k)| (v, k.trim())) {
+        Some((v, "raw")) => (v, true),
+        Some((v, "norm")) => (v, false),
+        Some(_) => return Err(o.bad("expected ,raw or ,norm")),
+        None => (v, false),
+    };
+    let c = parse_cmp(v.trim()).ok_or_else(|| o.bad("bad length"))?;
+    let buf = if raw {
+        AppBuffer::HttpUriRaw
+    } else {
+        AppBuffer::HttpUri
+    };
+    b.note_app(AppNeed::Buffer(buf));
+    let l = b.list_for(Buffer::App(buf));
+    b.rule.lists[l].matches.push(Match::Bsize(c));
+    Ok(())
+}

@@ -1,0 +1,369 @@
+//! Contents, pcre and their modifiers, and the checks of a whole buffer: `content`,
+//! `uricontent`, `nocase`, `rawbytes`, `startswith`, `endswith`, `offset`, `depth`,
+//! `distance`, `within`, `fast_pattern`, `pcre`, `isdataat`, `bsize`.
+
+use super::{Builder, Opt, ParseError, parse_cmp, parse_val, unquote};
+use crate::buffer::{AppBuffer, AppNeed};
+use crate::rule::{Buffer, Content, Match, Pcre, Val};
+
+pub(super) fn content(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let (c, mods) = pattern(o)?;
+    b.push(Match::Content(c));
+    after_pattern(b, o, mods)
+}
+
+/// Snort 2's `uricontent`: a content in the URI, whatever the current buffer.
+pub(super) fn uricontent(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let (c, mods) = pattern(o)?;
+    let uri = Buffer::App(AppBuffer::HttpUri);
+    b.note_app(AppNeed::Buffer(AppBuffer::HttpUri));
+    let before = b.cur;
+    b.cur = match b.rule.lists.iter().rposition(|x| x.buffer == uri) {
+        Some(l) => l,
+        None => b.list_for(uri),
+    };
+    b.push(Match::Content(c));
+    b.cur = before;
+    after_pattern(b, o, mods)
+}
+
+/// The content of a `content` value, and what follows its closing quote.
+fn pattern<'a>(o: &Opt<'a>) -> Result<(Content, &'a str), ParseError> {
+    let v = o.need()?;
+    let (negated, rest) = match v.strip_prefix('!') {
+        Some(r) => (true, r.trim_start()),
+        None => (false, v),
+    };
+    if !rest.starts_with('"') {
+        return Err(o.bad("the pattern must be in double quotes"));
+    }
+    let close = closing_quote(rest).ok_or_else(|| o.bad("no closing quote"))?;
+    let pattern = decode_content(&rest[1..close]).map_err(|e| o.bad(&e))?;
+    if pattern.is_empty() {
+        return Err(o.bad("empty pattern"));
+    }
+    let c = Content {
+        pattern,
+        negated,
+        ..Content::default()
+    };
+    Ok((c, rest[close + 1..].trim()))
+}
+
+/// Snort 3 modifiers after the pattern; then a legacy modifier may follow.
+fn after_pattern(b: &mut Builder, o: &Opt<'_>, mods: &str) -> Result<(), ParseError> {
+    if let Some(mods) = mods.strip_prefix(',') {
+        snort3_modifiers(b, o, mods)?;
+    } else if !mods.is_empty() {
+        return Err(o.bad("text after the closing quote"));
+    }
+    b.prev_was_content = true;
+    Ok(())
+}
+
+pub(super) fn nocase(c: &mut Content, _: &Opt<'_>) -> Result<(), ParseError> {
+    c.nocase = true;
+    Ok(())
+}
+
+pub(super) fn rawbytes(c: &mut Content, _: &Opt<'_>) -> Result<(), ParseError> {
+    c.rawbytes = true;
+    Ok(())
+}
+
+pub(super) fn startswith(c: &mut Content, _: &Opt<'_>) -> Result<(), ParseError> {
+    c.startswith = true;
+    Ok(())
+}
+
+pub(super) fn endswith(c: &mut Content, _: &Opt<'_>) -> Result<(), ParseError> {
+    c.endswith = true;
+    Ok(())
+}
+
+pub(super) fn offset(c: &mut Content, o: &Opt<'_>) -> Result<(), ParseError> {
+    position(c, o, Position::Offset)
+}
+
+pub(super) fn depth(c: &mut Content, o: &Opt<'_>) -> Result<(), ParseError> {
+    position(c, o, Position::Depth)
+}
+
+pub(super) fn distance(c: &mut Content, o: &Opt<'_>) -> Result<(), ParseError> {
+    position(c, o, Position::Distance)
+}
+
+pub(super) fn within(c: &mut Content, o: &Opt<'_>) -> Result<(), ParseError> {
+    position(c, o, Position::Within)
+}
+
+/// `fast_pattern`, `fast_pattern:only` or `fast_pattern:offset,length`.
+pub(super) fn fast_pattern(c: &mut Content, o: &Opt<'_>) -> Result<(), ParseError> {
+    c.fast_pattern = true;
+    match o.value.map(str::trim) {
+        None | Some("") => {}
+        Some("only") => c.fast_pattern_only = true,
+        Some(x) => {
+            let (a, l) = x
+                .split_once(',')
+                .ok_or_else(|| o.bad("expected 'only' or offset,length"))?;
+            let a: u16 = a.trim().parse().map_err(|_| o.bad("bad offset"))?;
+            let l: u16 = l.trim().parse().map_err(|_| o.bad("bad length"))?;
+            c.fast_pattern_chop = Some((a, l));
+        }
+    }
+    Ok(())
+}
+
+/// The four places a content is anchored by.
+#[derive(Clone, Copy)]
+enum Position {
+    Offset,
+    Depth,
+    Distance,
+    Within,
+}
+
+impl Position {
+    fn by_name(name: &str) -> Option<Position> {
+        Some(match name {
+            "offset" => Position::Offset,
+            "depth" => Position::Depth,
+            "distance" => Position::Distance,
+            "within" => Position::Within,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Position::Offset => "offset",
+            Position::Depth => "depth",
+            Position::Distance => "distance",
+            Position::Within => "within",
+        }
+    }
+
+    fn field(self, c: &mut Content) -> &mut Option<Val> {
+        match self {
+            Position::Offset => &mut c.offset,
+            Position::Depth => &mut c.depth,
+            Position::Distance => &mut c.distance,
+            Position::Within => &mut c.within,
+        }
+    }
+
+    /// Refuses what Suricata refuses: an `offset` or `depth` outside 0 to 65535, a
+    /// `distance` or `within` outside a 32-bit signed number, and a `depth` or `within`
+    /// shorter than the content (it could never match). Variables are checked when used.
+    fn check(self, c: &Content, v: &Val) -> Result<(), String> {
+        let Val::Num(n) = *v else {
+            return Ok(());
+        };
+        let name = self.name();
+        let (lo, hi) = match self {
+            Position::Offset | Position::Depth => (0, 65_535),
+            Position::Distance | Position::Within => (i64::from(i32::MIN), i64::from(i32::MAX)),
+        };
+        if !(lo..=hi).contains(&n) {
+            return Err(format!("{name} must be between {lo} and {hi}, not {n}"));
+        }
+        let len = c.pattern.len() as i64;
+        if matches!(self, Position::Depth | Position::Within) && n < len {
+            return Err(format!(
+                "{name}:{n} is shorter than the content ({len} bytes): it could never match"
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn position(c: &mut Content, o: &Opt<'_>, at: Position) -> Result<(), ParseError> {
+    let v = parse_val(o.need()?).ok_or_else(|| o.bad("not a number or variable"))?;
+    set_position(c, o, at, v)
+}
+
+fn set_position(c: &mut Content, o: &Opt<'_>, at: Position, v: Val) -> Result<(), ParseError> {
+    at.check(c, &v).map_err(|e| o.bad(&e))?;
+    *at.field(c) = Some(v);
+    Ok(())
+}
+
+/// Snort 3 content modifiers after the pattern: `,depth 4,nocase,fast_pattern`.
+fn snort3_modifiers(b: &mut Builder, o: &Opt<'_>, mods: &str) -> Result<(), ParseError> {
+    for m in mods.split(',') {
+        let m = m.trim();
+        if m.is_empty() {
+            continue;
+        }
+        let (k, v) = match m.split_once(char::is_whitespace) {
+            Some((k, v)) => (k, Some(v.trim())),
+            None => (m, None),
+        };
+        let c = b.last_content(o)?;
+        match (k, v) {
+            ("nocase", None) => c.nocase = true,
+            ("fast_pattern", None) => c.fast_pattern = true,
+            ("rawbytes", None) => c.rawbytes = true,
+            ("fast_pattern_offset", Some(v)) => {
+                let n: u16 = v.parse().map_err(|_| o.bad("bad fast_pattern_offset"))?;
+                c.fast_pattern = true;
+                let len = c.fast_pattern_chop.map_or(u16::MAX, |x| x.1);
+                c.fast_pattern_chop = Some((n, len));
+            }
+            ("fast_pattern_length", Some(v)) => {
+                let n: u16 = v.parse().map_err(|_| o.bad("bad fast_pattern_length"))?;
+                c.fast_pattern = true;
+                let off = c.fast_pattern_chop.map_or(0, |x| x.0);
+                c.fast_pattern_chop = Some((off, n));
+            }
+            (k, v) => {
+                let (Some(at), Some(v)) = (Position::by_name(k), v) else {
+                    return Err(o.bad(&format!("unknown content modifier '{m}'")));
+                };
+                let val = parse_val(v).ok_or_else(|| o.bad("not a number or variable"))?;
+                set_position(c, o, at, val)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where the closing quote of a quoted string starting at byte 0 is.
+fn closing_quote(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Decodes a content string: `|41 42|` hex runs and `\"`, `\;`, `\\`, `\:` escapes.
+pub fn decode_content(s: &str) -> Result<Vec<u8>, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'|' => {
+                i += 1;
+                let mut hi: Option<u8> = None;
+                loop {
+                    let Some(&c) = b.get(i) else {
+                        return Err("unterminated |hex| run".into());
+                    };
+                    i += 1;
+                    if c == b'|' {
+                        if hi.is_some() {
+                            return Err("odd number of hex digits".into());
+                        }
+                        break;
+                    }
+                    if c.is_ascii_whitespace() {
+                        continue;
+                    }
+                    let d = (c as char)
+                        .to_digit(16)
+                        .ok_or_else(|| format!("'{}' is not a hex digit", c as char))?
+                        as u8;
+                    match hi.take() {
+                        None => hi = Some(d),
+                        Some(h) => out.push(h << 4 | d),
+                    }
+                }
+            }
+            b'\\' => {
+                let Some(&c) = b.get(i + 1) else {
+                    return Err("string ends with '\\'".into());
+                };
+                out.push(c);
+                i += 2;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `pcre:"/expr/flags"`: in the buffer its flags select, or the current list.
+pub(super) fn pcre(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let mut p = parse_pcre(o.need()?).map_err(|e| o.bad(&e))?;
+    p.column = o.column;
+    match p.buffer() {
+        Some(buf) => {
+            b.note_app(AppNeed::Buffer(buf));
+            let l = b.list_for(Buffer::App(buf));
+            b.rule.lists[l].matches.push(Match::Pcre(p));
+        }
+        None => b.push(Match::Pcre(p)),
+    }
+    Ok(())
+}
+
+/// `/expr/flags` (with an optional leading `!` and quotes).
+fn parse_pcre(v: &str) -> Result<Pcre, String> {
+    let v = v.trim();
+    let (negated, v) = match v.strip_prefix('!') {
+        Some(r) => (true, r.trim_start()),
+        None => (false, v),
+    };
+    let v = unquote(v);
+    // Snort 3 may add ",relative" etc. after the closing quote: not here (unquoted).
+    let body = v.strip_prefix('/').ok_or("must start with '/'")?;
+    let end = body.rfind('/').ok_or("no closing '/'")?;
+    let pattern = body[..end].to_string();
+    let flags = body[end + 1..].to_string();
+    for f in flags.chars() {
+        if !"ismxAEGRUIPHDMCKSYBVWQOL".contains(f) {
+            return Err(format!("unknown flag '{f}'"));
+        }
+    }
+    Ok(Pcre {
+        relative: flags.contains('R'),
+        pattern,
+        flags,
+        negated,
+        column: 0,
+    })
+}
+
+/// `isdataat:[!]N[,relative]`.
+pub(super) fn isdataat(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?;
+    let mut parts = v.split(',').map(str::trim);
+    let first = parts.next().unwrap_or("");
+    let (negated, first) = match first.strip_prefix('!') {
+        Some(r) => (true, r.trim()),
+        None => (false, first),
+    };
+    let offset = parse_val(first).ok_or_else(|| o.bad("not a number"))?;
+    let mut relative = false;
+    for p in parts {
+        match p {
+            "relative" => relative = true,
+            "rawbytes" => {}
+            x => return Err(o.bad(&format!("unknown option '{x}'"))),
+        }
+    }
+    b.push(Match::IsDataAt {
+        offset,
+        relative,
+        negated,
+    });
+    Ok(())
+}
+
+/// `bsize` (and Snort's `bufferlen`): the buffer's length.
+pub(super) fn bsize(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let c = parse_cmp(o.need()?).ok_or_else(|| o.bad("bad size"))?;
+    b.push(Match::Bsize(c));
+    Ok(())
+}

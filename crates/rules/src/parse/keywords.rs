@@ -1,0 +1,227 @@
+//! The keyword table: every option a rule may use, and what sets it up. This is the one
+//! place to add a keyword (its setup function goes in the module of its group).
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use super::{Builder, Opt, ParseError, app, byte, content, flow, meta, packet};
+use crate::buffer::{AppBuffer, Spelling, Transform};
+use crate::rule::Content;
+
+/// Sets an option up on the rule being built.
+pub(super) type Setup = fn(&mut Builder, &Opt<'_>) -> Result<(), ParseError>;
+
+/// Changes the content before it.
+pub(super) type Modify = fn(&mut Content, &Opt<'_>) -> Result<(), ParseError>;
+
+/// What a keyword does.
+#[derive(Clone, Copy)]
+pub(super) enum Kind {
+    /// Sets itself up on the rule.
+    Setup(Setup),
+    /// Modifies the last content (`nocase`, `depth`); a legacy buffer modifier may still
+    /// follow it.
+    Modifier(Modify),
+    /// Names an application-layer buffer.
+    Buffer(AppBuffer, Spelling),
+    /// Transforms the current list's buffer.
+    Transform(Transform),
+    /// A hint that does not change whether a rule matches: `prefilter` (use this option
+    /// as the prefilter) and `tag` (also log the following packets, which netsieve does
+    /// not do).
+    Hint,
+    /// Parses, and the engine does not evaluate it yet: the rule loads and is counted as
+    /// not inspected.
+    Unsupported,
+}
+
+/// Keywords with a setup of their own, by group.
+const SETUPS: &[(&str, Kind)] = &[
+    // Rule metadata and alert control.
+    ("msg", Kind::Setup(meta::msg)),
+    ("sid", Kind::Setup(meta::sid)),
+    ("rev", Kind::Setup(meta::rev)),
+    ("gid", Kind::Setup(meta::gid)),
+    ("classtype", Kind::Setup(meta::classtype)),
+    ("priority", Kind::Setup(meta::priority)),
+    ("reference", Kind::Setup(meta::reference)),
+    ("metadata", Kind::Setup(meta::metadata)),
+    ("target", Kind::Setup(meta::target)),
+    ("service", Kind::Setup(meta::service)),
+    ("noalert", Kind::Setup(meta::noalert)),
+    ("threshold", Kind::Setup(meta::threshold)),
+    ("detection_filter", Kind::Setup(meta::detection_filter)),
+    // Contents, pcre and the buffer-level checks.
+    ("content", Kind::Setup(content::content)),
+    ("uricontent", Kind::Setup(content::uricontent)),
+    ("nocase", Kind::Modifier(content::nocase)),
+    ("rawbytes", Kind::Modifier(content::rawbytes)),
+    ("startswith", Kind::Modifier(content::startswith)),
+    ("endswith", Kind::Modifier(content::endswith)),
+    ("offset", Kind::Modifier(content::offset)),
+    ("depth", Kind::Modifier(content::depth)),
+    ("distance", Kind::Modifier(content::distance)),
+    ("within", Kind::Modifier(content::within)),
+    ("fast_pattern", Kind::Modifier(content::fast_pattern)),
+    ("pcre", Kind::Setup(content::pcre)),
+    ("isdataat", Kind::Setup(content::isdataat)),
+    ("bsize", Kind::Setup(content::bsize)),
+    ("bufferlen", Kind::Setup(content::bsize)),
+    // Numbers read from the buffer.
+    ("byte_test", Kind::Setup(byte::byte_test)),
+    ("byte_jump", Kind::Setup(byte::byte_jump)),
+    ("byte_extract", Kind::Setup(byte::byte_extract)),
+    // Flow state.
+    ("flow", Kind::Setup(flow::flow)),
+    ("flowbits", Kind::Setup(flow::flowbits)),
+    ("stream_size", Kind::Setup(flow::stream_size)),
+    // Packet header fields.
+    ("dsize", Kind::Setup(packet::dsize)),
+    ("ttl", Kind::Setup(packet::ttl)),
+    ("itype", Kind::Setup(packet::itype)),
+    ("icode", Kind::Setup(packet::icode)),
+    ("icmp_id", Kind::Setup(packet::icmp_id)),
+    ("icmp_seq", Kind::Setup(packet::icmp_seq)),
+    ("id", Kind::Setup(packet::ip_id)),
+    ("seq", Kind::Setup(packet::seq)),
+    ("ack", Kind::Setup(packet::ack)),
+    ("ip_proto", Kind::Setup(packet::ip_proto)),
+    ("flags", Kind::Setup(packet::flags)),
+    ("sameip", Kind::Setup(packet::sameip)),
+    ("ipopts", Kind::Setup(packet::ipopts)),
+    // Buffers: back to the payload, and keywords over application buffers that are not
+    // a buffer's name (the buffers themselves come from `AppBuffer`'s table).
+    ("pkt_data", Kind::Setup(app::pkt_data)),
+    ("raw_data", Kind::Setup(app::pkt_data)),
+    ("urilen", Kind::Setup(app::urilen)),
+    ("prefilter", Kind::Hint),
+    ("tag", Kind::Hint),
+];
+
+/// Keywords that parse and that the engine does not evaluate yet.
+const UNSUPPORTED: &[&str] = &[
+    "xbits",
+    "hostbits",
+    "flowint",
+    "asn1",
+    "base64_decode",
+    "dce_iface",
+    "dce_opnum",
+    "ssl_state",
+    "ssl_version",
+    "app-layer-event",
+    "app-layer-protocol",
+    "ftpbounce",
+    "fragbits",
+    "fragoffset",
+    "window",
+    "tos",
+    "icmp_id_",
+    "tls.store",
+    "tls.fingerprint",
+    "tls_cert_notbefore",
+    "tls_cert_notafter",
+    "tls_cert_expired",
+    "tls_cert_valid",
+    "filemagic",
+    "filename",
+    "fileext",
+    "filestore",
+    "filemd5",
+    "filesha1",
+    "filesha256",
+    "filesize",
+    "file.name",
+    "file.magic",
+    "to_md5",
+    "to_sha1",
+    "to_sha256",
+    "pcrexform",
+    "xor",
+    "header_lowercase",
+    "strip_pseudo_headers",
+    "from_base64",
+    "byte_math",
+    "datarep",
+    "dataset",
+    "iprep",
+    "geoip",
+    "lua",
+    "luajit",
+    "entropy",
+    "requires",
+    "config",
+    "replace",
+    "ssh.protoversion",
+    "ssh.softwareversion",
+    "ssh.hassh",
+    "ssh.hassh.string",
+    "ssh.hassh.server",
+    "rpc",
+    "sd_pattern",
+    "file_type",
+    "bufferlen_",
+    "rem",
+    "pkthdr",
+    "frame",
+    "krb5_msg_type",
+    "krb5.msg_type",
+    "snmp.community",
+    "snmp.pdu_type",
+    "dhcp.leasetime",
+    "ja4.hash",
+    "decode_event",
+    "stream-event",
+    "app-layer-state",
+    "icmpv6.hdr",
+    "icmpv6.mtu",
+    "ipv4.hdr",
+    "ipv6.hdr",
+    "tcp.hdr",
+    "udp.hdr",
+    "tcp.mss",
+    "tcp.flags",
+    "template",
+    "appid",
+];
+
+/// Every keyword, by name: the setups, the buffers' names, the transforms and the
+/// unsupported keywords.
+static TABLE: LazyLock<HashMap<&'static str, Kind>> = LazyLock::new(|| {
+    let mut t = HashMap::new();
+    t.extend(SETUPS.iter().copied());
+    for &buf in AppBuffer::ALL {
+        for &(name, spelling) in buf.keywords() {
+            t.insert(name, Kind::Buffer(buf, spelling));
+        }
+    }
+    for &tr in Transform::ALL {
+        t.insert(tr.name(), Kind::Transform(tr));
+    }
+    for &name in UNSUPPORTED {
+        t.insert(name, Kind::Unsupported);
+    }
+    t
+});
+
+pub(super) fn lookup(name: &str) -> Option<Kind> {
+    TABLE.get(name).copied()
+}
+
+/// Whether `name` is a rule keyword netsieve reads (evaluated or not).
+pub fn is_keyword(name: &str) -> bool {
+    TABLE.contains_key(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No name is in the table twice (a later entry would hide an earlier one).
+    #[test]
+    fn each_keyword_once() {
+        let buffers: usize = AppBuffer::ALL.iter().map(|b| b.keywords().len()).sum();
+        let all = SETUPS.len() + buffers + Transform::ALL.len() + UNSUPPORTED.len();
+        assert_eq!(TABLE.len(), all);
+    }
+}

@@ -1,0 +1,158 @@
+//! Rule metadata and alert control: `msg`, `sid`, `rev`, `gid`, `classtype`,
+//! `priority`, `reference`, `metadata`, `target`, `service`, `noalert`, `threshold`,
+//! `detection_filter`.
+
+use super::{Builder, Opt, ParseError, unquote};
+use crate::buffer::AppNeed;
+use crate::rule::{Target, Threshold, ThresholdKind, Track};
+
+pub(super) fn msg(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.msg = unescape_msg(unquote(o.need()?));
+    Ok(())
+}
+
+pub(super) fn sid(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.sid = o.number("not a number")?;
+    b.sid_seen = true;
+    Ok(())
+}
+
+pub(super) fn rev(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.rev = o.number("not a number")?;
+    Ok(())
+}
+
+pub(super) fn gid(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.gid = o.number("not a number")?;
+    Ok(())
+}
+
+pub(super) fn classtype(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.classtype = Some(o.need()?.to_string());
+    Ok(())
+}
+
+pub(super) fn priority(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.priority = Some(o.number("not a number 0-255")?);
+    Ok(())
+}
+
+pub(super) fn reference(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.references.push(o.need()?.to_string());
+    Ok(())
+}
+
+pub(super) fn metadata(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?;
+    b.rule
+        .metadata
+        .extend(v.split(',').map(|s| s.trim().to_string()));
+    Ok(())
+}
+
+pub(super) fn target(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.target = Some(match o.need()? {
+        "src_ip" => Target::SrcIp,
+        "dest_ip" => Target::DestIp,
+        _ => return Err(o.bad("expected src_ip or dest_ip")),
+    });
+    Ok(())
+}
+
+/// Snort 3's `service:http,dns`.
+pub(super) fn service(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    for s in o.need()?.split(',') {
+        let s = s.trim().to_string();
+        b.note_app(AppNeed::Protocol(s.clone()));
+        b.rule.services.push(s);
+    }
+    Ok(())
+}
+
+pub(super) fn noalert(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.noalert = true;
+    Ok(())
+}
+
+pub(super) fn threshold(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.threshold = Some(threshold_fields(o.need()?, false).map_err(|m| o.bad(&m))?);
+    Ok(())
+}
+
+pub(super) fn detection_filter(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.detection_filter = Some(threshold_fields(o.need()?, true).map_err(|m| o.bad(&m))?);
+    Ok(())
+}
+
+/// `msg` text: a backslash keeps the character after it.
+fn unescape_msg(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c == '\\' {
+            if let Some(n) = it.next() {
+                out.push(n);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The `name value, ...` fields of `threshold` (or, with `filter`, `detection_filter`),
+/// as written in rules and in threshold.config.
+pub fn threshold_fields(text: &str, filter: bool) -> Result<Threshold, String> {
+    let mut kind = if filter {
+        Some(ThresholdKind::DetectionFilter)
+    } else {
+        None
+    };
+    let mut track = None;
+    let mut count = None;
+    let mut seconds = None;
+    let mut multiplier = None;
+    for part in text.split(',') {
+        let mut w = part.split_whitespace();
+        let (Some(k), Some(v)) = (w.next(), w.next()) else {
+            return Err("expected 'name value' pairs".into());
+        };
+        match k {
+            "type" if !filter => {
+                kind = Some(
+                    ThresholdKind::by_name(v)
+                        .ok_or("type must be limit, threshold, both or backoff")?,
+                )
+            }
+            "track" => track = Some(Track::by_name(v).ok_or("unknown track")?),
+            "count" => count = Some(v.parse().map_err(|_| "bad count")?),
+            "seconds" => seconds = Some(v.parse().map_err(|_| "bad seconds")?),
+            "multiplier" => multiplier = Some(v.parse().map_err(|_| "bad multiplier")?),
+            _ => return Err(format!("unknown field '{k}'")),
+        }
+    }
+    match (kind, track, count, seconds, multiplier) {
+        (Some(ThresholdKind::Backoff), Some(track), Some(count), None, Some(m))
+            if count > 0 && m > 1 =>
+        {
+            Ok(Threshold {
+                kind: ThresholdKind::Backoff,
+                track,
+                count,
+                seconds: 0,
+                multiplier: m,
+            })
+        }
+        (Some(ThresholdKind::Backoff), ..) => {
+            Err("backoff needs track, count (> 0) and multiplier (> 1), no seconds".into())
+        }
+        (Some(kind), Some(track), Some(count), Some(seconds), None) => Ok(Threshold {
+            kind,
+            track,
+            count,
+            seconds,
+            multiplier: 0,
+        }),
+        _ => Err("needs type, track, count and seconds".into()),
+    }
+}

@@ -1,0 +1,436 @@
+//! Rule text to [`Rule`].
+//!
+//! A rule is `action proto src sport dir dst dport (name:value; name; ...)`. The options
+//! are read in order; detection options build lists of matches per buffer:
+//!
+//! - a *sticky buffer* (`http.uri;`, `dns_query;`, `file_data;`, and in Snort 3 rules
+//!   `http_uri;`) sends the options after it to that buffer, `pkt_data;` back to the
+//!   payload;
+//! - a *legacy modifier* (`content:"x"; http_uri;`) moves the content just before it;
+//! - Snort 3 writes content modifiers after commas: `content:"x",depth 4,nocase;`.
+//!
+//! A rule is a Snort 3 rule when it uses `service:` or a comma modifier; then buffer
+//! names are sticky. Errors carry the column of the option that failed.
+//!
+//! Each keyword is one entry of the table in [`keywords`](self::keywords), which points
+//! at its setup function in the module of its group: [`meta`](self::meta) (sid, msg,
+//! thresholds), [`content`](self::content) (content, pcre and their modifiers),
+//! [`byte`](self::byte) (`byte_*`), [`flow`](self::flow) (flow, flowbits, stream_size),
+//! [`packet`](self::packet) (header fields: dsize, ttl, flags, ...) and
+//! [`app`](self::app) (buffers and transforms).
+
+mod app;
+mod byte;
+mod content;
+mod error;
+mod flow;
+mod keywords;
+mod meta;
+mod packet;
+
+pub use error::ParseError;
+pub use keywords::is_keyword;
+pub use meta::threshold_fields;
+
+use crate::buffer::AppNeed;
+use crate::rule::*;
+use crate::vars::{AddrExpr, PortExpr, Vars};
+use keywords::Kind;
+
+/// One `name[:value]` option of a rule, and the column it starts at.
+pub(crate) struct Opt<'a> {
+    name: &'a str,
+    value: Option<&'a str>,
+    column: usize,
+}
+
+impl<'a> Opt<'a> {
+    /// Its value; an error naming the option when it has none.
+    fn need(&self) -> Result<&'a str, ParseError> {
+        self.value
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| ParseError::missing_value(self.column, self.name))
+    }
+
+    /// Its value as a number of type `T`; `why` when it is not one.
+    fn number<T: std::str::FromStr>(&self, why: &str) -> Result<T, ParseError> {
+        self.need()?.parse().map_err(|_| self.bad(why))
+    }
+
+    /// An error: its value is wrong, and `why`.
+    fn bad(&self, why: &str) -> ParseError {
+        ParseError::bad_value(self.column, self.name, self.value.unwrap_or_default(), why)
+    }
+}
+
+/// Splits the option body into `name[:value]` items at unescaped `;`.
+fn split_options(body: &str, base_col: usize) -> Result<Vec<Opt<'_>>, ParseError> {
+    let b = body.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= b.len() {
+            break;
+        }
+        let start = i;
+        // As Suricata: quotes do not protect ';' (write it `\;` or `|3b|`).
+        let mut colon = None;
+        while i < b.len() {
+            match b[i] {
+                b'\\' => i += 1,
+                b':' if colon.is_none() => colon = Some(i),
+                b';' => break,
+                _ => {}
+            }
+            i += 1;
+        }
+        if i >= b.len() {
+            let rest = body[start..].trim();
+            if rest.is_empty() {
+                break;
+            }
+            return Err(ParseError::unterminated(base_col + start, rest));
+        }
+        let item = &body[start..i];
+        let (name, value) = match colon {
+            Some(c) => (body[start..c].trim(), Some(body[c + 1..i].trim())),
+            None => (item.trim(), None),
+        };
+        out.push(Opt {
+            name,
+            value,
+            column: base_col + start,
+        });
+        i += 1;
+    }
+    Ok(out)
+}
+
+/// Strips surrounding double quotes.
+fn unquote(v: &str) -> &str {
+    let v = v.trim();
+    if v.len() >= 2 && v.starts_with('"') && v.ends_with('"') {
+        &v[1..v.len() - 1]
+    } else {
+        v
+    }
+}
+
+/// A decimal or `0x` hexadecimal number.
+fn parse_num(v: &str) -> Option<i64> {
+    let v = v.trim();
+    if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        return i64::from_str_radix(h, 16).ok();
+    }
+    v.parse().ok()
+}
+
+/// A number or the name of a `byte_extract` variable.
+fn parse_val(v: &str) -> Option<Val> {
+    let v = v.trim();
+    if v.is_empty() {
+        return None;
+    }
+    match parse_num(v) {
+        Some(n) => Some(Val::Num(n)),
+        None if v
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')) =>
+        {
+            Some(Val::Var(v.to_string()))
+        }
+        None => None,
+    }
+}
+
+/// `N`, `<N`, `>N`, `<=N`, `>=N`, `!N`, `=N`, `N<>M`, `N-M`.
+pub fn parse_cmp(v: &str) -> Option<Cmp> {
+    let v = v.trim();
+    if let Some((a, b)) = v.split_once("<=>") {
+        return Some(Cmp::Range(parse_num(a)?, parse_num(b)?));
+    }
+    if let Some((a, b)) = v.split_once("<>") {
+        return Some(Cmp::Between(parse_num(a)?, parse_num(b)?));
+    }
+    for (p, f) in [
+        ("<=", Cmp::Le as fn(i64) -> Cmp),
+        (">=", Cmp::Ge),
+        ("<", Cmp::Lt),
+        (">", Cmp::Gt),
+        ("!=", Cmp::Ne),
+        ("!", Cmp::Ne),
+        ("=", Cmp::Eq),
+    ] {
+        if let Some(r) = v.strip_prefix(p) {
+            return Some(f(parse_num(r)?));
+        }
+    }
+    if let Some((a, b)) = v.split_once('-')
+        && !a.trim().is_empty()
+    {
+        return Some(Cmp::Range(parse_num(a)?, parse_num(b)?));
+    }
+    Some(Cmp::Eq(parse_num(v)?))
+}
+
+/// The parser's running state for one rule.
+pub(crate) struct Builder {
+    rule: Rule,
+    /// Index of the list sticky options go to.
+    cur: usize,
+    snort3: bool,
+    /// `(list, index)` of the last content, for modifiers.
+    last_content: Option<(usize, usize)>,
+    /// The previous option was a content or one of its modifiers (so a legacy buffer
+    /// modifier may follow).
+    prev_was_content: bool,
+    sid_seen: bool,
+}
+
+impl Builder {
+    /// Starts a new list over `buf` and returns its index.
+    fn list_for(&mut self, buf: Buffer) -> usize {
+        // A new sticky buffer starts a new list, even for a buffer seen before
+        // (relative matches do not cross from one to the other).
+        self.rule.lists.push(List {
+            buffer: buf,
+            matches: Vec::new(),
+            transforms: Vec::new(),
+        });
+        self.rule.lists.len() - 1
+    }
+
+    /// The current list, started over the payload when there is none yet.
+    fn cur_list(&mut self) -> &mut List {
+        if self.rule.lists.is_empty() {
+            self.cur = self.list_for(Buffer::Payload);
+        }
+        &mut self.rule.lists[self.cur]
+    }
+
+    /// Adds a match to the current list.
+    fn push(&mut self, m: Match) {
+        let is_content = matches!(m, Match::Content(_));
+        let l = self.cur_list();
+        l.matches.push(m);
+        let at = l.matches.len() - 1;
+        if is_content {
+            self.last_content = Some((self.cur, at));
+        }
+    }
+
+    /// The content a modifier applies to: the last one.
+    fn last_content(&mut self, o: &Opt<'_>) -> Result<&mut Content, ParseError> {
+        let Some((l, i)) = self.last_content else {
+            return Err(ParseError::no_content(o.column, o.name));
+        };
+        match &mut self.rule.lists[l].matches[i] {
+            Match::Content(c) => Ok(c),
+            _ => unreachable!("last_content points at a content"),
+        }
+    }
+
+    /// Records that the rule needs this of the application layer.
+    fn note_app(&mut self, need: AppNeed) {
+        if !self.rule.app_layer.contains(&need) {
+            self.rule.app_layer.push(need);
+        }
+    }
+}
+
+/// Parses one rule. `vars` resolves address and port variables.
+pub fn parse_rule(text: &str, vars: &Vars) -> Result<Rule, ParseError> {
+    let text = text.trim_end();
+    let open = text
+        .find('(')
+        .ok_or_else(|| ParseError::no_options(1, "no '(' starting the options"))?;
+    if !text.ends_with(')') {
+        return Err(ParseError::no_options(
+            text.len(),
+            "rule does not end with ')'",
+        ));
+    }
+    let header = &text[..open];
+    let body = &text[open + 1..text.len() - 1];
+    let mut b = Builder {
+        rule: parse_header(header, vars)?,
+        cur: 0,
+        snort3: false,
+        last_content: None,
+        prev_was_content: false,
+        sid_seen: false,
+    };
+    let opts = split_options(body, open + 2)?;
+    b.snort3 = opts.iter().any(is_snort3);
+    for o in &opts {
+        option(&mut b, o)?;
+    }
+    if !b.sid_seen {
+        return Err(ParseError::no_sid(open + 1));
+    }
+    finish(b)
+}
+
+/// An option only Snort 3 writes: `service:`, or a content or pcre with modifiers after
+/// a comma.
+fn is_snort3(o: &Opt<'_>) -> bool {
+    o.name == "service"
+        || (matches!(o.name, "content" | "pcre")
+            && o.value.is_some_and(|v| {
+                let v = v.trim();
+                v.rfind('"')
+                    .is_some_and(|q| q + 1 < v.len() && v[q + 1..].trim_start().starts_with(','))
+            }))
+}
+
+/// One option: its keyword's setup, found in the table.
+fn option(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let kind =
+        keywords::lookup(o.name).ok_or_else(|| ParseError::unknown_keyword(o.column, o.name))?;
+    let after_content = std::mem::take(&mut b.prev_was_content);
+    match kind {
+        Kind::Setup(setup) => setup(b, o),
+        Kind::Modifier(modify) => {
+            modify(b.last_content(o)?, o)?;
+            b.prev_was_content = after_content;
+            Ok(())
+        }
+        Kind::Buffer(buf, spelling) => app::buffer(b, o, buf, spelling, after_content),
+        Kind::Transform(t) => {
+            b.cur_list().transforms.push(t);
+            Ok(())
+        }
+        Kind::Hint => Ok(()),
+        Kind::Unsupported => {
+            b.rule.unsupported.push(RawOption {
+                name: o.name.to_string(),
+                value: o.value.map(str::to_string),
+            });
+            Ok(())
+        }
+    }
+}
+
+/// The rule once every option is read: lists emptied by legacy modifiers dropped, and
+/// what it needs of the application layer in one order, whatever the options' order.
+fn finish(mut b: Builder) -> Result<Rule, ParseError> {
+    b.rule.lists.retain(|l| !l.matches.is_empty());
+    if let Proto::App(p) = &b.rule.proto {
+        let p = p.clone();
+        b.note_app(AppNeed::Protocol(p));
+    }
+    b.rule.app_layer.sort();
+    Ok(b.rule)
+}
+
+fn parse_header(h: &str, vars: &Vars) -> Result<Rule, ParseError> {
+    let toks = header_tokens(h);
+    let col = |k: usize| toks.get(k).map(|t| t.0).unwrap_or(1);
+    let action = match toks.first().map(|t| t.1) {
+        Some("alert") => Action::Alert,
+        Some("drop") => Action::Drop,
+        Some("reject" | "rejectsrc" | "rejectdst" | "rejectboth" | "sdrop") => Action::Reject,
+        Some("pass") => Action::Pass,
+        Some(a) => return Err(ParseError::unknown_action(a)),
+        None => return Err(ParseError::empty_rule()),
+    };
+    let proto_s = toks
+        .get(1)
+        .map(|t| t.1.to_ascii_lowercase())
+        .ok_or_else(|| ParseError::no_protocol(col(0)))?;
+    let proto =
+        Proto::by_name(&proto_s).ok_or_else(|| ParseError::unknown_protocol(col(1), &proto_s))?;
+    let mut rule = Rule::new(action, proto);
+    // Snort 3 allows `alert http (...)`: no addresses.
+    if toks.len() == 2 {
+        return Ok(rule);
+    }
+    if toks.len() != 7 {
+        return Err(ParseError::header_fields(col(0), toks.len()));
+    }
+    let addr = |k: usize| {
+        vars.address(toks[k].1)
+            .map_err(|e| ParseError::bad_address(col(k), e.0))
+    };
+    let port = |k: usize| {
+        vars.port(toks[k].1)
+            .map_err(|e| ParseError::bad_port(col(k), e.0))
+    };
+    rule.src = addr(2)?;
+    rule.sport = port(3)?;
+    rule.bidirectional = match toks[4].1 {
+        "->" => false,
+        "<>" => true,
+        d => return Err(ParseError::bad_direction(col(4), d)),
+    };
+    rule.dst = addr(5)?;
+    rule.dport = port(6)?;
+    Ok(rule)
+}
+
+/// The header's whitespace-separated fields and their columns, bracketed lists (which
+/// may hold spaces) kept whole.
+fn header_tokens(h: &str) -> Vec<(usize, &str)> {
+    let mut toks = Vec::new();
+    let bytes = h.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= bytes.len() {
+            break;
+        }
+        let start = i;
+        let mut depth = 0i32;
+        while i < bytes.len() && (depth > 0 || !bytes[i].is_ascii_whitespace()) {
+            match bytes[i] {
+                b'[' => depth += 1,
+                b']' => depth -= 1,
+                _ => {}
+            }
+            i += 1;
+        }
+        toks.push((start + 1, &h[start..i]));
+    }
+    toks
+}
+
+impl Rule {
+    /// A rule with this action and protocol, any addresses and ports, and no options.
+    fn new(action: Action, proto: Proto) -> Rule {
+        Rule {
+            file: String::new(),
+            line: 0,
+            action,
+            proto,
+            src: AddrExpr::Any,
+            sport: PortExpr::Any,
+            bidirectional: false,
+            dst: AddrExpr::Any,
+            dport: PortExpr::Any,
+            sid: 0,
+            gid: 1,
+            rev: 0,
+            msg: String::new(),
+            classtype: None,
+            priority: None,
+            references: Vec::new(),
+            metadata: Vec::new(),
+            target: None,
+            lists: Vec::new(),
+            conds: Vec::new(),
+            flow: FlowOpts::default(),
+            flowbits: Vec::new(),
+            noalert: false,
+            threshold: None,
+            detection_filter: None,
+            services: Vec::new(),
+            app_layer: Vec::new(),
+            unsupported: Vec::new(),
+        }
+    }
+}

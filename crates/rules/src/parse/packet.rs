@@ -1,0 +1,140 @@
+//! Packet header fields: `dsize`, `ttl`, `itype`, `icode`, `icmp_id`, `icmp_seq`, `id`,
+//! `seq`, `ack`, `ip_proto`, `flags`, `sameip`, `ipopts`.
+
+use netsieve_wire::ip_proto;
+
+use super::{Builder, Opt, ParseError, parse_cmp};
+use crate::rule::{Cmp, Cond, FlagsMode, TCP_FLAGS};
+
+pub(super) fn dsize(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.conds.push(Cond::Dsize(cmp(o)?));
+    Ok(())
+}
+
+pub(super) fn ttl(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.conds.push(Cond::Ttl(cmp(o)?));
+    Ok(())
+}
+
+pub(super) fn itype(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.conds.push(Cond::Itype(cmp(o)?));
+    Ok(())
+}
+
+pub(super) fn icode(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.conds.push(Cond::Icode(cmp(o)?));
+    Ok(())
+}
+
+pub(super) fn icmp_id(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule
+        .conds
+        .push(Cond::IcmpId(o.number("not a number 0-65535")?));
+    Ok(())
+}
+
+pub(super) fn icmp_seq(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule
+        .conds
+        .push(Cond::IcmpSeq(o.number("not a number 0-65535")?));
+    Ok(())
+}
+
+pub(super) fn ip_id(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule
+        .conds
+        .push(Cond::IpId(o.number("not a number 0-65535")?));
+    Ok(())
+}
+
+pub(super) fn seq(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule
+        .conds
+        .push(Cond::TcpSeq(o.number("not a number 0-4294967295")?));
+    Ok(())
+}
+
+pub(super) fn ack(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule
+        .conds
+        .push(Cond::TcpAck(o.number("not a number 0-4294967295")?));
+    Ok(())
+}
+
+/// `ip_proto:[!]N`, a comparison, or a protocol's name.
+pub(super) fn ip_proto(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?.trim();
+    let (negated, v) = match v.strip_prefix('!') {
+        Some(r) => (true, r),
+        None => (false, v),
+    };
+    let cmp = match ip_proto::by_name(v) {
+        Some(n) => Cmp::Eq(i64::from(n)),
+        None => parse_cmp(v).ok_or_else(|| o.bad("not a protocol"))?,
+    };
+    b.rule.conds.push(Cond::IpProto { negated, cmp });
+    Ok(())
+}
+
+/// `flags:[+*!]bits[,ignored]`, bits by letter (`S`, `A`, ...; `0` for none).
+pub(super) fn flags(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?.trim();
+    let (set, ignore) = match v.split_once(',') {
+        Some((s, i)) => (s.trim(), i.trim()),
+        None => (v, ""),
+    };
+    let bit = |c: char| flag_bit(c).ok_or_else(|| o.bad(&format!("unknown flag '{c}'")));
+    let mut mode = FlagsMode::Exact;
+    let mut bits = 0u8;
+    for c in set.chars() {
+        match c {
+            '+' => mode = FlagsMode::All,
+            '*' => mode = FlagsMode::Any,
+            '!' => mode = FlagsMode::Not,
+            '0' => {}
+            c => bits |= bit(c)?,
+        }
+    }
+    let mut ign = 0u8;
+    for c in ignore.chars() {
+        ign |= bit(c)?;
+    }
+    b.rule.conds.push(Cond::Flags {
+        mode,
+        bits,
+        ignore: ign,
+    });
+    Ok(())
+}
+
+pub(super) fn sameip(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.conds.push(Cond::SameIp);
+    Ok(())
+}
+
+/// `ipopts:rr` and the other IPv4 option names.
+pub(super) fn ipopts(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?.trim();
+    if !matches!(
+        v,
+        "rr" | "eol" | "nop" | "ts" | "sec" | "esec" | "lsrr" | "lsrre" | "ssrr" | "satid" | "any"
+    ) {
+        return Err(o.bad("unknown IP option"));
+    }
+    b.rule.conds.push(Cond::IpOpts(v.to_string()));
+    Ok(())
+}
+
+fn cmp(o: &Opt<'_>) -> Result<Cmp, ParseError> {
+    parse_cmp(o.need()?).ok_or_else(|| o.bad("expected N, <N, >N, !N or N<>M"))
+}
+
+/// The bit of a TCP flag letter, in either case.
+fn flag_bit(c: char) -> Option<u8> {
+    let c = match c {
+        '1' => 'C',
+        '2' => 'E',
+        c => c.to_ascii_uppercase(),
+    };
+    TCP_FLAGS.iter().find(|(l, _)| *l == c).map(|(_, b)| *b)
+}
