@@ -303,3 +303,40 @@ fn legacy_sticky_names_are_not_modifiers() {
     );
     assert_eq!(r.lists[list("http.header_names")].matches.len(), 1);
 }
+
+/// Before any sticky buffer, options go to the payload, except that a relative one goes
+/// to the list of the content or pcre before it, as Suricata places them: a pcre
+/// without `R` after `uricontent` looks in the payload (UriTestSig16), a relative
+/// byte_extract in the URI (UriTestSig28). Keywords that make a list of their own
+/// (`pcre:/U`, `urilen`) do not make it current.
+#[test]
+fn options_before_a_sticky_buffer() {
+    let r = p(
+        r#"alert tcp any any -> any any (uricontent:"a"; pcre:"/b/R"; byte_extract:1,0,n,relative; pcre:"/c/"; sid:1;)"#,
+    );
+    let uri = r
+        .lists
+        .iter()
+        .position(|l| l.buffer == app("http.uri"))
+        .unwrap();
+    let payload = r
+        .lists
+        .iter()
+        .position(|l| l.buffer == Buffer::Payload)
+        .unwrap();
+    assert_eq!(r.lists[uri].matches.len(), 3, "{:?}", r.lists);
+    assert!(matches!(&r.lists[payload].matches[..], [Match::Pcre(p)] if p.pattern == "c"));
+    for opts in [r#"pcre:"/x/U"; content:"a";"#, r#"urilen:5; content:"a";"#] {
+        let r = p(&format!("alert tcp any any -> any any ({opts} sid:1;)"));
+        let l = r
+            .lists
+            .iter()
+            .find(|l| l.buffer == Buffer::Payload)
+            .unwrap();
+        assert!(
+            matches!(&l.matches[..], [Match::Content(_)]),
+            "{opts}: {:?}",
+            r.lists
+        );
+    }
+}

@@ -20,11 +20,11 @@ pub(super) fn buffer(
             move_last_content(b, o, buf)?;
             b.prev_was_content = true;
         }
-        Spelling::Sticky | Spelling::Modifier => b.cur = b.list_for(Buffer::App(buf)),
+        Spelling::Sticky | Spelling::Modifier => b.stick(Buffer::App(buf)),
         Spelling::Integer => {
             let c = parse_cmp(o.need()?).ok_or_else(|| o.bad("bad number"))?;
             let l = b.list_for(Buffer::App(buf));
-            b.rule.lists[l].matches.push(Match::Uint(c));
+            b.push_to(l, Match::Uint(c));
         }
     }
     Ok(())
@@ -45,8 +45,7 @@ fn move_last_content(b: &mut Builder, o: &Opt<'_>, buf: AppBuffer) -> Result<(),
         Some(t) => t,
         None => b.list_for(want),
     };
-    b.rule.lists[target].matches.push(m);
-    b.last_content = Some((target, b.rule.lists[target].matches.len() - 1));
+    b.push_to(target, m);
     // Matches after the moved content in its old list that are relative to it
     // (pcre/R, byte_* relative) stay; the payload list keeps its order.
     Ok(())
@@ -54,7 +53,7 @@ fn move_last_content(b: &mut Builder, o: &Opt<'_>, buf: AppBuffer) -> Result<(),
 
 /// `pkt_data` (and `raw_data`): the options after it inspect the payload again.
 pub(super) fn pkt_data(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
-    b.cur = b.list_for(Buffer::Payload);
+    b.stick(Buffer::Payload);
     Ok(())
 }
 
@@ -75,6 +74,6 @@ pub(super) fn urilen(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     };
     b.note_app(AppNeed::Buffer(buf));
     let l = b.list_for(Buffer::App(buf));
-    b.rule.lists[l].matches.push(Match::Bsize(c));
+    b.push_to(l, Match::Bsize(c));
     Ok(())
 }

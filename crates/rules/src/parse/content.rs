@@ -17,13 +17,11 @@ pub(super) fn uricontent(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError>
     let (c, mods) = pattern(o)?;
     let uri = Buffer::App(AppBuffer::HttpUri);
     b.note_app(AppNeed::Buffer(AppBuffer::HttpUri));
-    let before = b.cur;
-    b.cur = match b.rule.lists.iter().rposition(|x| x.buffer == uri) {
+    let l = match b.rule.lists.iter().rposition(|x| x.buffer == uri) {
         Some(l) => l,
         None => b.list_for(uri),
     };
-    b.push(Match::Content(c));
-    b.cur = before;
+    b.push_to(l, Match::Content(c));
     after_pattern(b, o, mods)
 }
 
@@ -301,7 +299,7 @@ pub(super) fn pcre(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
         Some(buf) => {
             b.note_app(AppNeed::Buffer(buf));
             let l = b.list_for(Buffer::App(buf));
-            b.rule.lists[l].matches.push(Match::Pcre(p));
+            b.push_to(l, Match::Pcre(p));
         }
         None => b.push(Match::Pcre(p)),
     }

@@ -179,11 +179,17 @@ pub fn parse_cmp(v: &str) -> Option<Cmp> {
 /// The parser's running state for one rule.
 pub(crate) struct Builder {
     rule: Rule,
-    /// Index of the list sticky options go to.
-    cur: usize,
+    /// The list of the last sticky buffer (or `pkt_data`): detection options go there.
+    sticky: Option<usize>,
+    /// Before any sticky buffer, the payload list options go to (started with the
+    /// first of them).
+    payload: Option<usize>,
     snort3: bool,
     /// `(list, index)` of the last content, for modifiers.
     last_content: Option<(usize, usize)>,
+    /// The list of the last content or pcre, for relative options before any sticky
+    /// buffer.
+    last_match: Option<usize>,
     /// The previous option was a content or one of its modifiers (so a legacy buffer
     /// modifier may follow).
     prev_was_content: bool,
@@ -203,22 +209,43 @@ impl Builder {
         self.rule.lists.len() - 1
     }
 
-    /// The current list, started over the payload when there is none yet.
-    fn cur_list(&mut self) -> &mut List {
-        if self.rule.lists.is_empty() {
-            self.cur = self.list_for(Buffer::Payload);
-        }
-        &mut self.rule.lists[self.cur]
+    /// Starts a list over `buf` that the options after it go to (a sticky buffer).
+    fn stick(&mut self, buf: Buffer) {
+        self.sticky = Some(self.list_for(buf));
     }
 
-    /// Adds a match to the current list.
+    /// The list options go to: the sticky buffer's, else the payload's.
+    fn cur(&mut self) -> usize {
+        if let Some(l) = self.sticky.or(self.payload) {
+            return l;
+        }
+        let l = self.list_for(Buffer::Payload);
+        self.payload = Some(l);
+        l
+    }
+
+    /// Adds a match where it goes: the current list, except that before any sticky
+    /// buffer a relative match goes to the list of the content or pcre before it (as
+    /// Suricata places it: `uricontent:"a"; pcre:"/b/R";` looks in the URI).
     fn push(&mut self, m: Match) {
-        let is_content = matches!(m, Match::Content(_));
-        let l = self.cur_list();
-        l.matches.push(m);
-        let at = l.matches.len() - 1;
-        if is_content {
-            self.last_content = Some((self.cur, at));
+        let l = match self.last_match {
+            Some(l) if self.sticky.is_none() && is_relative(&m) => l,
+            _ => self.cur(),
+        };
+        self.push_to(l, m);
+    }
+
+    /// Adds a match to list `l`.
+    fn push_to(&mut self, l: usize, m: Match) {
+        let kind = (matches!(m, Match::Content(_)), matches!(m, Match::Pcre(_)));
+        let list = &mut self.rule.lists[l];
+        list.matches.push(m);
+        let at = list.matches.len() - 1;
+        if kind.0 {
+            self.last_content = Some((l, at));
+        }
+        if kind.0 || kind.1 {
+            self.last_match = Some(l);
         }
     }
 
@@ -257,9 +284,11 @@ pub fn parse_rule(text: &str, vars: &Vars) -> Result<Rule, ParseError> {
     let body = &text[open + 1..text.len() - 1];
     let mut b = Builder {
         rule: parse_header(header, vars)?,
-        cur: 0,
+        sticky: None,
+        payload: None,
         snort3: false,
         last_content: None,
+        last_match: None,
         prev_was_content: false,
         sid_seen: false,
     };
@@ -272,6 +301,19 @@ pub fn parse_rule(text: &str, vars: &Vars) -> Result<Rule, ParseError> {
         return Err(ParseError::no_sid(open + 1));
     }
     finish(b)
+}
+
+/// A match that starts where the one before it ended.
+fn is_relative(m: &Match) -> bool {
+    match m {
+        Match::Content(c) => c.is_relative(),
+        Match::Pcre(p) => p.relative,
+        Match::ByteTest { read, .. }
+        | Match::ByteJump { read, .. }
+        | Match::ByteExtract { read, .. } => read.relative,
+        Match::IsDataAt { relative, .. } => *relative,
+        Match::Bsize(_) | Match::Uint(_) => false,
+    }
 }
 
 /// An option only Snort 3 writes: `service:`, or a content or pcre with modifiers after
@@ -300,7 +342,8 @@ fn option(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
         }
         Kind::Buffer(buf, spelling) => app::buffer(b, o, buf, spelling, after_content),
         Kind::Transform(t) => {
-            b.cur_list().transforms.push(t);
+            let cur = b.cur();
+            b.rule.lists[cur].transforms.push(t);
             Ok(())
         }
         Kind::Hint => Ok(()),
