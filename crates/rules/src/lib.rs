@@ -12,10 +12,13 @@
 //! let Match::Content(c) = &r.lists[1].matches[0] else { panic!() };
 //! assert_eq!(c.pattern, b"/a;");
 //! assert_eq!(r.app_layer, [AppNeed::Buffer(AppBuffer::HttpUri)]);
+//! // Printed, it reads back as the same rule.
+//! assert_eq!(parse_rule(&r.to_string(), &Vars::default()).unwrap(), r);
 //! ```
 //!
 //! - [`vars`]: address and port expressions and their variables.
 //! - [`rule`]: the IR, plain data; [`buffer`]: the buffers and transforms rules name.
+//!   A `Rule` prints (`Display`) as rule text that parses back to it.
 //! - [`parse`]: text to IR, with the column of the failing option.
 //! - [`load`]: files, continuation lines, per-rule errors and their summary,
 //!   classification.config.
@@ -24,6 +27,7 @@
 pub mod buffer;
 pub mod load;
 pub mod parse;
+mod print;
 pub mod rule;
 pub mod threshold;
 pub mod vars;

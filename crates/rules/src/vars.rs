@@ -193,7 +193,7 @@ impl Vars {
     pub fn address(&self, text: &str) -> Result<AddrExpr, ExprError> {
         // A bare comma list, as some rules write it, is a list.
         let bracketed;
-        let text = if text.contains(',') && !text.trim_start().starts_with('[') {
+        let text = if bare_list(text) {
             bracketed = format!("[{text}]");
             &bracketed
         } else {
@@ -211,7 +211,7 @@ impl Vars {
 
     pub fn port(&self, text: &str) -> Result<PortExpr, ExprError> {
         let bracketed;
-        let text = if text.contains(',') && !text.trim_start().starts_with('[') {
+        let text = if bare_list(text) {
             bracketed = format!("[{text}]");
             &bracketed
         } else {
@@ -226,6 +226,21 @@ impl Vars {
         p.end(text)?;
         Ok(e)
     }
+}
+
+/// A list written without its brackets (`1.1.1.1,2.2.2.2`): a comma outside any
+/// brackets. (`![a,b]` is one negated list.)
+fn bare_list(text: &str) -> bool {
+    let mut depth = 0i32;
+    for c in text.bytes() {
+        match c {
+            b'[' => depth += 1,
+            b']' => depth -= 1,
+            b',' if depth <= 0 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 struct ExprParser<'a> {

@@ -36,7 +36,7 @@ pub(super) enum Kind {
 }
 
 /// Keywords with a setup of their own, by group.
-const SETUPS: &[(&str, Kind)] = &[
+const KEYWORDS: &[(&str, Kind)] = &[
     // Rule metadata and alert control.
     ("msg", Kind::Setup(meta::msg)),
     ("sid", Kind::Setup(meta::sid)),
@@ -189,7 +189,7 @@ const UNSUPPORTED: &[&str] = &[
 /// unsupported keywords.
 static TABLE: LazyLock<HashMap<&'static str, Kind>> = LazyLock::new(|| {
     let mut t = HashMap::new();
-    t.extend(SETUPS.iter().copied());
+    t.extend(KEYWORDS.iter().copied());
     for &buf in AppBuffer::ALL {
         for &(name, spelling) in buf.keywords() {
             t.insert(name, Kind::Buffer(buf, spelling));
@@ -221,7 +221,7 @@ mod tests {
     #[test]
     fn each_keyword_once() {
         let buffers: usize = AppBuffer::ALL.iter().map(|b| b.keywords().len()).sum();
-        let all = SETUPS.len() + buffers + Transform::ALL.len() + UNSUPPORTED.len();
+        let all = KEYWORDS.len() + buffers + Transform::ALL.len() + UNSUPPORTED.len();
         assert_eq!(TABLE.len(), all);
     }
 }

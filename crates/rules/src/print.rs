@@ -1,0 +1,569 @@
+//! [`Rule`] to rule text: `rule.to_string()` parses back to the same rule.
+//!
+//! The text is Suricata 5+ syntax: sticky buffers by their canonical names, each list
+//! printed in order with its transforms and matches. Legacy forms appear only where the
+//! rule's lists cannot be written otherwise: a list started by a pcre whose flags select
+//! its buffer (`pcre:"/x/U"`) is printed as that pcre, and the contents moved into it
+//! after it with their legacy modifiers (`content:"y"; http_uri;`), as are the lists of
+//! buffers that have only a legacy name (`http_raw_cookie`). Options the engine does not
+//! evaluate are printed as written, after the detection options; `prefilter` and `tag`
+//! are not kept by the parser and are not printed.
+
+use std::fmt::{self, Display, Write};
+
+use crate::buffer::{AppBuffer, AppNeed, Spelling, Transform};
+use crate::rule::*;
+use crate::vars::{AddrExpr, PortExpr};
+
+impl Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dir = if self.bidirectional { "<>" } else { "->" };
+        write!(
+            f,
+            "{} {} {} {} {dir} {} {} (",
+            self.action,
+            self.proto.name(),
+            self.src,
+            self.sport,
+            self.dst,
+            self.dport
+        )?;
+        let mut p = Printer {
+            rule: self,
+            out: Vec::new(),
+            sticky: None,
+            legacy: needs_legacy(self),
+        };
+        p.print();
+        write!(f, "{})", p.out.join(" "))
+    }
+}
+
+/// Builds the options of one rule, following the parser's state as it goes.
+struct Printer<'a> {
+    rule: &'a Rule,
+    out: Vec<String>,
+    /// The buffer of the last sticky buffer (or `pkt_data`) printed: the parser sends
+    /// options to its list.
+    sticky: Option<Buffer>,
+    /// Print every list that can be with legacy modifiers, and no sticky buffer before
+    /// them (see [`needs_legacy`]).
+    legacy: bool,
+}
+
+/// A rule whose lists can only be written without sticky buffers: one where a relative
+/// option follows a pcre that started its own list (`pcre:"/a/PR"; isdataat:1,relative;`
+/// in a Snort 2 rule). Only before any sticky buffer does the parser send such an
+/// option to the pcre's list.
+fn needs_legacy(r: &Rule) -> bool {
+    r.services.is_empty()
+        && r.lists.iter().any(|l| match (&l.matches[..], l.buffer) {
+            ([Match::Pcre(p), rest @ ..], Buffer::App(b)) => {
+                p.buffer() == Some(b) && rest.iter().any(|m| !matches!(m, Match::Content(_)))
+            }
+            _ => false,
+        })
+}
+
+impl Printer<'_> {
+    fn opt(&mut self, name: &str, value: Option<&dyn Display>) {
+        self.out.push(match value {
+            Some(v) => format!("{name}:{v};"),
+            None => format!("{name};"),
+        });
+    }
+
+    fn print(&mut self) {
+        let r = self.rule;
+        if !r.msg.is_empty() {
+            let msg = format!("\"{}\"", escape_msg(&r.msg));
+            self.opt("msg", Some(&msg));
+        }
+        let flow = r.flow.set_words();
+        if !flow.is_empty() {
+            self.opt("flow", Some(&flow.join(",")));
+        }
+        self.bare_buffers();
+        for (i, l) in r.lists.iter().enumerate() {
+            self.list(i, l);
+        }
+        self.conditions();
+        self.alert_control();
+        for u in &r.unsupported {
+            self.opt(&u.name, u.value.as_ref().map(|v| v as &dyn Display));
+        }
+        self.metadata();
+    }
+
+    /// One list: how it starts, then its transforms and matches.
+    fn list(&mut self, index: usize, l: &List) {
+        let buf = match l.buffer {
+            // The first list needs no keyword: the parser starts a payload list for it.
+            Buffer::Payload if index == 0 && self.sticky.is_none() => {
+                return self.matches(&l.transforms, &l.matches);
+            }
+            Buffer::Payload => {
+                self.stick(Buffer::Payload);
+                return self.matches(&l.transforms, &l.matches);
+            }
+            Buffer::App(b) => b,
+        };
+        let (keyword, spelling) = buf.keyword();
+        let started_by_pcre =
+            matches!(&l.matches[..], [Match::Pcre(p), ..] if p.buffer() == Some(buf));
+        if spelling == Spelling::Integer {
+            for m in &l.matches {
+                match m {
+                    Match::Uint(c) => self.opt(keyword, Some(c)),
+                    m => self.detection(m),
+                }
+            }
+        } else if started_by_pcre
+            || (spelling == Spelling::Modifier && !self.snort3())
+            || (self.legacy && modifier(buf).is_some())
+        {
+            self.legacy(buf, l);
+        } else {
+            self.stick(Buffer::App(buf));
+            self.matches(&l.transforms, &l.matches);
+        }
+    }
+
+    /// Prints the keyword that makes `buf` the sticky buffer.
+    fn stick(&mut self, buf: Buffer) {
+        let keyword = match buf {
+            Buffer::Payload => "pkt_data",
+            Buffer::App(b) => b.keyword().0,
+        };
+        self.opt(keyword, None);
+        self.sticky = Some(buf);
+    }
+
+    /// A list written without a sticky buffer: contents followed by the buffer's legacy
+    /// modifier, which moves them into its latest list.
+    fn legacy(&mut self, buf: AppBuffer, l: &List) {
+        // A modifier leaves a content in place when the sticky buffer is its own buffer.
+        if self.sticky == Some(Buffer::App(buf)) {
+            self.stick(Buffer::Payload);
+        }
+        let modifier = modifier(buf);
+        for t in &l.transforms {
+            self.opt(t.name(), None);
+        }
+        for m in &l.matches {
+            self.detection(m);
+            if let (Match::Content(_), Some(k)) = (m, modifier) {
+                self.opt(k, None);
+            }
+        }
+    }
+
+    fn matches(&mut self, transforms: &[Transform], matches: &[Match]) {
+        for t in transforms {
+            self.opt(t.name(), None);
+        }
+        for m in matches {
+            self.detection(m);
+        }
+    }
+
+    /// A Snort 3 rule (one with `service:`) reads legacy modifiers as sticky buffers.
+    fn snort3(&self) -> bool {
+        !self.rule.services.is_empty()
+    }
+
+    /// Buffers the rule names without a match in them (`http.uri; sid:1;`): printed
+    /// before the lists, where no content comes before them to be moved.
+    fn bare_buffers(&mut self) {
+        for need in &self.rule.app_layer {
+            let AppNeed::Buffer(b) = need else { continue };
+            let in_list = self.rule.lists.iter().any(|l| l.buffer == Buffer::App(*b));
+            if !in_list {
+                self.stick(Buffer::App(*b));
+            }
+        }
+    }
+
+    fn detection(&mut self, m: &Match) {
+        match m {
+            Match::Content(c) => self.content(c),
+            Match::Pcre(p) => {
+                let neg = if p.negated { "!" } else { "" };
+                let v = format!("{neg}\"/{}/{}\"", p.pattern, p.flags);
+                self.opt("pcre", Some(&v));
+            }
+            Match::ByteTest {
+                read,
+                negated,
+                op,
+                value,
+            } => {
+                let neg = if *negated { "!" } else { "" };
+                let mut v = format!("{},{neg}{},{value},{}", read.bytes, op.name(), read.offset);
+                byte_read(&mut v, read);
+                self.opt("byte_test", Some(&v));
+            }
+            Match::ByteJump {
+                read,
+                multiplier,
+                align,
+                from_beginning,
+                from_end,
+                post_offset,
+            } => {
+                let mut v = format!("{},{}", read.bytes, read.offset);
+                byte_read(&mut v, read);
+                if *multiplier != 1 {
+                    let _ = write!(v, ",multiplier {}", *multiplier as i64);
+                }
+                for (set, word) in [
+                    (*align, "align"),
+                    (*from_beginning, "from_beginning"),
+                    (*from_end, "from_end"),
+                ] {
+                    if set {
+                        let _ = write!(v, ",{word}");
+                    }
+                }
+                if *post_offset != 0 {
+                    let _ = write!(v, ",post_offset {post_offset}");
+                }
+                self.opt("byte_jump", Some(&v));
+            }
+            Match::ByteExtract {
+                read,
+                name,
+                multiplier,
+                align,
+            } => {
+                let mut v = format!("{},{},{name}", read.bytes, read.offset);
+                byte_read(&mut v, read);
+                if *multiplier != 1 {
+                    let _ = write!(v, ",multiplier {}", *multiplier as i64);
+                }
+                if *align != 0 {
+                    let _ = write!(v, ",align {align}");
+                }
+                self.opt("byte_extract", Some(&v));
+            }
+            Match::IsDataAt {
+                offset,
+                relative,
+                negated,
+            } => {
+                let neg = if *negated { "!" } else { "" };
+                let rel = if *relative { ",relative" } else { "" };
+                self.opt("isdataat", Some(&format!("{neg}{offset}{rel}")));
+            }
+            Match::Bsize(c) => self.opt("bsize", Some(c)),
+            // The parser puts these only in integer buffers' lists, which `list` prints
+            // with their keyword; a hand-made rule may put one elsewhere, where no
+            // keyword can say it: the nearest is its length.
+            Match::Uint(c) => self.opt("bsize", Some(c)),
+        }
+    }
+
+    fn content(&mut self, c: &Content) {
+        let neg = if c.negated { "!" } else { "" };
+        let v = format!("{neg}\"{}\"", escape_content(&c.pattern));
+        self.opt("content", Some(&v));
+        for (set, word) in [
+            (c.nocase, "nocase"),
+            (c.rawbytes, "rawbytes"),
+            (c.startswith, "startswith"),
+            (c.endswith, "endswith"),
+        ] {
+            if set {
+                self.opt(word, None);
+            }
+        }
+        for (v, word) in [
+            (&c.offset, "offset"),
+            (&c.depth, "depth"),
+            (&c.distance, "distance"),
+            (&c.within, "within"),
+        ] {
+            if let Some(v) = v {
+                self.opt(word, Some(v));
+            }
+        }
+        if c.fast_pattern_only {
+            self.opt("fast_pattern", Some(&"only"));
+        }
+        if let Some((off, len)) = c.fast_pattern_chop {
+            self.opt("fast_pattern", Some(&format!("{off},{len}")));
+        }
+        if c.fast_pattern && !c.fast_pattern_only && c.fast_pattern_chop.is_none() {
+            self.opt("fast_pattern", None);
+        }
+    }
+
+    /// Header and flow conditions.
+    fn conditions(&mut self) {
+        for c in &self.rule.conds {
+            match c {
+                Cond::Dsize(c) => self.opt("dsize", Some(c)),
+                Cond::Ttl(c) => self.opt("ttl", Some(c)),
+                Cond::Itype(c) => self.opt("itype", Some(c)),
+                Cond::Icode(c) => self.opt("icode", Some(c)),
+                Cond::IcmpId(n) => self.opt("icmp_id", Some(n)),
+                Cond::IcmpSeq(n) => self.opt("icmp_seq", Some(n)),
+                Cond::IpId(n) => self.opt("id", Some(n)),
+                Cond::TcpSeq(n) => self.opt("seq", Some(n)),
+                Cond::TcpAck(n) => self.opt("ack", Some(n)),
+                Cond::IpProto { negated, cmp } => {
+                    let neg = if *negated { "!" } else { "" };
+                    self.opt("ip_proto", Some(&format!("{neg}{cmp}")));
+                }
+                Cond::Flags { mode, bits, ignore } => {
+                    let mut v = match mode {
+                        FlagsMode::Exact => String::new(),
+                        FlagsMode::All => "+".into(),
+                        FlagsMode::Any => "*".into(),
+                        FlagsMode::Not => "!".into(),
+                    };
+                    v.push_str(&flag_letters(*bits));
+                    if *ignore != 0 {
+                        v.push(',');
+                        v.push_str(&flag_letters(*ignore));
+                    }
+                    self.opt("flags", Some(&v));
+                }
+                Cond::SameIp => self.opt("sameip", None),
+                Cond::StreamSize { side, cmp } => {
+                    let (op, n) = match *cmp {
+                        Cmp::Lt(n) => ("<", n),
+                        Cmp::Gt(n) => (">", n),
+                        Cmp::Eq(n) => ("=", n),
+                        Cmp::Ne(n) => ("!=", n),
+                        Cmp::Le(n) => ("<=", n),
+                        Cmp::Ge(n) => (">=", n),
+                        // The parser makes no range here.
+                        Cmp::Between(n, _) | Cmp::Range(n, _) => ("=", n),
+                    };
+                    self.opt("stream_size", Some(&format!("{side},{op},{n}")));
+                }
+                Cond::IpOpts(o) => self.opt("ipopts", Some(o)),
+            }
+        }
+    }
+
+    /// Flowbits, thresholds and what the alert targets.
+    fn alert_control(&mut self) {
+        let r = self.rule;
+        for fb in &r.flowbits {
+            let mut names = fb.names.join(if fb.any { "|" } else { "&" });
+            if fb.any && fb.names.len() == 1 {
+                names.push('|');
+            }
+            self.opt("flowbits", Some(&format!("{},{names}", fb.cmd)));
+        }
+        if r.noalert {
+            self.opt("noalert", None);
+        }
+        if let Some(t) = &r.threshold {
+            self.opt("threshold", Some(&threshold(t)));
+        }
+        if let Some(t) = &r.detection_filter {
+            self.opt("detection_filter", Some(&threshold(t)));
+        }
+        if let Some(t) = r.target {
+            let v = match t {
+                Target::SrcIp => "src_ip",
+                Target::DestIp => "dest_ip",
+            };
+            self.opt("target", Some(&v));
+        }
+    }
+
+    /// What identifies and describes the rule.
+    fn metadata(&mut self) {
+        let r = self.rule;
+        if !r.services.is_empty() {
+            self.opt("service", Some(&r.services.join(",")));
+        }
+        for reference in &r.references {
+            self.opt("reference", Some(reference));
+        }
+        if let Some(c) = &r.classtype {
+            self.opt("classtype", Some(c));
+        }
+        if let Some(p) = r.priority {
+            self.opt("priority", Some(&p));
+        }
+        if !r.metadata.is_empty() {
+            self.opt("metadata", Some(&r.metadata.join(", ")));
+        }
+        self.opt("sid", Some(&r.sid));
+        self.opt("rev", Some(&r.rev));
+        if r.gid != 1 {
+            self.opt("gid", Some(&r.gid));
+        }
+    }
+}
+
+/// The legacy modifier that moves a content into `buf`, if it has one.
+fn modifier(buf: AppBuffer) -> Option<&'static str> {
+    buf.keywords()
+        .iter()
+        .find(|(_, s)| *s == Spelling::Modifier)
+        .map(|(k, _)| *k)
+}
+
+/// The options every byte keyword shares, after a comma each.
+fn byte_read(v: &mut String, r: &ByteRead) {
+    if r.relative {
+        v.push_str(",relative");
+    }
+    if r.endian == Endian::Little {
+        v.push_str(",little");
+    }
+    if let Some(base) = r.string_base {
+        let name = match base {
+            16 => "hex",
+            8 => "oct",
+            _ => "dec",
+        };
+        let _ = write!(v, ",string,{name}");
+    }
+    if r.dce {
+        v.push_str(",dce");
+    }
+    if let Some(m) = r.bitmask {
+        let _ = write!(v, ",bitmask {}", m as i64);
+    }
+}
+
+fn threshold(t: &Threshold) -> String {
+    let mut v = String::new();
+    if t.kind != ThresholdKind::DetectionFilter {
+        let _ = write!(v, "type {}, ", t.kind);
+    }
+    let _ = write!(v, "track {}, count {}", t.track, t.count);
+    if t.kind == ThresholdKind::Backoff {
+        let _ = write!(v, ", multiplier {}", t.multiplier);
+    } else {
+        let _ = write!(v, ", seconds {}", t.seconds);
+    }
+    v
+}
+
+fn flag_letters(bits: u8) -> String {
+    if bits == 0 {
+        return "0".into();
+    }
+    TCP_FLAGS
+        .iter()
+        .filter(|(_, b)| bits & b != 0)
+        .map(|(l, _)| *l)
+        .collect()
+}
+
+/// `msg` text: a backslash before `\`, `"` and `;`.
+fn escape_msg(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '\\' | '"' | ';') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A content's bytes: printable ASCII as itself, the rest (and `"`, `;`, `\`, `|`,
+/// `:`) in `|hex|` runs.
+fn escape_content(p: &[u8]) -> String {
+    let mut out = String::with_capacity(p.len());
+    let mut in_hex = false;
+    for &b in p {
+        let plain = (0x20..0x7f).contains(&b) && !b"\";\\|:".contains(&b);
+        if plain {
+            if in_hex {
+                out.push('|');
+                in_hex = false;
+            }
+            out.push(b as char);
+        } else {
+            if in_hex {
+                out.push(' ');
+            } else {
+                out.push('|');
+                in_hex = true;
+            }
+            let _ = write!(out, "{b:02X}");
+        }
+    }
+    if in_hex {
+        out.push('|');
+    }
+    out
+}
+
+impl Display for Cmp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Cmp::Eq(a) => write!(f, "{a}"),
+            Cmp::Ne(a) => write!(f, "!{a}"),
+            Cmp::Lt(a) => write!(f, "<{a}"),
+            Cmp::Le(a) => write!(f, "<={a}"),
+            Cmp::Gt(a) => write!(f, ">{a}"),
+            Cmp::Ge(a) => write!(f, ">={a}"),
+            Cmp::Between(a, b) => write!(f, "{a}<>{b}"),
+            // `a-b` reads a negative `a` as a sign: that range needs `<=>`.
+            Cmp::Range(a, b) if a < 0 => write!(f, "{a}<=>{b}"),
+            Cmp::Range(a, b) => write!(f, "{a}-{b}"),
+        }
+    }
+}
+
+impl Display for Val {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Val::Num(n) => write!(f, "{n}"),
+            Val::Var(v) => f.write_str(v),
+        }
+    }
+}
+
+impl Display for AddrExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AddrExpr::Any => f.write_str("any"),
+            AddrExpr::Net(ip, len) => {
+                let full = if ip.is_ipv4() { 32 } else { 128 };
+                if *len == full {
+                    write!(f, "{ip}")
+                } else {
+                    write!(f, "{ip}/{len}")
+                }
+            }
+            AddrExpr::Range(lo, hi) => write!(f, "{lo}-{hi}"),
+            AddrExpr::Not(e) => write!(f, "!{e}"),
+            AddrExpr::List(items) => list(f, items),
+        }
+    }
+}
+
+impl Display for PortExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PortExpr::Any => f.write_str("any"),
+            PortExpr::Range(lo, hi) if lo == hi => write!(f, "{lo}"),
+            PortExpr::Range(lo, hi) => write!(f, "{lo}:{hi}"),
+            PortExpr::Not(e) => write!(f, "!{e}"),
+            PortExpr::List(items) => list(f, items),
+        }
+    }
+}
+
+fn list<T: Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt::Result {
+    f.write_str("[")?;
+    for (i, e) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(",")?;
+        }
+        write!(f, "{e}")?;
+    }
+    f.write_str("]")
+}
