@@ -78,12 +78,12 @@ fuzz_target!(|data: &[u8]| {
         let p = match iptables::parse(text, fam, "INPUT", "fuzz") {
             Ok(p) => p,
             Err(e) => {
-                assert!(e.line >= 1 && e.col >= 1, "{e}");
+                assert!(e.line() >= 1 && e.column() >= 1, "{e}");
                 continue;
             }
         };
         for e in &p.errors {
-            assert!(e.line >= 1 && e.col >= 1, "{e}");
+            assert!(e.line() >= 1 && e.column() >= 1, "{e}");
         }
         if pick == i {
             check(&p.set, data);
@@ -91,7 +91,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = iptables::parse_one(text, fam, "fuzz");
     }
     let (set, errors) = classbench::parse(text, "fuzz");
-    assert!(errors.iter().all(|e| e.line >= 1 && e.col >= 1));
+    assert!(errors.iter().all(|e| e.line() >= 1 && e.column() >= 1));
     if pick == 2 {
         check(&set, data);
     }

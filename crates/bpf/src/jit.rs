@@ -72,20 +72,35 @@ impl Drop for Native {
     }
 }
 
-/// Why native code could not be made (an unsupported host, or a Cranelift error).
-#[derive(Debug)]
-pub struct JitError(pub String);
+/// Why native code could not be made: the host has no instruction set Cranelift
+/// targets, or Cranelift refused the program.
+#[derive(Clone, Debug)]
+pub struct JitError {
+    kind: JitErrorKind,
+}
+
+#[derive(Clone, Debug)]
+enum JitErrorKind {
+    /// No native instruction set for this host.
+    Host(String),
+    /// Cranelift could not build or finalise the function.
+    Codegen(String),
+}
 
 impl std::fmt::Display for JitError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "JIT: {}", self.0)
+        match &self.kind {
+            JitErrorKind::Host(m) | JitErrorKind::Codegen(m) => write!(f, "JIT: {m}"),
+        }
     }
 }
 
 impl std::error::Error for JitError {}
 
 fn e(x: impl std::fmt::Display) -> JitError {
-    JitError(x.to_string())
+    JitError {
+        kind: JitErrorKind::Codegen(x.to_string()),
+    }
 }
 
 impl Native {
@@ -206,7 +221,9 @@ fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, JitError> {
             .map_err(|x| x.to_string())
     })
     .clone()
-    .map_err(JitError)
+    .map_err(|m| JitError {
+        kind: JitErrorKind::Host(m),
+    })
 }
 
 /// How many straight-line instructions a speculated tail may hold (see [`tail`]).

@@ -10,11 +10,7 @@ use crate::iptables::ParseError;
 use crate::rule::*;
 
 fn field_err(line: usize, col: usize, msg: impl Into<String>) -> ParseError {
-    ParseError {
-        line,
-        col,
-        msg: msg.into(),
-    }
+    ParseError::line_error(line, col, msg)
 }
 
 fn prefix(s: &str) -> Option<Prefix> {

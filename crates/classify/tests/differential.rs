@@ -544,7 +544,7 @@ fn iptables_dumps_parse() {
             };
             total += r.set.rules.len();
             for e in &r.errors {
-                assert!(e.line > 0 && e.col > 0, "{}: {e}", p.display());
+                assert!(e.line() > 0 && e.column() > 0, "{}: {e}", p.display());
             }
         }
     }

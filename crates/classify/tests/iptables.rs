@@ -130,7 +130,7 @@ fn bad_rules_are_reported_and_skipped() {
 COMMIT
 ";
     let p = parse(dump, Family::V4, "INPUT", "t").unwrap();
-    let at: Vec<(usize, usize)> = p.errors.iter().map(|e| (e.line, e.col)).collect();
+    let at: Vec<(usize, usize)> = p.errors.iter().map(|e| (e.line(), e.column())).collect();
     assert_eq!(
         at,
         vec![(3, 13), (4, 17), (5, 25), (6, 13), (7, 33), (8, 31), (9, 1)],
@@ -138,7 +138,7 @@ COMMIT
         p.errors
     );
     assert_eq!(p.set.rules.len(), 1);
-    assert!(p.errors[1].msg.contains("mac"));
+    assert!(p.errors[1].message().contains("mac"));
 }
 
 #[test]
@@ -183,7 +183,7 @@ fn hostile_chains_are_bounded() {
     dump.push_str("-A INPUT -j a\n-A a -j b\n-A b -j a\n-A b -j DROP\n");
     let p = parse(&dump, Family::V4, "INPUT", "t").unwrap();
     assert!(
-        p.errors.iter().any(|e| e.msg.contains("loop")),
+        p.errors.iter().any(|e| e.message().contains("loop")),
         "{:?}",
         p.errors
     );
@@ -204,7 +204,7 @@ fn hostile_chains_are_bounded() {
     }
     dump.push_str("-A c9 -j DROP\n");
     let p = parse(&dump, Family::V4, "INPUT", "t").unwrap();
-    assert!(p.errors.iter().any(|e| e.msg.contains("more than")));
+    assert!(p.errors.iter().any(|e| e.message().contains("more than")));
 }
 
 #[test]
@@ -213,7 +213,7 @@ fn not_a_dump_and_missing_chains_are_errors() {
     let nft = "table inet filter {\n\tchain input {\n\t\ttype filter hook input priority 0; policy drop;\n\t}\n}\n";
     for text in ["<iptables-rules/>\n", nft, "", "\u{fffd}garbage\n"] {
         let e = parse(text, Family::V4, "INPUT", "t").unwrap_err();
-        assert!(e.msg.contains("no `*filter` table"), "{e}");
+        assert!(e.message().contains("no `*filter` table"), "{e}");
     }
     let e = parse(
         "*filter\n:INPUT DROP [0:0]\nCOMMIT\n",
@@ -223,7 +223,7 @@ fn not_a_dump_and_missing_chains_are_errors() {
     )
     .unwrap_err();
     assert!(
-        e.msg.contains("no chain `FORWARD`") && e.msg.contains("INPUT"),
+        e.message().contains("no chain `FORWARD`") && e.message().contains("INPUT"),
         "{e}"
     );
 }

@@ -242,7 +242,12 @@ fn load_updates(path: &Path, format: Format) -> Result<Vec<(u64, Change)>, Strin
                     Format::ClassBench => classbench::parse_one(rule.trim(), &origin),
                     Format::Iptables(f) => iptables::parse_one(rule.trim(), f, &origin),
                 }
-                .map_err(|e| bad(1, &format!("in the rule: column {}: {}", e.col, e.msg)))?;
+                .map_err(|e| {
+                    bad(
+                        1,
+                        &format!("in the rule: column {}: {}", e.column(), e.message()),
+                    )
+                })?;
                 Change::Insert(pos, rule)
             }
             _ => return Err(bad(1, "expected `insert`, `delete` or `rebuild`")),
