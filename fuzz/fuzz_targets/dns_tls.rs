@@ -6,23 +6,23 @@
 
 use libfuzzer_sys::fuzz_target;
 use netsieve_applayer::dns::{self, Dns};
-use netsieve_applayer::http::Dir;
+use netsieve_applayer::Direction;
 use netsieve_applayer::tls::{self, Tls};
 
 fuzz_target!(|data: &[u8]| {
     let _ = dns::parse(data);
     let _ = tls::parse_cert(data);
     let mut d = Dns::default();
-    d.datagram(Dir::ToServer, data);
+    d.datagram(Direction::ToServer, data);
     let mut t = Tls::default();
     let mut rest = data;
     while let Some((&b, tail)) = rest.split_first() {
         let n = (b & 0x7f) as usize;
         let take = n.min(tail.len());
         let dir = if b & 0x80 == 0 {
-            Dir::ToServer
+            Direction::ToServer
         } else {
-            Dir::ToClient
+            Direction::ToClient
         };
         d.stream(dir, &tail[..take]);
         t.feed(dir, &tail[..take]);

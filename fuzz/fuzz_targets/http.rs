@@ -4,7 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use netsieve_applayer::http::{Dir, Http, Limits};
+use netsieve_applayer::Direction;
+use netsieve_applayer::http::{Http, Limits};
 use netsieve_applayer::{probe, uri};
 
 fuzz_target!(|data: &[u8]| {
@@ -24,15 +25,15 @@ fuzz_target!(|data: &[u8]| {
         let n = (b & 0x7f) as usize;
         let take = n.min(tail.len());
         let dir = if b & 0x80 == 0 {
-            Dir::ToServer
+            Direction::ToServer
         } else {
-            Dir::ToClient
+            Direction::ToClient
         };
         let _ = probe(&tail[..take]);
         h.feed(dir, &tail[..take]);
         rest = &tail[take..];
     }
-    h.close(Dir::ToClient);
+    h.close(Direction::ToClient);
     h.finish_all();
     assert!(h.txs.len() <= limits.open_txs + 1);
     for t in &h.txs {

@@ -73,7 +73,7 @@ fuzz_target!(|data: &[u8]| {
             inline: lt & 0x20 != 0,
             keep_bytes: true,
             // Small chunks, so IDS-mode stream inspection triggers often.
-            chunk: [(lt & 0x0f) as u64 * 3, 7],
+            chunk: netsieve_packet::PerDir::new((lt & 0x0f) as u64 * 3, 7),
             payload_limit: 64,
             ..DetectOptions::default()
         },

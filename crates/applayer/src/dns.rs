@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use crate::http::Dir;
+use netsieve_wire::{Direction, PerDir};
 
 /// One question or answer record.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,7 +40,7 @@ pub struct Message {
 #[derive(Clone, Debug)]
 pub struct Tx {
     pub id: u64,
-    pub dir: Dir,
+    pub dir: Direction,
     pub msg: Message,
 }
 
@@ -63,13 +63,13 @@ pub struct Dns {
     pub txs: VecDeque<Tx>,
     next_id: u64,
     /// TCP: bytes of an incomplete message per direction.
-    buf: [Vec<u8>; 2],
+    buf: PerDir<Vec<u8>>,
     pub events: Vec<Event>,
 }
 
 impl Dns {
     /// One UDP datagram. Returns whether it held a message.
-    pub fn datagram(&mut self, dir: Dir, data: &[u8]) -> bool {
+    pub fn datagram(&mut self, dir: Direction, data: &[u8]) -> bool {
         match parse(data) {
             Some(m) => {
                 self.push(dir, m);
@@ -83,8 +83,8 @@ impl Dns {
     }
 
     /// In-order TCP bytes. Returns whether they completed a message.
-    pub fn stream(&mut self, dir: Dir, data: &[u8]) -> bool {
-        let d = dir as usize;
+    pub fn stream(&mut self, dir: Direction, data: &[u8]) -> bool {
+        let d = dir;
         self.buf[d].extend_from_slice(data);
         let mut done = false;
         loop {
@@ -109,7 +109,7 @@ impl Dns {
         done
     }
 
-    fn push(&mut self, dir: Dir, msg: Message) {
+    fn push(&mut self, dir: Direction, msg: Message) {
         if self.txs.len() >= MAX_TXS {
             self.txs.pop_front();
         }
@@ -286,8 +286,8 @@ mod tests {
         let mut d = Dns::default();
         let mut framed = vec![0, q.len() as u8];
         framed.extend_from_slice(&q);
-        assert!(!d.stream(Dir::ToServer, &framed[..5]));
-        assert!(d.stream(Dir::ToServer, &framed[5..]));
+        assert!(!d.stream(Direction::ToServer, &framed[..5]));
+        assert!(d.stream(Direction::ToServer, &framed[5..]));
         assert_eq!(d.txs.len(), 1);
     }
 

@@ -16,12 +16,7 @@
 use std::collections::VecDeque;
 use std::io::Read;
 
-/// Which way bytes go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dir {
-    ToServer,
-    ToClient,
-}
+use netsieve_wire::{Direction, PerDir};
 
 /// Bounds on what a flow's HTTP state keeps (defaults as Suricata's libhtp settings).
 #[derive(Clone, Copy, Debug)]
@@ -228,7 +223,7 @@ pub struct Http {
     waiting: VecDeque<u64>,
     /// The last request was HEAD, per waiting id (its response has no body).
     head_requests: Vec<u64>,
-    sides: [Side; 2],
+    sides: PerDir<Side>,
     pub events: Vec<Event>,
 }
 
@@ -265,9 +260,9 @@ impl Http {
     }
 
     /// Feeds in-order bytes of one direction; returns what they completed, in order.
-    pub fn feed(&mut self, dir: Dir, data: &[u8]) -> Vec<Progress> {
+    pub fn feed(&mut self, dir: Direction, data: &[u8]) -> Vec<Progress> {
         let mut out = Vec::new();
-        let s = dir as usize;
+        let s = dir;
         if matches!(self.sides[s].framing, Framing::Broken) {
             return out;
         }
@@ -290,7 +285,7 @@ impl Http {
                         .map_or(0, |i| i + 1);
                     at += blank;
                     let rest = &self.sides[s].buf[at..];
-                    if dir == Dir::ToClient {
+                    if dir == Direction::ToClient {
                         // A response that does not start with a status line: a junk
                         // line before one is skipped; otherwise it is an HTTP/0.9
                         // response, all body until the close.
@@ -349,7 +344,7 @@ impl Http {
                         }
                         HeadStep::Waiting(line) => {
                             if let Some(line) = line
-                                && dir == Dir::ToServer
+                                && dir == Direction::ToServer
                                 && self.sides[s].line_tx.is_none()
                             {
                                 self.request_line(&line, &mut out);
@@ -417,7 +412,7 @@ impl Http {
                             // chunked after all (see below).
                             let first = rest.iter().find(|c| !space(c));
                             if matches!(c, Chunk::Size)
-                                && dir == Dir::ToClient
+                                && dir == Direction::ToClient
                                 && first.is_some_and(|c| !c.is_ascii_hexdigit())
                             {
                                 self.events.push(Event::InvalidChunk);
@@ -442,7 +437,7 @@ impl Http {
                                 Some(n) => {
                                     self.sides[s].framing = Framing::Chunked(Chunk::Data(n));
                                 }
-                                None if dir == Dir::ToClient => {
+                                None if dir == Direction::ToClient => {
                                     // Not chunked after all: the rest of the response,
                                     // from this line on, is its body (as libhtp does).
                                     self.events.push(Event::InvalidChunk);
@@ -497,10 +492,10 @@ impl Http {
 
     /// The direction ended (FIN, RST or the flow's end): a body read until the close is
     /// complete.
-    pub fn close(&mut self, dir: Dir) -> Vec<Progress> {
+    pub fn close(&mut self, dir: Direction) -> Vec<Progress> {
         let mut out = Vec::new();
-        let s = dir as usize;
-        if dir == Dir::ToClient
+        let s = dir;
+        if dir == Direction::ToClient
             && matches!(self.sides[s].framing, Framing::Head)
             && looks_like_status(&self.sides[s].buf) == Some(false)
         {
@@ -509,7 +504,8 @@ impl Http {
             self.response_09(&mut out);
             self.body(dir, &rest);
             self.finish(dir, &mut out);
-        } else if dir == Dir::ToClient && matches!(self.sides[s].framing, Framing::Chunked(_)) {
+        } else if dir == Direction::ToClient && matches!(self.sides[s].framing, Framing::Chunked(_))
+        {
             // What is left of a chunked response that never ended is its body.
             let rest = std::mem::take(&mut self.sides[s].buf);
             self.body(dir, &rest);
@@ -550,8 +546,8 @@ impl Http {
     /// with what arrived (so its buffers are inspected).
     pub fn finish_all(&mut self) -> Vec<Progress> {
         let mut out = Vec::new();
-        for dir in [Dir::ToServer, Dir::ToClient] {
-            let s = dir as usize;
+        for dir in [Direction::ToServer, Direction::ToClient] {
+            let s = dir;
             if matches!(
                 self.sides[s].framing,
                 Framing::Length(_) | Framing::Chunked(_) | Framing::UntilClose
@@ -564,14 +560,14 @@ impl Http {
     }
 
     /// A message head: a request's or a response's, by direction.
-    fn head(&mut self, dir: Dir, head: &[u8], out: &mut Vec<Progress>) {
+    fn head(&mut self, dir: Direction, head: &[u8], out: &mut Vec<Progress>) {
         match dir {
-            Dir::ToServer => self.request_head(head, out),
-            Dir::ToClient => self.response_head(head, out),
+            Direction::ToServer => self.request_head(head, out),
+            Direction::ToClient => self.response_head(head, out),
         }
     }
 
-    fn fail(&mut self, s: usize, e: Event) {
+    fn fail(&mut self, s: Direction, e: Event) {
         self.events.push(e);
         self.sides[s].framing = Framing::Broken;
     }
@@ -594,7 +590,7 @@ impl Http {
             line_only: true,
         };
         let id = self.new_tx(req);
-        self.sides[Dir::ToServer as usize].line_tx = Some(id);
+        self.sides[Direction::ToServer].line_tx = Some(id);
         out.push(Progress::RequestLine(id));
     }
 
@@ -622,7 +618,7 @@ impl Http {
     }
 
     fn request_head(&mut self, head: &[u8], out: &mut Vec<Progress>) {
-        let s = Dir::ToServer as usize;
+        let s = Direction::ToServer;
         let (line, rest) = split_line(head);
         let Some((method, uri, protocol)) = request_line(line) else {
             return self.fail(s, Event::InvalidRequestLine);
@@ -654,12 +650,12 @@ impl Http {
         self.sides[s].tx = id;
         self.sides[s].framing = framing;
         if matches!(self.sides[s].framing, Framing::Length(0)) {
-            self.finish(Dir::ToServer, out);
+            self.finish(Direction::ToServer, out);
         }
     }
 
     fn response_head(&mut self, head: &[u8], out: &mut Vec<Progress>) {
-        let s = Dir::ToClient as usize;
+        let s = Direction::ToClient;
         let (line, rest) = split_line(head);
         let line = trim(line);
         let mut parts = line
@@ -718,7 +714,7 @@ impl Http {
         self.sides[s].tx = id;
         self.sides[s].framing = framing;
         if matches!(self.sides[s].framing, Framing::Length(0)) {
-            self.finish(Dir::ToClient, out);
+            self.finish(Direction::ToClient, out);
         }
     }
 
@@ -742,7 +738,7 @@ impl Http {
     /// Starts an HTTP/0.9-style response: no status line, no headers, body until the
     /// close.
     fn response_09(&mut self, out: &mut Vec<Progress>) {
-        let s = Dir::ToClient as usize;
+        let s = Direction::ToClient;
         self.events.push(Event::InvalidStatusLine);
         let id = self.response_tx();
         if let Some(t) = self.tx_mut(id) {
@@ -826,12 +822,12 @@ impl Http {
         out
     }
 
-    fn body(&mut self, dir: Dir, chunk: &[u8]) {
-        let s = dir as usize;
+    fn body(&mut self, dir: Direction, chunk: &[u8]) {
+        let s = dir;
         let id = self.sides[s].tx;
         let limit = match dir {
-            Dir::ToServer => self.limits.request_body,
-            Dir::ToClient => self.limits.response_body,
+            Direction::ToServer => self.limits.request_body,
+            Direction::ToClient => self.limits.response_body,
         };
         if let Some(m) = self.message_mut(dir, id) {
             m.body_len += chunk.len() as u64;
@@ -840,16 +836,16 @@ impl Http {
         }
     }
 
-    fn message_mut(&mut self, dir: Dir, id: u64) -> Option<&mut Message> {
+    fn message_mut(&mut self, dir: Direction, id: u64) -> Option<&mut Message> {
         let t = self.tx_mut(id)?;
         match dir {
-            Dir::ToServer => t.request.as_mut().map(|r| &mut r.msg),
-            Dir::ToClient => t.response.as_mut().map(|r| &mut r.msg),
+            Direction::ToServer => t.request.as_mut().map(|r| &mut r.msg),
+            Direction::ToClient => t.response.as_mut().map(|r| &mut r.msg),
         }
     }
 
-    fn finish(&mut self, dir: Dir, out: &mut Vec<Progress>) {
-        let s = dir as usize;
+    fn finish(&mut self, dir: Direction, out: &mut Vec<Progress>) {
+        let s = dir;
         let id = self.sides[s].tx;
         self.sides[s].framing = Framing::Head;
         let limit = self.limits.response_body;
@@ -857,12 +853,12 @@ impl Http {
         let mut failed = false;
         if let Some(t) = self.tx_mut(id) {
             match dir {
-                Dir::ToServer => {
+                Direction::ToServer => {
                     if let Some(r) = t.request.as_mut() {
                         r.msg.complete = true;
                     }
                 }
-                Dir::ToClient => {
+                Direction::ToClient => {
                     if let Some(r) = t.response.as_mut() {
                         r.msg.complete = true;
                         // Several Content-Encoding headers list the codings in order.
@@ -884,8 +880,8 @@ impl Http {
             self.events.push(Event::DecompressionFailed);
         }
         out.push(match dir {
-            Dir::ToServer => Progress::RequestDone(id),
-            Dir::ToClient => Progress::ResponseDone(id),
+            Direction::ToServer => Progress::RequestDone(id),
+            Direction::ToClient => Progress::ResponseDone(id),
         });
     }
 }

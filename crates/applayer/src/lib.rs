@@ -18,6 +18,7 @@
 //! the parsing of that direction with an [`http::Event`]; nothing panics and memory
 //! stays bounded by the limits.
 
+pub use netsieve_wire::Direction;
 pub mod dns;
 pub mod http;
 pub mod session;

@@ -1,8 +1,9 @@
 //! One flow's application layer: which protocol it speaks (found by [`crate::probe`]
 //! from either direction's first bytes, whatever the ports) and that protocol's parser.
 
-use crate::http::{Dir, Http, Limits, Progress};
+use crate::http::{Http, Limits, Progress};
 use crate::{AppProto, Probe, probe};
+use netsieve_wire::{Direction, PerDir};
 
 /// Bytes of a direction kept while its protocol is undecided; past this the direction
 /// counts as unknown.
@@ -22,11 +23,11 @@ pub struct Session {
     pub proto: Option<AppProto>,
     pub parser: Option<Parser>,
     /// Bytes each direction sent while the protocol was undecided.
-    pending: [Vec<u8>; 2],
+    pending: PerDir<Vec<u8>>,
     /// The direction's first bytes name no protocol netsieve parses.
-    unknown: [bool; 2],
+    unknown: PerDir<bool>,
     /// The direction had a gap: its parser stopped.
-    gap: [bool; 2],
+    gap: PerDir<bool>,
     /// Limits for an HTTP parser.
     limits: Limits,
     /// The protocol to parse when probing finds none (DNS on TCP port 53).
@@ -36,7 +37,7 @@ pub struct Session {
 impl Session {
     /// Probing gave up on both directions: nothing will be parsed.
     pub fn given_up(&self) -> bool {
-        self.proto.is_none() && self.unknown[0] && self.unknown[1]
+        self.proto.is_none() && self.unknown.values().all(|&u| u)
     }
 
     /// A session that will find its protocol by probing; an HTTP parser gets `limits`.
@@ -76,8 +77,8 @@ impl Session {
 
     /// Feeds in-order stream bytes of one direction. Returns whether a message of that
     /// direction completed (an inspection point for its raw stream).
-    pub fn feed(&mut self, dir: Dir, data: &[u8]) -> bool {
-        let d = dir as usize;
+    pub fn feed(&mut self, dir: Direction, data: &[u8]) -> bool {
+        let d = dir;
         if data.is_empty() || self.gap[d] {
             return false;
         }
@@ -98,28 +99,28 @@ impl Session {
             }
             // Both directions' held bytes go to the new parser, requests first.
             let mut done = false;
-            for (i, dd) in [(0, Dir::ToServer), (1, Dir::ToClient)] {
-                let held = std::mem::take(&mut self.pending[i]);
-                if !held.is_empty() && !self.unknown[i] {
+            for dd in Direction::BOTH {
+                let held = std::mem::take(&mut self.pending[dd]);
+                if !held.is_empty() && !self.unknown[dd] {
                     let r = self.parse(dd, &held);
-                    done |= r && i == d;
+                    done |= r && dd == d;
                 }
             }
-            self.pending = [Vec::new(), Vec::new()];
+            self.pending = PerDir::default();
             return done;
         }
         self.parse(dir, data)
     }
 
     /// A datagram (DNS over UDP): one message.
-    pub fn datagram(&mut self, dir: Dir, data: &[u8]) -> bool {
+    pub fn datagram(&mut self, dir: Direction, data: &[u8]) -> bool {
         match &mut self.parser {
             Some(Parser::Dns(d)) => d.datagram(dir, data),
             _ => false,
         }
     }
 
-    fn parse(&mut self, dir: Dir, data: &[u8]) -> bool {
+    fn parse(&mut self, dir: Direction, data: &[u8]) -> bool {
         match &mut self.parser {
             Some(Parser::Http(h)) => h
                 .feed(dir, data)
@@ -132,8 +133,8 @@ impl Session {
     }
 
     /// Bytes are missing in this direction: its parser stops there.
-    pub fn gap(&mut self, dir: Dir) {
-        let d = dir as usize;
+    pub fn gap(&mut self, dir: Direction) {
+        let d = dir;
         self.gap[d] = true;
         if self.proto.is_none() {
             self.unknown[d] = true;
@@ -143,7 +144,7 @@ impl Session {
 
     /// The direction ended (its FIN was acknowledged, or the flow ended). Returns
     /// whether that completed a message.
-    pub fn close(&mut self, dir: Dir) -> bool {
+    pub fn close(&mut self, dir: Direction) -> bool {
         match &mut self.parser {
             Some(Parser::Http(h)) => !h.close(dir).is_empty(),
             _ => false,

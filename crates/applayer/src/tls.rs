@@ -8,7 +8,7 @@
 //! application data, at a malformed record, or when a handshake message would exceed
 //! [`MAX_MESSAGE`].
 
-use crate::http::Dir;
+use netsieve_wire::{Direction, PerDir};
 
 /// The largest handshake message kept (a certificate chain fits).
 pub const MAX_MESSAGE: usize = 256 << 10;
@@ -72,7 +72,7 @@ pub struct Tls {
     /// The certificate message was seen (inspection of certificate buffers can start).
     pub certs_done: bool,
     pub events: Vec<Event>,
-    sides: [Side; 2],
+    sides: PerDir<Side>,
 }
 
 fn u16at(b: &[u8], i: usize) -> Option<u16> {
@@ -99,8 +99,8 @@ fn join(v: &[u16]) -> String {
 impl Tls {
     /// Feeds in-order bytes of one direction. Returns whether a handshake message
     /// completed (an inspection point).
-    pub fn feed(&mut self, dir: Dir, data: &[u8]) -> bool {
-        let d = dir as usize;
+    pub fn feed(&mut self, dir: Direction, data: &[u8]) -> bool {
+        let d = dir;
         if self.sides[d].done {
             return false;
         }
@@ -144,12 +144,12 @@ impl Tls {
         any
     }
 
-    fn fail(&mut self, d: usize, e: Event) {
+    fn fail(&mut self, d: Direction, e: Event) {
         self.events.push(e);
         self.sides[d].done = true;
     }
 
-    fn handshake(&mut self, d: usize) -> bool {
+    fn handshake(&mut self, d: Direction) -> bool {
         let mut any = false;
         loop {
             let h = &self.sides[d].hs;
@@ -164,9 +164,13 @@ impl Tls {
             let (mtype, msg) = (h[0], h[4..4 + len].to_vec());
             self.sides[d].hs.drain(..4 + len);
             let ok = match mtype {
-                1 if d == 0 => client_hello(&msg).map(|c| self.client_hello = Some(c)),
-                2 if d == 1 => server_hello(&msg).map(|s| self.server_hello = Some(s)),
-                11 if d == 1 => self.certificate(&msg),
+                1 if d == Direction::ToServer => {
+                    client_hello(&msg).map(|c| self.client_hello = Some(c))
+                }
+                2 if d == Direction::ToClient => {
+                    server_hello(&msg).map(|s| self.server_hello = Some(s))
+                }
+                11 if d == Direction::ToClient => self.certificate(&msg),
                 _ => Some(()),
             };
             match ok {
@@ -439,8 +443,8 @@ mod tests {
         let rec = client_hello_record();
         for cut in 0..rec.len() {
             let mut t = Tls::default();
-            let a = t.feed(Dir::ToServer, &rec[..cut]);
-            let b = t.feed(Dir::ToServer, &rec[cut..]);
+            let a = t.feed(Direction::ToServer, &rec[..cut]);
+            let b = t.feed(Direction::ToServer, &rec[cut..]);
             assert!(!a && b, "cut {cut}");
             let c = t.client_hello.unwrap();
             assert_eq!(c.sni.as_deref(), Some(&b"example.com"[..]));
@@ -453,8 +457,8 @@ mod tests {
     #[test]
     fn garbage_stops_the_direction() {
         let mut t = Tls::default();
-        assert!(!t.feed(Dir::ToServer, &[22, 9, 9, 0, 1, 0]));
+        assert!(!t.feed(Direction::ToServer, &[22, 9, 9, 0, 1, 0]));
         assert_eq!(t.events, vec![Event::InvalidRecord]);
-        assert!(!t.feed(Dir::ToServer, &client_hello_record()));
+        assert!(!t.feed(Direction::ToServer, &client_hello_record()));
     }
 }

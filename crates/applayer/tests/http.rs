@@ -3,7 +3,8 @@
 
 use std::io::Write;
 
-use netsieve_applayer::http::{Dir, Event, Http, Limits, Progress};
+use netsieve_applayer::Direction;
+use netsieve_applayer::http::{Event, Http, Limits, Progress};
 use proptest::prelude::*;
 
 /// Everything the parser found, as text (to compare runs).
@@ -51,10 +52,10 @@ HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n4\r\ndone\r\n0\r\n\r\n
 fn run(reqs: &[&[u8]], resps: &[&[u8]]) -> Http {
     let mut h = Http::new(Limits::default());
     for r in reqs {
-        h.feed(Dir::ToServer, r);
+        h.feed(Direction::ToServer, r);
     }
     for r in resps {
-        h.feed(Dir::ToClient, r);
+        h.feed(Direction::ToClient, r);
     }
     h
 }
@@ -87,17 +88,20 @@ fn pipelined_requests_pair_with_responses_in_order() {
 fn progress_reports_heads_and_ends() {
     let mut h = Http::new(Limits::default());
     let p = h.feed(
-        Dir::ToServer,
+        Direction::ToServer,
         b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nab",
     );
     assert_eq!(p, [Progress::RequestHead(0)]);
-    assert_eq!(h.feed(Dir::ToServer, b"c"), [Progress::RequestDone(0)]);
+    assert_eq!(
+        h.feed(Direction::ToServer, b"c"),
+        [Progress::RequestDone(0)]
+    );
     // A response read until the close completes only then.
     assert_eq!(
-        h.feed(Dir::ToClient, b"HTTP/1.0 200 OK\r\n\r\nstream"),
+        h.feed(Direction::ToClient, b"HTTP/1.0 200 OK\r\n\r\nstream"),
         [Progress::ResponseHead(0)]
     );
-    assert_eq!(h.close(Dir::ToClient), [Progress::ResponseDone(0)]);
+    assert_eq!(h.close(Direction::ToClient), [Progress::ResponseDone(0)]);
     assert_eq!(h.txs[0].response.as_ref().unwrap().file_data, b"stream");
 }
 
@@ -106,9 +110,9 @@ fn progress_reports_heads_and_ends() {
 #[test]
 fn a_request_line_opens_its_transaction_before_the_head() {
     let mut h = Http::new(Limits::default());
-    assert_eq!(h.feed(Dir::ToServer, b"GET /a?b HTTP/1.1"), []);
+    assert_eq!(h.feed(Direction::ToServer, b"GET /a?b HTTP/1.1"), []);
     assert_eq!(
-        h.feed(Dir::ToServer, b"\r\nHost: x\r\n"),
+        h.feed(Direction::ToServer, b"\r\nHost: x\r\n"),
         [Progress::RequestLine(0)]
     );
     let r = h.txs[0].request.as_ref().unwrap();
@@ -118,9 +122,9 @@ fn a_request_line_opens_its_transaction_before_the_head() {
         (&b"GET"[..], &b"/a?b"[..], &b"HTTP/1.1"[..])
     );
     // More header lines open nothing new.
-    assert_eq!(h.feed(Dir::ToServer, b"Accept: */*\r\n"), []);
+    assert_eq!(h.feed(Direction::ToServer, b"Accept: */*\r\n"), []);
     assert_eq!(
-        h.feed(Dir::ToServer, b"\r\n"),
+        h.feed(Direction::ToServer, b"\r\n"),
         [Progress::RequestHead(0), Progress::RequestDone(0)]
     );
     assert_eq!(h.txs.len(), 1);
@@ -130,17 +134,17 @@ fn a_request_line_opens_its_transaction_before_the_head() {
     // The next request, whole in one feed, has no line-only step; one whose line is
     // not a request line opens nothing until its head fails.
     assert_eq!(
-        h.feed(Dir::ToServer, b"GET /2 HTTP/1.1\r\n\r\n"),
+        h.feed(Direction::ToServer, b"GET /2 HTTP/1.1\r\n\r\n"),
         [Progress::RequestHead(1), Progress::RequestDone(1)]
     );
-    assert_eq!(h.feed(Dir::ToServer, b"GET\r\nX: y\r\n"), []);
+    assert_eq!(h.feed(Direction::ToServer, b"GET\r\nX: y\r\n"), []);
     assert_eq!(h.txs.len(), 2);
-    assert_eq!(h.feed(Dir::ToServer, b"\r\n"), []);
+    assert_eq!(h.feed(Direction::ToServer, b"\r\n"), []);
     assert_eq!(h.events, [Event::InvalidRequestLine]);
     // The response pairs with the line-opened transaction.
     assert_eq!(
         h.feed(
-            Dir::ToClient,
+            Direction::ToClient,
             b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
         ),
         [Progress::ResponseHead(0), Progress::ResponseDone(0)]
@@ -210,10 +214,10 @@ fn hostile_input_raises_events() {
     let limits = Limits::default();
     // An endless head.
     let mut h = Http::new(limits);
-    h.feed(Dir::ToServer, b"GET / HTTP/1.1\r\n");
+    h.feed(Direction::ToServer, b"GET / HTTP/1.1\r\n");
     for _ in 0..2000 {
         h.feed(
-            Dir::ToServer,
+            Direction::ToServer,
             b"X-Long: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n",
         );
     }
@@ -226,16 +230,16 @@ fn hostile_input_raises_events() {
     assert!(!r.line_only && r.msg.complete);
     assert_eq!(r.msg.headers.len(), limits.headers);
     h.feed(
-        Dir::ToServer,
+        Direction::ToServer,
         b"X-Last: z\r\n\r\nGET /next HTTP/1.1\r\nHost: b\r\n\r\n",
     );
     assert_eq!(h.txs.len(), 2);
     assert_eq!(h.txs[1].request.as_ref().unwrap().uri, b"/next");
     // One header line longer than the limit: the request line is still the head.
     let mut h = Http::new(limits);
-    h.feed(Dir::ToServer, b"GET /long HTTP/1.1\r\nHost: a\r\nX: ");
-    h.feed(Dir::ToServer, &vec![b'y'; 70_000]);
-    h.feed(Dir::ToServer, b"\r\n\r\nGET /after HTTP/1.1\r\n\r\n");
+    h.feed(Direction::ToServer, b"GET /long HTTP/1.1\r\nHost: a\r\nX: ");
+    h.feed(Direction::ToServer, &vec![b'y'; 70_000]);
+    h.feed(Direction::ToServer, b"\r\n\r\nGET /after HTTP/1.1\r\n\r\n");
     assert_eq!(h.events, [Event::HeadTooLong]);
     let r = h.txs[0].request.as_ref().unwrap();
     assert_eq!(
@@ -346,11 +350,11 @@ proptest! {
         let mut h = Http::new(Limits { open_txs: 4, ..Limits::default() });
         let mut req = starts[prefix].to_vec();
         req.extend_from_slice(&a);
-        h.feed(Dir::ToServer, &req);
+        h.feed(Direction::ToServer, &req);
         let mut resp = starts[2].to_vec();
         resp.extend_from_slice(&b);
-        h.feed(Dir::ToClient, &resp);
-        h.close(Dir::ToClient);
+        h.feed(Direction::ToClient, &resp);
+        h.close(Direction::ToClient);
         prop_assert!(h.txs.len() <= 5);
     }
 }

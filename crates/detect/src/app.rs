@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 
 use netsieve_applayer::http::{self, Message};
-use netsieve_applayer::{AppProto, dns, tls, uri};
+use netsieve_applayer::{AppProto, Direction, dns, tls, uri};
 use netsieve_rules::{AppBuffer, Transform};
 
 /// How far a transaction got in one direction.
@@ -169,8 +169,8 @@ impl TxRef<'_> {
         }
     }
 
-    /// How far the transaction got in direction `d` (0 to server, 1 to client).
-    pub fn stage(&self, d: usize) -> Stage {
+    /// How far the transaction got in direction `d`.
+    pub fn stage(&self, d: Direction) -> Stage {
         let msg = |m: Option<&Message>| match m {
             None => Stage::None,
             Some(m) if m.complete => Stage::Done,
@@ -178,19 +178,19 @@ impl TxRef<'_> {
         };
         match self {
             TxRef::Http(t) => match (d, &t.request) {
-                (0, Some(r)) if r.line_only => Stage::Line,
-                (0, r) => msg(r.as_ref().map(|r| &r.msg)),
+                (Direction::ToServer, Some(r)) if r.line_only => Stage::Line,
+                (Direction::ToServer, r) => msg(r.as_ref().map(|r| &r.msg)),
                 _ => msg(t.response.as_ref().map(|r| &r.msg)),
             },
             TxRef::Dns(t) => {
-                if t.dir as usize == d {
+                if t.dir == d {
                     Stage::Done
                 } else {
                     Stage::None
                 }
             }
             TxRef::Tls(t) => {
-                if d == 0 {
+                if d == Direction::ToServer {
                     if t.client_hello.is_some() {
                         Stage::Done
                     } else {
@@ -248,13 +248,13 @@ fn host(v: &[u8]) -> Vec<u8> {
 /// Appends the instances of `buf` in transaction `tx`, inspected in direction `d`.
 /// Most buffers have one instance; `http.request_header`, `dns.query` and `tls.certs`
 /// have one per header, question or certificate.
-pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: usize, out: &mut Vec<Cow<'a, [u8]>>) {
+pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'a, [u8]>>) {
     use AppBuffer::*;
     match tx {
         TxRef::Http(t) => {
             let req = t.request.as_ref();
             let resp = t.response.as_ref();
-            let own = if d == 0 {
+            let own = if d == Direction::ToServer {
                 req.map(|r| &r.msg)
             } else {
                 resp.map(|r| &r.msg)
@@ -264,7 +264,7 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: usize, out: &mut Vec<Cow<'a, [
                 HttpUriRaw => out.extend(req.map(|r| Cow::Borrowed(&r.uri[..]))),
                 HttpMethod => out.extend(req.map(|r| Cow::Borrowed(&r.method[..]))),
                 HttpProtocol => {
-                    let p = if d == 0 {
+                    let p = if d == Direction::ToServer {
                         req.map(|r| &r.protocol[..])
                     } else {
                         resp.map(|r| &r.protocol[..])
@@ -326,7 +326,11 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: usize, out: &mut Vec<Cow<'a, [
                 }
                 HttpUserAgent => req.iter().for_each(|r| header(&r.msg, "user-agent", out)),
                 HttpCookie => {
-                    let name = if d == 0 { "cookie" } else { "set-cookie" };
+                    let name = if d == Direction::ToServer {
+                        "cookie"
+                    } else {
+                        "set-cookie"
+                    };
                     own.iter().for_each(|m| header(m, name, out));
                 }
                 HttpContentType => own.iter().for_each(|m| header(m, "content-type", out)),
@@ -351,7 +355,7 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: usize, out: &mut Vec<Cow<'a, [
                         .map(|r| Cow::Borrowed(&r.file_data[..])),
                 ),
                 FileData => {
-                    if d == 0 {
+                    if d == Direction::ToServer {
                         out.extend(
                             req.filter(|r| !r.msg.body.is_empty())
                                 .map(|r| Cow::Borrowed(&r.msg.body[..])),
@@ -421,7 +425,7 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: usize, out: &mut Vec<Cow<'a, [
                 }
                 // The hello of the direction inspected: the client's to the server.
                 TlsRandom | TlsRandomTime | TlsRandomBytes => {
-                    let random = if d == 0 {
+                    let random = if d == Direction::ToServer {
                         ch.map(|c| &c.random)
                     } else {
                         sh.map(|s| &s.random)

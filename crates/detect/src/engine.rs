@@ -27,15 +27,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use netsieve_packet::decode::{Ip, Packet, Tcp, ipopt, tcp_flags as tcp};
-use netsieve_packet::flow::{Direction, Flow, Observed};
+use netsieve_packet::flow::{Flow, Observed};
 use netsieve_packet::reassembly::RunView;
-use netsieve_packet::{L4, Tunnel};
+use netsieve_packet::{Direction, L4, PerDir, Tunnel};
 use netsieve_rules::{
     Action, Cmp, Cond, FlagsMode, FlowbitCmd, GlobalKind, StreamSide, SuppressTrack, Threshold,
     ThresholdConfig, ThresholdKind, Track,
 };
 
-use netsieve_applayer::http::Dir;
 use netsieve_applayer::{AppProto, Parser, Session};
 
 use crate::app::{Stage, TxMeta, TxRef, fill, meta, transform};
@@ -48,30 +47,30 @@ pub struct FlowData {
     /// Flowbits set, by id.
     bits: Vec<u32>,
     /// Streaming prefilter state per direction (DFC).
-    mpm: [dfc::StreamState; 2],
+    mpm: PerDir<dfc::StreamState>,
     /// The tail of each direction's stream (for the re-scanning AC prefilter).
-    tail: [Vec<u8>; 2],
+    tail: PerDir<Vec<u8>>,
     /// Stream offset up to which each direction was fed to the prefilter.
-    fed: [u64; 2],
+    fed: PerDir<u64>,
     /// The link type, VLANs and tunnel of the flow's last packet (for pseudo packets).
     linktype: u32,
     vlan: [u16; 2],
     tunnel: Option<Tunnel>,
     /// A message in this direction looks complete (the other side answered): its
     /// acknowledged bytes are inspected on the direction's next packet.
-    trigger: [bool; 2],
+    trigger: PerDir<bool>,
     /// IP-only rules were checked on this direction (first packet each way).
-    ip_only_done: [bool; 2],
+    ip_only_done: PerDir<bool>,
     /// The flow's first packet was TCP without a lone SYN.
     midstream: bool,
     /// The application layer, once the flow carries data (if the rules need it).
     pub app: Option<Session>,
     /// Stream offset up to which each direction went to the application layer.
-    app_fed: [u64; 2],
+    app_fed: PerDir<u64>,
     /// The direction's end went to the application layer.
-    app_closed: [bool; 2],
+    app_closed: PerDir<bool>,
     /// Per transaction id, the stage inspected in each direction.
-    tx_seen: Vec<(u64, [Stage; 2])>,
+    tx_seen: Vec<(u64, PerDir<Stage>)>,
     /// A pass rule matched: the flow is not inspected further.
     pub passed: bool,
     /// A drop rule matched in IPS mode: the flow's packets are dropped.
@@ -137,8 +136,8 @@ pub enum Verdict {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlowCounts {
     /// Packets and bytes on the wire, to the server and to the client.
-    pub pkts: [u64; 2],
-    pub bytes: [u64; 2],
+    pub pkts: PerDir<u64>,
+    pub bytes: PerDir<u64>,
     /// The time of the flow's first packet.
     pub start: Duration,
     /// The client's and the server's address and port.
@@ -267,7 +266,7 @@ pub struct DetectOptions {
     pub midstream: ExceptionPolicy,
     /// IDS mode: acknowledged stream bytes that must wait before an inspection, per
     /// direction (to server, to client).
-    pub chunk: [u64; 2],
+    pub chunk: PerDir<u64>,
     /// Bytes of a stream copied into an alert at most (EVE's `payload-buffer-size`).
     pub payload_limit: usize,
     /// What an HTTP parser keeps per flow.
@@ -283,7 +282,7 @@ impl Default for DetectOptions {
             inline: false,
             keep_bytes: false,
             midstream: ExceptionPolicy::Ignore,
-            chunk: [2560, 2560],
+            chunk: PerDir::splat(2560),
             payload_limit: 4096,
             http: netsieve_applayer::http::Limits::default(),
             alert_max: 15,
@@ -375,13 +374,13 @@ impl Detector {
             since(t, self.prof.as_mut().map(|p| &mut p.app));
         }
         if let (Some((f, obs)), L4::Tcp(_)) = (flow.as_mut(), p.l4) {
-            let d = obs.dir.index();
+            let d = obs.dir;
             // Without a parser, the other side's answer marks the end of a message.
             let parsed = f.user.app.as_ref().is_some_and(|a| a.proto.is_some());
             if obs.added && !parsed {
-                f.user.trigger[1 - d] = true;
+                f.user.trigger[d.reverse()] = true;
             }
-            let s = &f.streams[d];
+            let s = f.stream(d);
             let from = f.user.fed[d];
             let range = if self.opts.inline {
                 // Inline: the new bytes; a segment that brings none (a retransmission)
@@ -413,34 +412,35 @@ impl Detector {
     /// with every hole skipped, on a pseudo packet per direction (client's first).
     /// `at` is the number of the packet before which this happens (or past the last).
     pub fn flow_end(&mut self, f: &mut Flow<FlowData>, at: u64, out: &mut Vec<Alert>) {
-        if f.proto != 6 || !f.tracked || f.user.passed || f.user.dropped {
+        if f.proto() != 6 || !f.tracked() || f.user.passed || f.user.dropped {
             return;
         }
-        f.streams[0].flush();
-        f.streams[1].flush();
+        for d in Direction::BOTH {
+            f.stream_mut(d).flush();
+        }
         // The application layer gets everything and the ends of both directions.
         if f.user.app.is_some() {
-            for d in 0..2 {
-                let upto = f.streams[d].offset();
+            for d in Direction::BOTH {
+                let upto = f.stream(d).offset();
                 app_stream(f, d, upto, true);
             }
             if let Some(a) = f.user.app.as_mut() {
                 a.finish();
             }
         }
-        for dir in [Direction::ToServer, Direction::ToClient] {
-            let d = dir.index();
-            let range = f.user.fed[d]..f.streams[d].offset();
+        for dir in Direction::BOTH {
+            let d = dir;
+            let range = f.user.fed[d]..f.stream(d).offset();
             if range.is_empty() && !tx_pending(&f.user, d) {
                 continue;
             }
             let ((src, sport), (dst, dport)) = match dir {
-                Direction::ToServer => (f.client, f.server),
-                Direction::ToClient => (f.server, f.client),
+                Direction::ToServer => (f.client(), f.server()),
+                Direction::ToClient => (f.server(), f.client()),
             };
             let pkt = Packet {
                 num: at,
-                ts: f.last,
+                ts: f.last(),
                 vlan: f.user.vlan,
                 ip: Some(Ip {
                     src,
@@ -477,7 +477,7 @@ impl Detector {
                 normalized: None,
                 other: 0..0,
             };
-            let first = f.first_packet;
+            let first = f.first_packet();
             let n = out.len();
             let stream = (!range.is_empty()).then_some((d, range));
             self.run(&pkt, Some((&mut *f, &obs)), false, stream, Some(first), out);
@@ -496,7 +496,7 @@ impl Detector {
         p: &Packet,
         mut flow: Option<(&mut Flow<FlowData>, &Observed)>,
         packet: bool,
-        stream: Option<(usize, std::ops::Range<u64>)>,
+        stream: Option<(Direction, std::ops::Range<u64>)>,
         pseudo: Option<u64>,
         out: &mut Vec<Alert>,
     ) {
@@ -528,26 +528,29 @@ impl Detector {
         // IP-only rules are judged on the first packet of each direction of a flow.
         let mut ip_only = packet;
         if let (Some((f, obs)), true) = (flow.as_mut(), packet) {
-            let done = &mut f.user.ip_only_done[obs.dir.index()];
+            let done = &mut f.user.ip_only_done[obs.dir];
             ip_only = !std::mem::replace(done, true);
         }
         if let Some((f, obs)) = &flow {
             ctx.dir = Some(obs.dir);
-            ctx.flow_id = Some(f.id);
+            ctx.flow_id = Some(f.id());
             ctx.flow = Some(FlowCounts {
-                pkts: f.pkts,
-                bytes: f.bytes,
-                start: f.start,
-                client: f.client,
-                server: f.server,
+                pkts: f.pkts(),
+                bytes: f.bytes(),
+                start: f.start(),
+                client: f.client(),
+                server: f.server(),
             });
             ctx.app = f.user.app.as_ref().and_then(|a| a.proto);
             ctx.established = match p.l4 {
                 L4::Tcp(_) => obs.established,
                 // UDP and others: established once both sides have spoken.
-                _ => f.pkts[0] > 0 && f.pkts[1] > 0,
+                _ => f.both_sides_seen(),
             };
-            let (c, s) = (f.streams[0].offset(), f.streams[1].offset());
+            let (c, s) = (
+                f.stream(Direction::ToServer).offset(),
+                f.stream(Direction::ToClient).offset(),
+            );
             ctx.stream_sizes = Some((c, s));
         }
 
@@ -577,8 +580,8 @@ impl Detector {
             (flow.as_mut(), group, stream.clone())
         {
             stream_dir = Some(d);
-            f.streams[d].runs_into(range.clone(), &mut self.views);
-            f.streams[d].freeze(range.end);
+            f.stream_mut(d).runs_into(range.clone(), &mut self.views);
+            f.stream_mut(d).freeze(range.end);
             // Rules see a window of the stream: in IDS mode the chunk being inspected;
             // inline, the packet's new bytes and up to a chunk of bytes before them.
             let back = if self.opts.inline {
@@ -592,13 +595,13 @@ impl Detector {
                 v.idx.start += (start - v.off) as usize;
                 v.off = start;
             }
-            let fd = &mut f.user;
+            let (streams, fd) = f.streams_and_user();
             // One direction of a flow always has the same destination port, so the
             // same port group's prefilter carries its stream state.
             let pf = g.for_port(dport);
             let fed = fd.fed[d];
             for v in &self.views {
-                let run = f.streams[d].bytes(v.idx.clone());
+                let run = streams[d].bytes(v.idx.clone());
                 let new = &run[(v.new.start - v.off) as usize..];
                 if fd.fed[d] != v.new.start {
                     fd.mpm[d].reset();
@@ -695,7 +698,7 @@ impl Detector {
                 && let (Some(d), Some((f, _))) = (stream_dir, flow.as_mut())
             {
                 for v in &self.views {
-                    let data = f.streams[d].bytes(v.idx.clone());
+                    let data = f.stream(d).bytes(v.idx.clone());
                     if s.lists.iter().all(|l| matches(l, data, &mut self.cx)) {
                         matched = true;
                         on_stream = true;
@@ -739,7 +742,7 @@ impl Detector {
             let bytes = self.opts.keep_bytes.then(|| {
                 let buf = match (on_stream, stream_dir, flow.as_ref(), stream.as_ref()) {
                     (true, Some(d), Some((f, _)), Some((_, r))) => {
-                        f.streams[d].render(r.end, self.opts.payload_limit)
+                        f.stream(d).render(r.end, self.opts.payload_limit)
                     }
                     _ => payload.to_vec(),
                 };
@@ -755,7 +758,7 @@ impl Detector {
             && f.user.app.is_some()
         {
             let n = out.len();
-            self.run_tx(&ctx, f, obs.dir.index(), pseudo, packet_dropped, out);
+            self.run_tx(&ctx, f, obs.dir, pseudo, packet_dropped, out);
             if out.len() > n {
                 // Alerts of a packet come in rule order, whichever engine raised them.
                 out[first_new..].sort_by_key(|a| a.sig);
@@ -794,8 +797,8 @@ impl Detector {
     /// on the ACK); inline, this packet's own. A UDP datagram to or from port 53 is a
     /// DNS message; a TCP flow on port 53 is DNS unless its bytes say otherwise.
     fn app_feed(&mut self, p: &Packet, f: &mut Flow<FlowData>, obs: &Observed) {
-        let d = obs.dir.index();
-        let dns_port = f.client.1 == 53 || f.server.1 == 53;
+        let d = obs.dir;
+        let dns_port = f.client().1 == 53 || f.server().1 == 53;
         match p.l4 {
             L4::Udp { .. } => {
                 if !dns_port {
@@ -807,7 +810,7 @@ impl Detector {
                     .get_or_insert_with(|| Session::with(AppProto::Dns));
                 let payload = p.payload();
                 if !payload.is_empty() {
-                    a.datagram(dir_of(d), payload);
+                    a.datagram(d, payload);
                 }
             }
             L4::Tcp(_) => {
@@ -821,8 +824,8 @@ impl Detector {
                 if f.user.app.as_ref().is_some_and(Session::given_up) {
                     return;
                 }
-                let x = if self.opts.inline { d } else { 1 - d };
-                let s = &f.streams[x];
+                let x = if self.opts.inline { d } else { d.reverse() };
+                let s = f.stream(x);
                 let upto = if self.opts.inline {
                     s.offset()
                 } else {
@@ -840,7 +843,7 @@ impl Detector {
         &mut self,
         ctx: &Pkt<'_>,
         f: &mut Flow<FlowData>,
-        d: usize,
+        d: Direction,
         pseudo: Option<u64>,
         mut packet_dropped: bool,
         out: &mut Vec<Alert>,
@@ -870,7 +873,7 @@ impl Detector {
             let at = match tx_seen.iter().position(|x| x.0 == id) {
                 Some(i) => i,
                 None => {
-                    tx_seen.push((id, [Stage::None; 2]));
+                    tx_seen.push((id, PerDir::splat(Stage::None)));
                     tx_seen.len() - 1
                 }
             };
@@ -955,7 +958,7 @@ impl Detector {
             }
         }
         // Transactions inspected to the end both ways are dropped.
-        let done = |x: &(u64, [Stage; 2])| x.1 == [Stage::Done; 2];
+        let done = |x: &(u64, PerDir<Stage>)| x.1 == PerDir::splat(Stage::Done);
         match app.as_mut().and_then(|a| a.parser.as_mut()) {
             Some(Parser::Http(h)) => {
                 let keep = h
@@ -974,7 +977,7 @@ impl Detector {
                     .find(|t| {
                         !tx_seen
                             .iter()
-                            .any(|s| s.0 == t.id && s.1[t.dir as usize] == Stage::Done)
+                            .any(|s| s.0 == t.id && s.1[t.dir] == Stage::Done)
                     })
                     .map_or(u64::MAX, |t| t.id);
                 x.prune(keep);
@@ -1017,46 +1020,43 @@ fn alert(p: &Packet, ctx: &Pkt<'_>, sig: u32, blocked: bool, pseudo: Option<u64>
     }
 }
 
-fn dir_of(d: usize) -> Dir {
-    if d == 0 { Dir::ToServer } else { Dir::ToClient }
-}
-
 /// Feeds direction `x` of `f`'s streams to its application layer up to offset
 /// `upto`; a hole stops that direction's parser. The direction's end goes too once
 /// its FIN is covered (acknowledged in IDS mode) or with `end`. A completed message
 /// asks for an inspection of the direction's raw stream.
-fn app_stream(f: &mut Flow<FlowData>, x: usize, upto: u64, end: bool) {
-    let Some(a) = f.user.app.as_mut() else { return };
-    let s = &f.streams[x];
-    let from = f.user.app_fed[x];
+fn app_stream(f: &mut Flow<FlowData>, x: Direction, upto: u64, end: bool) {
+    let (streams, user) = f.streams_and_user();
+    let Some(a) = user.app.as_mut() else { return };
+    let s = &streams[x];
+    let from = user.app_fed[x];
     let mut done = false;
     if upto > from {
         let mut cursor = from;
         for v in s.runs(from..upto) {
             if v.new.start != cursor {
-                a.gap(dir_of(x));
+                a.gap(x);
             }
             let run = s.bytes(v.idx.clone());
             let new = &run[(v.new.start - v.off) as usize..];
-            done |= a.feed(dir_of(x), new);
+            done |= a.feed(x, new);
             cursor = v.new.end;
         }
-        f.user.app_fed[x] = upto;
+        user.app_fed[x] = upto;
     }
     let fin = s
         .fin_offset()
-        .is_some_and(|fo| f.user.app_fed[x] >= fo && s.acked_offset() > fo);
-    if (fin || end) && !f.user.app_closed[x] {
-        f.user.app_closed[x] = true;
-        done |= a.close(dir_of(x));
+        .is_some_and(|fo| user.app_fed[x] >= fo && s.acked_offset() > fo);
+    if (fin || end) && !user.app_closed[x] {
+        user.app_closed[x] = true;
+        done |= a.close(x);
     }
     if done {
-        f.user.trigger[x] = true;
+        user.trigger[x] = true;
     }
 }
 
 /// Some transaction of the flow progressed in direction `d` past its inspection.
-fn tx_pending(fd: &FlowData, d: usize) -> bool {
+fn tx_pending(fd: &FlowData, d: Direction) -> bool {
     let Some(a) = &fd.app else { return false };
     let seen = |id: u64| {
         fd.tx_seen

@@ -18,6 +18,7 @@ use netsieve_rules::{
 };
 
 use netsieve_applayer::AppProto;
+use netsieve_packet::{Direction, PerDir};
 
 use crate::addrindex::{AddrIndex, AddrSet};
 use crate::app::{Buf, Side, Stage, proto_by_name};
@@ -122,10 +123,10 @@ pub struct TxList {
 /// How a rule inspects transactions.
 pub struct TxSig {
     pub lists: Vec<TxList>,
-    /// The directions it is inspected in (to server, to client).
-    pub dirs: [bool; 2],
+    /// The directions it is inspected in.
+    pub dirs: PerDir<bool>,
     /// Per direction, the transaction stage its buffers need (see [`crate::app`]).
-    pub stage: [Stage; 2],
+    pub stage: PerDir<Stage>,
 }
 
 /// The transaction rules of one application protocol and direction, with a
@@ -138,13 +139,13 @@ pub struct TxGroup {
 }
 
 /// The index of an application protocol's transaction groups.
-pub fn tx_group(p: AppProto, dir: usize) -> usize {
+pub fn tx_group(p: AppProto, dir: Direction) -> usize {
     let i = match p {
         AppProto::Http => 0,
         AppProto::Tls => 1,
         AppProto::Dns => 2,
     };
-    i * 2 + dir
+    i * 2 + dir.index()
 }
 
 /// A compiled rule.
@@ -679,27 +680,27 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListErro
     let resp = lists.iter().any(|l| l.buf.side() == Side::Response);
     let f = &rule.flow;
     let dirs = if f.to_server {
-        [true, false]
+        PerDir::new(true, false)
     } else if f.to_client || resp {
-        [false, true]
+        PerDir::new(false, true)
     } else if req || lists.is_empty() {
-        [true, false]
+        PerDir::new(true, false)
     } else {
-        [true, true]
+        PerDir::splat(true)
     };
     // A rule without buffers waits for the head, as it did before request
     // lines were a stage of their own; one with buffers, for what they need.
     let mut stage = if lists.is_empty() {
-        [Stage::Head; 2]
+        PerDir::splat(Stage::Head)
     } else {
-        [Stage::Line; 2]
+        PerDir::splat(Stage::Line)
     };
-    for (d, st) in stage.iter_mut().enumerate() {
+    for (d, st) in stage.iter_mut() {
         for l in &lists {
             let own = match l.buf.side() {
                 Side::Either => true,
-                Side::Request => d == 0,
-                Side::Response => d == 1,
+                Side::Request => d == Direction::ToServer,
+                Side::Response => d == Direction::ToClient,
             };
             // A buffer of the other message only needs this one to have begun.
             *st = (*st).max(if own { l.buf.stage() } else { Stage::Line });
@@ -739,7 +740,7 @@ fn build_tx_group(sigs: &[Sig], g: usize, mpm: Mpm) -> TxGroup {
         let (Some(t), Some(p)) = (&s.tx, s.app) else {
             continue;
         };
-        let d = g % 2;
+        let d = Direction::from_index(g % 2);
         if tx_group(p, d) != g || !t.dirs[d] {
             continue;
         }

@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use netsieve_applayer::http::{Dir, Http, Limits};
+use netsieve_applayer::Direction;
+use netsieve_applayer::http::{Http, Limits};
 use netsieve_detect::app::{TxRef, fill};
 use netsieve_detect::{BuildOptions, DetectOptions, Detector, FlowData, RuleSet};
 use netsieve_packet::capture::Frame;
@@ -117,24 +118,52 @@ fn engine(rules: &[String], frames: &[Vec<u8>], inline: bool) -> BTreeSet<u32> {
 
 /// (rule keyword, buffer, inspected directions): buffers of either message are
 /// inspected both ways by a rule that names no direction.
-const BUFS: &[(&str, AppBuffer, &[usize])] = &[
-    ("http.uri", AppBuffer::HttpUri, &[0]),
-    ("http.uri.raw", AppBuffer::HttpUriRaw, &[0]),
-    ("http.host", AppBuffer::HttpHost, &[0]),
-    ("http.user_agent", AppBuffer::HttpUserAgent, &[0]),
-    ("http.method", AppBuffer::HttpMethod, &[0]),
-    ("http.request_line", AppBuffer::HttpRequestLine, &[0]),
-    ("http.header", AppBuffer::HttpHeader, &[0, 1]),
-    ("http.stat_code", AppBuffer::HttpStatCode, &[1]),
-    ("http.response_line", AppBuffer::HttpResponseLine, &[1]),
-    ("file.data", AppBuffer::FileData, &[0, 1]),
+const BUFS: &[(&str, AppBuffer, &[Direction])] = &[
+    ("http.uri", AppBuffer::HttpUri, &[Direction::ToServer]),
+    (
+        "http.uri.raw",
+        AppBuffer::HttpUriRaw,
+        &[Direction::ToServer],
+    ),
+    ("http.host", AppBuffer::HttpHost, &[Direction::ToServer]),
+    (
+        "http.user_agent",
+        AppBuffer::HttpUserAgent,
+        &[Direction::ToServer],
+    ),
+    ("http.method", AppBuffer::HttpMethod, &[Direction::ToServer]),
+    (
+        "http.request_line",
+        AppBuffer::HttpRequestLine,
+        &[Direction::ToServer],
+    ),
+    (
+        "http.header",
+        AppBuffer::HttpHeader,
+        &[Direction::ToServer, Direction::ToClient],
+    ),
+    (
+        "http.stat_code",
+        AppBuffer::HttpStatCode,
+        &[Direction::ToClient],
+    ),
+    (
+        "http.response_line",
+        AppBuffer::HttpResponseLine,
+        &[Direction::ToClient],
+    ),
+    (
+        "file.data",
+        AppBuffer::FileData,
+        &[Direction::ToServer, Direction::ToClient],
+    ),
 ];
 
 fn reference(specs: &[(usize, Vec<u8>)], req: &[u8], resp: &[u8]) -> BTreeSet<u32> {
     let mut h = Http::new(Limits::default());
-    h.feed(Dir::ToServer, req);
-    h.feed(Dir::ToClient, resp);
-    h.close(Dir::ToClient);
+    h.feed(Direction::ToServer, req);
+    h.feed(Direction::ToClient, resp);
+    h.close(Direction::ToClient);
     h.finish_all();
     let tx = &h.txs[0];
     let mut want = BTreeSet::new();

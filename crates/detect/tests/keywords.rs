@@ -61,8 +61,8 @@ fn byte_jump_before_the_buffer_start_lands_on_the_start() {
 /// records (questions, and a response's answers) has the type.
 #[test]
 fn dns_numbers_match_any_record() {
+    use netsieve_applayer::Direction;
     use netsieve_applayer::dns;
-    use netsieve_applayer::http::Dir;
     use netsieve_detect::app::{TxRef, fill};
     use netsieve_rules::AppBuffer;
 
@@ -74,7 +74,7 @@ fn dns_numbers_match_any_record() {
     let msg = dns::parse(&b).expect("a valid response");
     let tx = dns::Tx {
         id: 0,
-        dir: Dir::ToClient,
+        dir: Direction::ToClient,
         msg,
     };
     let holds = |options: &str, buf: AppBuffer| {
@@ -85,7 +85,7 @@ fn dns_numbers_match_any_record() {
         .unwrap();
         let compiled = compile_list(&rule.lists[0].matches, &mut Vec::new()).unwrap();
         let mut bufs = Vec::new();
-        fill(buf, TxRef::Dns(&tx), 1, &mut bufs);
+        fill(buf, TxRef::Dns(&tx), Direction::ToClient, &mut bufs);
         bufs.iter()
             .any(|b| matches(&compiled, b, &mut Ctx::default()))
     };
@@ -112,6 +112,7 @@ fn dns_numbers_match_any_record() {
 /// server, the server's to the client); `tls.cert_chain_len` counts the certificates.
 #[test]
 fn tls_random_follows_the_direction_and_chains_have_lengths() {
+    use netsieve_applayer::Direction;
     use netsieve_applayer::tls::{Cert, ClientHello, ServerHello, Tls};
     use netsieve_detect::app::{TxRef, fill};
     use netsieve_rules::AppBuffer;
@@ -126,27 +127,36 @@ fn tls_random_follows_the_direction_and_chains_have_lengths() {
         ..ServerHello::default()
     });
     t.certs = vec![Cert::default(), Cert::default()];
-    fn get(t: &Tls, buf: AppBuffer, d: usize) -> Vec<Vec<u8>> {
+    fn get(t: &Tls, buf: AppBuffer, d: Direction) -> Vec<Vec<u8>> {
         let mut v = Vec::new();
         fill(buf, TxRef::Tls(t), d, &mut v);
         v.into_iter().map(|b| b.into_owned()).collect()
     }
-    assert_eq!(get(&t, AppBuffer::TlsRandomTime, 0), [vec![1; 4]]);
-    assert_eq!(get(&t, AppBuffer::TlsRandomTime, 1), [vec![0, 1, 2, 3]]);
     assert_eq!(
-        get(&t, AppBuffer::TlsRandomBytes, 1),
+        get(&t, AppBuffer::TlsRandomTime, Direction::ToServer),
+        [vec![1; 4]]
+    );
+    assert_eq!(
+        get(&t, AppBuffer::TlsRandomTime, Direction::ToClient),
+        [vec![0, 1, 2, 3]]
+    );
+    assert_eq!(
+        get(&t, AppBuffer::TlsRandomBytes, Direction::ToClient),
         [(4..32).collect::<Vec<u8>>()]
     );
-    assert_eq!(get(&t, AppBuffer::TlsRandom, 0), [vec![1; 32]]);
+    assert_eq!(
+        get(&t, AppBuffer::TlsRandom, Direction::ToServer),
+        [vec![1; 32]]
+    );
     let rule = parse_rule(
         "alert tls any any -> any any (tls.cert_chain_len:2; sid:1;)",
         &Vars::default(),
     )
     .unwrap();
     let compiled = compile_list(&rule.lists[0].matches, &mut Vec::new()).unwrap();
-    let len = get(&t, AppBuffer::TlsCertChainLen, 1);
+    let len = get(&t, AppBuffer::TlsCertChainLen, Direction::ToClient);
     assert!(matches(&compiled, &len[0], &mut Ctx::default()));
     t.certs.pop();
-    let len = get(&t, AppBuffer::TlsCertChainLen, 1);
+    let len = get(&t, AppBuffer::TlsCertChainLen, Direction::ToClient);
     assert!(!matches(&compiled, &len[0], &mut Ctx::default()));
 }

@@ -529,7 +529,7 @@ fn go(a: &Args) -> Result<(), String> {
             let state = match flows.packet(&d, false) {
                 None => CtState::Invalid,
                 Some((_, obs)) if obs.new_flow => CtState::New,
-                Some((f, _)) if f.pkts[0] > 0 && f.pkts[1] > 0 => CtState::Established,
+                Some((f, _)) if f.both_sides_seen() => CtState::Established,
                 Some(_) => CtState::New,
             };
             run.changes_due(i)?;

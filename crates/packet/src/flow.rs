@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use crate::decode::{L4, Packet, tcp_flags as F};
 use crate::reassembly::{OverlapPolicy, Reassembler};
+use netsieve_wire::{Direction, PerDir};
 
 /// What a flow costs against `flow.memcap` (its state, the detector's, and the table's):
 /// Suricata's default 128 MiB holds 65,536 flows.
@@ -109,19 +110,6 @@ struct Key {
     vlan: [u16; 2],
 }
 
-/// Which way a packet goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Direction {
-    ToServer,
-    ToClient,
-}
-
-impl Direction {
-    pub fn index(self) -> usize {
-        self as usize
-    }
-}
-
 /// TCP connection state, as far as detection needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TcpState {
@@ -134,35 +122,110 @@ pub enum TcpState {
     Closed,
 }
 
-/// One flow.
+/// One flow: its endpoints, TCP state, counters and streams, which the table keeps, and
+/// `user`, the data its owner attaches.
 #[derive(Debug)]
 pub struct Flow<T> {
-    /// A stable identifier (Suricata's `flow_id`).
-    pub id: u64,
-    pub client: (IpAddr, u16),
-    pub server: (IpAddr, u16),
-    pub proto: u8,
-    /// The number of the packet that created it (orders flows deterministically).
-    pub first_packet: u64,
-    pub start: Duration,
-    pub last: Duration,
-    pub state: TcpState,
-    /// The stream is reassembled (handshake seen, or midstream pickup).
-    pub tracked: bool,
+    id: u64,
+    client: (IpAddr, u16),
+    server: (IpAddr, u16),
+    proto: u8,
+    first_packet: u64,
+    start: Duration,
+    last: Duration,
+    state: TcpState,
+    tracked: bool,
     /// Handshake progress: which side sent the SYN/ACK, and whether the server sent a
     /// SYN of its own (a split handshake: SYN, SYN back, SYN/ACK from the client).
     synack: Option<Direction>,
     server_syn: bool,
-    pub pkts: [u64; 2],
-    pub bytes: [u64; 2],
-    /// Reassembly per direction, indexed by [`Direction::index`].
-    pub streams: [Reassembler; 2],
+    pkts: PerDir<u64>,
+    bytes: PerDir<u64>,
+    streams: PerDir<Reassembler>,
+    /// The owner's data (the detector's per-flow state).
     pub user: T,
 }
 
 impl<T> Flow<T> {
+    /// A stable identifier (Suricata's `flow_id`).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The side that opened the flow: address and port.
+    pub fn client(&self) -> (IpAddr, u16) {
+        self.client
+    }
+
+    pub fn server(&self) -> (IpAddr, u16) {
+        self.server
+    }
+
+    /// The IP protocol.
+    pub fn proto(&self) -> u8 {
+        self.proto
+    }
+
+    /// The number of the packet that created it (orders flows deterministically).
+    pub fn first_packet(&self) -> u64 {
+        self.first_packet
+    }
+
+    /// When its first packet was seen.
+    pub fn start(&self) -> Duration {
+        self.start
+    }
+
+    /// When its last packet was seen.
+    pub fn last(&self) -> Duration {
+        self.last
+    }
+
+    pub fn state(&self) -> TcpState {
+        self.state
+    }
+
+    /// The stream is reassembled (handshake seen, or midstream pickup).
+    pub fn tracked(&self) -> bool {
+        self.tracked
+    }
+
     pub fn established(&self) -> bool {
         matches!(self.state, TcpState::Established | TcpState::Closing)
+    }
+
+    /// Packets per direction.
+    pub fn pkts(&self) -> PerDir<u64> {
+        self.pkts
+    }
+
+    /// Bytes on the wire per direction.
+    pub fn bytes(&self) -> PerDir<u64> {
+        self.bytes
+    }
+
+    /// Both directions have sent a packet.
+    pub fn both_sides_seen(&self) -> bool {
+        self.pkts.values().all(|&n| n > 0)
+    }
+
+    /// The reassembled stream of direction `d`.
+    pub fn stream(&self, d: Direction) -> &Reassembler {
+        &self.streams[d]
+    }
+
+    pub fn stream_mut(&mut self, d: Direction) -> &mut Reassembler {
+        &mut self.streams[d]
+    }
+
+    /// The streams and the owner's data, borrowed apart.
+    pub fn streams_and_user(&mut self) -> (&mut PerDir<Reassembler>, &mut T) {
+        (&mut self.streams, &mut self.user)
+    }
+
+    /// Stream bytes held in both directions.
+    fn held_bytes(&self) -> usize {
+        self.streams.values().map(Reassembler::held_bytes).sum()
     }
 }
 
@@ -408,13 +471,13 @@ impl<T: Default> FlowTable<T> {
             } else {
                 self.config.depth
             };
-            let mut streams = [Reassembler::new(depth), Reassembler::new(depth)];
-            for st in &mut streams {
+            let mut streams = PerDir::new(Reassembler::new(depth), Reassembler::new(depth));
+            for (_, st) in streams.iter_mut() {
                 st.max_pending = self.config.max_pending;
             }
             // Each direction's stream is reassembled as its receiver would.
-            streams[Direction::ToServer.index()].policy = self.config.policy_for(server.0);
-            streams[Direction::ToClient.index()].policy = self.config.policy_for(client.0);
+            streams[Direction::ToServer].policy = self.config.policy_for(server.0);
+            streams[Direction::ToClient].policy = self.config.policy_for(client.0);
             self.flows.insert(
                 key,
                 Flow {
@@ -429,8 +492,8 @@ impl<T: Default> FlowTable<T> {
                     tracked,
                     synack: (state == TcpState::SynRecv).then_some(Direction::ToClient),
                     server_syn: false,
-                    pkts: [0; 2],
-                    bytes: [0; 2],
+                    pkts: PerDir::default(),
+                    bytes: PerDir::default(),
                     streams,
                     user: T::default(),
                 },
@@ -447,14 +510,14 @@ impl<T: Default> FlowTable<T> {
             Direction::ToClient
         };
         f.last = now;
-        f.pkts[dir.index()] += 1;
-        f.bytes[dir.index()] += p.wire_len as u64;
+        f.pkts[dir] += 1;
+        f.bytes[dir] += p.wire_len as u64;
         let mut stream = 0..0;
         let mut other = 0..0;
         let mut added = false;
         let mut seg = 0..0;
         let mut normalized = None;
-        let held_before = f.streams[0].held_bytes() + f.streams[1].held_bytes();
+        let held_before = f.held_bytes();
         // `flow:established` sees the state before this packet: the ACK that completes
         // the handshake is not yet established (Suricata sets the packet's flow flags
         // before its stream engine runs).
@@ -462,8 +525,8 @@ impl<T: Default> FlowTable<T> {
         if let L4::Tcp(t) = p.l4
             && f.tracked
         {
-            let d = dir.index();
-            let o = 1 - d;
+            let d = dir;
+            let o = dir.reverse();
             let syn = t.flags & F::SYN != 0;
             let ack = t.flags & F::ACK != 0;
             match (f.state, dir) {
@@ -518,7 +581,7 @@ impl<T: Default> FlowTable<T> {
                 other = f.streams[o].acked(t.ack);
             }
         }
-        let held_after = f.streams[0].held_bytes() + f.streams[1].held_bytes();
+        let held_after = f.held_bytes();
         self.held = (self.held + held_after).saturating_sub(held_before);
         if self.held > self.config.stream_memcap {
             self.make_room(now, Some(key), Pressure::Memory);
@@ -541,9 +604,7 @@ impl<T: Default> FlowTable<T> {
 
     fn remove(&mut self, key: &Key) {
         if let Some(f) = self.flows.remove(key) {
-            self.held = self
-                .held
-                .saturating_sub(f.streams[0].held_bytes() + f.streams[1].held_bytes());
+            self.held = self.held.saturating_sub(f.held_bytes());
             self.tcp -= usize::from(f.proto == 6);
             self.retired.push(f);
         }
@@ -604,10 +665,7 @@ impl<T: Default> FlowTable<T> {
             .flows
             .iter()
             .filter(|(k, _)| Some(**k) != keep)
-            .filter(|(_, f)| {
-                pressure == Pressure::Count
-                    || f.streams[0].held_bytes() + f.streams[1].held_bytes() > 0
-            })
+            .filter(|(_, f)| pressure == Pressure::Count || f.held_bytes() > 0)
             .map(|(k, f)| {
                 let established = pressure == Pressure::Count && f.established();
                 (established, f.last, f.first_packet, f.id, *k)

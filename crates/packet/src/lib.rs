@@ -24,4 +24,5 @@ pub mod reassembly;
 
 pub use capture::{Capture, CaptureError, Frame};
 pub use decode::{Decoder, Ip, L4, Packet, Tunnel};
-pub use flow::{Direction, Flow, FlowConfig, FlowTable};
+pub use flow::{Flow, FlowConfig, FlowTable};
+pub use netsieve_wire::{Direction, PerDir};

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use netsieve_packet::flow::{FlowConfig, FlowTable, TcpState};
 use netsieve_packet::reassembly::OverlapPolicy;
-use netsieve_packet::{Decoder, Frame, Packet};
+use netsieve_packet::{Decoder, Direction, Frame, Packet};
 
 const SYN: u8 = 0x02;
 const RST: u8 = 0x04;
@@ -57,9 +57,9 @@ fn tcp_with_options(
     p
 }
 
-fn stream_text(t: &FlowTable<()>, d: usize) -> Vec<u8> {
+fn stream_text(t: &FlowTable<()>, d: Direction) -> Vec<u8> {
     let mut out = Vec::new();
-    t.for_each(|f| out = f.streams[d].render(u64::MAX, usize::MAX));
+    t.for_each(|f| out = f.stream(d).render(u64::MAX, usize::MAX));
     out
 }
 
@@ -81,9 +81,9 @@ fn a_split_handshake_is_established() {
     let (f, obs) = t
         .packet(&tcp(6, 1, 2, ACK, 1001, 3001, b"EVIL"), true)
         .unwrap();
-    assert_eq!(f.state, TcpState::Established);
+    assert_eq!(f.state(), TcpState::Established);
     assert!(obs.added);
-    assert_eq!(stream_text(&t, 0), b"EVIL");
+    assert_eq!(stream_text(&t, Direction::ToServer), b"EVIL");
 }
 
 #[test]
@@ -94,9 +94,9 @@ fn syn_data_and_data_before_the_handshake_stay_out_of_the_stream() {
     // A SYN back without an ACK does not complete anything.
     t.packet(&tcp(2, 2, 1, SYN, 0, 0, b"Hi all"), true);
     let (f, obs) = t.packet(&tcp(3, 1, 2, ACK, 1, 1, b"Hi all"), true).unwrap();
-    assert_ne!(f.state, TcpState::Established);
+    assert_ne!(f.state(), TcpState::Established);
     assert!(!obs.added);
-    assert_eq!(stream_text(&t, 0), b"");
+    assert_eq!(stream_text(&t, Direction::ToServer), b"");
 }
 
 /// TCP Fast Open: the data of a client's SYN with a Fast Open option (RFC 7413's kind 34,
@@ -125,11 +125,14 @@ fn fast_open_syn_data_enters_the_stream() {
         let (f, _) = t
             .packet(&tcp(2, 2, 1, SYN | ACK, 500, acked, b""), true)
             .unwrap();
-        assert_eq!(f.streams[0].acked_offset(), if enters { 5 } else { 0 });
+        assert_eq!(
+            f.stream(Direction::ToServer).acked_offset(),
+            if enters { 5 } else { 0 }
+        );
         t.packet(&tcp(3, 1, 2, ACK, acked, 501, b""), true);
         t.packet(&tcp(4, 1, 2, ACK, acked, 501, b"x"), true);
         let want: &[u8] = if enters { b"GET /x" } else { b"x" };
-        assert_eq!(stream_text(&t, 0), want, "{options:?}");
+        assert_eq!(stream_text(&t, Direction::ToServer), want, "{options:?}");
     }
     // Only the client's first SYN: data on the server's SYN/ACK stays out.
     let mut t: FlowTable<()> = FlowTable::new(FlowConfig::default());
@@ -137,7 +140,7 @@ fn fast_open_syn_data_enters_the_stream() {
     let synack = tcp_with_options(2, 2, 1, SYN | ACK, 500, 101, &cookie, b"hello");
     let (_, obs) = t.packet(&synack, true).unwrap();
     assert!(!obs.added);
-    assert_eq!(stream_text(&t, 1), b"");
+    assert_eq!(stream_text(&t, Direction::ToClient), b"");
 }
 
 #[test]
@@ -171,8 +174,8 @@ fn each_stream_takes_its_receivers_overlap_policy() {
     t.packet(&tcp(6, 2, 1, ACK, 1, 1, b"good"), true);
     t.packet(&tcp(7, 2, 1, ACK, 1, 1, b"evil"), true);
     // 10.0.0.2 receives the client's stream (last wins); 10.0.0.1 the server's.
-    assert_eq!(stream_text(&t, 0), b"EVIL");
-    assert_eq!(stream_text(&t, 1), b"good");
+    assert_eq!(stream_text(&t, Direction::ToServer), b"EVIL");
+    assert_eq!(stream_text(&t, Direction::ToClient), b"good");
 }
 
 #[test]
@@ -226,7 +229,7 @@ fn a_syn_flood_evicts_half_open_flows_first() {
             .packet(&tcp(300, 1, 2, ACK, 101, 501, b"GET /"), true)
             .unwrap();
         assert!(f.established(), "the established flow is still there");
-        assert_eq!(f.pkts[0], 3);
+        assert_eq!(f.pkts()[Direction::ToServer], 3);
     }
 }
 
@@ -237,11 +240,11 @@ fn a_syn_flood_evicts_half_open_flows_first() {
 fn flow_ids_are_stable_and_below_2_53() {
     let mut t: FlowTable<()> = FlowTable::new(FlowConfig::default());
     let (f, _) = t.packet(&tcp(1, 1, 2, SYN, 100, 0, b""), true).unwrap();
-    assert_eq!(f.id, 7_351_617_782_620_008);
+    assert_eq!(f.id(), 7_351_617_782_620_008);
     for k in 0..200u8 {
         let (f, _) = t
             .packet(&tcp(2 + u64::from(k), 3 + k % 250, 2, SYN, 7, 0, b""), true)
             .unwrap();
-        assert!(f.id < 1 << 53, "{}", f.id);
+        assert!(f.id() < 1 << 53, "{}", f.id());
     }
 }

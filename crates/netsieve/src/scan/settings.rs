@@ -5,6 +5,7 @@
 //! `config.rs`). A key the table does not have, or an option of a known section that
 //! netsieve does not honour, gets one warning naming it.
 
+use netsieve_packet::{Direction, PerDir};
 use std::net::IpAddr;
 use std::path::PathBuf;
 
@@ -29,7 +30,7 @@ pub(super) struct Settings {
     exception_policy: Option<String>,
     midstream_policy: Option<String>,
     /// `stream.reassembly.to{server,client}-chunk-size`.
-    pub chunk: [u64; 2],
+    pub chunk: PerDir<u64>,
     /// `outputs.eve-log.types.alert.payload-buffer-size`.
     pub payload_limit: usize,
     /// `app-layer.protocols.http.libhtp.default-config.*` limits.
@@ -113,14 +114,14 @@ const TABLE: &[(Key, Setter)] = &[
     (
         Key::Exact("stream.reassembly.toserver-chunk-size"),
         |s, _, v| {
-            s.chunk[0] = size(v)?;
+            s.chunk[Direction::ToServer] = size(v)?;
             Ok(Used::Yes)
         },
     ),
     (
         Key::Exact("stream.reassembly.toclient-chunk-size"),
         |s, _, v| {
-            s.chunk[1] = size(v)?;
+            s.chunk[Direction::ToClient] = size(v)?;
             Ok(Used::Yes)
         },
     ),

@@ -12,12 +12,11 @@
 //! A rule is a Snort 3 rule when it uses `service:` or a comma modifier; then buffer
 //! names are sticky. Errors carry the column of the option that failed.
 //!
-//! Each keyword is one entry of the table in [`keywords`](self::keywords), which points
-//! at its setup function in the module of its group: [`meta`](self::meta) (sid, msg,
-//! thresholds), [`content`](self::content) (content, pcre and their modifiers),
-//! [`byte`](self::byte) (`byte_*`), [`flow`](self::flow) (flow, flowbits, stream_size),
-//! [`packet`](self::packet) (header fields: dsize, ttl, flags, ...) and
-//! [`app`](self::app) (buffers and transforms).
+//! Each keyword is one entry of the table in `keywords.rs`, which points at its setup
+//! function in the module of its group: `meta` (sid, msg, thresholds), `content`
+//! (content, pcre and their modifiers), `byte` (`byte_*`), `flow` (flow, flowbits,
+//! stream_size), `packet` (header fields: dsize, ttl, flags, ...) and `app` (buffers and
+//! transforms).
 
 mod app;
 mod byte;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use netsieve_detect::{Alert, RuleSet, Verdict};
-use netsieve_packet::flow::Direction;
+use netsieve_packet::Direction;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -195,10 +195,10 @@ impl<'a> Record<'a> {
                 Direction::ToClient => "to_client",
             }),
             flow: al.flow.as_ref().map(|f| Flow {
-                pkts_toserver: f.pkts[0],
-                pkts_toclient: f.pkts[1],
-                bytes_toserver: f.bytes[0],
-                bytes_toclient: f.bytes[1],
+                pkts_toserver: f.pkts[Direction::ToServer],
+                pkts_toclient: f.pkts[Direction::ToClient],
+                bytes_toserver: f.bytes[Direction::ToServer],
+                bytes_toclient: f.bytes[Direction::ToClient],
                 start: timestamp(f.start),
                 src_ip: ip_str(f.client.0),
                 dest_ip: ip_str(f.server.0),
