@@ -55,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let set = RuleSet::build(rules, &Classifications::bundled(), BuildOptions::default());
-    for s in &set.sigs {
+    for s in set.sigs() {
         for l in &s.lists {
             let _ = matches(l, data, &mut Ctx::default());
         }

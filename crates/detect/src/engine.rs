@@ -64,7 +64,7 @@ pub struct FlowData {
     /// The flow's first packet was TCP without a lone SYN.
     midstream: bool,
     /// The application layer, once the flow carries data (if the rules need it).
-    pub app: Option<Session>,
+    app: Option<Session>,
     /// Stream offset up to which each direction went to the application layer.
     app_fed: PerDir<u64>,
     /// The direction's end went to the application layer.
@@ -72,9 +72,9 @@ pub struct FlowData {
     /// Per transaction id, the stage inspected in each direction.
     tx_seen: Vec<(u64, PerDir<Stage>)>,
     /// A pass rule matched: the flow is not inspected further.
-    pub passed: bool,
+    passed: bool,
     /// A drop rule matched in IPS mode: the flow's packets are dropped.
-    pub dropped: bool,
+    dropped: bool,
 }
 
 /// One alert.
@@ -196,15 +196,15 @@ fn since(t: Option<std::time::Instant>, acc: Option<&mut Duration>) {
 
 /// Per-worker detection state: the shared rule set and scratch space.
 pub struct Detector {
-    /// Stage times, when profiling (set to `Some` to start).
-    pub prof: Option<Profile>,
-    pub set: Arc<RuleSet>,
+    /// Stage times, when profiling.
+    prof: Option<Profile>,
+    set: Arc<RuleSet>,
     cands: Vec<u32>,
     stream_cands: Vec<u32>,
     views: Vec<RunView>,
     cx: Ctx,
     /// Candidates evaluated, for profiles.
-    pub evaluated: u64,
+    evaluated: u64,
     opts: DetectOptions,
 }
 
@@ -319,6 +319,21 @@ impl Detector {
             cx: Ctx::default(),
             evaluated: 0,
         }
+    }
+
+    /// Times each stage from now on ([`Detector::profile`]).
+    pub fn start_profiling(&mut self) {
+        self.prof.get_or_insert_with(Profile::default);
+    }
+
+    /// The stage times so far, when profiling.
+    pub fn profile(&self) -> Option<&Profile> {
+        self.prof.as_ref()
+    }
+
+    /// Candidate rules evaluated so far.
+    pub fn evaluated(&self) -> u64 {
+        self.evaluated
     }
 
     /// Inspects one packet (with its flow, if it has one), appending alerts to `out` in

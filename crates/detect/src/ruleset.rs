@@ -199,15 +199,15 @@ pub struct LoadStats {
 }
 
 pub struct RuleSet {
-    pub sigs: Vec<Sig>,
-    pub groups: [Group; 4],
+    pub(crate) sigs: Vec<Sig>,
+    pub(crate) groups: [Group; 4],
     /// Transaction rules by [`tx_group`].
-    pub tx_groups: Vec<TxGroup>,
+    pub(crate) tx_groups: Vec<TxGroup>,
     /// Some rule needs an application protocol: flows are parsed.
-    pub needs_app: bool,
-    pub flowbit_names: Vec<String>,
-    pub stats: LoadStats,
-    pub mpm: Mpm,
+    pub(crate) needs_app: bool,
+    pub(crate) flowbit_names: Vec<String>,
+    stats: LoadStats,
+    mpm: Mpm,
 }
 
 /// How a rule set is compiled.
@@ -495,12 +495,42 @@ impl RuleSet {
         }
     }
 
-    /// Heap bytes of the prefilters.
+    /// The compiled rules, in load order; an alert's `sig` indexes them.
+    pub fn sigs(&self) -> &[Sig] {
+        &self.sigs
+    }
+
+    /// The rule an alert names.
+    pub fn sig(&self, i: u32) -> &Sig {
+        &self.sigs[i as usize]
+    }
+
+    /// What loading the rules made of them.
+    pub fn stats(&self) -> &LoadStats {
+        &self.stats
+    }
+
+    /// The name of flowbit `id`.
+    pub fn flowbit_name(&self, id: u32) -> &str {
+        &self.flowbit_names[id as usize]
+    }
+
+    /// Some rule needs an application protocol: flows are parsed.
+    pub fn needs_app(&self) -> bool {
+        self.needs_app
+    }
+
+    /// The prefilter engine the set was built with.
+    pub fn mpm(&self) -> Mpm {
+        self.mpm
+    }
+
     /// Port groups of TCP and of UDP.
     pub fn port_groups(&self) -> (usize, usize) {
         (self.groups[0].ports.len(), self.groups[1].ports.len())
     }
 
+    /// Heap bytes of the prefilters.
     pub fn prefilter_bytes(&self) -> usize {
         self.groups
             .iter()

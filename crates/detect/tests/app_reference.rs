@@ -77,7 +77,7 @@ fn engine(rules: &[String], frames: &[Vec<u8>], inline: bool) -> BTreeSet<u32> {
         &Classifications::bundled(),
         BuildOptions::default(),
     ));
-    assert_eq!(set.stats.inspected, rules.len());
+    assert_eq!(set.stats().inspected, rules.len());
     let mut det = Detector::new(
         set.clone(),
         DetectOptions {
@@ -105,7 +105,7 @@ fn engine(rules: &[String], frames: &[Vec<u8>], inline: bool) -> BTreeSet<u32> {
     }
     let mut seen = BTreeSet::new();
     for a in &out {
-        let sid = set.sigs[a.sig as usize].rule.sid;
+        let sid = set.sig(a.sig).rule.sid;
         let dir = a.dir.map(|d| d.index());
         assert!(
             seen.insert((sid, dir)),

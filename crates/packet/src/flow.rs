@@ -276,8 +276,8 @@ impl FlowStats {
 /// All flows.
 pub struct FlowTable<T> {
     flows: HashMap<Key, Flow<T>>,
-    pub config: FlowConfig,
-    pub stats: FlowStats,
+    config: FlowConfig,
+    stats: FlowStats,
     held: usize,
     /// TCP flows in the table.
     tcp: usize,
@@ -405,6 +405,11 @@ impl<T: Default> FlowTable<T> {
         self.flows.len()
     }
 
+    /// Counters of the table's life so far.
+    pub fn stats(&self) -> &FlowStats {
+        &self.stats
+    }
+
     pub fn is_empty(&self) -> bool {
         self.flows.is_empty()
     }
@@ -471,13 +476,12 @@ impl<T: Default> FlowTable<T> {
             } else {
                 self.config.depth
             };
-            let mut streams = PerDir::new(Reassembler::new(depth), Reassembler::new(depth));
-            for (_, st) in streams.iter_mut() {
-                st.max_pending = self.config.max_pending;
-            }
             // Each direction's stream is reassembled as its receiver would.
-            streams[Direction::ToServer].policy = self.config.policy_for(server.0);
-            streams[Direction::ToClient].policy = self.config.policy_for(client.0);
+            let stream = |receiver: IpAddr| {
+                let policy = self.config.policy_for(receiver);
+                Reassembler::with(depth, policy, self.config.max_pending)
+            };
+            let streams = PerDir::new(stream(server.0), stream(client.0));
             self.flows.insert(
                 key,
                 Flow {

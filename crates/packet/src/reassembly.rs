@@ -79,11 +79,14 @@ pub struct Reassembler {
     acked: u64,
     /// Bytes before this stream offset were inspected and do not change.
     frozen: u64,
-    pub policy: OverlapPolicy,
-    pub depth: u64,
-    pub max_pending: usize,
+    /// Which copy of overlapping bytes wins.
+    policy: OverlapPolicy,
+    /// Bytes reassembled at most.
+    depth: u64,
+    /// Out-of-order bytes waiting at most.
+    max_pending: usize,
     /// Holes skipped.
-    pub gaps: u64,
+    gaps: u64,
     /// Stream offset of the FIN, once seen (the sequence number it takes).
     fin: Option<u64>,
     /// Waiting pieces visited while adding segments: a measure of the work done, for
@@ -92,6 +95,20 @@ pub struct Reassembler {
 }
 
 impl Reassembler {
+    /// A stream that reassembles `depth` bytes at most ([`Reassembler::at_depth`]).
+    pub fn with(depth: u64, policy: OverlapPolicy, max_pending: usize) -> Reassembler {
+        Reassembler {
+            policy,
+            max_pending,
+            ..Reassembler::new(depth)
+        }
+    }
+
+    /// Holes skipped so far.
+    pub fn gaps(&self) -> u64 {
+        self.gaps
+    }
+
     pub fn new(depth: u64) -> Reassembler {
         Reassembler {
             isn: None,

@@ -223,8 +223,8 @@ fn a_syn_flood_evicts_half_open_flows_first() {
             t.packet(&syn, true);
             assert!(t.len() <= 64, "{} flows", t.len());
         }
-        assert!(t.stats.evicted > 0);
-        assert_eq!(t.stats.evicted_established, 0);
+        assert!(t.stats().evicted > 0);
+        assert_eq!(t.stats().evicted_established, 0);
         let (f, _) = t
             .packet(&tcp(300, 1, 2, ACK, 101, 501, b"GET /"), true)
             .unwrap();

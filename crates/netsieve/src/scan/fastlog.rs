@@ -20,7 +20,7 @@ impl FastLog {
 
 impl Sink for FastLog {
     fn alert(&mut self, set: &RuleSet, al: &Alert) -> io::Result<()> {
-        let s = &set.sigs[al.sig as usize];
+        let s = &set.sig(al.sig);
         let r = &s.rule;
         let (date, time) = civil(al.ts);
         let (y, rest) = date.split_at(4);

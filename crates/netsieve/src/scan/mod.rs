@@ -208,7 +208,7 @@ fn load_rules(files: &[PathBuf], settings: &Settings) -> Result<Rules, String> {
         _ => Classifications::bundled(),
     };
     let set = RuleSet::build(loaded.rules, &classes, settings.build);
-    for (_, e) in &set.stats.compile_errors {
+    for (_, e) in &set.stats().compile_errors {
         eprintln!("netsieve scan: rule skipped: {e}");
     }
     let thresholds = match &settings.threshold_file {

@@ -50,7 +50,7 @@ impl Worker {
 
     fn process(&mut self, pkt: &Packet, track_stream: bool, out: &mut Vec<Alert>) {
         let n = out.len();
-        let t = self.det.prof.is_some().then(Instant::now);
+        let t = self.det.profile().is_some().then(Instant::now);
         let flow = self.flows.packet(pkt, track_stream);
         if let Some(t) = t {
             self.flow_time += t.elapsed();
@@ -98,8 +98,8 @@ impl Worker {
 
     fn report(&self) -> WorkerReport {
         WorkerReport {
-            flows: self.flows.stats.clone(),
-            evaluated: self.det.evaluated,
+            flows: self.flows.stats().clone(),
+            evaluated: self.det.evaluated(),
         }
     }
 }
@@ -160,7 +160,7 @@ impl Pool {
         let lanes = if n <= 1 || profile {
             let mut w = Worker::new(set, flow, 1, det);
             if profile {
-                w.det.prof = Some(Profile::default());
+                w.det.start_profiling();
             }
             Lanes::Here(Box::new(w), Vec::new())
         } else {
@@ -218,7 +218,7 @@ impl Pool {
                 Ok(PoolReport {
                     flows: r.flows,
                     evaluated: r.evaluated,
-                    profile: w.det.prof.map(|p| (p, w.flow_time)),
+                    profile: w.det.profile().map(|p| (*p, w.flow_time)),
                 })
             }
             Lanes::Threads(t) => t.finish(at, out),

@@ -30,12 +30,12 @@ impl Summary<'_> {
 
     /// Rules that failed to load or to compile.
     fn failed(&self) -> usize {
-        self.failed + self.set.stats.compile_errors.len()
+        self.failed + self.set.stats().compile_errors.len()
     }
 
     /// The summary as `--stats-json` writes it (with `--profile`, the stage times too).
     pub fn json(&self) -> Value {
-        let s = &self.set.stats;
+        let s = &self.set.stats();
         let (tcp_groups, udp_groups) = self.set.port_groups();
         let mut v = json!({
             "packets": self.read.packets,
@@ -105,7 +105,7 @@ impl Summary<'_> {
             line.pop();
             eprintln!("{line}");
         }
-        let s = &self.set.stats;
+        let s = &self.set.stats();
         eprintln!(
             "netsieve scan: {} packets, {:.1} MB, {} flows, {} alerts; rules: {} inspected, {} waiting for app-layer, {} unsupported keyword, {} failed; load {:.3} s, scan {:.3} s ({:.2} Gbit/s)",
             self.read.packets,

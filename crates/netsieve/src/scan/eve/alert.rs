@@ -144,7 +144,7 @@ impl Serialize for AppObject {
 
 impl<'a> Record<'a> {
     pub(super) fn new(set: &'a RuleSet, al: &'a Alert, opts: EveOptions) -> Record<'a> {
-        let s = &set.sigs[al.sig as usize];
+        let s = &set.sig(al.sig);
         let r = &s.rule;
         let has_ports = matches!(al.proto, 6 | 17);
         let pkt_src = match &al.tunnel {
@@ -272,7 +272,7 @@ fn traffic<'a>(set: &'a RuleSet, bits: &[u32]) -> Option<Traffic<'a>> {
         label: Vec::new(),
     };
     for &b in bits {
-        let name = set.flowbit_names[b as usize].as_str();
+        let name = set.flowbit_name(b);
         if let Some(v) = name.strip_prefix("traffic/id/") {
             t.id.push(v);
         } else if let Some(v) = name.strip_prefix("traffic/label/") {
