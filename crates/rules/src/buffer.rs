@@ -126,38 +126,15 @@ impl fmt::Display for AppBuffer {
     }
 }
 
-macro_rules! transforms {
-    ($($v:ident = $name:literal;)*) => {
-        /// A transform: it changes a buffer before the matches of its list see it.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum Transform { $($v),* }
-
-        impl Transform {
-            pub const ALL: &'static [Transform] = &[$(Transform::$v),*];
-
-            pub fn by_name(name: &str) -> Option<Transform> {
-                match name { $($name => Some(Transform::$v),)* _ => None }
-            }
-
-            pub fn name(self) -> &'static str {
-                match self { $(Transform::$v => $name),* }
-            }
-        }
-    };
-}
-
-transforms! {
-    DotPrefix = "dotprefix";
-    ToLowercase = "to_lowercase";
-    ToUppercase = "to_uppercase";
-    StripWhitespace = "strip_whitespace";
-    CompressWhitespace = "compress_whitespace";
-    UrlDecode = "url_decode";
-}
-
-impl fmt::Display for Transform {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+named! {
+    /// A transform: it changes a buffer before the matches of its list see it.
+    pub enum Transform {
+        DotPrefix = "dotprefix",
+        ToLowercase = "to_lowercase",
+        ToUppercase = "to_uppercase",
+        StripWhitespace = "strip_whitespace",
+        CompressWhitespace = "compress_whitespace",
+        UrlDecode = "url_decode",
     }
 }
 
