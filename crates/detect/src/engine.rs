@@ -114,7 +114,7 @@ pub struct Alert {
     /// The flow's counters as the alert is raised (EVE's `flow` object in the alert).
     pub flow: Option<FlowCounts>,
     /// The flow's flowbits named `traffic/id/...` and `traffic/label/...` once its packet
-    /// was inspected (EVE's `traffic` object), by id into [`RuleSet::flowbit_names`].
+    /// was inspected (EVE's `traffic` object), by id into [`RuleSet::flowbit_name`].
     pub traffic: Vec<u32>,
     /// What became of the alert's packet once all rules were judged (EVE's `verdict`).
     pub verdict: Verdict,
