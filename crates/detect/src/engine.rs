@@ -390,10 +390,11 @@ impl Detector {
         }
         if let (Some((f, obs)), L4::Tcp(_)) = (flow.as_mut(), p.l4) {
             let d = obs.dir;
-            // Without a parser, the other side's answer marks the end of a message.
-            let parsed = f.user.app.as_ref().is_some_and(|a| a.proto.is_some());
-            if obs.added && !parsed {
-                f.user.trigger[d.reverse()] = true;
+            // A direction that is reset is inspected up to its end, chunk or not.
+            if let L4::Tcp(t) = p.l4
+                && t.flags & tcp::RST != 0
+            {
+                f.user.trigger[d] = true;
             }
             let s = f.stream(d);
             let from = f.user.fed[d];
@@ -410,8 +411,18 @@ impl Detector {
                 }
             } else {
                 let acked = s.offset().min(s.acked_offset());
+                // A closing session inspects what is acknowledged on every packet,
+                // chunk or not, as Suricata does: from the client's FIN on when the
+                // client closes first; when the server does, only once both FINs are
+                // acknowledged.
+                let closing = match f.first_fin() {
+                    Some(Direction::ToServer) => true,
+                    Some(Direction::ToClient) => f.closed(),
+                    None => false,
+                };
                 let ready = acked.saturating_sub(from) >= self.opts.chunk[d]
                     || s.at_depth()
+                    || closing
                     || f.user.trigger[d];
                 from..if ready { acked } else { from }
             };
@@ -692,23 +703,23 @@ impl Detector {
                 continue;
             }
             self.evaluated += 1;
-            let (pkt_ok, stream_ok) = match s.proto {
-                SigProto::Tcp { packet, stream } => (packet, stream),
-                _ => (true, false),
-            };
+            let scope = s.scope;
+            let has_lists = !s.lists.is_empty();
             let mut matched = false;
             let mut on_stream = false;
-            // A rule that may match the packet or the stream judges a packet whose
-            // payload went into the stream only there (as Suricata does).
-            let in_stream = stream_ok && !s.lists.is_empty() && added;
+            // A TCP packet whose payload went into the stream is judged on its own
+            // payload only by the rules whose scope says so; the others judge it on the
+            // stream (as Suricata does).
+            let pkt_here =
+                scope.packet && !(scope.stream && has_lists && added && !scope.streamed_packet);
             // Payload keywords (content, pcre, isdataat, byte_*) never match a packet
             // without payload, as in Suricata: not even negated or absence tests.
-            if pkt_ok && pkt_cand && !in_stream && (s.lists.is_empty() || !payload.is_empty()) {
+            if pkt_here && pkt_cand && (!has_lists || !payload.is_empty()) {
                 matched = s.lists.iter().all(|l| matches(l, payload, &mut self.cx));
             }
             if !matched
-                && stream_ok
-                && !s.lists.is_empty()
+                && scope.stream
+                && has_lists
                 && (stream_cand || (!s.needs_payload && stream_dir.is_some()))
                 && let (Some(d), Some((f, _))) = (stream_dir, flow.as_mut())
             {
@@ -1285,7 +1296,7 @@ fn header_ok(s: &Sig, c: &Pkt<'_>) -> bool {
     let p = c.p;
     let proto_ok = match s.proto {
         SigProto::Ip => true,
-        SigProto::Tcp { .. } => matches!(p.l4, L4::Tcp(_)),
+        SigProto::Tcp => matches!(p.l4, L4::Tcp(_)),
         SigProto::Udp => matches!(p.l4, L4::Udp { .. }),
         SigProto::Icmp => matches!(p.l4, L4::Icmp { .. }),
     };

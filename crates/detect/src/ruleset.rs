@@ -108,9 +108,79 @@ pub struct Group {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SigProto {
     Ip,
-    Tcp { packet: bool, stream: bool },
+    Tcp,
     Udp,
     Icmp,
+}
+
+/// Where a rule's payload keywords look, as Suricata 8 decides it (learnt by running it
+/// on captures built for the purpose; ARCHITECTURE.md has the model).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scope {
+    /// The packet's own payload.
+    pub packet: bool,
+    /// The reassembled stream, when it is inspected.
+    pub stream: bool,
+    /// A TCP packet whose payload went into the stream is inspected on its own payload
+    /// too (a packet keyword, a content with an absolute position, `stream_size`);
+    /// otherwise a rule that may look at the stream looks only there.
+    pub streamed_packet: bool,
+}
+
+impl Scope {
+    fn of(rule: &Rule, app: Option<AppProto>) -> Scope {
+        // Keywords about one packet's headers: the rule judges packets only
+        // (Suricata's SIG_FLAG_REQUIRE_PACKET).
+        let packet_keyword = rule.conds.iter().any(|c| {
+            matches!(
+                c,
+                Cond::Dsize(_)
+                    | Cond::Ttl(_)
+                    | Cond::Flags { .. }
+                    | Cond::IpId(_)
+                    | Cond::TcpSeq(_)
+                    | Cond::TcpAck(_)
+                    | Cond::IpProto { .. }
+                    | Cond::IpOpts(_)
+                    | Cond::SameIp
+                    | Cond::Itype(_)
+                    | Cond::Icode(_)
+                    | Cond::IcmpId(_)
+                    | Cond::IcmpSeq(_)
+            )
+        });
+        let anchored = rule.payload_lists().any(|l| {
+            l.matches.iter().any(|m| {
+                matches!(m, Match::Content(c)
+                    if c.offset.is_some() || c.depth.is_some() || c.startswith)
+            })
+        });
+        let stream_size = rule
+            .conds
+            .iter()
+            .any(|c| matches!(c, Cond::StreamSize { .. }));
+        let packet_only = Scope {
+            packet: true,
+            stream: false,
+            streamed_packet: true,
+        };
+        let f = &rule.flow;
+        match &rule.proto {
+            Proto::TcpPkt => packet_only,
+            Proto::TcpStream => Scope {
+                packet: false,
+                stream: true,
+                streamed_packet: false,
+            },
+            Proto::Udp | Proto::Icmp => packet_only,
+            Proto::App(_) if app == Some(AppProto::Dns) => packet_only,
+            Proto::Tcp | Proto::Ip | Proto::App(_) => Scope {
+                packet: !f.only_stream,
+                stream: !f.no_stream && !packet_keyword,
+                streamed_packet: packet_keyword || anchored || stream_size,
+            },
+        }
+    }
 }
 
 /// One list of a transaction rule: matches over an application-layer buffer.
@@ -169,6 +239,8 @@ pub struct Sig {
     pub severity: u8,
     /// Needs the payload to be non-empty (has a content list).
     pub needs_payload: bool,
+    /// Where its payload keywords look.
+    pub scope: Scope,
     /// Judged on addresses alone (no payload, packet or flow keywords, any ports, no
     /// flowbit tests): checked on the first packet of each direction of a flow only, as
     /// Suricata's IP-only engine does.
@@ -331,29 +403,14 @@ impl RuleSet {
             }
             let proto = match rule.proto {
                 Proto::Ip => SigProto::Ip,
-                // dsize judges packets (Suricata's SIG_FLAG_REQUIRE_PACKET).
-                Proto::Tcp => SigProto::Tcp {
-                    packet: !rule.flow.only_stream,
-                    stream: !rule.flow.no_stream
-                        && !rule.conds.iter().any(|c| matches!(c, Cond::Dsize(_))),
-                },
-                Proto::TcpPkt => SigProto::Tcp {
-                    packet: true,
-                    stream: false,
-                },
-                Proto::TcpStream => SigProto::Tcp {
-                    packet: false,
-                    stream: true,
-                },
+                Proto::Tcp | Proto::TcpPkt | Proto::TcpStream => SigProto::Tcp,
                 Proto::Udp => SigProto::Udp,
                 Proto::Icmp => SigProto::Icmp,
                 // HTTP and TLS run over TCP; DNS over UDP and TCP.
                 Proto::App(_) if app == Some(AppProto::Dns) => SigProto::Ip,
-                Proto::App(_) => SigProto::Tcp {
-                    packet: !rule.flow.only_stream,
-                    stream: !rule.flow.no_stream,
-                },
+                Proto::App(_) => SigProto::Tcp,
             };
+            let scope = Scope::of(&rule, app);
             let mut vars = Vec::new();
             let mut lists = Vec::new();
             let mut err = None;
@@ -445,6 +502,7 @@ impl RuleSet {
                 category,
                 severity,
                 needs_payload,
+                scope,
             });
         }
         // Evaluation order: action order, then rules that set flowbits before rules
@@ -551,7 +609,7 @@ fn in_group(s: &Sig, g: GroupId) -> bool {
         && matches!(
             (s.proto, g),
             (SigProto::Ip, _)
-                | (SigProto::Tcp { .. }, GroupId::Tcp)
+                | (SigProto::Tcp, GroupId::Tcp)
                 | (SigProto::Udp, GroupId::Udp)
                 | (SigProto::Icmp, GroupId::Icmp)
         )

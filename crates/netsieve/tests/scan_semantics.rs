@@ -286,28 +286,214 @@ fn ids_mode_inspects_the_stream_when_a_chunk_is_acknowledged_or_the_flow_ends() 
     assert_eq!(ids_alerts(&frames, rules, &small), [(1, Some(6))]);
 }
 
+/// One step of a scripted TCP conversation (after its handshake).
+#[derive(Clone, Copy)]
+enum Step {
+    /// Data from the client, or from the server.
+    C(&'static [u8]),
+    S(&'static [u8]),
+    /// A bare acknowledgement from the client, or from the server.
+    CAck,
+    SAck,
+    CFin,
+    SFin,
+    CRst,
+}
+
+/// A handshake, then `steps`, sequence numbers and acknowledgements following the data
+/// (each packet acknowledges all the other side sent).
+fn script(steps: &[Step]) -> Vec<Vec<u8>> {
+    const FIN: u8 = 0x01;
+    const RST: u8 = 0x04;
+    let (mut c, mut s) = (101u32, 501u32);
+    let mut f = vec![
+        tcp(true, SYN, 100, 0, b""),
+        tcp(false, SYN | ACK, 500, 101, b""),
+        tcp(true, ACK, 101, 501, b""),
+    ];
+    for step in steps {
+        let (to_server, flags, data): (bool, u8, &[u8]) = match *step {
+            Step::C(d) => (true, PSH_ACK, d),
+            Step::S(d) => (false, PSH_ACK, d),
+            Step::CAck => (true, ACK, b""),
+            Step::SAck => (false, ACK, b""),
+            Step::CFin => (true, FIN | ACK, b""),
+            Step::SFin => (false, FIN | ACK, b""),
+            Step::CRst => (true, RST | ACK, b""),
+        };
+        let fin = u32::from(flags & FIN != 0);
+        if to_server {
+            f.push(tcp(true, flags, c, s, data));
+            c += data.len() as u32 + fin;
+        } else {
+            f.push(tcp(false, flags, s, c, data));
+            s += data.len() as u32 + fin;
+        }
+    }
+    f
+}
+
+/// When Suricata 8 judges a TCP packet's payload, the stream, or both, and on which
+/// packet the stream is inspected in IDS mode. Every expectation below is what the
+/// reference Suricata 8.0.6 gives on the same capture (`--runmode single -k none`,
+/// `stream.reassembly.randomize-chunk-size=false`); ARCHITECTURE.md states the model.
 #[test]
-fn an_answer_completes_a_message() {
-    // bug-5162 and streamsize-keyword-02: the request is inspected once the server has
-    // answered, on the client's next packet, and anchored contents see each message
-    // from its start.
-    let rules = "alert tcp any any -> any any (content:\"REQ\"; depth:3; sid:1;)\n";
-    let frames = conversation(&[
-        (true, b"REQ one"),
-        (false, b"answer"),
-        (true, b"REQ two"),
-        (false, b"answer"),
+fn payload_and_stream_are_judged_as_suricata_judges_them() {
+    use Step::*;
+    const REQ: &[u8] = b"GNUTELLA CONNECT/0.6\r\nUser-Agent: x\r\n\r\n";
+    const RESP: &[u8] = b"GNUTELLA/0.6 200 OK\r\n\r\n";
+    let close = [CFin, SFin, CAck];
+    // 1: anchored (depth), 2: plain, 3: plain without flow, 60: to the client.
+    let rules = "alert tcp any any -> any any (flow:established,to_server; content:\"GNUTELLA\"; depth:8; sid:1;)\n\
+                 alert tcp any any -> any any (flow:established,to_server; content:\"CONNECT\"; sid:2;)\n\
+                 alert tcp any any -> any any (content:\"User-Agent\"; sid:3;)\n\
+                 alert tcp any any -> any any (flow:established,to_client; content:\"200 OK\"; sid:60;)\n";
+    type Alerts = &'static [(u64, Option<u64>)];
+    let cases: &[(&str, Vec<Step>, Alerts)] = &[
+        (
+            // An anchored content is judged on the packet (4) and again on the stream,
+            // which is inspected at the client's FIN (8); the server's side at its
+            // next packet (9).
+            "client closes first",
+            [&[C(REQ), SAck, S(RESP), CAck][..], &close].concat(),
+            &[
+                (1, Some(4)),
+                (1, Some(8)),
+                (2, Some(8)),
+                (3, Some(8)),
+                (60, Some(9)),
+            ],
+        ),
+        (
+            // No FIN: the stream waits for the flow's end.
+            "no close",
+            vec![C(REQ), SAck, S(RESP), CAck],
+            &[(1, Some(4)), (1, None), (2, None), (3, None), (60, None)],
+        ),
+        (
+            // A pattern split across segments is found on the stream only.
+            "split",
+            [
+                &[C(&REQ[..4]), C(&REQ[4..]), SAck, S(RESP), CAck][..],
+                &close,
+            ]
+            .concat(),
+            &[(1, Some(9)), (2, Some(9)), (3, Some(9)), (60, Some(10))],
+        ),
+        (
+            // The server closes first: nothing is flushed until both FINs are
+            // acknowledged (11, on the server's side); the client's side at the end.
+            "server closes first",
+            vec![C(REQ), S(RESP), SFin, CAck, C(b"bye"), SAck, CFin, SAck],
+            &[
+                (1, Some(4)),
+                (60, Some(11)),
+                (1, None),
+                (2, None),
+                (3, None),
+            ],
+        ),
+        (
+            // The client's FIN flushes the server's side too, at its next packet (8).
+            "client FIN, server data after",
+            vec![
+                C(REQ),
+                S(RESP),
+                CAck,
+                CFin,
+                SAck,
+                S(b"late"),
+                CAck,
+                SFin,
+                CAck,
+            ],
+            &[
+                (1, Some(4)),
+                (1, Some(7)),
+                (2, Some(7)),
+                (3, Some(7)),
+                (60, Some(8)),
+            ],
+        ),
+        (
+            // A FIN before the data is acknowledged: the next client packet (7).
+            "FIN before the acknowledgement",
+            [&[C(REQ)][..], &close].concat(),
+            &[(1, Some(4)), (1, Some(7)), (2, Some(7)), (3, Some(7))],
+        ),
+        (
+            // A reset flushes its own side on the reset.
+            "client reset",
+            vec![C(REQ), SAck, CRst],
+            &[(1, Some(4)), (1, Some(6)), (2, Some(6)), (3, Some(6))],
+        ),
+    ];
+    for (name, steps, want) in cases {
+        let mut got = ids_alerts(&script(steps), rules, &[]);
+        let mut want = want.to_vec();
+        // Within a packet, alerts come in rule order; flow-end ones last.
+        let key = |a: &(u64, Option<u64>)| (a.1.unwrap_or(u64::MAX), a.0);
+        got.sort_by_key(key);
+        want.sort_by_key(key);
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+/// Which rules also judge a packet whose payload went into the stream, and which judge
+/// it only there (Suricata 8.0.6 on the same capture): contents with an absolute
+/// position and `stream_size` both; packet keywords (`dsize`, `ttl`, `flags`, `id`,
+/// `seq`, `ack`, `ip_proto`) the packet only; the rest the stream only.
+#[test]
+fn rule_keywords_choose_packet_stream_or_both() {
+    use Step::*;
+    const REQ: &[u8] = b"GNUTELLA CONNECT/0.6\r\nUser-Agent: x\r\n\r\n";
+    let frames = script(&[
+        C(REQ),
+        SAck,
+        S(b"GNUTELLA/0.6 200 OK\r\n\r\n"),
+        CAck,
+        CFin,
+        SFin,
+        CAck,
     ]);
-    assert_eq!(
-        ids_alerts(&frames, rules, &[]),
-        [(1, Some(7)), (1, Some(11))]
-    );
+    let rules = [
+        "flow:established,to_server; content:\"GNUTELLA\"; offset:0; sid:4;",
+        "flow:established,to_server; content:\"CONNECT\"; depth:20; sid:6;",
+        "flow:established,to_server; content:\"GNUTELLA\"; startswith; sid:7;",
+        "flow:established,to_server; dsize:>0; content:\"CONNECT\"; sid:9;",
+        "flow:established,to_server; pcre:\"/^GNUTELLA/\"; sid:13;",
+        "flow:established,to_server; byte_test:1,=,71,0; sid:15;",
+        "flow:established,to_server; stream_size:server,<,1111; content:\"CONNECT\"; sid:30;",
+        "flow:established,to_server; ttl:64; content:\"CONNECT\"; sid:31;",
+        "flow:established,to_server; flags:AP; content:\"CONNECT\"; sid:32;",
+        "flow:established,to_server; ack:501; content:\"CONNECT\"; sid:35;",
+        "flow:established,to_server; ttl:64; content:\"GNUTELLA\"; depth:8; sid:54;",
+    ];
+    let rules: String = rules
+        .iter()
+        .map(|r| format!("alert tcp any any -> any any ({r})\n"))
+        .chain([
+            "alert ip any any -> any any (ip_proto:6; content:\"CONNECT\"; sid:51;)\n".to_string(),
+            "alert ip any any -> any any (content:\"CONNECT\"; sid:58;)\n".to_string(),
+        ])
+        .collect();
+    let mut got = ids_alerts(&frames, &rules, &[]);
+    got.sort_by_key(|a| (a.1, a.0));
+    let packet = [4, 6, 7, 9, 30, 31, 32, 35, 51, 54];
+    let stream = [4, 6, 7, 13, 15, 30, 58];
+    let want: Vec<(u64, Option<u64>)> = packet
+        .iter()
+        .map(|&s| (s, Some(4)))
+        .chain(stream.iter().map(|&s| (s, Some(8))))
+        .collect();
+    assert_eq!(got, want);
 }
 
 #[test]
 fn a_packet_in_the_stream_is_judged_there_only() {
-    // tcp-split-handshake-02, bug-7390: `alert tcp` rules do not alert twice, once on
-    // the packet and once on the stream; tcp-pkt rules see the packet.
+    // tcp-split-handshake-02, bug-7390: `alert tcp` rules without a positioned content
+    // do not alert twice, once on the packet and once on the stream; tcp-pkt rules see
+    // the packet.
     let rules = "alert tcp any any -> any any (content:\"EVIL\"; sid:1;)\n\
                  alert tcp-pkt any any -> any any (content:\"EVIL\"; sid:2;)\n";
     let frames = conversation(&[(true, b"EVIL")]);

@@ -139,6 +139,8 @@ pub struct Flow<T> {
     /// SYN of its own (a split handshake: SYN, SYN back, SYN/ACK from the client).
     synack: Option<Direction>,
     server_syn: bool,
+    /// The side that sent the first FIN.
+    first_fin: Option<Direction>,
     pkts: PerDir<u64>,
     bytes: PerDir<u64>,
     streams: PerDir<Reassembler>,
@@ -202,6 +204,18 @@ impl<T> Flow<T> {
     /// Bytes on the wire per direction.
     pub fn bytes(&self) -> PerDir<u64> {
         self.bytes
+    }
+
+    /// The side that sent the first FIN, once one has.
+    pub fn first_fin(&self) -> Option<Direction> {
+        self.first_fin
+    }
+
+    /// Both directions sent their FIN and saw it acknowledged.
+    pub fn closed(&self) -> bool {
+        self.streams
+            .values()
+            .all(|s| s.fin_offset().is_some_and(|fo| s.acked_offset() > fo))
     }
 
     /// Both directions have sent a packet.
@@ -496,6 +510,7 @@ impl<T: Default> FlowTable<T> {
                     tracked,
                     synack: (state == TcpState::SynRecv).then_some(Direction::ToClient),
                     server_syn: false,
+                    first_fin: None,
                     pkts: PerDir::default(),
                     bytes: PerDir::default(),
                     streams,
@@ -547,6 +562,9 @@ impl<T: Default> FlowTable<T> {
                     f.state = TcpState::Established;
                 }
                 _ => {}
+            }
+            if t.flags & F::FIN != 0 && f.first_fin.is_none() {
+                f.first_fin = Some(dir);
             }
             if t.flags & F::RST != 0 {
                 f.state = TcpState::Closed;

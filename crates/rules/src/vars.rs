@@ -133,13 +133,13 @@ impl Default for Vars {
             "[192.168.0.0/16,10.0.0.0/8,172.16.0.0/12]".into(),
         );
         addresses.insert("EXTERNAL_NET".into(), "!$HOME_NET".into());
+        addresses.insert("AIM_SERVERS".into(), "$EXTERNAL_NET".into());
         for v in [
             "HTTP_SERVERS",
             "SMTP_SERVERS",
             "SQL_SERVERS",
             "DNS_SERVERS",
             "TELNET_SERVERS",
-            "AIM_SERVERS",
             "DC_SERVERS",
             "DNP3_SERVER",
             "DNP3_CLIENT",
