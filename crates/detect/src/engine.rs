@@ -188,6 +188,31 @@ pub struct Profile {
     pub detect: Duration,
 }
 
+/// What detection did: the work behind its time, counted on every run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counts {
+    /// Packets (and end-of-flow pseudo packets) through the detection loop.
+    pub packets: u64,
+    /// Bytes given to the payload and stream prefilters.
+    pub scanned: u64,
+    /// Prefilter hits: a pattern found in those bytes.
+    pub hits: u64,
+    /// Candidate rules after the prefilters (and the address and always-on lists).
+    pub candidates: u64,
+    /// Candidates whose options were evaluated (their header and flowbits passed).
+    pub evaluated: u64,
+}
+
+impl std::ops::AddAssign for Counts {
+    fn add_assign(&mut self, o: Counts) {
+        self.packets += o.packets;
+        self.scanned += o.scanned;
+        self.hits += o.hits;
+        self.candidates += o.candidates;
+        self.evaluated += o.evaluated;
+    }
+}
+
 fn since(t: Option<std::time::Instant>, acc: Option<&mut Duration>) {
     if let (Some(t), Some(a)) = (t, acc) {
         *a += t.elapsed();
@@ -203,8 +228,8 @@ pub struct Detector {
     stream_cands: Vec<u32>,
     views: Vec<RunView>,
     cx: Ctx,
-    /// Candidates evaluated, for profiles.
-    evaluated: u64,
+    /// What detection did, for profiles and benchmarks.
+    counts: Counts,
     opts: DetectOptions,
 }
 
@@ -317,7 +342,7 @@ impl Detector {
             stream_cands: Vec::new(),
             views: Vec::new(),
             cx: Ctx::default(),
-            evaluated: 0,
+            counts: Counts::default(),
         }
     }
 
@@ -331,9 +356,9 @@ impl Detector {
         self.prof.as_ref()
     }
 
-    /// Candidate rules evaluated so far.
-    pub fn evaluated(&self) -> u64 {
-        self.evaluated
+    /// What detection did so far.
+    pub fn counts(&self) -> Counts {
+        self.counts
     }
 
     /// Inspects one packet (with its flow, if it has one), appending alerts to `out` in
@@ -584,16 +609,25 @@ impl Detector {
         let t_pf = self.prof.is_some().then(std::time::Instant::now);
         self.cands.clear();
         let payload = p.payload();
+        self.counts.packets += 1;
+        // The packet's port group: by its direction in the flow and the server's port.
+        let pg = match ctx.dir {
+            Some(Direction::ToClient) => g.for_packet(Direction::ToClient, sport),
+            _ => g.for_packet(Direction::ToServer, dport),
+        };
         if packet && !payload.is_empty() {
-            let cands = &mut self.cands;
-            let pf = g.for_port(dport);
+            let (cands, hits) = (&mut self.cands, &mut self.counts.hits);
+            let pf = &pg.pf;
+            self.counts.scanned += payload.len() as u64;
             pf.prefilter.scan(payload, |id| {
+                *hits += 1;
                 cands.extend_from_slice(&pf.pattern_sigs[id as usize]);
             });
         }
-        self.cands.extend_from_slice(&g.always);
-        self.cands.extend_from_slice(g.by_src.lookup(ip.src));
-        self.cands.extend_from_slice(g.by_dst.lookup(ip.dst));
+        self.cands.extend_from_slice(&pg.always);
+        if ip_only {
+            g.ip_only.lookup(ip.src, ip.dst, &mut self.cands);
+        }
         self.cands.sort_unstable();
         self.cands.dedup();
 
@@ -622,21 +656,23 @@ impl Detector {
                 v.off = start;
             }
             let (streams, fd) = f.streams_and_user();
-            // One direction of a flow always has the same destination port, so the
-            // same port group's prefilter carries its stream state.
-            let pf = g.for_port(dport);
+            // One direction of a flow always has the same port group, whose
+            // prefilter carries its stream state.
+            let pf = &pg.pf;
             let fed = fd.fed[d];
             for v in &self.views {
                 let run = streams[d].bytes(v.idx.clone());
                 let new = &run[(v.new.start - v.off) as usize..];
+                self.counts.scanned += new.len() as u64;
                 if fd.fed[d] != v.new.start {
                     fd.mpm[d].reset();
                     fd.tail[d].clear();
                 }
                 fd.fed[d] = v.new.end;
-                let sc = &mut self.stream_cands;
+                let (sc, hits) = (&mut self.stream_cands, &mut self.counts.hits);
                 match &pf.prefilter {
                     Prefilter::Dfc(m) => m.feed(&mut fd.mpm[d], new, |x| {
+                        *hits += 1;
                         sc.extend_from_slice(&pf.pattern_sigs[x.pattern as usize]);
                     }),
                     Prefilter::Ac(ac) => {
@@ -646,6 +682,7 @@ impl Detector {
                         tail.extend_from_slice(new);
                         for m in ac.find_overlapping_iter(&tail[..]) {
                             if m.end() > old {
+                                *hits += 1;
                                 sc.extend_from_slice(&pf.pattern_sigs[m.pattern().as_usize()]);
                             }
                         }
@@ -660,6 +697,7 @@ impl Detector {
             self.stream_cands.dedup();
         }
         since(t_pf, self.prof.as_mut().map(|p| &mut p.prefilter));
+        self.counts.candidates += (self.cands.len() + self.stream_cands.len()) as u64;
 
         let added = flow.as_ref().is_some_and(|(_, obs)| obs.added);
         let mut i = 0;
@@ -702,7 +740,7 @@ impl Detector {
             if !flowbits_ok(s, fd.as_deref().map(|f| f.bits.as_slice())) {
                 continue;
             }
-            self.evaluated += 1;
+            self.counts.evaluated += 1;
             let scope = s.scope;
             let has_lists = !s.lists.is_empty();
             let mut matched = false;
@@ -914,8 +952,10 @@ impl Detector {
                 bufs.clear();
                 fill(buf.buffer(), tx, d, &mut bufs);
                 for b in &bufs {
-                    let cands = &mut self.cands;
+                    let (cands, hits) = (&mut self.cands, &mut self.counts.hits);
+                    self.counts.scanned += b.len() as u64;
                     pf.prefilter.scan(b, |id| {
+                        *hits += 1;
                         cands.extend_from_slice(&pf.pattern_sigs[id as usize]);
                     });
                 }
@@ -923,6 +963,7 @@ impl Detector {
             self.cands.extend_from_slice(&g.always);
             self.cands.sort_unstable();
             self.cands.dedup();
+            self.counts.candidates += self.cands.len() as u64;
             since(t_pf, self.prof.as_mut().map(|p| &mut p.prefilter));
             for &si in &self.cands {
                 let s = &set.sigs[si as usize];
@@ -933,7 +974,7 @@ impl Detector {
                 if !flowbits_ok(s, Some(bits)) {
                     continue;
                 }
-                self.evaluated += 1;
+                self.counts.evaluated += 1;
                 let mut ok = true;
                 for l in &t.lists {
                     bufs.clear();

@@ -17,7 +17,7 @@ pub mod portgroup;
 pub mod ruleset;
 
 pub use engine::{
-    Alert, DetectOptions, Detector, ExceptionPolicy, FlowCounts, FlowData, Profile, Thresholds,
-    Verdict,
+    Alert, Counts, DetectOptions, Detector, ExceptionPolicy, FlowCounts, FlowData, Profile,
+    Thresholds, Verdict,
 };
 pub use ruleset::{BuildOptions, LoadStats, Mpm, RuleSet, Sig};

@@ -1,5 +1,7 @@
 //! Port groups: which rules' fast patterns a TCP or UDP packet's prefilter looks for,
-//! by the packet's destination port.
+//! by the server's port (the packet's destination port to the server, its source port
+//! to the client; the rule set keeps one grouping per direction, built from the rules'
+//! destination ports for the one and their source ports for the other).
 //!
 //! Most rules name their ports (`-> $HOME_NET 445`, `-> any $HTTP_PORTS`). Scanning a
 //! packet to port 443 for the fast patterns of SMB or HTTP rules costs matcher time and

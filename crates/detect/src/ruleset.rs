@@ -2,13 +2,16 @@
 //! every worker (`Arc<RuleSet>`), so a reload can replace it whole.
 //!
 //! Rules are split by the transport they can apply to (TCP, UDP, ICMP, other IP; an
-//! `ip` rule goes to all four), and TCP and UDP rules further by destination port
-//! ([`crate::portgroup`]). Each port group has one prefilter over its rules' *fast
+//! `ip` rule goes to all four), then by the direction of the packet in its flow (a
+//! `flow:to_client` rule is only in the to-client half), then by the server's port: the
+//! destination port to the server, the source port to the client, as Suricata groups
+//! them ([`crate::portgroup`]). Each port group has one prefilter over its rules' *fast
 //! patterns* (one content per rule, chosen as Suricata documents: the one marked
-//! `fast_pattern`, else the longest, ties broken by the most distinct bytes); a rule with
-//! no usable content is indexed by its narrower address list when that list is narrow
-//! (see [`crate::addrindex`]), else on the group's `always` list. A prefilter hit puts the rule on
-//! the candidate list; only candidates get their full option chain evaluated.
+//! `fast_pattern`, else the longest, ties broken by the most distinct bytes) and a list
+//! of its rules without one. IP-only rules (addresses and nothing else) are indexed by
+//! their narrower address list when it is narrow (see [`crate::addrindex`]) and looked
+//! up only on the first packet of each direction of a flow. A prefilter hit puts the
+//! rule on the candidate list; only candidates get their full option chain evaluated.
 
 use std::collections::HashMap;
 
@@ -89,19 +92,88 @@ pub struct Prefiltered {
     pub pattern_sigs: Vec<Vec<u32>>,
 }
 
+/// One transport's rules (TCP, UDP, ICMP or other IP), arranged so that a packet finds
+/// its candidates with a few lookups.
 pub struct Group {
-    /// The rules with a fast pattern, split into port groups (TCP and UDP; one for
-    /// ICMP and other IP), each with its own prefilter: see [`crate::portgroup`].
-    pub ports: Vec<Prefiltered>,
+    /// Per direction of the packet in its flow: the rules that can see that direction,
+    /// in port groups keyed by the server's port (see [`crate::portgroup`]).
+    dirs: PerDir<PortIndexed>,
+    /// IP-only rules (addresses and nothing else), judged on the first packet of each
+    /// direction of a flow: indexed by a narrow address list where they have one.
+    pub ip_only: AddrRules,
+}
+
+/// One direction's rules in port groups.
+struct PortIndexed {
+    ports: Vec<PortGroup>,
     port_map: PortGroups,
-    /// Rules without a fast pattern and without a narrow address list, in evaluation
-    /// order: candidates for every packet of the group.
+}
+
+/// The rules of one port group.
+pub struct PortGroup {
+    /// The prefilter over the fast patterns of its rules that have one.
+    pub pf: Prefiltered,
+    /// Its rules without a fast pattern, in evaluation order: candidates for every
+    /// packet of the group.
     pub always: Vec<u32>,
-    /// Rules without a fast pattern, indexed by a narrow address list to be looked up
-    /// with the packet's source address.
+}
+
+/// Rules found by the packet's addresses.
+#[derive(Default)]
+pub struct AddrRules {
+    /// Rules without a narrow address list, in evaluation order.
+    pub always: Vec<u32>,
+    /// Rules indexed by a narrow address list, looked up with the packet's source.
     pub by_src: AddrIndex,
-    /// The same, looked up with the packet's destination address.
+    /// The same, looked up with the packet's destination.
     pub by_dst: AddrIndex,
+}
+
+impl AddrRules {
+    fn build(sigs: &[Sig], ids: &[u32]) -> AddrRules {
+        let mut always = Vec::new();
+        let mut src_keyed: Vec<(u32, AddrSet)> = Vec::new();
+        let mut dst_keyed: Vec<(u32, AddrSet)> = Vec::new();
+        for &i in ids {
+            let s = &sigs[i as usize];
+            // Index by the narrower of the two address lists; a bidirectional rule
+            // can see its list on either packet address.
+            let side = |a: &AddrSet| Some(a.clone()).filter(AddrSet::narrow);
+            let pick = match (side(&s.src), side(&s.dst)) {
+                (Some(a), Some(b)) if b.size() < a.size() => Some((b, false)),
+                (Some(a), _) => Some((a, true)),
+                (None, Some(b)) => Some((b, false)),
+                (None, None) => None,
+            };
+            match pick {
+                Some((iv, is_src)) => {
+                    if is_src || s.rule.bidirectional {
+                        src_keyed.push((i, iv.clone()));
+                    }
+                    if !is_src || s.rule.bidirectional {
+                        dst_keyed.push((i, iv));
+                    }
+                }
+                None => always.push(i),
+            }
+        }
+        AddrRules {
+            always,
+            by_src: AddrIndex::build(src_keyed.iter().map(|(r, iv)| (*r, iv))),
+            by_dst: AddrIndex::build(dst_keyed.iter().map(|(r, iv)| (*r, iv))),
+        }
+    }
+
+    /// Appends the rules that can match addresses `src` to `dst`.
+    pub fn lookup(&self, src: std::net::IpAddr, dst: std::net::IpAddr, out: &mut Vec<u32>) {
+        out.extend_from_slice(&self.always);
+        out.extend_from_slice(self.by_src.lookup(src));
+        out.extend_from_slice(self.by_dst.lookup(dst));
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.always.len() * 4 + self.by_src.heap_bytes() + self.by_dst.heap_bytes()
+    }
 }
 
 /// Which packets a rule's protocol admits.
@@ -583,24 +655,14 @@ impl RuleSet {
         self.mpm
     }
 
-    /// Port groups of TCP and of UDP.
+    /// Port groups of TCP and of UDP (both directions).
     pub fn port_groups(&self) -> (usize, usize) {
-        (self.groups[0].ports.len(), self.groups[1].ports.len())
+        (self.groups[0].port_groups(), self.groups[1].port_groups())
     }
 
-    /// Heap bytes of the prefilters.
+    /// Heap bytes of the prefilters and candidate lists.
     pub fn prefilter_bytes(&self) -> usize {
-        self.groups
-            .iter()
-            .map(|g| {
-                g.ports
-                    .iter()
-                    .map(|p| p.prefilter.heap_bytes())
-                    .sum::<usize>()
-                    + g.by_src.heap_bytes()
-                    + g.by_dst.heap_bytes()
-            })
-            .sum()
+        self.groups.iter().map(Group::heap_bytes).sum()
     }
 }
 
@@ -616,91 +678,104 @@ fn in_group(s: &Sig, g: GroupId) -> bool {
 }
 
 impl Group {
-    /// The prefilter for packets to `dport`.
+    /// The port group of a packet in direction `dir` of its flow (to the server when it
+    /// has none) whose server port is `port`: the destination port to the server, the
+    /// source port to the client.
     #[inline]
-    pub fn for_port(&self, dport: u16) -> &Prefiltered {
-        &self.ports[self.port_map.group_of(dport)]
+    pub fn for_packet(&self, dir: Direction, port: u16) -> &PortGroup {
+        let d = &self.dirs[dir];
+        &d.ports[d.port_map.group_of(port)]
+    }
+
+    /// Port groups per direction.
+    fn port_groups(&self) -> usize {
+        self.dirs.iter().map(|(_, d)| d.ports.len()).sum()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let ports: usize = self
+            .dirs
+            .iter()
+            .flat_map(|(_, d)| &d.ports)
+            .map(|p| p.pf.prefilter.heap_bytes() + p.always.len() * 4)
+            .sum();
+        ports + self.ip_only.heap_bytes()
+    }
+}
+
+/// Whether rule `s` can see packets of direction `dir` (flow:to_server rules only the
+/// ones to the server, and so on).
+fn sees(s: &Sig, dir: Direction) -> bool {
+    match dir {
+        Direction::ToServer => !s.rule.flow.to_client,
+        Direction::ToClient => !s.rule.flow.to_server,
     }
 }
 
 fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
-    let mut fast: HashMap<u32, (Vec<u8>, bool)> = HashMap::new();
-    let mut port_sets: Vec<(u32, PortSet)> = Vec::new();
-    let mut always = Vec::new();
-    let mut src_keyed: Vec<(u32, AddrSet)> = Vec::new();
-    let mut dst_keyed: Vec<(u32, AddrSet)> = Vec::new();
-    for (i, s) in sigs.iter().enumerate() {
-        if !in_group(s, g) {
-            continue;
-        }
-        // Conditions a prefilter cannot see keep a rule on the always list.
-        let has_negated_only = !s.needs_payload;
-        match fast_pattern(&s.rule) {
-            Some(fp) if !has_negated_only => {
-                let r = &s.rule;
-                let ports = match g {
-                    GroupId::Tcp | GroupId::Udp => dest_ports(&r.dport, &r.sport, r.bidirectional),
-                    GroupId::Icmp | GroupId::Other => vec![(0, 65535)],
-                };
-                fast.insert(i as u32, fp);
-                port_sets.push((i as u32, ports));
-            }
-            _ => {
-                // Index by the narrower of the two address lists; a bidirectional rule
-                // can see its list on either packet address.
-                let r = &s.rule;
-                let side = |a: &AddrSet| Some(a.clone()).filter(AddrSet::narrow);
-                let pick = match (side(&s.src), side(&s.dst)) {
-                    (Some(a), Some(b)) if b.size() < a.size() => Some((b, false)),
-                    (Some(a), _) => Some((a, true)),
-                    (None, Some(b)) => Some((b, false)),
-                    (None, None) => None,
-                };
-                match pick {
-                    Some((iv, is_src)) => {
-                        if is_src || r.bidirectional {
-                            src_keyed.push((i as u32, iv.clone()));
-                        }
-                        if !is_src || r.bidirectional {
-                            dst_keyed.push((i as u32, iv));
-                        }
-                    }
-                    None => always.push(i as u32),
-                }
-            }
-        }
-    }
-    let by_src = AddrIndex::build(src_keyed.iter().map(|(r, iv)| (*r, iv)));
-    let by_dst = AddrIndex::build(dst_keyed.iter().map(|(r, iv)| (*r, iv)));
-    let port_map = PortGroups::build(&port_sets);
-    let ports = port_map
-        .groups
-        .iter()
-        .map(|rules| {
-            let mut pats: Vec<(Vec<u8>, bool)> = Vec::new();
-            let mut index: HashMap<&(Vec<u8>, bool), u32> = HashMap::new();
-            let mut pattern_sigs: Vec<Vec<u32>> = Vec::new();
-            for r in rules {
-                let fp = &fast[r];
-                let id = *index.entry(fp).or_insert_with(|| {
-                    pats.push(fp.clone());
-                    pattern_sigs.push(Vec::new());
-                    (pats.len() - 1) as u32
-                });
-                pattern_sigs[id as usize].push(*r);
-            }
-            Prefiltered {
-                prefilter: build_prefilter(&pats, mpm),
-                pattern_sigs,
-            }
-        })
+    let members: Vec<u32> = (0..sigs.len() as u32)
+        .filter(|&i| in_group(&sigs[i as usize], g))
         .collect();
+    let (ip_only, port_keyed): (Vec<u32>, Vec<u32>) =
+        members.iter().partition(|&&i| sigs[i as usize].ip_only);
+    let fast: HashMap<u32, (Vec<u8>, bool)> = port_keyed
+        .iter()
+        .filter(|&&i| sigs[i as usize].needs_payload)
+        .filter_map(|&i| Some((i, fast_pattern(&sigs[i as usize].rule)?)))
+        .collect();
+    let dir = |d: Direction| {
+        // The server's port: the destination to the server, the source to the client.
+        let port_sets: Vec<(u32, PortSet)> = port_keyed
+            .iter()
+            .filter(|&&i| sees(&sigs[i as usize], d))
+            .map(|&i| {
+                let r = &sigs[i as usize].rule;
+                let ports = match (g, d) {
+                    (GroupId::Icmp | GroupId::Other, _) => vec![(0, 65535)],
+                    (_, Direction::ToServer) => dest_ports(&r.dport, &r.sport, r.bidirectional),
+                    (_, Direction::ToClient) => dest_ports(&r.sport, &r.dport, r.bidirectional),
+                };
+                (i, ports)
+            })
+            .collect();
+        let mut port_map = PortGroups::build(&port_sets);
+        let ports = std::mem::take(&mut port_map.groups)
+            .into_iter()
+            .map(|rules| port_group(&rules, &fast, mpm))
+            .collect();
+        PortIndexed { ports, port_map }
+    };
     Group {
-        ports,
-        port_map,
+        dirs: PerDir::new(dir(Direction::ToServer), dir(Direction::ToClient)),
+        ip_only: AddrRules::build(sigs, &ip_only),
+    }
+}
+
+/// A port group of `rules` (in evaluation order): one prefilter over the fast patterns
+/// of those that have one, the others on its `always` list.
+fn port_group(rules: &[u32], fast: &HashMap<u32, (Vec<u8>, bool)>, mpm: Mpm) -> PortGroup {
+    let mut pats: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut index: HashMap<&(Vec<u8>, bool), u32> = HashMap::new();
+    let mut pattern_sigs: Vec<Vec<u32>> = Vec::new();
+    let mut always = Vec::new();
+    for r in rules {
+        let Some(fp) = fast.get(r) else {
+            always.push(*r);
+            continue;
+        };
+        let id = *index.entry(fp).or_insert_with(|| {
+            pats.push(fp.clone());
+            pattern_sigs.push(Vec::new());
+            (pats.len() - 1) as u32
+        });
+        pattern_sigs[id as usize].push(*r);
+    }
+    PortGroup {
+        pf: Prefiltered {
+            prefilter: build_prefilter(&pats, mpm),
+            pattern_sigs,
+        },
         always,
-        by_src,
-        by_dst,
     }
 }
 

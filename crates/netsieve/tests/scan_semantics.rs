@@ -1012,3 +1012,28 @@ alert tcp any any -> any any (dsize:0; sid:5;)
         [(2, 4), (3, 4), (4, 4), (5, 1), (5, 2), (5, 3), (5, 5)]
     );
 }
+
+#[test]
+fn rules_are_found_by_direction_and_the_servers_port() {
+    // The rule set is grouped per direction and keyed by the server's port (the
+    // destination to the server, the source to the client), as Suricata's groups are:
+    // every rule that can match must still be found.
+    let frames = conversation(&[(true, b"ping"), (false, b"pong")]);
+    let rules = r#"
+alert tcp any 80 -> any any (msg:"to client, server port"; flow:to_client; content:"pong"; sid:1;)
+alert tcp any any -> any 80 (msg:"to server"; content:"ping"; sid:2;)
+alert tcp any any <> any 80 (msg:"either way"; content:"pong"; sid:3;)
+alert tcp any any -> any any (msg:"wrong direction"; flow:to_server; content:"pong"; sid:4;)
+alert tcp any 80 -> any any (msg:"no content"; flow:to_client; dsize:4; sid:5;)
+alert tcp any 81 -> any any (msg:"other port"; flow:to_client; content:"pong"; sid:6;)
+alert tcp any any -> any 80 (msg:"port 80 is the client's here"; content:"pong"; sid:7;)
+alert tcp any any -> any 41424 (msg:"the client's port, no direction"; content:"pong"; sid:8;)
+"#;
+    let mut sids: Vec<u64> = ids_alerts(&frames, rules, &[])
+        .into_iter()
+        .map(|a| a.0)
+        .collect();
+    sids.sort_unstable();
+    sids.dedup();
+    assert_eq!(sids, [1, 2, 3, 5, 8]);
+}

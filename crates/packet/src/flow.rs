@@ -289,7 +289,8 @@ impl FlowStats {
 
 /// All flows.
 pub struct FlowTable<T> {
-    flows: HashMap<Key, Flow<T>>,
+    /// Keyed with foldhash, seeded per process (SipHash cost 3% of a scan).
+    flows: HashMap<Key, Flow<T>, foldhash::fast::RandomState>,
     config: FlowConfig,
     stats: FlowStats,
     held: usize,
@@ -406,7 +407,7 @@ fn key_of(p: &Packet) -> Option<(Key, bool)> {
 impl<T: Default> FlowTable<T> {
     pub fn new(config: FlowConfig) -> FlowTable<T> {
         FlowTable {
-            flows: HashMap::new(),
+            flows: HashMap::default(),
             config,
             stats: FlowStats::default(),
             held: 0,
@@ -449,14 +450,16 @@ impl<T: Default> FlowTable<T> {
         let ip = p.ip?;
         let now = p.ts;
         // A flow idle past its timeout is over; a new one starts.
-        if let Some(f) = self.flows.get(&key)
-            && now.saturating_sub(f.last) > self.timeout(f)
-        {
-            self.remove(&key);
-            self.stats.expired += 1;
-        }
+        let present = match self.flows.get(&key) {
+            Some(f) if now.saturating_sub(f.last) > self.timeout(f) => {
+                self.remove(&key);
+                self.stats.expired += 1;
+                false
+            }
+            found => found.is_some(),
+        };
         let mut new_flow = false;
-        if !self.flows.contains_key(&key) {
+        if !present {
             let tcp = ip.proto == 6;
             if self.flows.len() >= self.config.max_flows
                 || (tcp && self.tcp >= self.config.max_tcp_sessions)

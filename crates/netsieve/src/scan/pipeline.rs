@@ -17,7 +17,7 @@ use std::io::IsTerminal;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use netsieve_detect::{Alert, DetectOptions, Detector, FlowData, Profile, RuleSet};
+use netsieve_detect::{Alert, Counts, DetectOptions, Detector, FlowData, Profile, RuleSet};
 use netsieve_packet::decode::decodes_link;
 use netsieve_packet::flow::{Flow, FlowConfig, FlowStats, FlowTable, SweepClock};
 use netsieve_packet::{Capture, Decoder, Frame, Packet};
@@ -99,7 +99,7 @@ impl Worker {
     fn report(&self) -> WorkerReport {
         WorkerReport {
             flows: self.flows.stats().clone(),
-            evaluated: self.det.evaluated(),
+            counts: self.det.counts(),
         }
     }
 }
@@ -107,14 +107,14 @@ impl Worker {
 /// What a worker did, for the summary.
 struct WorkerReport {
     flows: FlowStats,
-    evaluated: u64,
+    counts: Counts,
 }
 
 /// What the pool did, summed over its workers.
 pub(super) struct PoolReport {
     pub flows: FlowStats,
-    /// Candidate rules evaluated.
-    pub evaluated: u64,
+    /// What detection did.
+    pub counts: Counts,
     /// With `--profile`: the detector's stage times and the time in the flow table.
     pub profile: Option<(Profile, Duration)>,
 }
@@ -217,7 +217,7 @@ impl Pool {
                 let r = w.report();
                 Ok(PoolReport {
                     flows: r.flows,
-                    evaluated: r.evaluated,
+                    counts: r.counts,
                     profile: w.det.profile().map(|p| (*p, w.flow_time)),
                 })
             }
@@ -367,7 +367,7 @@ impl Threads {
         self.txs.clear();
         let mut total = PoolReport {
             flows: FlowStats::default(),
-            evaluated: 0,
+            counts: Counts::default(),
             profile: None,
         };
         for h in self.handles {
@@ -375,7 +375,7 @@ impl Threads {
                 .join()
                 .map_err(|_| "a detection thread panicked".to_string())?;
             total.flows.add(&r.flows);
-            total.evaluated += r.evaluated;
+            total.counts += r.counts;
         }
         Ok(total)
     }

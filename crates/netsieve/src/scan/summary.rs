@@ -63,7 +63,7 @@ impl Summary<'_> {
             "prefilter_bytes": self.set.prefilter_bytes(),
             "port_groups": { "tcp": tcp_groups, "udp": udp_groups },
             "mpm": self.mpm,
-            "candidates_evaluated": self.pool.evaluated,
+            "detection": self.counts_json(),
             "threads": self.threads,
         });
         if let Some(stages) = self.stages() {
@@ -74,6 +74,22 @@ impl Summary<'_> {
             v["profile_seconds"] = Value::Object(obj);
         }
         v
+    }
+
+    /// What detection did, per packet and per kilobyte scanned.
+    fn counts_json(&self) -> Value {
+        let c = self.pool.counts;
+        let per = |n: u64, d: u64| n as f64 / d.max(1) as f64;
+        json!({
+            "packets": c.packets,
+            "bytes_prefiltered": c.scanned,
+            "prefilter_hits": c.hits,
+            "candidates": c.candidates,
+            "candidates_evaluated": c.evaluated,
+            "prefilter_hits_per_kb": per(c.hits * 1000, c.scanned),
+            "candidates_per_packet": per(c.candidates, c.packets),
+            "evaluated_per_packet": per(c.evaluated, c.packets),
+        })
     }
 
     /// With `--profile`: the time of each stage.
@@ -104,6 +120,14 @@ impl Summary<'_> {
             }
             line.pop();
             eprintln!("{line}");
+            let c = self.counts_json();
+            eprintln!(
+                "netsieve scan: profile: {} bytes prefiltered, {:.2} hits/KB, {:.2} candidates and {:.2} evaluated per packet",
+                c["bytes_prefiltered"],
+                c["prefilter_hits_per_kb"].as_f64().unwrap_or(0.0),
+                c["candidates_per_packet"].as_f64().unwrap_or(0.0),
+                c["evaluated_per_packet"].as_f64().unwrap_or(0.0),
+            );
         }
         let s = &self.set.stats();
         eprintln!(
