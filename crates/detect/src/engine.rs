@@ -39,7 +39,7 @@ use netsieve_applayer::{AppProto, Parser, Session};
 
 use crate::app::{Stage, TxMeta, TxRef, fill, meta, transform};
 use crate::eval::{Ctx, matches};
-use crate::ruleset::{GroupId, Prefilter, RuleSet, Sig, SigProto, tx_group};
+use crate::ruleset::{GroupId, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group};
 
 /// What detection keeps per flow.
 #[derive(Default, Debug)]
@@ -226,6 +226,7 @@ pub struct Detector {
     set: Arc<RuleSet>,
     cands: Vec<u32>,
     stream_cands: Vec<u32>,
+    gather: Gather,
     views: Vec<RunView>,
     cx: Ctx,
     /// What detection did, for profiles and benchmarks.
@@ -315,6 +316,40 @@ impl Default for DetectOptions {
     }
 }
 
+/// Gathers the rules behind prefilter hits: a pattern found many times in one scan adds
+/// its rules once (a stamp per pattern id, renewed per scan, instead of sorting the
+/// repeats away).
+#[derive(Default)]
+struct Gather {
+    stamp: Vec<u32>,
+    scan: u32,
+}
+
+impl Gather {
+    /// Starts a scan with prefilter `pf`.
+    fn start(&mut self, pf: &Prefiltered) {
+        if self.stamp.len() < pf.pattern_sigs.len() {
+            self.stamp.resize(pf.pattern_sigs.len(), 0);
+        }
+        self.scan = self.scan.wrapping_add(1);
+        if self.scan == 0 {
+            self.stamp.fill(0);
+            self.scan = 1;
+        }
+    }
+
+    /// Pattern `id` of `pf` was found: its rules go to `out` if they are not there yet.
+    #[inline]
+    fn hit(&mut self, pf: &Prefiltered, id: u32, out: &mut Vec<u32>, hits: &mut u64) {
+        *hits += 1;
+        let stamp = &mut self.stamp[id as usize];
+        if *stamp != self.scan {
+            *stamp = self.scan;
+            out.extend_from_slice(&pf.pattern_sigs[id as usize]);
+        }
+    }
+}
+
 /// The packet context rules are checked against.
 struct Pkt<'a> {
     p: &'a Packet,
@@ -340,6 +375,7 @@ impl Detector {
             opts,
             cands: Vec::new(),
             stream_cands: Vec::new(),
+            gather: Gather::default(),
             views: Vec::new(),
             cx: Ctx::default(),
             counts: Counts::default(),
@@ -615,14 +651,20 @@ impl Detector {
             Some(Direction::ToClient) => g.for_packet(Direction::ToClient, sport),
             _ => g.for_packet(Direction::ToServer, dport),
         };
+        let added = flow.as_ref().is_some_and(|(_, obs)| obs.added);
         if packet && !payload.is_empty() {
-            let (cands, hits) = (&mut self.cands, &mut self.counts.hits);
-            let pf = &pg.pf;
+            // A TCP payload that went into the stream is judged on its own only by some
+            // rules; the others judge it on the stream.
+            let pf = if group == GroupId::Tcp && !added {
+                &pg.unstreamed
+            } else {
+                &pg.packet
+            };
             self.counts.scanned += payload.len() as u64;
-            pf.prefilter.scan(payload, |id| {
-                *hits += 1;
-                cands.extend_from_slice(&pf.pattern_sigs[id as usize]);
-            });
+            self.gather.start(pf);
+            let (gather, cands, hits) = (&mut self.gather, &mut self.cands, &mut self.counts.hits);
+            pf.prefilter
+                .scan(payload, |id| gather.hit(pf, id, cands, hits));
         }
         self.cands.extend_from_slice(&pg.always);
         if ip_only {
@@ -658,8 +700,9 @@ impl Detector {
             let (streams, fd) = f.streams_and_user();
             // One direction of a flow always has the same port group, whose
             // prefilter carries its stream state.
-            let pf = &pg.pf;
+            let pf = &pg.stream;
             let fed = fd.fed[d];
+            self.gather.start(pf);
             for v in &self.views {
                 let run = streams[d].bytes(v.idx.clone());
                 let new = &run[(v.new.start - v.off) as usize..];
@@ -669,12 +712,15 @@ impl Detector {
                     fd.tail[d].clear();
                 }
                 fd.fed[d] = v.new.end;
-                let (sc, hits) = (&mut self.stream_cands, &mut self.counts.hits);
+                let (gather, sc, hits) = (
+                    &mut self.gather,
+                    &mut self.stream_cands,
+                    &mut self.counts.hits,
+                );
                 match &pf.prefilter {
-                    Prefilter::Dfc(m) => m.feed(&mut fd.mpm[d], new, |x| {
-                        *hits += 1;
-                        sc.extend_from_slice(&pf.pattern_sigs[x.pattern as usize]);
-                    }),
+                    Prefilter::Dfc(m) => {
+                        m.feed(&mut fd.mpm[d], new, |x| gather.hit(pf, x.pattern, sc, hits))
+                    }
                     Prefilter::Ac(ac) => {
                         let keep = pf.prefilter.max_len().saturating_sub(1);
                         let tail = &mut fd.tail[d];
@@ -682,8 +728,7 @@ impl Detector {
                         tail.extend_from_slice(new);
                         for m in ac.find_overlapping_iter(&tail[..]) {
                             if m.end() > old {
-                                *hits += 1;
-                                sc.extend_from_slice(&pf.pattern_sigs[m.pattern().as_usize()]);
+                                gather.hit(pf, m.pattern().as_u32(), sc, hits);
                             }
                         }
                         let cut = tail.len().saturating_sub(keep);
@@ -699,7 +744,6 @@ impl Detector {
         since(t_pf, self.prof.as_mut().map(|p| &mut p.prefilter));
         self.counts.candidates += (self.cands.len() + self.stream_cands.len()) as u64;
 
-        let added = flow.as_ref().is_some_and(|(_, obs)| obs.added);
         let mut i = 0;
         let mut j = 0;
         let mut packet_dropped = false;
@@ -951,13 +995,12 @@ impl Detector {
             for (buf, pf) in &g.bufs {
                 bufs.clear();
                 fill(buf.buffer(), tx, d, &mut bufs);
+                self.gather.start(pf);
                 for b in &bufs {
-                    let (cands, hits) = (&mut self.cands, &mut self.counts.hits);
                     self.counts.scanned += b.len() as u64;
-                    pf.prefilter.scan(b, |id| {
-                        *hits += 1;
-                        cands.extend_from_slice(&pf.pattern_sigs[id as usize]);
-                    });
+                    let (gather, cands, hits) =
+                        (&mut self.gather, &mut self.cands, &mut self.counts.hits);
+                    pf.prefilter.scan(b, |id| gather.hit(pf, id, cands, hits));
                 }
             }
             self.cands.extend_from_slice(&g.always);

@@ -109,10 +109,17 @@ struct PortIndexed {
     port_map: PortGroups,
 }
 
-/// The rules of one port group.
+/// The rules of one port group, with a prefilter per place a rule's fast pattern can be
+/// looked for (each rule's [`Scope`] says which).
 pub struct PortGroup {
-    /// The prefilter over the fast patterns of its rules that have one.
-    pub pf: Prefiltered,
+    /// Over a packet's payload: the rules that judge it even when its bytes went into a
+    /// stream (for UDP, ICMP and other IP: every rule that judges packets).
+    pub packet: Prefiltered,
+    /// Over a TCP payload that did not go into a stream: every rule that judges packets
+    /// (those of `packet`, and those that otherwise judge the stream).
+    pub unstreamed: Prefiltered,
+    /// Over the stream (TCP only): the rules that judge streams.
+    pub stream: Prefiltered,
     /// Its rules without a fast pattern, in evaluation order: candidates for every
     /// packet of the group.
     pub always: Vec<u32>,
@@ -697,7 +704,13 @@ impl Group {
             .dirs
             .iter()
             .flat_map(|(_, d)| &d.ports)
-            .map(|p| p.pf.prefilter.heap_bytes() + p.always.len() * 4)
+            .map(|p| {
+                [&p.packet, &p.unstreamed, &p.stream]
+                    .iter()
+                    .map(|pf| pf.prefilter.heap_bytes())
+                    .sum::<usize>()
+                    + p.always.len() * 4
+            })
             .sum();
         ports + self.ip_only.heap_bytes()
     }
@@ -741,7 +754,7 @@ fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
         let mut port_map = PortGroups::build(&port_sets);
         let ports = std::mem::take(&mut port_map.groups)
             .into_iter()
-            .map(|rules| port_group(&rules, &fast, mpm))
+            .map(|rules| port_group(sigs, g, &rules, &fast, mpm))
             .collect();
         PortIndexed { ports, port_map }
     };
@@ -751,31 +764,68 @@ fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
     }
 }
 
-/// A port group of `rules` (in evaluation order): one prefilter over the fast patterns
-/// of those that have one, the others on its `always` list.
-fn port_group(rules: &[u32], fast: &HashMap<u32, (Vec<u8>, bool)>, mpm: Mpm) -> PortGroup {
-    let mut pats: Vec<(Vec<u8>, bool)> = Vec::new();
-    let mut index: HashMap<&(Vec<u8>, bool), u32> = HashMap::new();
-    let mut pattern_sigs: Vec<Vec<u32>> = Vec::new();
+/// A port group of `rules` (in evaluation order): the fast patterns of those that have
+/// one go to the prefilters their scope asks for, the others on its `always` list.
+fn port_group(
+    sigs: &[Sig],
+    g: GroupId,
+    rules: &[u32],
+    fast: &HashMap<u32, (Vec<u8>, bool)>,
+    mpm: Mpm,
+) -> PortGroup {
+    let tcp = g == GroupId::Tcp;
+    let (mut packet, mut unstreamed, mut stream) = Default::default();
     let mut always = Vec::new();
-    for r in rules {
-        let Some(fp) = fast.get(r) else {
-            always.push(*r);
+    for &r in rules {
+        let Some(fp) = fast.get(&r) else {
+            always.push(r);
             continue;
         };
-        let id = *index.entry(fp).or_insert_with(|| {
-            pats.push(fp.clone());
-            pattern_sigs.push(Vec::new());
-            (pats.len() - 1) as u32
-        });
-        pattern_sigs[id as usize].push(*r);
+        let scope = sigs[r as usize].scope;
+        if scope.packet {
+            if tcp {
+                Patterns::add(&mut unstreamed, fp, r);
+            }
+            if !(tcp && scope.stream && !scope.streamed_packet) {
+                Patterns::add(&mut packet, fp, r);
+            }
+        }
+        if tcp && scope.stream {
+            Patterns::add(&mut stream, fp, r);
+        }
     }
     PortGroup {
-        pf: Prefiltered {
-            prefilter: build_prefilter(&pats, mpm),
-            pattern_sigs,
-        },
+        packet: Patterns::build(packet, mpm),
+        unstreamed: Patterns::build(unstreamed, mpm),
+        stream: Patterns::build(stream, mpm),
         always,
+    }
+}
+
+/// Fast patterns being collected for one prefilter: each distinct pattern once, with
+/// the rules that use it.
+#[derive(Default)]
+struct Patterns<'a> {
+    pats: Vec<(Vec<u8>, bool)>,
+    index: HashMap<&'a (Vec<u8>, bool), u32>,
+    pattern_sigs: Vec<Vec<u32>>,
+}
+
+impl<'a> Patterns<'a> {
+    fn add(&mut self, fp: &'a (Vec<u8>, bool), rule: u32) {
+        let id = *self.index.entry(fp).or_insert_with(|| {
+            self.pats.push(fp.clone());
+            self.pattern_sigs.push(Vec::new());
+            (self.pats.len() - 1) as u32
+        });
+        self.pattern_sigs[id as usize].push(rule);
+    }
+
+    fn build(self, mpm: Mpm) -> Prefiltered {
+        Prefiltered {
+            prefilter: build_prefilter(&self.pats, mpm),
+            pattern_sigs: self.pattern_sigs,
+        }
     }
 }
 
