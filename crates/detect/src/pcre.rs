@@ -1,19 +1,35 @@
 //! Rule pcres: the `regex` crate for what it accepts (linear time), PCRE2 with JIT and a
 //! match limit for the rest (lookaround, backreferences, possessive quantifiers).
 
+use std::sync::OnceLock;
+
 use netsieve_rules::Pcre;
 
-/// A compiled rule pcre.
-pub enum Regex {
+/// A rule pcre. Which engine runs it is decided at load (and a pattern neither accepts
+/// is an error then); the `regex` crate's compilation, most of the load time of a large
+/// rule set, waits for the first packet that evaluates the pcre, so the many pcres of
+/// rules that never get that far cost nothing.
+pub struct Regex {
+    /// For the `regex` crate: its form of the pattern, and the pcre (for PCRE2, should
+    /// the `regex` crate refuse it when compiling).
+    linear: Option<Box<(String, Pcre)>>,
+    compiled: OnceLock<Compiled>,
+}
+
+enum Compiled {
     Linear(regex::bytes::Regex),
     Pcre2(pcre2::bytes::Regex),
+    /// Accepted by the `regex` crate's parser but over its size limits when compiled,
+    /// and refused by PCRE2: never matches.
+    Never,
 }
 
 impl std::fmt::Debug for Regex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Regex::Linear(r) => write!(f, "Linear({})", r.as_str()),
-            Regex::Pcre2(r) => write!(f, "Pcre2({})", r.as_str()),
+        match (&self.linear, self.compiled.get()) {
+            (Some(l), _) => write!(f, "Linear({})", l.0),
+            (None, Some(Compiled::Pcre2(r))) => write!(f, "Pcre2({})", r.as_str()),
+            _ => write!(f, "Never"),
         }
     }
 }
@@ -30,7 +46,8 @@ fn inline_flags(p: &Pcre) -> String {
 }
 
 impl Regex {
-    /// Compiles `p`: with the `regex` crate if it accepts the pattern, else PCRE2.
+    /// Reads `p`: the `regex` crate runs it if its parser accepts the pattern (compiled
+    /// on first use), else PCRE2 (compiled now, so that an error is reported at load).
     pub fn new(p: &Pcre) -> Result<Regex, String> {
         let flags = inline_flags(p);
         let anchor = if p.has('A') { "^" } else { "" };
@@ -38,32 +55,44 @@ impl Regex {
         // Flags to set, then `-u` (flags after the dash are cleared).
         let linear = format!("(?{flags}-u){anchor}(?:{})", p.pattern);
         if (!p.has('E') || !p.pattern.contains('$'))
-            && let Ok(r) = regex::bytes::RegexBuilder::new(&linear)
-                .size_limit(4 << 20)
-                .dfa_size_limit(2 << 20)
+            && regex_syntax::ParserBuilder::new()
+                .utf8(false)
                 .build()
+                .parse(&linear)
+                .is_ok()
         {
-            return Ok(Regex::Linear(r));
+            return Ok(Regex {
+                linear: Some(Box::new((linear, p.clone()))),
+                compiled: OnceLock::new(),
+            });
         }
-        let mut b = pcre2::bytes::RegexBuilder::new();
-        b.caseless(p.has('i'))
-            .dotall(p.has('s'))
-            .multi_line(p.has('m'))
-            .extended(p.has('x'))
-            .jit_if_available(true);
-        let pat = if p.has('G') {
-            format!("(?U){anchor}(?:{})", p.pattern)
-        } else {
-            format!("{anchor}(?:{})", p.pattern)
-        };
-        let pat = if p.has('E') { format!("{pat}\\z") } else { pat };
-        b.build(&pat)
-            .map(Regex::Pcre2)
-            .map_err(|e| format!("pcre '{}': {e}", p.pattern))
+        let compiled = OnceLock::new();
+        let _ = compiled.set(Compiled::Pcre2(pcre2_regex(p)?));
+        Ok(Regex {
+            linear: None,
+            compiled,
+        })
     }
 
     pub fn is_linear(&self) -> bool {
-        matches!(self, Regex::Linear(_))
+        self.linear.is_some()
+    }
+
+    /// The compiled form, compiling it on first use.
+    fn compiled(&self) -> &Compiled {
+        self.compiled.get_or_init(|| {
+            let Some(l) = self.linear.as_deref() else {
+                return Compiled::Never;
+            };
+            match regex::bytes::RegexBuilder::new(&l.0)
+                .size_limit(4 << 20)
+                .dfa_size_limit(2 << 20)
+                .build()
+            {
+                Ok(r) => Compiled::Linear(r),
+                Err(_) => pcre2_regex(&l.1).map_or(Compiled::Never, Compiled::Pcre2),
+            }
+        })
     }
 
     /// The first match in `hay` starting at or after `start`: (start, end). A PCRE2
@@ -72,16 +101,36 @@ impl Regex {
         if start > hay.len() {
             return None;
         }
-        match self {
-            Regex::Linear(r) => r
+        match self.compiled() {
+            Compiled::Linear(r) => r
                 .find(&hay[start..])
                 .map(|m| (start + m.start(), start + m.end())),
-            Regex::Pcre2(r) => match r.find(&hay[start..]) {
+            Compiled::Pcre2(r) => match r.find(&hay[start..]) {
                 Ok(Some(m)) => Some((start + m.start(), start + m.end())),
                 _ => None,
             },
+            Compiled::Never => None,
         }
     }
+}
+
+/// `p` compiled by PCRE2, with JIT where available.
+fn pcre2_regex(p: &Pcre) -> Result<pcre2::bytes::Regex, String> {
+    let anchor = if p.has('A') { "^" } else { "" };
+    let mut b = pcre2::bytes::RegexBuilder::new();
+    b.caseless(p.has('i'))
+        .dotall(p.has('s'))
+        .multi_line(p.has('m'))
+        .extended(p.has('x'))
+        .jit_if_available(true);
+    let pat = if p.has('G') {
+        format!("(?U){anchor}(?:{})", p.pattern)
+    } else {
+        format!("{anchor}(?:{})", p.pattern)
+    };
+    let pat = if p.has('E') { format!("{pat}\\z") } else { pat };
+    b.build(&pat)
+        .map_err(|e| format!("pcre '{}': {e}", p.pattern))
 }
 
 #[cfg(test)]
@@ -109,6 +158,22 @@ mod tests {
         let r = Regex::new(&pc(r"foo(?!bar)", "i")).unwrap();
         assert!(!r.is_linear());
         assert_eq!(r.find_at(b"FOObar FOOx", 0), Some((7, 10)));
+    }
+
+    #[test]
+    fn compiled_on_first_use_and_pcre2_when_over_the_size_limit() {
+        let r = Regex::new(&pc("a+b", "")).unwrap();
+        assert!(r.compiled.get().is_none(), "not compiled at load");
+        assert_eq!(r.find_at(b"xaab", 0), Some((1, 4)));
+        assert!(matches!(r.compiled.get(), Some(Compiled::Linear(_))));
+        // The regex crate's parser accepts it, its compiler refuses it (size limit):
+        // PCRE2 runs it.
+        let r = Regex::new(&pc("[a-z]{60000}", "")).unwrap();
+        assert!(r.is_linear());
+        assert_eq!(r.find_at(&[b'a'; 60001], 1), Some((1, 60001)));
+        assert!(matches!(r.compiled.get(), Some(Compiled::Pcre2(_))));
+        // Neither engine accepts it: an error at load.
+        assert!(Regex::new(&pc("a(", "")).is_err());
     }
 
     #[test]
