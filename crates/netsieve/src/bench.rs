@@ -61,10 +61,74 @@ pub enum Bench {
         #[arg(long)]
         limit: Option<usize>,
     },
+    /// `netsieve scan` against a peer Suricata on the same capture and rules, rounds
+    /// interleaved: scan time and ratio, load, peak RSS, alerts and their agreement.
+    Scan {
+        /// The peer: Suricata's binary, or the reference's `run` wrapper.
+        #[arg(long, default_value = "../shared/ref/suricata-8.0.6/run")]
+        suricata: PathBuf,
+        /// Suricata's configuration (default: etc/suricata-alerts-only.yaml beside it).
+        #[arg(long)]
+        suricata_config: Option<PathBuf>,
+        /// The capture both read (for example `../shared/tools/ndpi-stream OUT --copies 10`).
+        #[arg(short = 'r', long)]
+        input: PathBuf,
+        /// A rule set, NAME=PATH: a rule file or a directory of them (repeatable; default:
+        /// ET Open 2024 and 2019 from the shared data).
+        #[arg(long = "rules")]
+        rules: Vec<String>,
+        /// The shared data directory (default: $NETSIEVE_DATA or ../shared/data).
+        #[arg(long)]
+        data: Option<PathBuf>,
+        /// Rounds; medians are reported.
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// netsieve's --threads (Suricata runs single for 1, autofp else).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Where the outputs go.
+        #[arg(long, default_value = "/tmp/netsieve-bench-scan")]
+        work: PathBuf,
+    },
 }
 
 pub fn run(b: Bench) -> ExitCode {
     match b {
+        Bench::Scan {
+            suricata,
+            suricata_config,
+            input,
+            rules,
+            data,
+            rounds,
+            threads,
+            work,
+        } => {
+            let opts = match scan_options(
+                suricata,
+                suricata_config,
+                input,
+                &rules,
+                data.as_deref(),
+                (rounds, threads, work),
+            ) {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            match netsieve_bench::scan::run(&opts, &mut |line| eprintln!("{line}")) {
+                Ok(rows) => {
+                    crate::print_out(&netsieve_bench::scan::markdown(&opts, &rows));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Bench::Firewall {
             data,
             runs,
@@ -152,4 +216,59 @@ pub fn run(b: Bench) -> ExitCode {
             }
         }
     }
+}
+
+/// `bench scan`'s arguments made into its options: rule sets resolved to their files.
+fn scan_options(
+    suricata: PathBuf,
+    config: Option<PathBuf>,
+    input: PathBuf,
+    rules: &[String],
+    data: Option<&std::path::Path>,
+    (rounds, threads, work): (usize, usize, PathBuf),
+) -> Result<netsieve_bench::scan::Options, String> {
+    let named: Vec<(String, PathBuf)> = if rules.is_empty() {
+        let d = netsieve_bench::data::data_dir(data)?.join("rules");
+        ["et-open-2024", "et-open-2019"]
+            .iter()
+            .map(|n| (n.to_string(), d.join(n)))
+            .collect()
+    } else {
+        rules
+            .iter()
+            .map(|r| match r.split_once('=') {
+                Some((n, p)) => Ok((n.to_string(), PathBuf::from(p))),
+                None => Err(format!("--rules {r}: expected NAME=PATH")),
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let mut rule_sets = Vec::new();
+    for (name, path) in named {
+        let files = if path.is_dir() {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(&path)
+                .map_err(|e| format!("{}: {e}", path.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "rules"))
+                .collect();
+            v.sort();
+            v
+        } else {
+            vec![path]
+        };
+        rule_sets.push((name, files));
+    }
+    let suricata_config = config.unwrap_or_else(|| {
+        let dir = suricata.parent().unwrap_or(std::path::Path::new("."));
+        dir.join("etc/suricata-alerts-only.yaml")
+    });
+    Ok(netsieve_bench::scan::Options {
+        netsieve: std::env::current_exe().map_err(|e| format!("own binary: {e}"))?,
+        suricata,
+        suricata_config,
+        input,
+        rule_sets,
+        rounds,
+        threads,
+        work,
+    })
 }
