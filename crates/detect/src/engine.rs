@@ -992,15 +992,16 @@ impl Detector {
             tx_seen[at].1[d] = stage;
             let t_pf = self.prof.is_some().then(std::time::Instant::now);
             self.cands.clear();
-            for (buf, pf) in &g.bufs {
+            for (buf, transforms, pf) in &g.bufs {
                 bufs.clear();
                 fill(buf.buffer(), tx, d, &mut bufs);
                 self.gather.start(pf);
-                for b in &bufs {
+                for b in bufs.drain(..) {
+                    let b = transform(b, transforms);
                     self.counts.scanned += b.len() as u64;
                     let (gather, cands, hits) =
                         (&mut self.gather, &mut self.cands, &mut self.counts.hits);
-                    pf.prefilter.scan(b, |id| gather.hit(pf, id, cands, hits));
+                    pf.prefilter.scan(&b, |id| gather.hit(pf, id, cands, hits));
                 }
             }
             self.cands.extend_from_slice(&g.always);

@@ -282,7 +282,9 @@ pub struct TxSig {
 /// prefilter per buffer.
 #[derive(Default)]
 pub struct TxGroup {
-    pub bufs: Vec<(Buf, Prefiltered)>,
+    /// Per buffer, with the transforms its rules apply: a prefilter over the
+    /// transformed bytes.
+    pub bufs: Vec<(Buf, Vec<Transform>, Prefiltered)>,
     /// Rules without a fast pattern: candidates for every transaction.
     pub always: Vec<u32>,
 }
@@ -924,74 +926,64 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListErro
 
 /// The fast pattern of a transaction rule: (buffer, pattern, nocase). Only lists
 /// without transforms qualify (the prefilter sees buffers untransformed).
-fn tx_fast_pattern(rule: &Rule) -> Option<(Buf, Vec<u8>, bool)> {
-    let mut best: Option<(Buf, &netsieve_rules::Content)> = None;
-    for l in rule.lists.iter().filter(|l| l.transforms.is_empty()) {
+/// A transaction buffer as rules see it: the buffer and the transforms applied to it.
+type TxBuf = (Buf, Vec<Transform>);
+
+/// A transaction rule's fast pattern: the buffer (with the transforms its list applies)
+/// and the bytes the prefilter looks for there.
+fn tx_fast_pattern(rule: &Rule) -> Option<(TxBuf, (Vec<u8>, bool))> {
+    let mut best: Option<(Buf, &[Transform], &netsieve_rules::Content)> = None;
+    for l in &rule.lists {
         let Some(buf) = l.buffer.app().and_then(Buf::new) else {
             continue;
         };
         for m in &l.matches {
             if let Match::Content(c) = m
                 && !c.negated
-                && best.is_none_or(|(_, b)| score(c) > score(b))
+                && best.is_none_or(|(.., b)| score(c) > score(b))
             {
-                best = Some((buf, c));
+                best = Some((buf, &l.transforms, c));
             }
         }
     }
-    let (buf, c) = best?;
-    let pat = prefilter_bytes(c);
-    Some((buf, pat, c.nocase))
+    let (buf, transforms, c) = best?;
+    Some(((buf, transforms.to_vec()), (prefilter_bytes(c), c.nocase)))
 }
 
 fn build_tx_group(sigs: &[Sig], g: usize, mpm: Mpm) -> TxGroup {
-    // Per buffer: its patterns (bytes, nocase) and the rules of each pattern.
-    type Patterns = Vec<(Vec<u8>, bool)>;
-    let mut by_buf: Vec<(Buf, Patterns, Vec<Vec<u32>>)> = Vec::new();
+    let d = Direction::from_index(g % 2);
+    let mut fast = Vec::new();
     let mut always = Vec::new();
     for (i, s) in sigs.iter().enumerate() {
         let (Some(t), Some(p)) = (&s.tx, s.app) else {
             continue;
         };
-        let d = Direction::from_index(g % 2);
         if tx_group(p, d) != g || !t.dirs[d] {
             continue;
         }
         match tx_fast_pattern(&s.rule) {
-            Some((buf, pat, nocase)) => {
-                let slot = match by_buf.iter().position(|x| x.0 == buf) {
-                    Some(k) => k,
-                    None => {
-                        by_buf.push((buf, Vec::new(), Vec::new()));
-                        by_buf.len() - 1
-                    }
-                };
-                let (_, pats, ps) = &mut by_buf[slot];
-                let key = (pat, nocase);
-                let id = match pats.iter().position(|p| *p == key) {
-                    Some(id) => id,
-                    None => {
-                        pats.push(key);
-                        ps.push(Vec::new());
-                        pats.len() - 1
-                    }
-                };
-                ps[id].push(i as u32);
-            }
+            Some(fp) => fast.push((i as u32, fp)),
             None => always.push(i as u32),
         }
     }
+    // Per buffer as the rules see it (transformed): one prefilter over its patterns.
+    let mut by_buf: HashMap<&TxBuf, Patterns> = HashMap::new();
+    let mut order = Vec::new();
+    for (rule, (buf, pat)) in &fast {
+        by_buf
+            .entry(buf)
+            .or_insert_with(|| {
+                order.push(buf);
+                Patterns::default()
+            })
+            .add(pat, *rule);
+    }
     TxGroup {
-        bufs: by_buf
+        bufs: order
             .into_iter()
-            .map(|(b, pats, pattern_sigs)| {
-                (
-                    b,
-                    Prefiltered {
-                        prefilter: build_prefilter(&pats, mpm),
-                        pattern_sigs,
-                    },
-                )
+            .map(|b| {
+                let pats = by_buf.remove(b).expect("collected");
+                (b.0, b.1.clone(), pats.build(mpm))
             })
             .collect(),
         always,

@@ -713,13 +713,17 @@ fn dns_queries_and_tls_client_hellos_are_inspected() {
 alert dns any any -> any any (dns.query; content:\"www.example.com\"; bsize:15; sid:1;)
 alert dns any any -> any any (dns.query; dotprefix; content:\".example.com\"; endswith; sid:2;)
 alert dns any any -> any any (dns.query; content:\"other\"; sid:3;)
+alert dns any any -> any any (dns.query; dotprefix; content:\".xample.com\"; endswith; sid:4;)
+alert dns any any -> any any (dns.query; to_uppercase; content:\"EXAMPLE\"; sid:5;)
+alert dns any any -> any any (dns.query; dotprefix; content:\".www.example\"; startswith; sid:6;)
 ";
+    // The prefilter looks for fast patterns in the buffers as transformed (sids 5, 6).
     let recs = records(&[udp(true, 53, &q)], rules, &[]);
     let sids: Vec<_> = recs
         .iter()
         .map(|r| r["alert"]["signature_id"].clone())
         .collect();
-    assert_eq!(sids, [1, 2]);
+    assert_eq!(sids, [1, 2, 5, 6]);
     // Suricata 8's version 3 form.
     assert_eq!(recs[0]["dns"]["version"], 3);
     assert_eq!(recs[0]["dns"]["type"], "request");
