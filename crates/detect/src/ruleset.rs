@@ -619,10 +619,15 @@ impl RuleSet {
         stats.inspected = sigs.len();
         stats.app_layer = sigs.iter().filter(|s| s.tx.is_some()).count();
         let needs_app = sigs.iter().any(|s| s.app.is_some());
-        let tx_groups = (0..6).map(|g| build_tx_group(&sigs, g, mpm)).collect();
-
-        let groups = [GroupId::Tcp, GroupId::Udp, GroupId::Icmp, GroupId::Other]
-            .map(|g| build_group(&sigs, g, mpm));
+        // The groups are independent: built on threads of their own.
+        let (groups, tx_groups) = std::thread::scope(|sc| {
+            let sigs = &sigs;
+            let groups = [GroupId::Tcp, GroupId::Udp, GroupId::Icmp, GroupId::Other]
+                .map(|g| sc.spawn(move || build_group(sigs, g, mpm)));
+            let tx_groups: Vec<TxGroup> = (0..6).map(|g| build_tx_group(sigs, g, mpm)).collect();
+            let groups = groups.map(|h| h.join().expect("a group build panicked"));
+            (groups, tx_groups)
+        });
         RuleSet {
             sigs,
             groups,
