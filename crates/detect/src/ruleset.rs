@@ -183,6 +183,22 @@ impl AddrRules {
     }
 }
 
+/// Address sets compiled once per distinct expression: most rules of a set share a
+/// few (`$HOME_NET`, `$EXTERNAL_NET`, ...).
+#[derive(Default)]
+struct AddrSets(HashMap<netsieve_rules::AddrExpr, AddrSet>);
+
+impl AddrSets {
+    fn of(&mut self, e: &netsieve_rules::AddrExpr) -> AddrSet {
+        if let Some(s) = self.0.get(e) {
+            return s.clone();
+        }
+        let s = AddrSet::of(e);
+        self.0.insert(e.clone(), s.clone());
+        s
+    }
+}
+
 /// Which packets a rule's protocol admits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SigProto {
@@ -471,6 +487,7 @@ impl RuleSet {
         let mut sigs = Vec::new();
         let mut bit_ids: HashMap<String, u32> = HashMap::new();
         let mut flowbit_names = Vec::new();
+        let mut addr_sets = AddrSets::default();
         for rule in rules {
             let (app, missing) = app_needs(&rule);
             if let Some(m) = missing {
@@ -574,8 +591,8 @@ impl RuleSet {
                 tx,
                 ip_only,
                 flow_action,
-                src: AddrSet::of(&rule.src),
-                dst: AddrSet::of(&rule.dst),
+                src: addr_sets.of(&rule.src),
+                dst: addr_sets.of(&rule.dst),
                 rule,
                 proto,
                 lists,

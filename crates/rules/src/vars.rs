@@ -9,7 +9,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 /// An address expression, variables resolved.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum AddrExpr {
     Any,
     /// A network: address and prefix length.
