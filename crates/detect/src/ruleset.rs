@@ -15,6 +15,8 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 use netsieve_rules::{
     Action, AppNeed, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd, Match, Proto, Rule,
     Transform,
@@ -477,6 +479,73 @@ fn fast_pattern(rule: &Rule) -> Option<(Vec<u8>, bool)> {
     Some((pat, c.nocase))
 }
 
+/// One rule compiled on its own: what [`RuleSet::build`] needs of it besides the steps
+/// that need the whole set.
+enum Compiled {
+    /// It needs an application protocol, buffer or transform the engine lacks: this one.
+    WaitsForApp(String),
+    /// Its first keyword the engine does not evaluate.
+    Unsupported(String),
+    /// Its options do not compile: sid and located message.
+    Failed(u32, String),
+    Ready(Box<Ready>),
+}
+
+struct Ready {
+    rule: Rule,
+    app: Option<AppProto>,
+    proto: SigProto,
+    scope: Scope,
+    lists: Vec<Vec<CMatch>>,
+    tx: Option<TxSig>,
+}
+
+fn compile_rule(rule: Rule) -> Compiled {
+    let (app, missing) = app_needs(&rule);
+    if let Some(m) = missing {
+        return Compiled::WaitsForApp(m);
+    }
+    if let Some(k) = rule.unsupported.first() {
+        return Compiled::Unsupported(k.name.clone());
+    }
+    let proto = match rule.proto {
+        Proto::Ip => SigProto::Ip,
+        Proto::Tcp | Proto::TcpPkt | Proto::TcpStream => SigProto::Tcp,
+        Proto::Udp => SigProto::Udp,
+        Proto::Icmp => SigProto::Icmp,
+        // HTTP and TLS run over TCP; DNS over UDP and TCP.
+        Proto::App(_) if app == Some(AppProto::Dns) => SigProto::Ip,
+        Proto::App(_) => SigProto::Tcp,
+    };
+    let scope = Scope::of(&rule, app);
+    let mut vars = Vec::new();
+    let compiled = rule
+        .payload_lists()
+        .map(|l| compile_list(&l.matches, &mut vars))
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(|lists| match app {
+            Some(_) => Ok((lists, tx_sig(&rule, &mut vars)?)),
+            None => Ok((lists, None)),
+        });
+    match compiled {
+        Ok((lists, tx)) => Compiled::Ready(Box::new(Ready {
+            rule,
+            app,
+            proto,
+            scope,
+            lists,
+            tx,
+        })),
+        Err(e) => {
+            let at = match e.column {
+                Some(c) => format!("{}:{}:{c}", rule.file, rule.line),
+                None => format!("{}:{}", rule.file, rule.line),
+            };
+            Compiled::Failed(rule.sid, format!("{at}: sid {}: {}", rule.sid, e.message))
+        }
+    }
+}
+
 impl RuleSet {
     /// Compiles `rules`. Rules that need the application layer or an unsupported keyword
     /// are counted in [`LoadStats`] and left out; so are rules whose pcre compiles with
@@ -488,58 +557,33 @@ impl RuleSet {
         let mut bit_ids: HashMap<String, u32> = HashMap::new();
         let mut flowbit_names = Vec::new();
         let mut addr_sets = AddrSets::default();
-        for rule in rules {
-            let (app, missing) = app_needs(&rule);
-            if let Some(m) = missing {
-                stats.waiting_app_layer += 1;
-                *stats.app_missing.entry(m).or_default() += 1;
-                continue;
-            }
-            if let Some(k) = rule.unsupported.first() {
-                *stats.unsupported.entry(k.name.clone()).or_default() += 1;
-                continue;
-            }
-            let proto = match rule.proto {
-                Proto::Ip => SigProto::Ip,
-                Proto::Tcp | Proto::TcpPkt | Proto::TcpStream => SigProto::Tcp,
-                Proto::Udp => SigProto::Udp,
-                Proto::Icmp => SigProto::Icmp,
-                // HTTP and TLS run over TCP; DNS over UDP and TCP.
-                Proto::App(_) if app == Some(AppProto::Dns) => SigProto::Ip,
-                Proto::App(_) => SigProto::Tcp,
-            };
-            let scope = Scope::of(&rule, app);
-            let mut vars = Vec::new();
-            let mut lists = Vec::new();
-            let mut err = None;
-            for l in rule.payload_lists() {
-                match compile_list(&l.matches, &mut vars) {
-                    Ok(c) => lists.push(c),
-                    Err(e) => {
-                        err = Some(e);
-                        break;
-                    }
+        // Each rule compiled on its own (on every core), then the steps that need the
+        // whole set (flowbit ids, shared address sets), in rule order.
+        let compiled: Vec<Compiled> = rules.into_par_iter().map(compile_rule).collect();
+        for c in compiled {
+            let Ready {
+                rule,
+                app,
+                proto,
+                scope,
+                lists,
+                tx,
+            } = match c {
+                Compiled::WaitsForApp(m) => {
+                    stats.waiting_app_layer += 1;
+                    *stats.app_missing.entry(m).or_default() += 1;
+                    continue;
                 }
-            }
-            let tx = match (app, err.is_none()) {
-                (Some(_), true) => match tx_sig(&rule, &mut vars) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        err = Some(e);
-                        None
-                    }
-                },
-                _ => None,
+                Compiled::Unsupported(k) => {
+                    *stats.unsupported.entry(k).or_default() += 1;
+                    continue;
+                }
+                Compiled::Failed(sid, located) => {
+                    stats.compile_errors.push((sid, located));
+                    continue;
+                }
+                Compiled::Ready(r) => *r,
             };
-            if let Some(e) = err {
-                let at = match e.column {
-                    Some(c) => format!("{}:{}:{c}", rule.file, rule.line),
-                    None => format!("{}:{}", rule.file, rule.line),
-                };
-                let located = format!("{at}: sid {}: {}", rule.sid, e.message);
-                stats.compile_errors.push((rule.sid, located));
-                continue;
-            }
             for l in &lists {
                 for m in l {
                     if let CMatch::Pcre { re, .. } = m {
@@ -636,15 +680,22 @@ impl RuleSet {
         stats.inspected = sigs.len();
         stats.app_layer = sigs.iter().filter(|s| s.tx.is_some()).count();
         let needs_app = sigs.iter().any(|s| s.app.is_some());
-        // The groups are independent: built on threads of their own.
-        let (groups, tx_groups) = std::thread::scope(|sc| {
-            let sigs = &sigs;
-            let groups = [GroupId::Tcp, GroupId::Udp, GroupId::Icmp, GroupId::Other]
-                .map(|g| sc.spawn(move || build_group(sigs, g, mpm)));
-            let tx_groups: Vec<TxGroup> = (0..6).map(|g| build_tx_group(sigs, g, mpm)).collect();
-            let groups = groups.map(|h| h.join().expect("a group build panicked"));
-            (groups, tx_groups)
-        });
+        // The groups, and the port groups in them, are independent: built on every core.
+        let (groups, tx_groups) = rayon::join(
+            || {
+                let v: Vec<Group> = [GroupId::Tcp, GroupId::Udp, GroupId::Icmp, GroupId::Other]
+                    .into_par_iter()
+                    .map(|g| build_group(&sigs, g, mpm))
+                    .collect();
+                <[Group; 4]>::try_from(v).unwrap_or_else(|_| unreachable!("four groups"))
+            },
+            || {
+                (0..6)
+                    .into_par_iter()
+                    .map(|g| build_tx_group(&sigs, g, mpm))
+                    .collect::<Vec<TxGroup>>()
+            },
+        );
         RuleSet {
             sigs,
             groups,
@@ -777,7 +828,7 @@ fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
             .collect();
         let mut port_map = PortGroups::build(&port_sets);
         let ports = std::mem::take(&mut port_map.groups)
-            .into_iter()
+            .into_par_iter()
             .map(|rules| port_group(sigs, g, &rules, &fast, mpm))
             .collect();
         PortIndexed { ports, port_map }

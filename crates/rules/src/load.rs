@@ -4,6 +4,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use crate::parse::{ParseError, parse_rule};
 use crate::rule::Rule;
 use crate::vars::Vars;
@@ -55,8 +57,10 @@ impl Loaded {
     }
 
     /// Parses rules from `text` (named `file` in errors). Lines ending in `\` continue
-    /// on the next; `#` starts a comment line (a commented-out rule is not loaded).
+    /// on the next; `#` starts a comment line (a commented-out rule is not loaded). The
+    /// rules are parsed on rayon's threads (one per core), and come out in file order.
     pub fn add_text(&mut self, file: &str, text: &str, vars: &Vars) {
+        let mut texts: Vec<(usize, String)> = Vec::new();
         let mut pending = String::new();
         let mut start_line = 0;
         for (i, line) in text.lines().enumerate() {
@@ -73,26 +77,26 @@ impl Loaded {
                 continue;
             }
             pending.push_str(t);
-            self.add_one(file, start_line, &pending, vars);
-            pending.clear();
+            texts.push((start_line, std::mem::take(&mut pending)));
         }
         if !pending.is_empty() {
-            self.add_one(file, start_line, &pending, vars);
+            texts.push((start_line, pending));
         }
-    }
-
-    fn add_one(&mut self, file: &str, line: usize, text: &str, vars: &Vars) {
-        match parse_rule(text, vars) {
-            Ok(mut r) => {
-                r.file = file.to_string();
-                r.line = line;
-                self.rules.push(r);
+        let parsed: Vec<Result<Rule, ParseError>> =
+            texts.par_iter().map(|(_, t)| parse_rule(t, vars)).collect();
+        for ((line, _), result) in texts.iter().zip(parsed) {
+            match result {
+                Ok(mut r) => {
+                    r.file = file.to_string();
+                    r.line = *line;
+                    self.rules.push(r);
+                }
+                Err(error) => self.errors.push(RuleError {
+                    file: file.to_string(),
+                    line: *line,
+                    error,
+                }),
             }
-            Err(error) => self.errors.push(RuleError {
-                file: file.to_string(),
-                line,
-                error,
-            }),
         }
     }
 

@@ -218,6 +218,28 @@ fn loader_skips_bad_rules_and_counts_reasons() {
     assert_eq!(l.error_summary().len(), 2);
 }
 
+#[test]
+fn a_large_file_loads_in_file_order() {
+    // Rules are parsed on several threads; rules and errors still come in file order.
+    let text: String = (1..=5000)
+        .map(|i| {
+            if i % 7 == 0 {
+                format!("alert tcp any any -> any any (bogus; sid:{i};)\n")
+            } else {
+                format!("alert tcp any any -> any any (content:\"{i}\"; sid:{i};)\n")
+            }
+        })
+        .collect();
+    let mut l = Loaded::default();
+    l.add_text("big.rules", &text, &Vars::default());
+    let sids: Vec<u32> = l.rules.iter().map(|r| r.sid).collect();
+    let want: Vec<u32> = (1..=5000).filter(|i| i % 7 != 0).collect();
+    assert_eq!(sids, want);
+    assert!(l.rules.iter().all(|r| r.line == r.sid as usize));
+    let lines: Vec<usize> = l.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, (1..=5000).filter(|i| i % 7 == 0).collect::<Vec<_>>());
+}
+
 mod fuzz {
     use super::*;
     use proptest::prelude::*;
