@@ -35,7 +35,9 @@ pub struct CContent {
     pub within: Option<CVal>,
     pub startswith: bool,
     pub endswith: bool,
-    finder: memmem::Finder<'static>,
+    /// Built the first time the content is searched for: most contents of a large rule
+    /// set never are, and a finder is 288 bytes.
+    finder: std::sync::OnceLock<Box<memmem::Finder<'static>>>,
 }
 
 /// A compiled match. Contents dominate rule lists, so they are stored inline.
@@ -143,7 +145,7 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
                         v.as_ref().map(|v| val(v, vars)).transpose()
                     };
                 CMatch::Content(CContent {
-                    finder: memmem::Finder::new(&pat).into_owned(),
+                    finder: std::sync::OnceLock::new(),
                     pat,
                     nocase: c.nocase,
                     negated: c.negated,
@@ -258,7 +260,10 @@ fn find(c: &CContent, hay: &[u8]) -> Option<usize> {
         return None;
     }
     if !c.nocase {
-        return c.finder.find(hay);
+        let f = c
+            .finder
+            .get_or_init(|| Box::new(memmem::Finder::new(&c.pat).into_owned()));
+        return f.find(hay);
     }
     let first = c.pat[0];
     let upper = first.to_ascii_uppercase();
