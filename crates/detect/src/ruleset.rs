@@ -479,6 +479,29 @@ fn fast_pattern(rule: &Rule) -> Option<(Vec<u8>, bool)> {
     Some((pat, c.nocase))
 }
 
+/// Puts `v` in the order `order` gives (`order[k]` is the index of the element that goes
+/// to place `k`), in place: the rules of a large set are too big to hold twice.
+fn permute<T>(v: &mut [T], order: &[usize]) {
+    debug_assert_eq!(v.len(), order.len());
+    let mut done = vec![false; v.len()];
+    for start in 0..v.len() {
+        if done[start] {
+            continue;
+        }
+        // Follow the cycle through `start`: each place takes the element it is owed.
+        let mut k = start;
+        loop {
+            done[k] = true;
+            let from = order[k];
+            if from == start {
+                break;
+            }
+            v.swap(k, from);
+            k = from;
+        }
+    }
+}
+
 /// One rule compiled on its own: what [`RuleSet::build`] needs of it besides the steps
 /// that need the whole set.
 enum Compiled {
@@ -672,11 +695,7 @@ impl RuleSet {
             let s = &sigs[i];
             (opts.action_rank(s.rule.action), fb_rank(s), s.severity, i)
         });
-        let mut slots: Vec<Option<Sig>> = sigs.into_iter().map(Some).collect();
-        let sigs: Vec<Sig> = order
-            .iter()
-            .map(|&i| slots[i].take().expect("once"))
-            .collect();
+        permute(&mut sigs, &order);
         stats.inspected = sigs.len();
         stats.app_layer = sigs.iter().filter(|s| s.tx.is_some()).count();
         let needs_app = sigs.iter().any(|s| s.app.is_some());
@@ -1093,4 +1112,22 @@ fn ac_prefilter(pats: &[(Vec<u8>, bool)]) -> Prefilter {
         .build(pats.iter().map(|p| &p.0))
         .map(Prefilter::Ac)
         .expect("aho-corasick accepts any set of non-empty literals")
+}
+
+#[cfg(test)]
+mod permute_tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn permute_in_place_equals_building_a_new_vector(
+            order in (0usize..60).prop_flat_map(|n| Just((0..n).collect::<Vec<_>>()).prop_shuffle())
+        ) {
+            let v: Vec<usize> = (0..order.len()).map(|i| i * 10).collect();
+            let want: Vec<usize> = order.iter().map(|&i| v[i]).collect();
+            let mut got = v.clone();
+            super::permute(&mut got, &order);
+            prop_assert_eq!(got, want);
+        }
+    }
 }
