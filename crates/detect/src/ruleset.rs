@@ -325,7 +325,14 @@ pub struct Sig {
     /// Transaction inspection, for rules with application-layer buffers (or an
     /// application protocol and nothing else to match).
     pub tx: Option<TxSig>,
+    /// The rule as parsed, without its option lists: those are compiled (`lists`,
+    /// `tx`) and the parsed form is dropped at load (a quarter of a large rule set's
+    /// memory).
     pub rule: Rule,
+    /// The content the packet and stream prefilters look for, if any.
+    fast: Option<(Vec<u8>, bool)>,
+    /// The buffer and content the transaction prefilter looks for, if any.
+    tx_fast: Option<(TxBuf, (Vec<u8>, bool))>,
     /// The rule's address lists, compiled.
     pub src: AddrSet,
     pub dst: AddrSet,
@@ -521,6 +528,10 @@ struct Ready {
     scope: Scope,
     lists: Vec<Vec<CMatch>>,
     tx: Option<TxSig>,
+    fast: Option<(Vec<u8>, bool)>,
+    tx_fast: Option<(TxBuf, (Vec<u8>, bool))>,
+    /// The rule had option lists (before they were dropped).
+    had_lists: bool,
 }
 
 fn compile_rule(rule: Rule) -> Compiled {
@@ -551,14 +562,24 @@ fn compile_rule(rule: Rule) -> Compiled {
             None => Ok((lists, None)),
         });
     match compiled {
-        Ok((lists, tx)) => Compiled::Ready(Box::new(Ready {
-            rule,
-            app,
-            proto,
-            scope,
-            lists,
-            tx,
-        })),
+        Ok((lists, tx)) => {
+            let fast = fast_pattern(&rule);
+            let tx_fast = tx_fast_pattern(&rule);
+            let mut rule = rule;
+            let had_lists = !rule.lists.is_empty();
+            rule.lists = Vec::new();
+            Compiled::Ready(Box::new(Ready {
+                rule,
+                app,
+                proto,
+                scope,
+                lists,
+                tx,
+                fast,
+                tx_fast,
+                had_lists,
+            }))
+        }
         Err(e) => {
             let at = match e.column {
                 Some(c) => format!("{}:{}:{c}", rule.file, rule.line),
@@ -591,6 +612,9 @@ impl RuleSet {
                 scope,
                 lists,
                 tx,
+                fast,
+                tx_fast,
+                had_lists,
             } = match c {
                 Compiled::WaitsForApp(m) => {
                     stats.waiting_app_layer += 1;
@@ -647,7 +671,7 @@ impl RuleSet {
                 .iter()
                 .any(|f| matches!(f.cmd, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
             let flow_action =
-                (rule.lists.is_empty() && rule.conds.is_empty() && !flowbit_test) || tx.is_some();
+                (!had_lists && rule.conds.is_empty() && !flowbit_test) || tx.is_some();
             let ip_only = flow_action
                 && app.is_none()
                 && rule.flow == FlowOpts::default()
@@ -656,6 +680,8 @@ impl RuleSet {
             sigs.push(Sig {
                 app,
                 tx,
+                fast,
+                tx_fast,
                 ip_only,
                 flow_action,
                 src: addr_sets.of(&rule.src),
@@ -825,10 +851,10 @@ fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
         .collect();
     let (ip_only, port_keyed): (Vec<u32>, Vec<u32>) =
         members.iter().partition(|&&i| sigs[i as usize].ip_only);
-    let fast: HashMap<u32, (Vec<u8>, bool)> = port_keyed
+    let fast: HashMap<u32, &(Vec<u8>, bool)> = port_keyed
         .iter()
         .filter(|&&i| sigs[i as usize].needs_payload)
-        .filter_map(|&i| Some((i, fast_pattern(&sigs[i as usize].rule)?)))
+        .filter_map(|&i| Some((i, sigs[i as usize].fast.as_ref()?)))
         .collect();
     let dir = |d: Direction| {
         // The server's port: the destination to the server, the source to the client.
@@ -864,7 +890,7 @@ fn port_group(
     sigs: &[Sig],
     g: GroupId,
     rules: &[u32],
-    fast: &HashMap<u32, (Vec<u8>, bool)>,
+    fast: &HashMap<u32, &(Vec<u8>, bool)>,
     mpm: Mpm,
 ) -> PortGroup {
     let tcp = g == GroupId::Tcp;
@@ -1053,7 +1079,7 @@ fn build_tx_group(sigs: &[Sig], g: usize, mpm: Mpm) -> TxGroup {
         if tx_group(p, d) != g || !t.dirs[d] {
             continue;
         }
-        match tx_fast_pattern(&s.rule) {
+        match s.tx_fast.clone() {
             Some(fp) => fast.push((i as u32, fp)),
             None => always.push(i as u32),
         }
