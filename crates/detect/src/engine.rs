@@ -502,10 +502,17 @@ impl Detector {
         if f.proto() != 6 || !f.tracked() || f.user.passed || f.user.dropped {
             return;
         }
+        let t0 = self.prof.is_some().then(std::time::Instant::now);
+        self.flow_end_timed(f, at, out);
+        since(t0, self.prof.as_mut().map(|p| &mut p.detect));
+    }
+
+    fn flow_end_timed(&mut self, f: &mut Flow<FlowData>, at: u64, out: &mut Vec<Alert>) {
         for d in Direction::BOTH {
             f.stream_mut(d).flush();
         }
         // The application layer gets everything and the ends of both directions.
+        let t_app = self.prof.is_some().then(std::time::Instant::now);
         if f.user.app.is_some() {
             for d in Direction::BOTH {
                 let upto = f.stream(d).offset();
@@ -515,6 +522,7 @@ impl Detector {
                 a.finish();
             }
         }
+        since(t_app, self.prof.as_mut().map(|p| &mut p.app));
         for dir in Direction::BOTH {
             let d = dir;
             let range = f.user.fed[d]..f.stream(d).offset();
