@@ -14,6 +14,7 @@
 //! rule on the candidate list; only candidates get their full option chain evaluated.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -147,7 +148,7 @@ impl AddrRules {
             let s = &sigs[i as usize];
             // Index by the narrower of the two address lists; a bidirectional rule
             // can see its list on either packet address.
-            let side = |a: &AddrSet| Some(a.clone()).filter(AddrSet::narrow);
+            let side = |a: &Arc<AddrSet>| Some(AddrSet::clone(a)).filter(AddrSet::narrow);
             let pick = match (side(&s.src), side(&s.dst)) {
                 (Some(a), Some(b)) if b.size() < a.size() => Some((b, false)),
                 (Some(a), _) => Some((a, true)),
@@ -188,15 +189,15 @@ impl AddrRules {
 /// Address sets compiled once per distinct expression: most rules of a set share a
 /// few (`$HOME_NET`, `$EXTERNAL_NET`, ...).
 #[derive(Default)]
-struct AddrSets(HashMap<netsieve_rules::AddrExpr, AddrSet>);
+struct AddrSets(HashMap<netsieve_rules::AddrExpr, Arc<AddrSet>>);
 
 impl AddrSets {
-    fn of(&mut self, e: &netsieve_rules::AddrExpr) -> AddrSet {
+    fn of(&mut self, e: &netsieve_rules::AddrExpr) -> Arc<AddrSet> {
         if let Some(s) = self.0.get(e) {
-            return s.clone();
+            return Arc::clone(s);
         }
-        let s = AddrSet::of(e);
-        self.0.insert(e.clone(), s.clone());
+        let s = Arc::new(AddrSet::of(e));
+        self.0.insert(e.clone(), Arc::clone(&s));
         s
     }
 }
@@ -333,9 +334,10 @@ pub struct Sig {
     fast: Option<(Vec<u8>, bool)>,
     /// The buffer and content the transaction prefilter looks for, if any.
     tx_fast: Option<(TxBuf, (Vec<u8>, bool))>,
-    /// The rule's address lists, compiled.
-    pub src: AddrSet,
-    pub dst: AddrSet,
+    /// The rule's address lists, compiled (shared between the rules that write the same
+    /// list: most use `$HOME_NET` or `$EXTERNAL_NET`).
+    pub src: Arc<AddrSet>,
+    pub dst: Arc<AddrSet>,
     pub proto: SigProto,
     /// Payload lists (each evaluated over the packet payload or the stream).
     pub lists: Vec<Vec<CMatch>>,
