@@ -34,6 +34,27 @@ pub struct Options {
     pub work: PathBuf,
 }
 
+/// The two engines raced.
+#[derive(Clone, Copy)]
+enum Engine {
+    Netsieve,
+    Suricata,
+}
+
+impl Engine {
+    fn name(self) -> &'static str {
+        match self {
+            Engine::Netsieve => "netsieve",
+            Engine::Suricata => "suricata",
+        }
+    }
+
+    /// Where this engine writes its outputs for rule set `set`.
+    fn out_dir(self, o: &Options, set: &str) -> PathBuf {
+        o.work.join(format!("{set}-{}", self.name()))
+    }
+}
+
 /// One run of one engine.
 #[derive(Clone, Debug)]
 struct Run {
@@ -78,31 +99,38 @@ pub fn run(o: &Options, progress: &mut dyn FnMut(String)) -> Result<Vec<Row>, St
         concat(files, &rules)?;
         let (mut ns, mut su) = (Vec::new(), Vec::new());
         for round in 0..o.rounds.max(1) {
-            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            let order = if round % 2 == 0 {
+                [Engine::Netsieve, Engine::Suricata]
+            } else {
+                [Engine::Suricata, Engine::Netsieve]
+            };
             for engine in order {
-                let out = o
-                    .work
-                    .join(format!("{name}-{}", ["netsieve", "suricata"][engine]));
+                let out = engine.out_dir(o, name);
                 let _ = std::fs::remove_dir_all(&out);
                 std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-                let r = if engine == 0 {
-                    run_netsieve(o, &rules, &out)?
-                } else {
-                    run_suricata(o, &rules, &out)?
+                let r = match engine {
+                    Engine::Netsieve => run_netsieve(o, &rules, &out)?,
+                    Engine::Suricata => run_suricata(o, &rules, &out)?,
                 };
                 progress(format!(
                     "{name} round {} {}: scan {:.3} s, load {:.3} s, {} MB",
                     round + 1,
-                    ["netsieve", "suricata"][engine],
+                    engine.name(),
                     r.scan,
                     r.load,
                     r.rss_kb / 1024
                 ));
-                [&mut ns, &mut su][engine].push(r);
+                match engine {
+                    Engine::Netsieve => ns.push(r),
+                    Engine::Suricata => su.push(r),
+                }
             }
         }
-        let eve = |e: &str| o.work.join(format!("{name}-{e}")).join("eve.json");
-        let agreement = compare(&read(&eve("netsieve"))?, &read(&eve("suricata"))?);
+        let eve = |e: Engine| e.out_dir(o, name).join("eve.json");
+        let agreement = compare(
+            &read(&eve(Engine::Netsieve))?,
+            &read(&eve(Engine::Suricata))?,
+        );
         rows.push(Row {
             name: name.clone(),
             netsieve_scan: median(ns.iter().map(|r| r.scan)),

@@ -4,7 +4,8 @@
 //! - [`eval`]: a rule's option chain over one buffer (contents with their positions,
 //!   pcre, byte_test/jump/extract, isdataat, bsize), with backtracking.
 //! - [`pcre`]: the two regex engines.
-//! - [`addrindex`]: rules without a fast pattern, indexed by their address lists.
+//! - [`portgroup`]: rules split by the server's port, each group with its own prefilters.
+//! - [`addrindex`]: IP-only rules, indexed by their address lists.
 //! - [`engine`]: [`Detector`], the per-packet driver, and the per-flow state it keeps.
 
 pub mod addrindex;

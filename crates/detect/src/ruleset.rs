@@ -103,7 +103,7 @@ pub struct Group {
     dirs: PerDir<PortIndexed>,
     /// IP-only rules (addresses and nothing else), judged on the first packet of each
     /// direction of a flow: indexed by a narrow address list where they have one.
-    pub ip_only: AddrRules,
+    pub(crate) ip_only: AddrRules,
 }
 
 /// One direction's rules in port groups.
@@ -117,26 +117,26 @@ struct PortIndexed {
 pub struct PortGroup {
     /// Over a packet's payload: the rules that judge it even when its bytes went into a
     /// stream (for UDP, ICMP and other IP: every rule that judges packets).
-    pub packet: Prefiltered,
+    pub(crate) packet: Prefiltered,
     /// Over a TCP payload that did not go into a stream: every rule that judges packets
     /// (those of `packet`, and those that otherwise judge the stream).
-    pub unstreamed: Prefiltered,
+    pub(crate) unstreamed: Prefiltered,
     /// Over the stream (TCP only): the rules that judge streams.
-    pub stream: Prefiltered,
+    pub(crate) stream: Prefiltered,
     /// Its rules without a fast pattern, in evaluation order: candidates for every
     /// packet of the group.
-    pub always: Vec<u32>,
+    pub(crate) always: Vec<u32>,
 }
 
 /// Rules found by the packet's addresses.
 #[derive(Default)]
 pub struct AddrRules {
     /// Rules without a narrow address list, in evaluation order.
-    pub always: Vec<u32>,
+    pub(crate) always: Vec<u32>,
     /// Rules indexed by a narrow address list, looked up with the packet's source.
-    pub by_src: AddrIndex,
+    pub(crate) by_src: AddrIndex,
     /// The same, looked up with the packet's destination.
-    pub by_dst: AddrIndex,
+    pub(crate) by_dst: AddrIndex,
 }
 
 impl AddrRules {
@@ -175,7 +175,7 @@ impl AddrRules {
     }
 
     /// Appends the rules that can match addresses `src` to `dst`.
-    pub fn lookup(&self, src: std::net::IpAddr, dst: std::net::IpAddr, out: &mut Vec<u32>) {
+    pub(crate) fn lookup(&self, src: std::net::IpAddr, dst: std::net::IpAddr, out: &mut Vec<u32>) {
         out.extend_from_slice(&self.always);
         out.extend_from_slice(self.by_src.lookup(src));
         out.extend_from_slice(self.by_dst.lookup(dst));
@@ -811,7 +811,7 @@ impl Group {
     /// has none) whose server port is `port`: the destination port to the server, the
     /// source port to the client.
     #[inline]
-    pub fn for_packet(&self, dir: Direction, port: u16) -> &PortGroup {
+    pub(crate) fn for_packet(&self, dir: Direction, port: u16) -> &PortGroup {
         let d = &self.dirs[dir];
         &d.ports[d.port_map.group_of(port)]
     }

@@ -17,6 +17,14 @@ fn scan(args: &[&str], out: &std::path::Path) -> std::process::Output {
         .expect("runs")
 }
 
+/// Scans the bundled example (its capture and its rules) with `extra` arguments.
+fn scan_example(extra: &[&str], out: &std::path::Path) -> std::process::Output {
+    let pcap = root().join("examples/smtp-flowbits.pcap");
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let args = ["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()];
+    scan(&[&args[..], extra].concat(), out)
+}
+
 fn eve_sids(out: &std::path::Path) -> Vec<u64> {
     std::fs::read_to_string(out.join("eve.json"))
         .unwrap()
@@ -34,10 +42,7 @@ fn flowbit_chain_alerts_in_packet_order() {
     let dir = tempfile::tempdir().unwrap();
     let pcap = root().join("examples/smtp-flowbits.pcap");
     let rules = root().join("examples/smtp-flowbits.rules");
-    let o = scan(
-        &["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()],
-        dir.path(),
-    );
+    let o = scan_example(&[], dir.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(eve_sids(dir.path()), [1, 2, 3]);
     let fast = std::fs::read_to_string(dir.path().join("fast.log")).unwrap();
@@ -143,13 +148,10 @@ fn bad_rules_are_skipped_and_all_bad_is_an_error() {
 
 #[test]
 fn both_prefilters_give_the_same_alerts() {
-    let pcap = root().join("examples/smtp-flowbits.pcap");
-    let rules = root().join("examples/smtp-flowbits.rules");
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
-    let args = ["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()];
-    scan(&[&args[..], &["--mpm", "dfc"]].concat(), a.path());
-    scan(&[&args[..], &["--mpm", "ac"]].concat(), b.path());
+    scan_example(&["--mpm", "dfc"], a.path());
+    scan_example(&["--mpm", "ac"], b.path());
     assert_eq!(
         std::fs::read(a.path().join("eve.json")).unwrap(),
         std::fs::read(b.path().join("eve.json")).unwrap()
@@ -248,12 +250,8 @@ fn a_damaged_file_is_skipped_first_or_last() {
 #[test]
 fn a_mistyped_capture_leaves_earlier_outputs_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let pcap = root().join("examples/smtp-flowbits.pcap");
     let rules = root().join("examples/smtp-flowbits.rules");
-    let o = scan(
-        &["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()],
-        dir.path(),
-    );
+    let o = scan_example(&[], dir.path());
     assert!(o.status.success());
     let before = std::fs::read(dir.path().join("eve.json")).unwrap();
     assert!(!before.is_empty());
@@ -283,12 +281,7 @@ fn a_full_disk_names_the_file() {
     }
     let dir = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink("/dev/full", dir.path().join("eve.json")).unwrap();
-    let pcap = root().join("examples/smtp-flowbits.pcap");
-    let rules = root().join("examples/smtp-flowbits.rules");
-    let o = scan(
-        &["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()],
-        dir.path(),
-    );
+    let o = scan_example(&[], dir.path());
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("eve.json: No space left on device"), "{err}");
@@ -300,12 +293,9 @@ fn a_full_disk_names_the_file() {
 fn absurd_thread_counts_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let pcap = root().join("examples/smtp-flowbits.pcap");
-    let rules = root().join("examples/smtp-flowbits.rules");
     for n in ["0", "30000", "100000", "-1"] {
         let threads = format!("--threads={n}");
-        let (r, s) = (pcap.to_str().unwrap(), rules.to_str().unwrap());
-        let o = scan(&["-r", r, "-S", s, &threads], &out);
+        let o = scan_example(&[&threads], &out);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "--threads {n}: {err}");
         assert!(err.contains("--threads"), "{err}");
@@ -319,22 +309,10 @@ fn absurd_thread_counts_are_refused() {
 #[test]
 fn config_errors_name_the_variable_or_the_line() {
     let dir = tempfile::tempdir().unwrap();
-    let pcap = root().join("examples/smtp-flowbits.pcap");
-    let rules = root().join("examples/smtp-flowbits.rules");
     let run = |yaml: &str| {
         let c = dir.path().join("s.yaml");
         std::fs::write(&c, yaml).unwrap();
-        let o = scan(
-            &[
-                "-r",
-                pcap.to_str().unwrap(),
-                "-S",
-                rules.to_str().unwrap(),
-                "-c",
-                c.to_str().unwrap(),
-            ],
-            &dir.path().join("out"),
-        );
+        let o = scan_example(&["-c", c.to_str().unwrap()], &dir.path().join("out"));
         (
             o.status.code(),
             String::from_utf8_lossy(&o.stderr).to_string(),
@@ -416,12 +394,7 @@ fn ctrl_c_stops_cleanly() {
 #[test]
 fn alert_keys_come_in_suricatas_order() {
     let dir = tempfile::tempdir().unwrap();
-    let pcap = root().join("examples/smtp-flowbits.pcap");
-    let rules = root().join("examples/smtp-flowbits.rules");
-    let o = scan(
-        &["-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()],
-        dir.path(),
-    );
+    let o = scan_example(&[], dir.path());
     assert!(o.status.success());
     let eve = std::fs::read_to_string(dir.path().join("eve.json")).unwrap();
     let line = eve.lines().next().unwrap();
