@@ -19,8 +19,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use netsieve_rules::{
-    Action, AppNeed, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd, Match, Proto, Rule,
-    Transform,
+    Action, AddrExpr, AppNeed, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd, Match, Proto,
+    Rule, Transform,
 };
 
 use netsieve_applayer::AppProto;
@@ -599,16 +599,16 @@ impl RuleSet {
     pub fn build(rules: Vec<Rule>, classes: &Classifications, opts: BuildOptions) -> RuleSet {
         let mpm = opts.mpm;
         let mut stats = LoadStats::default();
-        let mut sigs = Vec::new();
         let mut bit_ids: HashMap<String, u32> = HashMap::new();
         let mut flowbit_names = Vec::new();
         let mut addr_sets = AddrSets::default();
         // Each rule compiled on its own (on every core), then the steps that need the
         // whole set (flowbit ids, shared address sets), in rule order.
         let compiled: Vec<Compiled> = rules.into_par_iter().map(compile_rule).collect();
+        let mut sigs = Vec::with_capacity(compiled.len());
         for c in compiled {
             let Ready {
-                rule,
+                mut rule,
                 app,
                 proto,
                 scope,
@@ -686,8 +686,9 @@ impl RuleSet {
                 tx_fast,
                 ip_only,
                 flow_action,
-                src: addr_sets.of(&rule.src),
-                dst: addr_sets.of(&rule.dst),
+                // The address lists as parsed are dropped once compiled.
+                src: addr_sets.of(&std::mem::replace(&mut rule.src, AddrExpr::Any)),
+                dst: addr_sets.of(&std::mem::replace(&mut rule.dst, AddrExpr::Any)),
                 rule,
                 proto,
                 lists,

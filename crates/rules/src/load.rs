@@ -1,5 +1,6 @@
 //! Loading rule files: lines, continuations, errors per rule, a summary by reason.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
@@ -60,42 +61,26 @@ impl Loaded {
     /// on the next; `#` starts a comment line (a commented-out rule is not loaded). The
     /// rules are parsed on rayon's threads (one per core), and come out in file order.
     pub fn add_text(&mut self, file: &str, text: &str, vars: &Vars) {
-        let mut texts: Vec<(usize, String)> = Vec::new();
-        let mut pending = String::new();
-        let mut start_line = 0;
-        for (i, line) in text.lines().enumerate() {
-            let line_no = i + 1;
-            let t = line.trim();
-            if pending.is_empty() {
-                if t.is_empty() || t.starts_with('#') {
-                    continue;
+        let texts = rule_texts(text);
+        // Parsed a chunk at a time, so that the parsed rules are never held twice (once
+        // as parse results and once in `rules`): that doubled the peak memory of loading.
+        self.rules.reserve(texts.len());
+        for chunk in texts.chunks(PARSE_CHUNK) {
+            let parsed: Vec<Result<Rule, ParseError>> =
+                chunk.par_iter().map(|(_, t)| parse_rule(t, vars)).collect();
+            for ((line, _), result) in chunk.iter().zip(parsed) {
+                match result {
+                    Ok(mut r) => {
+                        r.file = file.to_string();
+                        r.line = *line;
+                        self.rules.push(r);
+                    }
+                    Err(error) => self.errors.push(RuleError {
+                        file: file.to_string(),
+                        line: *line,
+                        error,
+                    }),
                 }
-                start_line = line_no;
-            }
-            if let Some(cont) = t.strip_suffix('\\') {
-                pending.push_str(cont);
-                continue;
-            }
-            pending.push_str(t);
-            texts.push((start_line, std::mem::take(&mut pending)));
-        }
-        if !pending.is_empty() {
-            texts.push((start_line, pending));
-        }
-        let parsed: Vec<Result<Rule, ParseError>> =
-            texts.par_iter().map(|(_, t)| parse_rule(t, vars)).collect();
-        for ((line, _), result) in texts.iter().zip(parsed) {
-            match result {
-                Ok(mut r) => {
-                    r.file = file.to_string();
-                    r.line = *line;
-                    self.rules.push(r);
-                }
-                Err(error) => self.errors.push(RuleError {
-                    file: file.to_string(),
-                    line: *line,
-                    error,
-                }),
             }
         }
     }
@@ -127,6 +112,42 @@ impl Loaded {
         }
         self.rules = keep;
     }
+}
+
+/// Rules parsed per parallel batch.
+const PARSE_CHUNK: usize = 8192;
+
+/// The rule texts of a file with their first line numbers: blank and comment lines
+/// skipped, lines ending in `\` joined to the next. A rule on one line (nearly all) is
+/// borrowed from `text`, not copied.
+fn rule_texts(text: &str) -> Vec<(usize, Cow<'_, str>)> {
+    let mut texts = Vec::new();
+    let mut pending = String::new();
+    let mut start_line = 0;
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let t = line.trim();
+        if pending.is_empty() {
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            start_line = line_no;
+        }
+        if let Some(cont) = t.strip_suffix('\\') {
+            pending.push_str(cont);
+            continue;
+        }
+        if pending.is_empty() {
+            texts.push((start_line, Cow::Borrowed(t)));
+        } else {
+            pending.push_str(t);
+            texts.push((start_line, Cow::Owned(std::mem::take(&mut pending))));
+        }
+    }
+    if !pending.is_empty() {
+        texts.push((start_line, Cow::Owned(pending)));
+    }
+    texts
 }
 
 /// A classtype: its description and default priority.

@@ -382,8 +382,8 @@ impl Printer<'_> {
         if !r.services.is_empty() {
             self.opt("service", Some(&r.services.join(",")));
         }
-        for reference in &r.references {
-            self.opt("reference", Some(reference));
+        for reference in r.references.iter() {
+            self.opt("reference", Some(&reference));
         }
         if let Some(c) = &r.classtype {
             self.opt("classtype", Some(c));
@@ -392,7 +392,10 @@ impl Printer<'_> {
             self.opt("priority", Some(&p));
         }
         if !r.metadata.is_empty() {
-            self.opt("metadata", Some(&r.metadata.join(", ")));
+            self.opt(
+                "metadata",
+                Some(&r.metadata.iter().collect::<Vec<_>>().join(", ")),
+            );
         }
         self.opt("sid", Some(&r.sid));
         self.opt("rev", Some(&r.rev));

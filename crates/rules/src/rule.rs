@@ -515,6 +515,32 @@ pub enum Target {
     DestIp,
 }
 
+/// A list of short strings kept in one allocation (a rule's references and metadata
+/// items: a large rule set holds hundreds of thousands of them, for its log records).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Strings(String);
+
+impl Strings {
+    /// Items are separated by newlines, which a rule's text never holds.
+    const SEP: char = '\n';
+
+    pub fn push(&mut self, item: &str) {
+        debug_assert!(!item.contains(Self::SEP));
+        if !self.0.is_empty() {
+            self.0.push(Self::SEP);
+        }
+        self.0.push_str(item);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.split_terminator(Self::SEP)
+    }
+}
+
 /// One parsed rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
@@ -534,8 +560,8 @@ pub struct Rule {
     pub msg: String,
     pub classtype: Option<String>,
     pub priority: Option<u8>,
-    pub references: Vec<String>,
-    pub metadata: Vec<String>,
+    pub references: Strings,
+    pub metadata: Strings,
     pub target: Option<Target>,
     pub lists: Vec<List>,
     pub conds: Vec<Cond>,
@@ -564,5 +590,25 @@ impl Rule {
     /// The lists over the packet payload / stream.
     pub fn payload_lists(&self) -> impl Iterator<Item = &List> {
         self.lists.iter().filter(|l| l.buffer == Buffer::Payload)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_keep_their_items_in_order() {
+        let mut s = Strings::default();
+        assert!(s.is_empty());
+        assert_eq!(s.iter().count(), 0);
+        for item in ["created_at 2024_01_01", "", "tag c2"] {
+            s.push(item);
+        }
+        assert!(!s.is_empty());
+        assert_eq!(
+            s.iter().collect::<Vec<_>>(),
+            ["created_at 2024_01_01", "", "tag c2"]
+        );
     }
 }

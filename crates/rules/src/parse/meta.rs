@@ -38,15 +38,15 @@ pub(super) fn priority(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
 }
 
 pub(super) fn reference(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
-    b.rule.references.push(o.need()?.to_string());
+    b.rule.references.push(o.need()?);
     Ok(())
 }
 
 pub(super) fn metadata(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let v = o.need()?;
-    b.rule
-        .metadata
-        .extend(v.split(',').map(|s| s.trim().to_string()));
+    for item in v.split(',') {
+        b.rule.metadata.push(item.trim());
+    }
     Ok(())
 }
 

@@ -283,9 +283,9 @@ fn traffic<'a>(set: &'a RuleSet, bits: &[u32]) -> Option<Traffic<'a>> {
 }
 
 /// The rule's metadata items (`key value`) grouped by key.
-fn metadata(items: &[String]) -> BTreeMap<&str, Vec<&str>> {
+fn metadata(items: &netsieve_rules::Strings) -> BTreeMap<&str, Vec<&str>> {
     let mut meta: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for m in items {
+    for m in items.iter() {
         let mut it = m.splitn(2, char::is_whitespace);
         if let (Some(k), Some(v)) = (it.next(), it.next()) {
             meta.entry(k).or_default().push(v.trim());
