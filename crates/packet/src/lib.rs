@@ -22,7 +22,7 @@ pub mod defrag;
 pub mod flow;
 pub mod reassembly;
 
-pub use capture::{Capture, CaptureError, Frame};
+pub use capture::{Capture, CaptureError, Frame, FrameSource, Next};
 pub use decode::{Decoder, Ip, L4, Packet, Tunnel};
 pub use flow::{Flow, FlowConfig, FlowTable};
 pub use netsieve_wire::{Direction, PerDir};

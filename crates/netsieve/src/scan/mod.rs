@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use clap::Args as ClapArgs;
 use netsieve_detect::{DetectOptions, Mpm, RuleSet, Thresholds};
-use netsieve_packet::{Capture, Decoder};
+use netsieve_packet::{Capture, Decoder, FrameSource};
 use netsieve_rules::{Classifications, Loaded, ThresholdConfig};
 
 use crate::interrupt::Interrupt;
@@ -42,8 +42,12 @@ use summary::Summary;
 pub struct Args {
     /// Capture file (pcap or pcapng), a directory of them, or - for standard input.
     /// Repeat to read several files as one stream of time.
-    #[arg(short = 'r', required = true, num_args = 1..)]
+    #[arg(short = 'r', required_unless_present = "interface", conflicts_with = "interface", num_args = 1..)]
     read: Vec<PathBuf>,
+    /// Inspect live traffic on this interface (AF_PACKET, as Suricata's `-i`), until
+    /// Ctrl-C or SIGTERM; needs root or CAP_NET_RAW.
+    #[arg(short = 'i', long = "interface", value_name = "IFACE")]
+    interface: Option<String>,
     /// Rule file; repeat for several.
     #[arg(short = 'S', required = true, num_args = 1..)]
     rules: Vec<PathBuf>,
@@ -126,8 +130,8 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let load_time = t_load.elapsed();
 
     // Inputs are checked before the outputs are touched.
-    let filter = a.bpf.as_deref().map(CaptureFilter::new).transpose()?;
-    let mut cap = Capture::open(&a.read).map_err(|e| e.to_string())?;
+    let mut filter = a.bpf.as_deref().map(CaptureFilter::new).transpose()?;
+    let mut src = open_source(&a, &mut filter)?;
     std::fs::create_dir_all(&a.log_dir).map_err(|e| format!("{}: {e}", a.log_dir.display()))?;
     let sinks: Vec<Box<dyn Sink>> = vec![
         Box::new(EveLog::new(
@@ -144,7 +148,9 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     decoder.defrag.max_datagrams = settings.defrag_datagrams;
     decoder.defrag.max_bytes = settings.defrag_bytes;
     let mut reader = Reader::new(decoder, checksums, filter, a.profile);
-    reader.show_progress(input_bytes(&a.read));
+    if !src.is_live() {
+        reader.show_progress(input_bytes(&a.read));
+    }
     let det = DetectOptions {
         ips: a.simulate_ips,
         inline: settings.flow.inline,
@@ -159,7 +165,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let threads = pool.threads();
     let interrupt = Interrupt::install();
     let t_scan = Instant::now();
-    reader.run(&mut cap, &mut pool, &mut out, &interrupt)?;
+    reader.run(&mut src, &mut pool, &mut out, &interrupt)?;
     // Flows still open end with the input: their streams are inspected to the end.
     let report = pool.finish(reader.stats.packets + 1, &mut out)?;
     let alerts = out.finish()?;
@@ -182,7 +188,59 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         let text = serde_json::to_string_pretty(&summary.json()).unwrap_or_default();
         std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?;
     }
+    #[cfg(target_os = "linux")]
+    if let FrameSource::Live(i) = &src
+        && let Some((received, dropped)) = i.kernel_stats()
+    {
+        eprintln!(
+            "netsieve scan: {}: the kernel passed {received} frames, dropped {dropped} (ring full)",
+            i.name()
+        );
+    }
+    if src.is_live() {
+        // A live run ends when it is told to: that is its normal end.
+        return Ok(ExitCode::SUCCESS);
+    }
     Ok(exit_code(&reader.stats, &interrupt))
+}
+
+/// The capture files, or the live interface. On an interface, `--bpf` is compiled by
+/// netsieve's compiler and attached to the socket, so that the kernel drops what it
+/// rejects before copying it (and `filter` is taken: nothing is left to check here).
+fn open_source(a: &Args, filter: &mut Option<CaptureFilter>) -> Result<FrameSource, String> {
+    let Some(iface) = &a.interface else {
+        return Ok(FrameSource::Files(
+            Capture::open(&a.read).map_err(|e| e.to_string())?,
+        ));
+    };
+    #[cfg(target_os = "linux")]
+    {
+        let mut opts = netsieve_packet::capture::LiveOptions {
+            promiscuous: true,
+            filter: None,
+        };
+        if let Some(expr) = &a.bpf {
+            let prog = netsieve_bpf::compile(expr, netsieve_bpf::LinkType::Ethernet)
+                .map_err(|e| format!("--bpf: {}", e.in_expr(expr)))?;
+            opts.filter = Some(
+                prog.insns()
+                    .iter()
+                    .map(|i| (i.code, i.jt, i.jf, i.k))
+                    .collect(),
+            );
+            *filter = None;
+        }
+        let i =
+            netsieve_packet::capture::Interface::open(iface, &opts).map_err(|e| e.to_string())?;
+        Ok(FrameSource::Live(i))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = filter;
+        Err(format!(
+            "-i {iface}: live capture is only available on Linux"
+        ))
+    }
 }
 
 /// Reads the rule files (a bad rule is reported and skipped), the classification and

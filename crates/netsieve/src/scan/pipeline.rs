@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use netsieve_detect::{Alert, Counts, DetectOptions, Detector, FlowData, Profile, RuleSet};
 use netsieve_packet::decode::decodes_link;
 use netsieve_packet::flow::{Flow, FlowConfig, FlowStats, FlowTable, SweepClock};
-use netsieve_packet::{Capture, Decoder, Frame, Packet};
+use netsieve_packet::{Decoder, Frame, FrameSource, Next, Packet};
 
 use super::capture_filter::CaptureFilter;
 use super::sink::Emitter;
@@ -208,6 +208,15 @@ impl Pool {
         }
     }
 
+    /// Delivers the alerts of every packet handed over so far (a live source, when
+    /// traffic pauses: worker threads otherwise wait for a whole chunk).
+    pub fn flush(&mut self, out: &mut Emitter) -> Result<(), String> {
+        match &mut self.lanes {
+            Lanes::Here(..) => Ok(()),
+            Lanes::Threads(t) => t.flush(out),
+        }
+    }
+
     /// The input ended before packet `at`: every flow ends, every alert is delivered.
     pub fn finish(self, at: u64, out: &mut Emitter) -> Result<PoolReport, String> {
         match self.lanes {
@@ -356,6 +365,17 @@ impl Threads {
         Ok(())
     }
 
+    /// Sends the chunk in hand, however short, and delivers every chunk sent.
+    fn flush(&mut self, out: &mut Emitter) -> Result<(), String> {
+        if self.in_chunk > 0 {
+            self.send()?;
+        }
+        while self.next_emit < self.next_chunk {
+            self.receive(out)?;
+        }
+        Ok(())
+    }
+
     /// Flushes the last chunk, ends every flow (`at` is past the last packet), drains
     /// the workers and sums their reports.
     fn finish(mut self, at: u64, out: &mut Emitter) -> Result<PoolReport, String> {
@@ -486,10 +506,11 @@ impl Reader {
     }
 
     /// Reads the source to its end (or until `interrupt`), running every packet
-    /// through the pool.
+    /// through the pool. While a live source is quiet, idle flows are swept by the wall
+    /// clock and every alert so far is written out.
     pub fn run(
         &mut self,
-        cap: &mut Capture,
+        src: &mut FrameSource,
         pool: &mut Pool,
         out: &mut Emitter,
         interrupt: &Interrupt,
@@ -500,12 +521,19 @@ impl Reader {
         loop {
             if interrupt.requested() {
                 // Stop between packets; the run then ends as at the end of its input.
-                eprintln!("netsieve scan: interrupted; finishing what was read");
+                if !src.is_live() {
+                    eprintln!("netsieve scan: interrupted; finishing what was read");
+                }
                 break;
             }
-            match cap.next(&mut frame) {
-                Ok(true) => {}
-                Ok(false) => break,
+            match src.next(&mut frame) {
+                Ok(Next::Frame) => {}
+                Ok(Next::End) => break,
+                Ok(Next::Idle) => {
+                    self.idle(pool, out)?;
+                    continue;
+                }
+                Err(e) if src.is_live() => return Err(e.to_string()),
                 Err(e) => {
                     // The damaged file ends here; the others are still read.
                     eprintln!("netsieve scan: {e}");
@@ -518,7 +546,7 @@ impl Reader {
             {
                 continue;
             }
-            self.frame(cap.file_name(), &frame, &mut pkt, &mut inner, pool, out)?;
+            self.frame(src.name(), &frame, &mut pkt, &mut inner, pool, out)?;
             if let Some(total) = self.progress
                 && self.stats.packets.is_multiple_of(100_000)
             {
@@ -535,6 +563,19 @@ impl Reader {
             eprintln!();
         }
         Ok(())
+    }
+
+    /// A pause in live traffic: flows idle by the wall clock are swept, and the alerts of
+    /// every packet so far are delivered and written.
+    fn idle(&mut self, pool: &mut Pool, out: &mut Emitter) -> Result<(), String> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        if self.clock.due(now) {
+            pool.sweep(now, self.stats.packets + 1, out)?;
+        }
+        pool.flush(out)?;
+        out.flush()
     }
 
     /// One frame: counted, decoded, then the packet and the packets of the tunnels it

@@ -50,11 +50,18 @@ impl Emitter {
         self.alerts
     }
 
-    /// Flushes every sink; returns the alerts written.
-    pub fn finish(mut self) -> Result<u64, String> {
+    /// Writes out what the sinks hold (a live run does so whenever traffic pauses, so
+    /// that an alert reaches its file within moments).
+    pub fn flush(&mut self) -> Result<(), String> {
         for s in &mut self.sinks {
             s.flush().map_err(|e| e.to_string())?;
         }
+        Ok(())
+    }
+
+    /// Flushes every sink; returns the alerts written.
+    pub fn finish(mut self) -> Result<u64, String> {
+        self.flush()?;
         Ok(self.alerts)
     }
 }

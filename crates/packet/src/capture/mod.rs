@@ -7,8 +7,13 @@
 //! corpora). Memory per file is bounded: one record of at most the link type's largest
 //! packet (256 KiB for most), or one pcapng block of at most 16 MiB.
 
+#[cfg(target_os = "linux")]
+mod live;
 mod pcap;
 mod pcapng;
+
+#[cfg(target_os = "linux")]
+pub use live::{Interface, LiveOptions};
 
 use std::fmt;
 use std::fs::File;
@@ -27,6 +32,52 @@ pub struct Frame {
     /// Length on the wire (may exceed `data.len()` when the capture was truncated).
     pub orig_len: u32,
     pub data: Vec<u8>,
+}
+
+/// What asking a source for a frame gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// A frame, in the caller's [`Frame`].
+    Frame,
+    /// Nothing for a while (a live source): time to look around, then ask again.
+    Idle,
+    /// The source ended (the last capture file was read).
+    End,
+}
+
+/// Where a run's frames come from: capture files read as one stream, or a live
+/// interface.
+pub enum FrameSource {
+    Files(Capture),
+    #[cfg(target_os = "linux")]
+    Live(Interface),
+}
+
+impl FrameSource {
+    pub fn next(&mut self, frame: &mut Frame) -> Result<Next, CaptureError> {
+        match self {
+            FrameSource::Files(c) => Ok(if c.next(frame)? {
+                Next::Frame
+            } else {
+                Next::End
+            }),
+            #[cfg(target_os = "linux")]
+            FrameSource::Live(i) => i.next(frame),
+        }
+    }
+
+    /// The file or interface being read.
+    pub fn name(&self) -> &str {
+        match self {
+            FrameSource::Files(c) => c.file_name(),
+            #[cfg(target_os = "linux")]
+            FrameSource::Live(i) => i.name(),
+        }
+    }
+
+    pub fn is_live(&self) -> bool {
+        !matches!(self, FrameSource::Files(_))
+    }
 }
 
 /// A capture that could not be opened or read. Names the file and, for damage inside a
