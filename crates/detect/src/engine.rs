@@ -77,6 +77,23 @@ pub struct FlowData {
     dropped: bool,
 }
 
+impl FlowData {
+    /// Moves the flow's detection state from rule set `old` to a new one whose flowbit
+    /// ids are `ids`: a flowbit the new set does not name is dropped (no rule can test
+    /// it), and the streaming prefilter restarts from the stream's current offset.
+    fn rebase(&mut self, old: &RuleSet, ids: &HashMap<&str, u32>) {
+        self.bits = self
+            .bits
+            .iter()
+            .filter_map(|&b| ids.get(old.flowbit_name(b)).copied())
+            .collect();
+        for d in [Direction::ToServer, Direction::ToClient] {
+            self.mpm[d].reset();
+            self.tail[d].clear();
+        }
+    }
+}
+
 /// One alert.
 #[derive(Clone, Debug)]
 pub struct Alert {
@@ -380,6 +397,27 @@ impl Detector {
             cx: Ctx::default(),
             counts: Counts::default(),
         }
+    }
+
+    /// Inspects with `set` from the next packet on. Every flow keeps its state (streams,
+    /// application layer, transactions, pass and drop decisions); what belongs to the old
+    /// set is carried over by name (flowbits) or restarted (the streaming prefilter,
+    /// whose state is the old matcher's: a pattern that straddles the switch is not
+    /// seen). `each_flow` hands over every flow's data.
+    pub fn reload(
+        &mut self,
+        set: Arc<RuleSet>,
+        each_flow: impl FnOnce(&mut dyn FnMut(&mut FlowData)),
+    ) {
+        let ids: HashMap<&str, u32> = set
+            .flowbit_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i as u32))
+            .collect();
+        let old = &self.set;
+        each_flow(&mut |fd: &mut FlowData| fd.rebase(old, &ids));
+        self.set = set;
     }
 
     /// Times each stage from now on ([`Detector::profile`]).
@@ -1234,6 +1272,32 @@ impl Thresholds {
             ips,
             ..Thresholds::default()
         }
+    }
+
+    /// Carries the counters over to a reloaded rule set: a rule keeps its counts where
+    /// the new set has a rule with the same (gid, sid); `config` is applied afresh.
+    pub fn rebase(&mut self, old: &RuleSet, new: &RuleSet, config: Option<&ThresholdConfig>) {
+        let by_id: HashMap<(u32, u32), u32> = new
+            .sigs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| ((s.rule.gid, s.rule.sid), i as u32))
+            .collect();
+        let moved = |i: u32| {
+            let r = &old.sigs[i as usize].rule;
+            by_id.get(&(r.gid, r.sid)).copied()
+        };
+        let counters = std::mem::take(&mut self.counters);
+        self.counters = counters
+            .into_iter()
+            .filter_map(|((i, k), c)| Some(((moved(i)?, k), c)))
+            .collect();
+        let rates = std::mem::take(&mut self.rates);
+        self.rates = rates
+            .into_iter()
+            .filter_map(|((i, k), r)| Some(((moved(i)?, k), r)))
+            .collect();
+        self.global = Thresholds::new(new, config, self.ips).global;
     }
 
     /// Whether `al` is written: suppressions, then the threshold (threshold.config's

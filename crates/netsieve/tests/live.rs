@@ -110,14 +110,19 @@ impl Scan {
     }
 
     /// SIGINT, as Ctrl-C: the run drains its flows, writes every alert and exits 0.
-    fn stop(mut self) -> std::process::Output {
+    fn stop(self) -> std::process::Output {
         let pid = self.child.id().to_string();
         Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        self.stop_after_shutdown()
+    }
+
+    /// Waits for the run to end (after a `shutdown` command or a signal).
+    fn stop_after_shutdown(mut self) -> std::process::Output {
         let start = Instant::now();
         while self.child.try_wait().unwrap().is_none() {
             assert!(
                 start.elapsed() < Duration::from_secs(10),
-                "netsieve did not stop within 10 s of SIGINT"
+                "netsieve did not stop within 10 s"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -269,4 +274,142 @@ fn a_missing_interface_is_an_error_that_names_it() {
     assert!(!o.status.success());
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains("nosuchif0"), "{stderr}");
+}
+
+/// A client of the control socket speaking Suricata's protocol (the version handshake,
+/// then one command).
+fn command(sock: &Path, cmd: &str, args: serde_json::Value) -> serde_json::Value {
+    use std::io::{BufRead, BufReader, Write};
+    let mut s = std::os::unix::net::UnixStream::connect(sock).expect("the socket accepts");
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut line = String::new();
+    s.write_all(b"{\"version\": \"0.2\"}\n").unwrap();
+    r.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), r#"{"return":"OK"}"#);
+    let mut req = serde_json::json!({ "command": cmd });
+    if !args.is_null() {
+        req["arguments"] = args;
+    }
+    s.write_all(format!("{req}\n").as_bytes()).unwrap();
+    line.clear();
+    r.read_line(&mut line).unwrap();
+    serde_json::from_str(&line).unwrap()
+}
+
+/// Sends `texts` as UDP datagrams from one source port: one flow.
+fn send_flow(net: &Net, port: u16, texts: &[&str]) {
+    let list = texts
+        .iter()
+        .map(|t| format!("b'{t}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let code = format!(
+        "import socket, time\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\ns.bind(('{}', {port}))\nfor t in [{list}]:\n    s.sendto(t, ('{}', 9999)); time.sleep(0.05)",
+        net.addr(2, false),
+        net.addr(1, false)
+    );
+    assert!(
+        net.exec_ok('c', &["python3", "-c", &code]),
+        "python3 sends UDP"
+    );
+}
+
+fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{what}: not within 3 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn rules_change_through_the_socket_while_flows_carry_over() {
+    let Some(net) = Net::new(3) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("live.rules");
+    let sock = dir.path().join("ns.sock");
+    // Rule 10 sets a flowbit on a flow's "first" datagram and alerts once a minute at
+    // most; the reload brings rule 11, which needs that bit, and a rule with an error,
+    // which is reported and skipped.
+    let rule10 = "alert udp any any -> any any (msg:\"first\"; content:\"first\"; flowbits:set,seen; threshold:type limit,track by_src,count 1,seconds 60; sid:10; rev:1;)\n";
+    std::fs::write(&rules, rule10).unwrap();
+    let scan = Scan::start(
+        &net,
+        &rules,
+        dir.path(),
+        &["--unix-socket", sock.to_str().unwrap()],
+    );
+    send_flow(&net, 40000, &["first", "first"]);
+    wait_for("the first alert", || sids(dir.path()) == [10]);
+    let r = command(&sock, "ruleset-stats", serde_json::Value::Null);
+    assert_eq!(r["message"][0]["rules_loaded"], 1, "{r}");
+
+    // The new rules come first, so that rule 10 has another place in the new set.
+    let text = [
+        "alert udp any any -> any any (msg:\"second\"; content:\"second\"; flowbits:isset,seen; sid:11; rev:1;)\n",
+        rule10,
+        "alert udp any any -> any any (msg:\"broken\"; content:\"x; sid:12;)\n",
+    ];
+    std::fs::write(&rules, text.concat()).unwrap();
+    let t = Instant::now();
+    let r = command(&sock, "reload-rules", serde_json::Value::Null);
+    let reload = t.elapsed();
+    assert_eq!(r["return"], "OK", "{r}");
+    eprintln!("reload-rules answered in {reload:?}");
+    let r = command(&sock, "ruleset-stats", serde_json::Value::Null);
+    assert_eq!(r["message"][0]["rules_loaded"], 2, "{r}");
+    assert_eq!(r["message"][0]["rules_failed"], 1, "{r}");
+    let r = command(&sock, "ruleset-failed-rules", serde_json::Value::Null);
+    let failed = r["message"][0]["message"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(failed.contains("live.rules:3:"), "{r}");
+    assert_eq!(
+        sids(dir.path()),
+        [10],
+        "no alert from the new rules for packets before the reload"
+    );
+
+    // The same flow (same ports): its flowbit, set before the reload, is seen after it,
+    // and rule 10's threshold still counts its alert from before.
+    send_flow(&net, 40000, &["first", "second"]);
+    wait_for("the flowbit alert", || sids(dir.path()) == [10, 11]);
+    // Another flow without the bit: no alert from rule 11.
+    send_flow(&net, 40001, &["second"]);
+
+    // One rule added and removed through the socket.
+    let r = command(
+        &sock,
+        "add-rule",
+        serde_json::json!({"rule": "alert udp any any -> any any (msg:\"added\"; content:\"third\"; sid:20; rev:1;)"}),
+    );
+    assert_eq!(r["return"], "OK", "{r}");
+    send_flow(&net, 40002, &["third"]);
+    wait_for("the added rule's alert", || sids(dir.path()).contains(&20));
+    let r = command(&sock, "remove-rule", serde_json::json!({"sid": 20}));
+    assert_eq!(r["return"], "OK", "{r}");
+    send_flow(&net, 40003, &["third"]);
+    let r = command(
+        &sock,
+        "add-rule",
+        serde_json::json!({"rule": "alert udp any any -> (sid:21;)"}),
+    );
+    assert_eq!(
+        r["return"], "OK",
+        "a bad rule is reported, the rest stay: {r}"
+    );
+
+    let r = command(&sock, "shutdown", serde_json::Value::Null);
+    assert_eq!(r["return"], "OK", "{r}");
+    let o = scan.stop_after_shutdown();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let eve = std::fs::read_to_string(dir.path().join("eve.json")).unwrap();
+    let count = |sid: &str| eve.matches(&format!("\"signature_id\":{sid},")).count();
+    assert_eq!((count("10"), count("11"), count("20")), (1, 1, 1), "{eve}");
+    assert!(!sock.exists(), "the socket file is removed at the end");
 }

@@ -716,4 +716,11 @@ impl<T: Default> FlowTable<T> {
             f(fl);
         }
     }
+
+    /// Visits every flow's user data (a rule reload rebases what detection keeps).
+    pub fn for_each_user_mut(&mut self, mut f: impl FnMut(&mut T)) {
+        for fl in self.flows.values_mut() {
+            f(&mut fl.user);
+        }
+    }
 }

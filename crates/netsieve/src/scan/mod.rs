@@ -12,9 +12,11 @@
 //! 5. **the summary** (`summary.rs`).
 
 mod capture_filter;
+mod control;
 mod eve;
 mod fastlog;
 mod pipeline;
+mod rules;
 mod settings;
 mod sink;
 mod summary;
@@ -25,15 +27,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args as ClapArgs;
-use netsieve_detect::{DetectOptions, Mpm, RuleSet, Thresholds};
+use netsieve_detect::{DetectOptions, Mpm, Thresholds};
 use netsieve_packet::{Capture, Decoder, FrameSource};
-use netsieve_rules::{Classifications, Loaded, ThresholdConfig};
 
 use crate::interrupt::Interrupt;
 use capture_filter::CaptureFilter;
+use control::{Control, RunInfo};
 use eve::EveLog;
 use fastlog::FastLog;
 use pipeline::{Checksums, Pool, Reader};
+use rules::{Edits, RuleSource};
 use settings::Settings;
 use sink::{Emitter, Output, Sink};
 use summary::Summary;
@@ -86,6 +89,11 @@ pub struct Args {
     /// are not inspected or counted.
     #[arg(long)]
     bpf: Option<String>,
+    /// Listen for commands on this unix socket, in Suricata's protocol (`suricatasc`
+    /// works): reload-rules, ruleset-stats, iface-stat, dump-counters, shutdown, and
+    /// add-rule / remove-rule. SIGUSR2 reloads the rules too.
+    #[arg(long, value_name = "PATH")]
+    unix_socket: Option<PathBuf>,
     /// Accepted for compatibility with Suricata's command line; ignored.
     #[arg(long)]
     runmode: Option<String>,
@@ -109,14 +117,6 @@ pub fn run(a: Args) -> ExitCode {
     }
 }
 
-/// The rules, built, and what loading them counted.
-struct Rules {
-    set: Arc<RuleSet>,
-    thresholds: Option<ThresholdConfig>,
-    parsed: usize,
-    failed: usize,
-}
-
 fn scan(a: Args) -> Result<ExitCode, String> {
     let t_load = Instant::now();
     let mut settings = Settings::load(a.config.as_ref(), &a.set)?;
@@ -125,7 +125,11 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     if a.mpm == "ac" {
         settings.build.mpm = Mpm::Ac;
     }
-    let rules = load_rules(&a.rules, &settings)?;
+    let source = RuleSource::new(&a.rules, &settings);
+    let rules = source.load(&Edits::default())?;
+    for e in &rules.errors {
+        eprintln!("netsieve scan: {e}");
+    }
     let set = Arc::clone(&rules.set);
     let load_time = t_load.elapsed();
 
@@ -163,9 +167,18 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     };
     let mut pool = Pool::new(usize::from(a.threads), &set, &settings.flow, det, a.profile);
     let threads = pool.threads();
+    let control = Control::start(
+        a.unix_socket.as_deref(),
+        source,
+        &rules,
+        RunInfo {
+            threads,
+            iface: a.interface.clone(),
+        },
+    )?;
     let interrupt = Interrupt::install();
     let t_scan = Instant::now();
-    reader.run(&mut src, &mut pool, &mut out, &interrupt)?;
+    reader.run(&mut src, &mut pool, &mut out, &interrupt, &control)?;
     // Flows still open end with the input: their streams are inspected to the end.
     let report = pool.finish(reader.stats.packets + 1, &mut out)?;
     let alerts = out.finish()?;
@@ -241,54 +254,6 @@ fn open_source(a: &Args, filter: &mut Option<CaptureFilter>) -> Result<FrameSour
             "-i {iface}: live capture is only available on Linux"
         ))
     }
-}
-
-/// Reads the rule files (a bad rule is reported and skipped), the classification and
-/// threshold files, and builds the rule set.
-fn load_rules(files: &[PathBuf], settings: &Settings) -> Result<Rules, String> {
-    let mut loaded = Loaded::default();
-    for f in files {
-        loaded.add_file(f, &settings.vars)?;
-    }
-    loaded.dedup();
-    for e in &loaded.errors {
-        eprintln!("netsieve scan: rule skipped: {e}");
-    }
-    let parsed = loaded.rules.len();
-    let failed = loaded.errors.len();
-    if parsed == 0 && failed > 0 {
-        return Err(format!("all {failed} rules failed to load"));
-    }
-    let classes = match &settings.classification {
-        Some(p) if p.exists() => Classifications::parse(
-            &std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
-        ),
-        _ => Classifications::bundled(),
-    };
-    let set = RuleSet::build(loaded.rules, &classes, settings.build);
-    for (_, e) in &set.stats().compile_errors {
-        eprintln!("netsieve scan: rule skipped: {e}");
-    }
-    let thresholds = match &settings.threshold_file {
-        Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            let c = ThresholdConfig::parse(&text, &settings.vars);
-            for e in &c.errors {
-                eprintln!(
-                    "netsieve scan: threshold entry skipped: {}:{e}",
-                    p.display()
-                );
-            }
-            Some(c)
-        }
-        None => None,
-    };
-    Ok(Rules {
-        set: Arc::new(set),
-        thresholds,
-        parsed,
-        failed,
-    })
 }
 
 /// The size of the inputs, for progress.

@@ -21,8 +21,10 @@ use netsieve_detect::{Alert, Counts, DetectOptions, Detector, FlowData, Profile,
 use netsieve_packet::decode::decodes_link;
 use netsieve_packet::flow::{Flow, FlowConfig, FlowStats, FlowTable, SweepClock};
 use netsieve_packet::{Decoder, Frame, FrameSource, Next, Packet};
+use netsieve_rules::ThresholdConfig;
 
 use super::capture_filter::CaptureFilter;
+use super::control::{Control, Counters, Order};
 use super::sink::Emitter;
 use crate::interrupt::Interrupt;
 
@@ -96,6 +98,13 @@ impl Worker {
         }
     }
 
+    /// Inspects with `set` from the next packet on; every flow carries over.
+    fn reload(&mut self, set: Arc<RuleSet>) {
+        let flows = &mut self.flows;
+        self.det
+            .reload(set, |rebase| flows.for_each_user_mut(|fd| rebase(fd)));
+    }
+
     fn report(&self) -> WorkerReport {
         WorkerReport {
             flows: self.flows.stats().clone(),
@@ -134,6 +143,8 @@ enum Work {
     Sweep(Duration, u64),
     /// The input ended after the packet before this number: end every flow.
     End(u64),
+    /// Inspect with this rule set from here on.
+    Reload(Arc<RuleSet>),
 }
 
 /// The detection workers.
@@ -217,6 +228,24 @@ impl Pool {
         }
     }
 
+    /// Switches every worker to `set` between two packets: the alerts of the packets
+    /// before are delivered first (the emitter names their rules from the old set), then
+    /// the emitter switches, and each worker switches before its next packet.
+    pub fn reload(
+        &mut self,
+        set: &Arc<RuleSet>,
+        thresholds: Option<&ThresholdConfig>,
+        out: &mut Emitter,
+    ) -> Result<(), String> {
+        self.flush(out)?;
+        out.reload(Arc::clone(set), thresholds);
+        match &mut self.lanes {
+            Lanes::Here(w, _) => w.reload(Arc::clone(set)),
+            Lanes::Threads(t) => t.queue(|| Work::Reload(Arc::clone(set))),
+        }
+        Ok(())
+    }
+
     /// The input ended before packet `at`: every flow ends, every alert is delivered.
     pub fn finish(self, at: u64, out: &mut Emitter) -> Result<PoolReport, String> {
         match self.lanes {
@@ -275,6 +304,7 @@ impl Threads {
                             Work::Packet(p, track) => w.process(p, *track, &mut out),
                             Work::Sweep(now, at) => w.sweep(*now, *at, &mut out),
                             Work::End(at) => w.end(*at, &mut out),
+                            Work::Reload(set) => w.reload(Arc::clone(set)),
                         }
                     }
                     if res_tx.send((chunk, out)).is_err() {
@@ -514,11 +544,26 @@ impl Reader {
         pool: &mut Pool,
         out: &mut Emitter,
         interrupt: &Interrupt,
+        control: &Control,
     ) -> Result<(), String> {
         let mut frame = Frame::default();
         let mut pkt = Packet::default();
         let mut inner = Packet::default();
         loop {
+            if let Some(order) = control.order() {
+                match order {
+                    Order::Stop => break,
+                    Order::Switch(rules) => {
+                        pool.reload(&rules.set, rules.thresholds.as_ref(), out)?;
+                        control.switched();
+                        eprintln!(
+                            "netsieve scan: rules reloaded: {} inspected, {} skipped",
+                            rules.set.sigs().len(),
+                            rules.errors.len()
+                        );
+                    }
+                }
+            }
             if interrupt.requested() {
                 // Stop between packets; the run then ends as at the end of its input.
                 if !src.is_live() {
@@ -531,6 +576,7 @@ impl Reader {
                 Ok(Next::End) => break,
                 Ok(Next::Idle) => {
                     self.idle(pool, out)?;
+                    control.publish(self.counters(src, out));
                     continue;
                 }
                 Err(e) if src.is_live() => return Err(e.to_string()),
@@ -547,6 +593,9 @@ impl Reader {
                 continue;
             }
             self.frame(src.name(), &frame, &mut pkt, &mut inner, pool, out)?;
+            if self.stats.packets.is_multiple_of(4096) {
+                control.publish(self.counters(src, out));
+            }
             if let Some(total) = self.progress
                 && self.stats.packets.is_multiple_of(100_000)
             {
@@ -563,6 +612,17 @@ impl Reader {
             eprintln!();
         }
         Ok(())
+    }
+
+    /// What the control socket shows of this run.
+    fn counters(&self, src: &FrameSource, out: &Emitter) -> Counters {
+        Counters {
+            packets: self.stats.packets,
+            bytes: self.stats.bytes,
+            bad_checksum: self.stats.bad_checksum,
+            alerts: out.alerts(),
+            kernel: src.kernel_stats(),
+        }
     }
 
     /// A pause in live traffic: flows idle by the wall clock are swept, and the alerts of

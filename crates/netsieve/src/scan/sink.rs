@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use netsieve_detect::{Alert, RuleSet, Thresholds};
+use netsieve_rules::ThresholdConfig;
 
 /// An output of alerts.
 pub(super) trait Sink {
@@ -43,6 +44,13 @@ impl Emitter {
             s.alert(&self.set, &al).map_err(|e| e.to_string())?;
         }
         Ok(())
+    }
+
+    /// Names alerts' rules from `set` from now on; threshold counters carry over by
+    /// (gid, sid).
+    pub fn reload(&mut self, set: Arc<RuleSet>, config: Option<&ThresholdConfig>) {
+        self.thresholds.rebase(&self.set, &set, config);
+        self.set = set;
     }
 
     /// Alerts written so far.

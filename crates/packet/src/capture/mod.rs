@@ -78,6 +78,15 @@ impl FrameSource {
     pub fn is_live(&self) -> bool {
         !matches!(self, FrameSource::Files(_))
     }
+
+    /// For a live interface: frames the kernel passed and dropped so far.
+    pub fn kernel_stats(&self) -> Option<(u64, u64)> {
+        match self {
+            FrameSource::Files(_) => None,
+            #[cfg(target_os = "linux")]
+            FrameSource::Live(i) => i.kernel_stats(),
+        }
+    }
 }
 
 /// A capture that could not be opened or read. Names the file and, for damage inside a

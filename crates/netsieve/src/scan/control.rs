@@ -1,0 +1,444 @@
+//! The control socket (`--unix-socket PATH`) and SIGUSR2: rules reloaded, added and
+//! removed while traffic flows.
+//!
+//! The socket speaks Suricata's unix-socket protocol, so Suricata's own client
+//! (`suricatasc`) works against netsieve unchanged: the client sends `{"version": ...}`
+//! and gets `{"return": "OK"}`, then sends commands as `{"command": NAME, "arguments":
+//! {...}}`, one JSON object per line, and each reply is one JSON object per line with
+//! `return` ("OK" or "NOK") and `message`.
+//!
+//! A reload is built here, on the control thread, off the packet path; the new rule set
+//! is then handed to the reader, which switches the workers between two packets
+//! ([`super::pipeline::Pool::reload`]) and says so. A blocking `reload-rules` answers
+//! once the switch is made; every packet before it was inspected with the old rules and
+//! every packet after with the new.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Value, json};
+
+use super::rules::{Edits, RuleSource, Rules};
+
+/// The control side of a run, as the reader sees it.
+pub(super) struct Control {
+    shared: Arc<Shared>,
+    path: Option<PathBuf>,
+}
+
+/// What the reader is asked to do at the next packet boundary.
+pub(super) enum Order {
+    /// Inspect with these rules from now on.
+    Switch(Box<Rules>),
+    /// End the run as at the end of its input (`shutdown`).
+    Stop,
+}
+
+/// Counters the reader publishes for `iface-stat` and `dump-counters`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Counters {
+    pub packets: u64,
+    pub bytes: u64,
+    pub bad_checksum: u64,
+    pub alerts: u64,
+    /// Frames the kernel passed and dropped (a live interface).
+    pub kernel: Option<(u64, u64)>,
+}
+
+/// What the run is, for `running-mode`, `capture-mode` and `iface-list`.
+pub(super) struct RunInfo {
+    pub threads: usize,
+    pub iface: Option<String>,
+}
+
+struct Shared {
+    started: Instant,
+    info: RunInfo,
+    /// Set when `inbox` holds an order: the reader's one check per packet.
+    pending: AtomicBool,
+    inbox: Mutex<Inbox>,
+    /// Signalled when the reader takes a rule set, or the run ends.
+    taken: Condvar,
+    counters: Mutex<Counters>,
+    ruleset: Mutex<RulesetState>,
+}
+
+#[derive(Default)]
+struct Inbox {
+    switch: Option<Box<Rules>>,
+    stop: bool,
+    /// Rule sets the reader switched to so far.
+    switched: u64,
+    /// The run ended: nobody will take a rule set any more.
+    ended: bool,
+}
+
+/// The rules in force and how they came to be.
+struct RulesetState {
+    source: RuleSource,
+    edits: Edits,
+    /// A reload is being built.
+    busy: bool,
+    last_reload: SystemTime,
+    loaded: usize,
+    failed: usize,
+    errors: Vec<String>,
+}
+
+/// Every command the socket answers, as `command-list` gives them.
+const COMMANDS: &[&str] = &[
+    "command-list",
+    "help",
+    "version",
+    "uptime",
+    "running-mode",
+    "capture-mode",
+    "reload-rules",
+    "ruleset-reload-rules",
+    "ruleset-reload-nonblocking",
+    "ruleset-reload-time",
+    "ruleset-stats",
+    "ruleset-failed-rules",
+    "iface-list",
+    "iface-stat",
+    "dump-counters",
+    "add-rule",
+    "remove-rule",
+    "shutdown",
+];
+
+impl Control {
+    /// The control side of a run whose rules came from `source` (as `rules`, loaded at
+    /// start). With `path`, the socket listens there (a stale socket file is replaced);
+    /// SIGUSR2 reloads either way.
+    pub fn start(
+        path: Option<&Path>,
+        source: RuleSource,
+        rules: &Rules,
+        info: RunInfo,
+    ) -> Result<Control, String> {
+        let shared = Arc::new(Shared {
+            started: Instant::now(),
+            info,
+            pending: AtomicBool::new(false),
+            inbox: Mutex::new(Inbox::default()),
+            taken: Condvar::new(),
+            counters: Mutex::new(Counters::default()),
+            ruleset: Mutex::new(RulesetState {
+                source,
+                edits: Edits::default(),
+                busy: false,
+                last_reload: SystemTime::now(),
+                loaded: rules.set.sigs().len(),
+                failed: rules.failed,
+                errors: rules.errors.clone(),
+            }),
+        });
+        if let Some(p) = path {
+            let listener = bind(p)?;
+            let sh = Arc::clone(&shared);
+            std::thread::spawn(move || {
+                for conn in listener.incoming().flatten() {
+                    let sh = Arc::clone(&sh);
+                    std::thread::spawn(move || serve(&sh, conn));
+                }
+            });
+        }
+        if let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGUSR2])
+        {
+            let sh = Arc::clone(&shared);
+            std::thread::spawn(move || {
+                for _ in signals.forever() {
+                    let sh = Arc::clone(&sh);
+                    // As Suricata: a reload by signal does not wait for the switch.
+                    std::thread::spawn(move || {
+                        if let Err(e) = sh.reload(|_| Ok(())) {
+                            eprintln!("netsieve scan: reload (SIGUSR2) failed: {e}");
+                        }
+                    });
+                }
+            });
+        }
+        Ok(Control {
+            shared,
+            path: path.map(Path::to_path_buf),
+        })
+    }
+
+    /// The order waiting at this packet boundary, if any (one atomic load when none).
+    #[inline]
+    pub fn order(&self) -> Option<Order> {
+        if !self.shared.pending.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut inbox = lock(&self.shared.inbox);
+        self.shared.pending.store(false, Ordering::Release);
+        if inbox.stop {
+            return Some(Order::Stop);
+        }
+        inbox.switch.take().map(Order::Switch)
+    }
+
+    /// The reader switched to the rule set it took.
+    pub fn switched(&self) {
+        lock(&self.shared.inbox).switched += 1;
+        self.shared.taken.notify_all();
+    }
+
+    pub fn publish(&self, c: Counters) {
+        *lock(&self.shared.counters) = c;
+    }
+}
+
+impl Drop for Control {
+    /// The run is over: waiting reloads are told so, and the socket file goes.
+    fn drop(&mut self) {
+        lock(&self.shared.inbox).ended = true;
+        self.shared.taken.notify_all();
+        if let Some(p) = &self.path {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Listens at `p`, replacing a socket file that no process listens on any more.
+fn bind(p: &Path) -> Result<UnixListener, String> {
+    if p.exists() && UnixStream::connect(p).is_err() {
+        let _ = std::fs::remove_file(p);
+    }
+    UnixListener::bind(p).map_err(|e| format!("--unix-socket {}: {e}", p.display()))
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One client: the version handshake, then commands until it hangs up.
+fn serve(sh: &Arc<Shared>, conn: UnixStream) {
+    let Ok(w) = conn.try_clone() else { return };
+    let mut w = w;
+    let mut lines = BufReader::new(conn);
+    let mut line = String::new();
+    let mut greeted = false;
+    loop {
+        line.clear();
+        // A line longer than this is not a command (rules are far shorter).
+        match std::io::Read::take(&mut lines, 1 << 20).read_line(&mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let reply = match serde_json::from_str::<Value>(line.trim()) {
+            Err(e) => nok(format!("not JSON: {e}")),
+            Ok(v) if !greeted => match v.get("version") {
+                Some(_) => {
+                    greeted = true;
+                    json!({"return": "OK"})
+                }
+                None => nok("expected the version handshake first".into()),
+            },
+            Ok(v) => match v.get("command").and_then(Value::as_str) {
+                Some(cmd) => sh.command(cmd, v.get("arguments").unwrap_or(&Value::Null)),
+                None => nok("no command".into()),
+            },
+        };
+        let mut text = reply.to_string();
+        text.push('\n');
+        if w.write_all(text.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+fn ok(message: Value) -> Value {
+    json!({"return": "OK", "message": message})
+}
+
+fn nok(message: String) -> Value {
+    json!({"return": "NOK", "message": message})
+}
+
+impl Shared {
+    /// Answers one command.
+    fn command(self: &Arc<Self>, cmd: &str, args: &Value) -> Value {
+        let arg = |name: &str| args.get(name);
+        match cmd {
+            "command-list" | "help" => ok(json!({"count": COMMANDS.len(), "commands": COMMANDS})),
+            "version" => ok(json!(format!("netsieve {}", env!("CARGO_PKG_VERSION")))),
+            "uptime" => ok(json!(self.started.elapsed().as_secs())),
+            "running-mode" => ok(json!(if self.info.threads > 1 {
+                "autofp"
+            } else {
+                "single"
+            })),
+            "capture-mode" => ok(json!(if self.info.iface.is_some() {
+                "AF_PACKET_DEV"
+            } else {
+                "PCAP_FILE"
+            })),
+            "reload-rules" | "ruleset-reload-rules" => self.answer(self.reload(|_| Ok(()))),
+            "ruleset-reload-nonblocking" => self.reload_in_background(),
+            "ruleset-reload-time" => {
+                let t = lock(&self.ruleset).last_reload;
+                ok(json!([{"id": 0, "last_reload": rfc3339(t)}]))
+            }
+            "ruleset-stats" => {
+                let r = lock(&self.ruleset);
+                ok(json!([{"id": 0, "rules_loaded": r.loaded, "rules_failed": r.failed}]))
+            }
+            "ruleset-failed-rules" => {
+                let r = lock(&self.ruleset);
+                let list: Vec<Value> = r
+                    .errors
+                    .iter()
+                    .map(|e| json!({"tenant_id": 0, "message": e}))
+                    .collect();
+                ok(json!(list))
+            }
+            "iface-list" => {
+                let ifaces: Vec<&str> = self.info.iface.iter().map(String::as_str).collect();
+                ok(json!({"count": ifaces.len(), "ifaces": ifaces}))
+            }
+            "iface-stat" => {
+                let name = arg("iface").and_then(Value::as_str).unwrap_or("");
+                if self.info.iface.as_deref() != Some(name) {
+                    return nok(format!("Interface '{name}' not found"));
+                }
+                let c = *lock(&self.counters);
+                let (_, drop) = c.kernel.unwrap_or_default();
+                ok(
+                    json!({"pkts": c.packets, "invalid-checksums": c.bad_checksum, "drop": drop, "bypassed": 0}),
+                )
+            }
+            "dump-counters" => self.counters_json(),
+            "add-rule" => match arg("rule").and_then(Value::as_str) {
+                Some(text) => self.answer(self.reload(|e| {
+                    e.added.push(text.to_string());
+                    Ok(())
+                })),
+                None => nok("add-rule needs arguments {\"rule\": TEXT}".into()),
+            },
+            "remove-rule" => match arg("sid").and_then(sid_arg) {
+                Some(sid) => self.answer(self.reload(|e| {
+                    e.removed.insert(sid);
+                    e.added.retain(|t| !t.contains(&format!("sid:{sid};")));
+                    Ok(())
+                })),
+                None => nok("remove-rule needs arguments {\"sid\": N}".into()),
+            },
+            "shutdown" => {
+                lock(&self.inbox).stop = true;
+                self.pending.store(true, Ordering::Release);
+                ok(json!("Closing netsieve"))
+            }
+            _ => nok(format!("Unknown command '{cmd}'")),
+        }
+    }
+
+    fn answer(&self, r: Result<(), String>) -> Value {
+        match r {
+            Ok(()) => ok(json!("done")),
+            Err(e) => nok(e),
+        }
+    }
+
+    /// Reads the rules again with `edit` applied to the socket's edits, hands the new
+    /// set to the reader and waits until it switched. The edits stay only if the reload
+    /// succeeds.
+    fn reload(&self, edit: impl FnOnce(&mut Edits) -> Result<(), String>) -> Result<(), String> {
+        let (source, mut edits) = {
+            let mut r = lock(&self.ruleset);
+            if r.busy {
+                return Err("a reload is already running".into());
+            }
+            r.busy = true;
+            (r.source.clone(), r.edits.clone())
+        };
+        let built = edit(&mut edits).and_then(|()| source.load(&edits));
+        let rules = match built {
+            Ok(rules) => rules,
+            Err(e) => {
+                lock(&self.ruleset).busy = false;
+                return Err(e);
+            }
+        };
+        let (loaded, failed, errors) = (rules.set.sigs().len(), rules.failed, rules.errors.clone());
+        let switched = self.hand_over(rules);
+        let mut r = lock(&self.ruleset);
+        r.busy = false;
+        switched?;
+        r.edits = edits;
+        r.last_reload = SystemTime::now();
+        r.loaded = loaded;
+        r.failed = failed;
+        r.errors = errors;
+        Ok(())
+    }
+
+    /// Gives the reader `rules` and waits until it switched to them.
+    fn hand_over(&self, rules: Rules) -> Result<(), String> {
+        let mut inbox = lock(&self.inbox);
+        if inbox.ended {
+            return Err("the run has ended".into());
+        }
+        let target = inbox.switched + 1;
+        inbox.switch = Some(Box::new(rules));
+        self.pending.store(true, Ordering::Release);
+        while inbox.switched < target {
+            if inbox.ended {
+                return Err("the run ended before the new rules took effect".into());
+            }
+            inbox = self
+                .taken
+                .wait_timeout(inbox, Duration::from_millis(200))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        Ok(())
+    }
+
+    /// `ruleset-reload-nonblocking`: the reload goes on after the answer.
+    fn reload_in_background(self: &Arc<Self>) -> Value {
+        if lock(&self.ruleset).busy {
+            return nok("a reload is already running".into());
+        }
+        let sh = Arc::clone(self);
+        std::thread::spawn(move || {
+            if let Err(e) = sh.reload(|_| Ok(())) {
+                eprintln!("netsieve scan: reload failed: {e}");
+            }
+        });
+        ok(json!("done"))
+    }
+
+    fn counters_json(&self) -> Value {
+        let c = *lock(&self.counters);
+        let r = lock(&self.ruleset);
+        let mut v = json!({
+            "uptime": self.started.elapsed().as_secs(),
+            "decoder": {"pkts": c.packets, "bytes": c.bytes, "invalid-checksums": c.bad_checksum},
+            "detect": {"alert": c.alerts, "engines": [{"id": 0, "last_reload": rfc3339(r.last_reload), "rules_loaded": r.loaded, "rules_failed": r.failed}]},
+        });
+        if let Some((pkts, drops)) = c.kernel {
+            v["capture"] = json!({"kernel_packets": pkts, "kernel_drops": drops});
+        }
+        ok(v)
+    }
+}
+
+/// A sid given as a number or as text.
+fn sid_arg(v: &Value) -> Option<u32> {
+    match v {
+        Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// `t` as Suricata writes times in its replies (UTC).
+fn rfc3339(t: SystemTime) -> String {
+    super::eve::timestamp(t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default())
+}
