@@ -84,6 +84,9 @@ struct RulesetState {
     /// A reload is being built.
     busy: bool,
     last_reload: SystemTime,
+    /// Rules parsed (before those the engine cannot use are left out), rules in the
+    /// set, and rules that failed to parse.
+    parsed: usize,
     loaded: usize,
     failed: usize,
     errors: Vec<String>,
@@ -133,6 +136,7 @@ impl Control {
                 edits: Edits::default(),
                 busy: false,
                 last_reload: SystemTime::now(),
+                parsed: rules.parsed,
                 loaded: rules.set.sigs().len(),
                 failed: rules.failed,
                 errors: rules.errors.clone(),
@@ -187,6 +191,12 @@ impl Control {
     pub fn switched(&self) {
         lock(&self.shared.inbox).switched += 1;
         self.shared.taken.notify_all();
+    }
+
+    /// Rules parsed and rules that failed to parse, in the last load that took effect.
+    pub fn rules_read(&self) -> (usize, usize) {
+        let r = lock(&self.shared.ruleset);
+        (r.parsed, r.failed)
     }
 
     pub fn publish(&self, c: Counters) {
@@ -365,13 +375,15 @@ impl Shared {
                 return Err(e);
             }
         };
-        let (loaded, failed, errors) = (rules.set.sigs().len(), rules.failed, rules.errors.clone());
+        let (parsed, loaded, failed) = (rules.parsed, rules.set.sigs().len(), rules.failed);
+        let errors = rules.errors.clone();
         let switched = self.hand_over(rules);
         let mut r = lock(&self.ruleset);
         r.busy = false;
         switched?;
         r.edits = edits;
         r.last_reload = SystemTime::now();
+        r.parsed = parsed;
         r.loaded = loaded;
         r.failed = failed;
         r.errors = errors;

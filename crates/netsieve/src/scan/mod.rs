@@ -130,7 +130,6 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     for e in &rules.errors {
         eprintln!("netsieve scan: {e}");
     }
-    let set = Arc::clone(&rules.set);
     let load_time = t_load.elapsed();
 
     // Inputs are checked before the outputs are touched.
@@ -144,8 +143,8 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         )),
         Box::new(FastLog::new(Output::create(&a.log_dir.join("fast.log"))?)),
     ];
-    let thresholds = Thresholds::new(&set, rules.thresholds.as_ref(), a.simulate_ips);
-    let mut out = Emitter::new(Arc::clone(&set), thresholds, sinks);
+    let thresholds = Thresholds::new(&rules.set, rules.thresholds.as_ref(), a.simulate_ips);
+    let mut out = Emitter::new(Arc::clone(&rules.set), thresholds, sinks);
 
     // The pipeline.
     let mut decoder = Decoder::new(checksums != Checksums::None);
@@ -165,7 +164,13 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         http: settings.http,
         alert_max: settings.alert_max,
     };
-    let mut pool = Pool::new(usize::from(a.threads), &set, &settings.flow, det, a.profile);
+    let mut pool = Pool::new(
+        usize::from(a.threads),
+        &rules.set,
+        &settings.flow,
+        det,
+        a.profile,
+    );
     let threads = pool.threads();
     let control = Control::start(
         a.unix_socket.as_deref(),
@@ -176,11 +181,16 @@ fn scan(a: Args) -> Result<ExitCode, String> {
             iface: a.interface.clone(),
         },
     )?;
+    // From here the rules live in the pipeline only, so that a reload frees them.
+    drop(rules);
     let interrupt = Interrupt::install();
     let t_scan = Instant::now();
     reader.run(&mut src, &mut pool, &mut out, &interrupt, &control)?;
     // Flows still open end with the input: their streams are inspected to the end.
     let report = pool.finish(reader.stats.packets + 1, &mut out)?;
+    // The summary describes the rules in force at the end.
+    let set = Arc::clone(out.rules());
+    let (parsed, failed) = control.rules_read();
     let alerts = out.finish()?;
     let scan_time = t_scan.elapsed();
 
@@ -189,8 +199,8 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         pool: &report,
         set: &set,
         alerts,
-        parsed: rules.parsed,
-        failed: rules.failed,
+        parsed,
+        failed,
         load_time,
         scan_time,
         mpm: &a.mpm,

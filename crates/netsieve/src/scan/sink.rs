@@ -53,6 +53,11 @@ impl Emitter {
         self.set = set;
     }
 
+    /// The rules alerts are named from.
+    pub fn rules(&self) -> &Arc<RuleSet> {
+        &self.set
+    }
+
     /// Alerts written so far.
     pub fn alerts(&self) -> u64 {
         self.alerts
