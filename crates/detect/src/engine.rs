@@ -249,6 +249,9 @@ pub struct Detector {
     /// What detection did, for profiles and benchmarks.
     counts: Counts,
     opts: DetectOptions,
+    /// The last packet inspected is to be dropped (IPS): a drop or reject rule matched
+    /// it, or its flow is dropped.
+    last_dropped: bool,
 }
 
 /// What Suricata calls an exception policy: what happens to a flow or packet the
@@ -396,7 +399,14 @@ impl Detector {
             views: Vec::new(),
             cx: Ctx::default(),
             counts: Counts::default(),
+            last_dropped: false,
         }
+    }
+
+    /// Whether the last packet given to [`Detector::inspect`] is dropped: always false
+    /// outside IPS mode.
+    pub fn packet_dropped(&self) -> bool {
+        self.last_dropped
     }
 
     /// Inspects with `set` from the next packet on. Every flow keeps its state (streams,
@@ -447,7 +457,11 @@ impl Detector {
             return;
         }
         let t0 = self.prof.is_some().then(std::time::Instant::now);
-        self.inspect_timed(p, flow, out);
+        let mut flow = flow;
+        self.last_dropped = false;
+        self.inspect_timed(p, flow.as_mut().map(|(f, o)| (&mut **f, *o)), out);
+        self.last_dropped =
+            self.opts.ips && (self.last_dropped || flow.is_some_and(|(f, _)| f.user.dropped));
         since(t0, self.prof.as_mut().map(|p| &mut p.detect));
     }
 
@@ -466,7 +480,11 @@ impl Detector {
             if f.user.midstream {
                 match self.opts.midstream {
                     ExceptionPolicy::Ignore => {}
-                    ExceptionPolicy::PassPacket | ExceptionPolicy::DropPacket => return,
+                    ExceptionPolicy::PassPacket => return,
+                    ExceptionPolicy::DropPacket => {
+                        self.last_dropped = true;
+                        return;
+                    }
                     ExceptionPolicy::PassFlow => f.user.passed = true,
                     ExceptionPolicy::DropFlow => f.user.dropped = true,
                 }
@@ -886,6 +904,7 @@ impl Detector {
             let blocked = self.opts.ips && matches!(action, Action::Drop | Action::Reject);
             if blocked {
                 packet_dropped = true;
+                self.last_dropped = true;
                 if flow_scope && let Some((f, _)) = flow.as_mut() {
                     f.user.dropped = true;
                 }

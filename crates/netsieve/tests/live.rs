@@ -77,11 +77,75 @@ impl Net {
     }
 }
 
+impl Net {
+    /// Three namespaces in a line, as Suricata's inline tests have them: the client's
+    /// `c0` (10.77.N.2) is joined to `i0` in `{name}i`, whose `i1` is joined to the
+    /// server's `s0` (10.77.N.1); nothing connects `i0` and `i1` but netsieve. Offloads
+    /// are turned off, as an inline IPS needs (frames stay wire-sized); `None` where
+    /// that cannot be done.
+    fn inline(n: u8) -> Option<Net> {
+        if !has("ethtool") {
+            eprintln!("skipped: ethtool is not installed (inline mode needs offloads off)");
+            return None;
+        }
+        let name = format!("nsv{}x{n}", std::process::id() % 100_000);
+        let net = Net { name, n };
+        let (c, i, s) = (net.ns('c'), net.ns('i'), net.ns('s'));
+        let v = |x: &str| format!("{}{x}", net.name);
+        let ok = ip(&["netns", "add", &c])
+            && ip(&["netns", "add", &i])
+            && ip(&["netns", "add", &s])
+            && ip(&[
+                "link",
+                "add",
+                &v("c0"),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                &v("i0"),
+            ])
+            && ip(&[
+                "link",
+                "add",
+                &v("s0"),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                &v("i1"),
+            ])
+            && [('c', "c0"), ('i', "i0"), ('i', "i1"), ('s', "s0")]
+                .iter()
+                .all(|&(side, dev)| {
+                    ip(&["link", "set", &v(dev), "netns", &net.ns(side)])
+                        && net.exec_ok(side, &["ip", "link", "set", &v(dev), "name", dev])
+                        && net.exec_ok(side, &["ip", "link", "set", dev, "up"])
+                        && net.exec_ok(side, &["ip", "link", "set", "lo", "up"])
+                        && net.exec_ok(
+                            side,
+                            &[
+                                "ethtool", "-K", dev, "gro", "off", "tso", "off", "gso", "off",
+                                "tx", "off",
+                            ],
+                        )
+                })
+            && net.exec_ok('c', &["ip", "addr", "add", &net.addr(2, true), "dev", "c0"])
+            && net.exec_ok('s', &["ip", "addr", "add", &net.addr(1, true), "dev", "s0"]);
+        if !ok {
+            eprintln!("skipped: network namespaces cannot be made here (needs root and iproute2)");
+            return None;
+        }
+        Some(net)
+    }
+}
+
 impl Drop for Net {
     fn drop(&mut self) {
-        // Deleting a namespace deletes the veth end in it, and with it the pair.
-        ip(&["netns", "del", &self.ns('c')]);
-        ip(&["netns", "del", &self.ns('s')]);
+        // Deleting a namespace deletes the veth ends in it, and with them the pairs.
+        for side in ['c', 'i', 's'] {
+            ip(&["netns", "del", &self.ns(side)]);
+        }
     }
 }
 
@@ -92,9 +156,25 @@ struct Scan {
 
 impl Scan {
     fn start(net: &Net, rules: &Path, out: &Path, extra: &[&str]) -> Scan {
+        Scan::start_in(net, 's', &["-i", "s0"], rules, out, extra)
+    }
+
+    /// `netsieve scan --inline i0:i1` in the middle namespace.
+    fn inline(net: &Net, rules: &Path, out: &Path, extra: &[&str]) -> Scan {
+        Scan::start_in(net, 'i', &["--inline", "i0:i1"], rules, out, extra)
+    }
+
+    fn start_in(
+        net: &Net,
+        side: char,
+        source: &[&str],
+        rules: &Path,
+        out: &Path,
+        extra: &[&str],
+    ) -> Scan {
         let exe = env!("CARGO_BIN_EXE_netsieve");
         let child = net
-            .cmd('s', &[exe, "scan", "-i", "s0"])
+            .cmd(side, &[&[exe, "scan"], source].concat())
             .arg("-S")
             .arg(rules)
             .arg("-l")
@@ -412,4 +492,212 @@ fn rules_change_through_the_socket_while_flows_carry_over() {
     let count = |sid: &str| eve.matches(&format!("\"signature_id\":{sid},")).count();
     assert_eq!((count("10"), count("11"), count("20")), (1, 1, 1), "{eve}");
     assert!(!sock.exists(), "the socket file is removed at the end");
+}
+
+#[test]
+fn inline_forwards_what_passes_and_blocks_what_drop_rules_match() {
+    let Some(net) = Net::inline(4) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let www = dir.path().join("www");
+    std::fs::create_dir(&www).unwrap();
+    let big: Vec<u8> = (0..300_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(www.join("big.bin"), &big).unwrap();
+    std::fs::write(www.join("blocked"), "no").unwrap();
+    let rules = dir.path().join("inline.rules");
+    std::fs::write(
+        &rules,
+        r#"alert icmp any any -> any any (msg:"ping"; itype:8; sid:1; rev:1;)
+drop udp any any -> any any (msg:"bad datagram"; content:"bad"; sid:2; rev:1;)
+drop http any any -> any any (msg:"blocked URI"; http.uri; content:"/blocked"; sid:3; rev:1;)
+"#,
+    )
+    .unwrap();
+    let server = net.addr(1, false);
+    let mut http = net
+        .cmd(
+            's',
+            &["python3", "-m", "http.server", "8080", "--bind", &server],
+        )
+        .current_dir(&www)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let got = dir.path().join("udp.txt");
+    let code = format!(
+        "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\ns.bind(('{server}', 9999))\ns.settimeout(2)\nout = open('{}', 'w')\ntry:\n    while True:\n        out.write(s.recv(100).decode() + '\\n'); out.flush()\nexcept Exception:\n    pass",
+        got.display()
+    );
+    let mut udp = net.cmd('s', &["python3", "-c", &code]).spawn().unwrap();
+    let scan = Scan::inline(&net, &rules, dir.path(), &[]);
+
+    if has("ping") {
+        assert!(
+            net.exec_ok('c', &["ping", "-c", "2", "-i", "0.2", "-W", "2", &server]),
+            "ping goes through the bridge"
+        );
+    }
+    send_flow(&net, 40000, &["good1", "bad2", "good3"]);
+    let url = |p: &str| format!("http://{server}:8080/{p}");
+    let fetched = dir.path().join("big.out");
+    assert!(
+        net.exec_ok(
+            'c',
+            &[
+                "curl",
+                "-s",
+                "-m",
+                "10",
+                "-o",
+                fetched.to_str().unwrap(),
+                &url("big.bin")
+            ]
+        ),
+        "the download goes through the bridge"
+    );
+    assert!(
+        std::fs::read(&fetched).unwrap() == big,
+        "and arrives intact"
+    );
+    assert!(
+        !net.exec_ok(
+            'c',
+            &["curl", "-s", "-m", "2", "-o", "/dev/null", &url("blocked")]
+        ),
+        "the blocked request gets no answer"
+    );
+    let _ = udp.wait();
+    let o = scan.stop();
+    let _ = http.kill();
+    let _ = http.wait();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&got).unwrap(), "good1\ngood3\n");
+    let eve = std::fs::read_to_string(dir.path().join("eve.json")).unwrap();
+    let actions: Vec<(u64, String)> = eve
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|v| {
+            (
+                v["alert"]["signature_id"].as_u64().unwrap(),
+                v["alert"]["action"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(actions.contains(&(2, "blocked".into())), "{eve}");
+    assert!(actions.contains(&(3, "blocked".into())), "{eve}");
+    if has("ping") {
+        assert!(actions.contains(&(1, "allowed".into())), "{eve}");
+    }
+}
+
+/// Reinhardt's Figure 11: flows A and B run through the inline bridge; a rule that
+/// drops B is added through the socket. B is blocked from the first packet after the
+/// command returns; A loses nothing and keeps its pace.
+#[test]
+fn figure_11_a_rule_added_inline_blocks_flow_b_at_once_and_flow_a_runs_on() {
+    let Some(net) = Net::inline(5) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("inline.rules");
+    std::fs::write(&rules, "alert icmp any any -> any any (itype:8; sid:1;)\n").unwrap();
+    let sock = dir.path().join("ctl.sock");
+    let scan = Scan::inline(
+        &net,
+        &rules,
+        dir.path(),
+        &["--unix-socket", sock.to_str().unwrap()],
+    );
+    let (server, client) = (net.addr(1, false), net.addr(2, false));
+    let got = dir.path().join("got.txt");
+    let sent = dir.path().join("sent.txt");
+    // The server writes each datagram with its arrival time; the client sends A and B
+    // in turn every 2 ms for 3 s, each datagram carrying its flow, number and send time.
+    let recv = format!(
+        "import socket, time\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\ns.bind(('{server}', 9999))\ns.settimeout(1.5)\nout = open('{}', 'w')\ntry:\n    while True:\n        d = s.recv(100).decode()\n        out.write('%f %s\\n' % (time.time(), d))\nexcept Exception:\n    pass\nout.close()",
+        got.display()
+    );
+    let send = format!(
+        "import socket, time\nsa = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); sa.bind(('{client}', 41000))\nsb = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); sb.bind(('{client}', 42000))\nend = time.time() + 3\nn = 0\nwhile time.time() < end:\n    for name, s in (('A', sa), ('B', sb)):\n        s.sendto(('%s %d %f' % (name, n, time.time())).encode(), ('{server}', 9999))\n    n += 1\n    time.sleep(0.002)\nopen('{}', 'w').write(str(n))",
+        sent.display()
+    );
+    let mut rx = net.cmd('s', &["python3", "-c", &recv]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut tx = net.cmd('c', &["python3", "-c", &send]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    let t0 = now();
+    let r = command(
+        &sock,
+        "add-rule",
+        serde_json::json!({"rule": "drop udp any 42000 -> any any (msg:\"block B\"; sid:100; rev:1;)"}),
+    );
+    let t1 = now();
+    assert_eq!(r["return"], "OK", "{r}");
+    tx.wait().unwrap();
+    rx.wait().unwrap();
+    let o = scan.stop();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let n: usize = std::fs::read_to_string(&sent).unwrap().parse().unwrap();
+    // (arrival, flow, number, send time)
+    let rows: Vec<(f64, char, usize, f64)> = std::fs::read_to_string(&got)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (
+                f[0].parse().unwrap(),
+                f[1].chars().next().unwrap(),
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+            )
+        })
+        .collect();
+    let a: Vec<f64> = rows.iter().filter(|r| r.1 == 'A').map(|r| r.0).collect();
+    let b: Vec<&(f64, char, usize, f64)> = rows.iter().filter(|r| r.1 == 'B').collect();
+    assert_eq!(a.len(), n, "flow A lost datagrams");
+    // No B datagram sent after the command returned got through; those sent before it
+    // was given did.
+    let late: Vec<_> = b.iter().filter(|r| r.3 > t1).collect();
+    assert!(
+        late.is_empty(),
+        "B datagrams sent after the command got through: {late:?}"
+    );
+    let before = b.iter().filter(|r| r.3 < t0).count();
+    let sent_before = rows.iter().filter(|r| r.1 == 'A' && r.3 < t0).count();
+    assert!(
+        before + 2 >= sent_before,
+        "B was blocked before the command"
+    );
+    // A's pace: its longest gap around the command against its longest gap before.
+    let gap = |from: f64, to: f64| {
+        a.windows(2)
+            .filter(|w| w[0] >= from && w[1] <= to)
+            .map(|w| w[1] - w[0])
+            .fold(0.0f64, f64::max)
+    };
+    let first = a[0];
+    let steady = gap(first, t0 - 0.1);
+    let around = gap(t0 - 0.1, t1 + 0.1);
+    let last_b = b.iter().map(|r| r.3).fold(0.0f64, f64::max);
+    eprintln!(
+        "figure 11: command took {:.1} ms; last B datagram through was sent {:.1} ms after the command began; A's longest gap {:.1} ms around the command, {:.1} ms before it; {n} A datagrams, none lost",
+        (t1 - t0) * 1e3,
+        (last_b - t0) * 1e3,
+        around * 1e3,
+        steady * 1e3
+    );
+    assert!(
+        around <= (3.0 * steady).max(0.05),
+        "flow A stalled during the update: {:.1} ms (before: {:.1} ms)",
+        around * 1e3,
+        steady * 1e3
+    );
 }

@@ -52,7 +52,8 @@ pub(super) struct Counters {
 /// What the run is, for `running-mode`, `capture-mode` and `iface-list`.
 pub(super) struct RunInfo {
     pub threads: usize,
-    pub iface: Option<String>,
+    /// The interfaces read (none for capture files; two inline).
+    pub ifaces: Vec<String>,
 }
 
 struct Shared {
@@ -284,7 +285,7 @@ impl Shared {
             } else {
                 "single"
             })),
-            "capture-mode" => ok(json!(if self.info.iface.is_some() {
+            "capture-mode" => ok(json!(if !self.info.ifaces.is_empty() {
                 "AF_PACKET_DEV"
             } else {
                 "PCAP_FILE"
@@ -309,12 +310,13 @@ impl Shared {
                 ok(json!(list))
             }
             "iface-list" => {
-                let ifaces: Vec<&str> = self.info.iface.iter().map(String::as_str).collect();
+                let ifaces = &self.info.ifaces;
                 ok(json!({"count": ifaces.len(), "ifaces": ifaces}))
             }
             "iface-stat" => {
                 let name = arg("iface").and_then(Value::as_str).unwrap_or("");
-                if self.info.iface.as_deref() != Some(name) {
+                // Inline, both interfaces answer with the counts of the two together.
+                if !self.info.ifaces.iter().any(|i| i == name) {
                     return nok(format!("Interface '{name}' not found"));
                 }
                 let c = *lock(&self.counters);

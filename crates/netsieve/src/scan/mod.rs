@@ -45,12 +45,22 @@ use summary::Summary;
 pub struct Args {
     /// Capture file (pcap or pcapng), a directory of them, or - for standard input.
     /// Repeat to read several files as one stream of time.
-    #[arg(short = 'r', required_unless_present = "interface", conflicts_with = "interface", num_args = 1..)]
+    #[arg(short = 'r', required_unless_present_any = ["interface", "inline"], conflicts_with_all = ["interface", "inline"], num_args = 1..)]
     read: Vec<PathBuf>,
     /// Inspect live traffic on this interface (AF_PACKET, as Suricata's `-i`), until
     /// Ctrl-C or SIGTERM; needs root or CAP_NET_RAW.
-    #[arg(short = 'i', long = "interface", value_name = "IFACE")]
+    #[arg(
+        short = 'i',
+        long = "interface",
+        value_name = "IFACE",
+        conflicts_with = "inline"
+    )]
     interface: Option<String>,
+    /// Inline IPS between two interfaces (Suricata's AF_PACKET copy mode): every frame
+    /// read on one is sent out of the other unless a drop or reject rule blocks it
+    /// (alerts say "blocked"). Runs one detection thread.
+    #[arg(long, value_name = "IFACE_A:IFACE_B")]
+    inline: Option<String>,
     /// Rule file; repeat for several.
     #[arg(short = 'S', required = true, num_args = 1..)]
     rules: Vec<PathBuf>,
@@ -120,7 +130,11 @@ pub fn run(a: Args) -> ExitCode {
 fn scan(a: Args) -> Result<ExitCode, String> {
     let t_load = Instant::now();
     let mut settings = Settings::load(a.config.as_ref(), &a.set)?;
-    settings.flow.inline |= a.simulate_ips;
+    let ips = a.simulate_ips || a.inline.is_some();
+    settings.flow.inline |= ips;
+    if a.inline.is_some() && (a.threads > 1 || a.bpf.is_some()) {
+        return Err("--inline runs one detection thread and no --bpf, for now".into());
+    }
     let checksums = Checksums::parse(a.checksums.as_deref())?;
     if a.mpm == "ac" {
         settings.build.mpm = Mpm::Ac;
@@ -143,7 +157,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         )),
         Box::new(FastLog::new(Output::create(&a.log_dir.join("fast.log"))?)),
     ];
-    let thresholds = Thresholds::new(&rules.set, rules.thresholds.as_ref(), a.simulate_ips);
+    let thresholds = Thresholds::new(&rules.set, rules.thresholds.as_ref(), ips);
     let mut out = Emitter::new(Arc::clone(&rules.set), thresholds, sinks);
 
     // The pipeline.
@@ -155,10 +169,10 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         reader.show_progress(input_bytes(&a.read));
     }
     let det = DetectOptions {
-        ips: a.simulate_ips,
+        ips,
         inline: settings.flow.inline,
         keep_bytes: settings.eve.payload || settings.eve.payload_printable || settings.eve.packet,
-        midstream: settings.midstream_policy(a.simulate_ips)?,
+        midstream: settings.midstream_policy(ips)?,
         chunk: settings.chunk,
         payload_limit: settings.payload_limit,
         http: settings.http,
@@ -178,7 +192,11 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         &rules,
         RunInfo {
             threads,
-            iface: a.interface.clone(),
+            ifaces: match (&a.interface, &a.inline) {
+                (Some(i), _) => vec![i.clone()],
+                (_, Some(pair)) => pair.split(':').map(str::to_string).collect(),
+                _ => Vec::new(),
+            },
         },
     )?;
     // From here the rules live in the pipeline only, so that a reload frees them.
@@ -211,13 +229,15 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         let text = serde_json::to_string_pretty(&summary.json()).unwrap_or_default();
         std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    #[cfg(target_os = "linux")]
-    if let FrameSource::Live(i) = &src
-        && let Some((received, dropped)) = i.kernel_stats()
-    {
+    if src.send_failures() > 0 {
         eprintln!(
-            "netsieve scan: {}: the kernel passed {received} frames, dropped {dropped} (ring full)",
-            i.name()
+            "netsieve scan: {} frames could not be sent on: larger than the interface's MTU (turn off GRO, LRO, TSO and GSO with ethtool -K, as for Suricata's IPS mode) or its queue full",
+            src.send_failures()
+        );
+    }
+    if let Some((received, dropped)) = src.kernel_stats() {
+        eprintln!(
+            "netsieve scan: the kernel passed {received} frames, dropped {dropped} (ring full)"
         );
     }
     if src.is_live() {
@@ -227,10 +247,40 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     Ok(exit_code(&reader.stats, &interrupt))
 }
 
+/// `--inline A:B`.
+fn open_bridge(pair: &str) -> Result<FrameSource, String> {
+    let Some((x, y)) = pair
+        .split_once(':')
+        .filter(|(x, y)| !x.is_empty() && !y.is_empty())
+    else {
+        return Err(format!(
+            "--inline {pair}: expected two interfaces, IFACE_A:IFACE_B"
+        ));
+    };
+    #[cfg(target_os = "linux")]
+    {
+        let opts = netsieve_packet::capture::LiveOptions {
+            promiscuous: true,
+            filter: None,
+        };
+        let b = netsieve_packet::capture::Bridge::open(x, y, &opts).map_err(|e| e.to_string())?;
+        Ok(FrameSource::Inline(b))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err(format!(
+            "--inline {x}:{y}: inline mode is only available on Linux"
+        ))
+    }
+}
+
 /// The capture files, or the live interface. On an interface, `--bpf` is compiled by
 /// netsieve's compiler and attached to the socket, so that the kernel drops what it
 /// rejects before copying it (and `filter` is taken: nothing is left to check here).
 fn open_source(a: &Args, filter: &mut Option<CaptureFilter>) -> Result<FrameSource, String> {
+    if let Some(pair) = &a.inline {
+        return open_bridge(pair);
+    }
     let Some(iface) = &a.interface else {
         return Ok(FrameSource::Files(
             Capture::open(&a.read).map_err(|e| e.to_string())?,

@@ -50,7 +50,8 @@ impl Worker {
         }
     }
 
-    fn process(&mut self, pkt: &Packet, track_stream: bool, out: &mut Vec<Alert>) {
+    /// Tracks and inspects one packet; true when it is dropped (IPS).
+    fn process(&mut self, pkt: &Packet, track_stream: bool, out: &mut Vec<Alert>) -> bool {
         let n = out.len();
         let t = self.det.profile().is_some().then(Instant::now);
         let flow = self.flows.packet(pkt, track_stream);
@@ -70,6 +71,7 @@ impl Worker {
             },
             None => self.det.inspect(pkt, None, out),
         }
+        let dropped = self.det.packet_dropped();
         // Flows this packet ended (expired, or evicted for room) come before it.
         let retired = self.flows.take_retired();
         if !retired.is_empty() {
@@ -77,6 +79,7 @@ impl Worker {
             self.finish_flows(retired, pkt.num, &mut ended);
             out.splice(n..n, ended);
         }
+        dropped
     }
 
     /// Sweeps idle flows before packet `at`, finishing them.
@@ -189,19 +192,21 @@ impl Pool {
     }
 
     /// A packet (taken: the pool may send it to another thread) and whether its TCP
-    /// payload may enter the stream.
+    /// payload may enter the stream. True when the packet is dropped (IPS), which only a
+    /// pool of one knows at once (inline mode runs one).
     pub fn packet(
         &mut self,
         pkt: &mut Packet,
         track: bool,
         out: &mut Emitter,
-    ) -> Result<(), String> {
+    ) -> Result<bool, String> {
         match &mut self.lanes {
             Lanes::Here(w, alerts) => {
-                w.process(pkt, track, alerts);
-                Pool::deliver(alerts, out)
+                let dropped = w.process(pkt, track, alerts);
+                Pool::deliver(alerts, out)?;
+                Ok(dropped)
             }
-            Lanes::Threads(t) => t.push(std::mem::take(pkt), track, out),
+            Lanes::Threads(t) => t.push(std::mem::take(pkt), track, out).map(|()| false),
         }
     }
 
@@ -301,7 +306,9 @@ impl Threads {
                     let mut out = Vec::new();
                     for work in &pkts {
                         match work {
-                            Work::Packet(p, track) => w.process(p, *track, &mut out),
+                            Work::Packet(p, track) => {
+                                w.process(p, *track, &mut out);
+                            }
                             Work::Sweep(now, at) => w.sweep(*now, *at, &mut out),
                             Work::End(at) => w.end(*at, &mut out),
                             Work::Reload(set) => w.reload(Arc::clone(set)),
@@ -592,7 +599,11 @@ impl Reader {
             {
                 continue;
             }
-            self.frame(src.name(), &frame, &mut pkt, &mut inner, pool, out)?;
+            let dropped = self.frame(src.name(), &frame, &mut pkt, &mut inner, pool, out)?;
+            if !dropped {
+                // Inline, what is not dropped goes on to the other interface.
+                src.forward(&frame).map_err(|e| e.to_string())?;
+            }
             if self.stats.packets.is_multiple_of(4096) {
                 control.publish(self.counters(src, out));
             }
@@ -639,7 +650,8 @@ impl Reader {
     }
 
     /// One frame: counted, decoded, then the packet and the packets of the tunnels it
-    /// carries, innermost last, go to the pool.
+    /// carries, innermost last, go to the pool. True when the frame is dropped (IPS: a
+    /// drop rule matched one of its packets).
     fn frame(
         &mut self,
         file: &str,
@@ -648,7 +660,7 @@ impl Reader {
         inner: &mut Packet,
         pool: &mut Pool,
         out: &mut Emitter,
-    ) -> Result<(), String> {
+    ) -> Result<bool, String> {
         self.stats.packets += 1;
         self.stats.bytes += frame.data.len() as u64;
         if !decodes_link(frame.linktype) {
@@ -673,15 +685,16 @@ impl Reader {
         // stays out of the reassembled stream, but the packet itself is inspected (as
         // Suricata does; captures taken on the sending host often have such packets).
         let mut track = !bad;
+        let mut dropped = false;
         loop {
             let t_dec = self.profile.then(Instant::now);
             let more = self.decoder.decode_inner(pkt, inner);
             if let Some(t) = t_dec {
                 self.stats.decode_time += t.elapsed();
             }
-            pool.packet(pkt, track, out)?;
+            dropped |= pool.packet(pkt, track, out)?;
             if !more {
-                return Ok(());
+                return Ok(dropped);
             }
             std::mem::swap(pkt, inner);
             track = !(pkt.bad_checksum && self.decoder.checksums);

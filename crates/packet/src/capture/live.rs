@@ -21,14 +21,20 @@ pub struct LiveOptions {
     pub filter: Option<Vec<(u16, u8, u8, u32)>>,
 }
 
+/// How long a lone frame may wait in a ring block before the kernel hands the block
+/// over: short inline, where every frame waits for its verdict.
+const BLOCK_TIMEOUT_IDS_MS: u32 = 10;
+const BLOCK_TIMEOUT_INLINE_MS: u32 = 1;
+
 /// An open interface.
 pub struct Interface {
     name: String,
     ring: netring::Capture,
     /// Frames copied out of the last block: their bytes in `bytes`, and per frame its
-    /// time, length on the wire and end in `bytes`.
+    /// time, length on the wire, end in `bytes`, and whether its TCP/UDP checksum was
+    /// left to the network card (a frame this host sends: the kernel marks it).
     bytes: Vec<u8>,
-    frames: Vec<(Duration, u32, usize)>,
+    frames: Vec<(Duration, u32, usize, bool)>,
     /// The next frame of `frames` to hand out.
     next: usize,
 }
@@ -44,6 +50,12 @@ const IDLE: Duration = Duration::from_millis(100);
 impl Interface {
     /// Opens `name` for capture.
     pub fn open(name: &str, opts: &LiveOptions) -> Result<Interface, CaptureError> {
+        Interface::open_as(name, opts, false)
+    }
+
+    /// Opens `name`; `inline` for one side of a bridge: short block timeouts, and the
+    /// frames the bridge itself sends out of the interface are not read back.
+    fn open_as(name: &str, opts: &LiveOptions, inline: bool) -> Result<Interface, CaptureError> {
         let fail = |message: String| CaptureError {
             file: name.to_string(),
             packet: None,
@@ -58,7 +70,12 @@ impl Interface {
             .block_count(RING_BLOCKS)
             // Blocks are handed over at least this often when traffic is light, so that
             // a lone packet is inspected at once and not when its block fills.
-            .block_timeout_ms(10)
+            .block_timeout_ms(if inline {
+                BLOCK_TIMEOUT_INLINE_MS
+            } else {
+                BLOCK_TIMEOUT_IDS_MS
+            })
+            .ignore_outgoing(inline)
             .poll_timeout(IDLE);
         if let Some(insns) = &opts.filter {
             let insns = insns
@@ -85,10 +102,10 @@ impl Interface {
     /// The next frame, [`Next::Idle`] after a while without one. A live capture has no
     /// end of its own: it runs until the caller stops asking.
     pub fn next(&mut self, frame: &mut Frame) -> Result<Next, CaptureError> {
-        if self.next == self.frames.len() && !self.fill()? {
+        if self.next == self.frames.len() && !self.fill(IDLE)? {
             return Ok(Next::Idle);
         }
-        let (ts, orig_len, end) = self.frames[self.next];
+        let (ts, orig_len, end, partial) = self.frames[self.next];
         let start = match self.next {
             0 => 0,
             i => self.frames[i - 1].2,
@@ -101,6 +118,10 @@ impl Interface {
         frame.linktype = 1;
         frame.data.clear();
         frame.data.extend_from_slice(&self.bytes[start..end]);
+        if partial {
+            // As it will be on the wire (and as a bridge must send it on).
+            crate::checksum::complete_l4(&mut frame.data);
+        }
         Ok(Next::Frame)
     }
 
@@ -111,14 +132,20 @@ impl Interface {
         Some((u64::from(s.packets), u64::from(s.drops)))
     }
 
-    /// Copies the next block's frames out of the ring; false when none came in time.
-    fn fill(&mut self) -> Result<bool, CaptureError> {
+    /// Frames copied out and not handed out yet.
+    fn buffered(&self) -> bool {
+        self.next < self.frames.len()
+    }
+
+    /// Copies the next block's frames out of the ring, waiting up to `wait` for one;
+    /// false when none came in time.
+    fn fill(&mut self, wait: Duration) -> Result<bool, CaptureError> {
         self.bytes.clear();
         self.frames.clear();
         self.next = 0;
         let batch = self
             .ring
-            .next_batch_blocking(IDLE)
+            .next_batch_blocking(wait)
             .map_err(|e| CaptureError {
                 file: self.name.clone(),
                 packet: None,
@@ -130,11 +157,163 @@ impl Interface {
         for p in &batch {
             self.bytes.extend_from_slice(p.data());
             let orig = u32::try_from(p.original_len()).unwrap_or(u32::MAX);
+            let partial = p.status().csum_not_ready;
             self.frames
-                .push((p.timestamp().to_duration(), orig, self.bytes.len()));
+                .push((p.timestamp().to_duration(), orig, self.bytes.len(), partial));
         }
         // The block goes back to the kernel when `batch` is dropped, here.
         Ok(!self.frames.is_empty())
+    }
+}
+
+/// Two interfaces bridged, as Suricata's AF_PACKET copy mode: every frame read on one
+/// goes out of the other, unless the caller drops it (by not calling
+/// [`Bridge::forward`]).
+pub struct Bridge {
+    sides: [Interface; 2],
+    out: [Sender; 2],
+    /// The side the last frame came from.
+    last: usize,
+    /// The side to look at first next time (the two take turns).
+    turn: usize,
+    /// Frames that could not be sent (the other side's send ring full, or too large).
+    pub send_failures: u64,
+}
+
+/// How long the bridge waits on one side before looking at the other, when both are
+/// quiet.
+const BRIDGE_WAIT: Duration = Duration::from_millis(1);
+
+impl Bridge {
+    /// Bridges `a` and `b`.
+    pub fn open(a: &str, b: &str, opts: &LiveOptions) -> Result<Bridge, CaptureError> {
+        Ok(Bridge {
+            sides: [
+                Interface::open_as(a, opts, true)?,
+                Interface::open_as(b, opts, true)?,
+            ],
+            out: [Sender::open(a)?, Sender::open(b)?],
+            last: 0,
+            turn: 0,
+            send_failures: 0,
+        })
+    }
+
+    /// The interface the last frame came from.
+    pub fn side_name(&self) -> &str {
+        &self.sides[self.last].name
+    }
+
+    /// The two interfaces.
+    pub fn names(&self) -> [&str; 2] {
+        [&self.sides[0].name, &self.sides[1].name]
+    }
+
+    /// The next frame from either side (they take turns), [`Next::Idle`] after a while
+    /// without one.
+    pub fn next(&mut self, frame: &mut Frame) -> Result<Next, CaptureError> {
+        let start = std::time::Instant::now();
+        loop {
+            for k in 0..2 {
+                let side = (self.turn + k) % 2;
+                let s = &mut self.sides[side];
+                if s.buffered() || s.fill(Duration::ZERO)? {
+                    self.last = side;
+                    self.turn = 1 - side;
+                    return s.next(frame);
+                }
+            }
+            if start.elapsed() >= IDLE {
+                return Ok(Next::Idle);
+            }
+            // Both quiet: wait a little on one side, then look at both again.
+            let side = self.turn;
+            self.turn = 1 - side;
+            let s = &mut self.sides[side];
+            if s.fill(BRIDGE_WAIT)? {
+                self.last = side;
+                self.turn = 1 - side;
+                return s.next(frame);
+            }
+        }
+    }
+
+    /// Sends `frame` (the last one read) out of the other interface. A frame the
+    /// kernel refuses (larger than the interface's MTU, or its queue full) is counted in
+    /// `send_failures`, as a switch drops what it cannot send.
+    pub fn forward(&mut self, frame: &Frame) -> Result<(), CaptureError> {
+        if self.out[1 - self.last].send(&frame.data).is_err() {
+            self.send_failures += 1;
+        }
+        Ok(())
+    }
+
+    /// Per side: frames the kernel passed and dropped.
+    pub fn kernel_stats(&self) -> Option<(u64, u64)> {
+        let a = self.sides[0].kernel_stats()?;
+        let b = self.sides[1].kernel_stats()?;
+        Some((a.0 + b.0, a.1 + b.1))
+    }
+}
+
+/// The sending side of one bridged interface: an AF_PACKET socket bound to it, which
+/// sends whole frames as they were read (and receives nothing: its protocol is 0).
+struct Sender {
+    fd: std::os::fd::OwnedFd,
+}
+
+impl Sender {
+    fn open(name: &str) -> Result<Sender, CaptureError> {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        let fail = |what: &str| CaptureError {
+            file: name.to_string(),
+            packet: None,
+            message: format!("{what}: {}", std::io::Error::last_os_error()),
+        };
+        let cname = std::ffi::CString::new(name).map_err(|_| CaptureError {
+            file: name.to_string(),
+            packet: None,
+            message: "an interface name has no NUL byte".into(),
+        })?;
+        // SAFETY: `cname` is a valid NUL-terminated string for the call's duration.
+        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
+        if ifindex == 0 {
+            return Err(fail("no such interface"));
+        }
+        // SAFETY: a plain system call with constant arguments; the result is checked.
+        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+        if raw < 0 {
+            return Err(fail("socket"));
+        }
+        // SAFETY: `raw` is a descriptor just returned to us and owned by nothing else.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: sockaddr_ll is plain old data, for which all zeroes is a valid value.
+        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_ifindex = ifindex as i32;
+        // SAFETY: `sll` is a valid sockaddr_ll and the length passed is its size.
+        let r = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sll as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        };
+        if r < 0 {
+            return Err(fail("bind"));
+        }
+        Ok(Sender { fd })
+    }
+
+    fn send(&self, frame: &[u8]) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: `frame` is valid for reads of `frame.len()` bytes for the call.
+        let n = unsafe { libc::send(self.fd.as_raw_fd(), frame.as_ptr().cast(), frame.len(), 0) };
+        if n < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
     }
 }
 

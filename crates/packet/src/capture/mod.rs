@@ -13,7 +13,7 @@ mod pcap;
 mod pcapng;
 
 #[cfg(target_os = "linux")]
-pub use live::{Interface, LiveOptions};
+pub use live::{Bridge, Interface, LiveOptions};
 
 use std::fmt;
 use std::fs::File;
@@ -51,6 +51,9 @@ pub enum FrameSource {
     Files(Capture),
     #[cfg(target_os = "linux")]
     Live(Interface),
+    /// Two interfaces bridged inline: frames are forwarded unless dropped.
+    #[cfg(target_os = "linux")]
+    Inline(Bridge),
 }
 
 impl FrameSource {
@@ -63,6 +66,18 @@ impl FrameSource {
             }),
             #[cfg(target_os = "linux")]
             FrameSource::Live(i) => i.next(frame),
+            #[cfg(target_os = "linux")]
+            FrameSource::Inline(b) => b.next(frame),
+        }
+    }
+
+    /// Inline: sends the last frame read on to the other interface (a frame not
+    /// forwarded is dropped). Other sources have nowhere to send it.
+    pub fn forward(&mut self, frame: &Frame) -> Result<(), CaptureError> {
+        match self {
+            #[cfg(target_os = "linux")]
+            FrameSource::Inline(b) => b.forward(frame),
+            _ => Ok(()),
         }
     }
 
@@ -72,11 +87,23 @@ impl FrameSource {
             FrameSource::Files(c) => c.file_name(),
             #[cfg(target_os = "linux")]
             FrameSource::Live(i) => i.name(),
+            #[cfg(target_os = "linux")]
+            FrameSource::Inline(b) => b.side_name(),
         }
     }
 
     pub fn is_live(&self) -> bool {
         !matches!(self, FrameSource::Files(_))
+    }
+
+    /// Inline: frames that could not be sent on (larger than the interface's MTU, or its
+    /// queue full).
+    pub fn send_failures(&self) -> u64 {
+        match self {
+            #[cfg(target_os = "linux")]
+            FrameSource::Inline(b) => b.send_failures,
+            _ => 0,
+        }
     }
 
     /// For a live interface: frames the kernel passed and dropped so far.
@@ -85,6 +112,8 @@ impl FrameSource {
             FrameSource::Files(_) => None,
             #[cfg(target_os = "linux")]
             FrameSource::Live(i) => i.kernel_stats(),
+            #[cfg(target_os = "linux")]
+            FrameSource::Inline(b) => b.kernel_stats(),
         }
     }
 }
