@@ -140,6 +140,95 @@ impl Net {
     }
 }
 
+impl Net {
+    /// Client, router and server: `c0` 10.77.N.2 in `{name}c`, the router `{name}i` with
+    /// `r0` 10.77.N.1 and `r1` 10.78.N.1 forwarding between them, and `s0` 10.78.N.2 in
+    /// `{name}s`; the router queues every forwarded packet to netfilter queue `queue`
+    /// (iptables' NFQUEUE target: this kernel has it, but not nftables' `queue`).
+    /// `None` where that cannot be done.
+    fn routed(n: u8, queue: u16) -> Option<Net> {
+        if !has("iptables") {
+            eprintln!("skipped: iptables is not installed");
+            return None;
+        }
+        let name = format!("nsv{}x{n}", std::process::id() % 100_000);
+        let net = Net { name, n };
+        let v = |x: &str| format!("{}{x}", net.name);
+        let (c, r, s) = (net.ns('c'), net.ns('i'), net.ns('s'));
+        let (cn, sn) = (format!("10.77.{n}"), format!("10.78.{n}"));
+        let ok = [&c, &r, &s].iter().all(|ns| ip(&["netns", "add", ns]))
+            && ip(&[
+                "link",
+                "add",
+                &v("c0"),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                &v("r0"),
+            ])
+            && ip(&[
+                "link",
+                "add",
+                &v("s0"),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                &v("r1"),
+            ])
+            && [('c', "c0"), ('i', "r0"), ('i', "r1"), ('s', "s0")]
+                .iter()
+                .all(|&(side, dev)| {
+                    ip(&["link", "set", &v(dev), "netns", &net.ns(side)])
+                        && net.exec_ok(side, &["ip", "link", "set", &v(dev), "name", dev])
+                        && net.exec_ok(side, &["ip", "link", "set", dev, "up"])
+                })
+            && net.exec_ok(
+                'c',
+                &["ip", "addr", "add", &format!("{cn}.2/24"), "dev", "c0"],
+            )
+            && net.exec_ok(
+                'i',
+                &["ip", "addr", "add", &format!("{cn}.1/24"), "dev", "r0"],
+            )
+            && net.exec_ok(
+                'i',
+                &["ip", "addr", "add", &format!("{sn}.1/24"), "dev", "r1"],
+            )
+            && net.exec_ok(
+                's',
+                &["ip", "addr", "add", &format!("{sn}.2/24"), "dev", "s0"],
+            )
+            && net.exec_ok(
+                'c',
+                &["ip", "route", "add", "default", "via", &format!("{cn}.1")],
+            )
+            && net.exec_ok(
+                's',
+                &["ip", "route", "add", "default", "via", &format!("{sn}.1")],
+            )
+            && net.exec_ok('i', &["sysctl", "-qw", "net.ipv4.ip_forward=1"])
+            && net.exec_ok(
+                'i',
+                &[
+                    "iptables",
+                    "-A",
+                    "FORWARD",
+                    "-j",
+                    "NFQUEUE",
+                    "--queue-num",
+                    &queue.to_string(),
+                ],
+            );
+        if !ok {
+            eprintln!("skipped: a routed namespace with an NFQUEUE rule cannot be made here");
+            return None;
+        }
+        Some(net)
+    }
+}
+
 impl Drop for Net {
     fn drop(&mut self) {
         // Deleting a namespace deletes the veth ends in it, and with them the pairs.
@@ -699,5 +788,51 @@ fn figure_11_a_rule_added_inline_blocks_flow_b_at_once_and_flow_a_runs_on() {
         "flow A stalled during the update: {:.1} ms (before: {:.1} ms)",
         around * 1e3,
         steady * 1e3
+    );
+}
+
+#[test]
+fn nfqueue_accepts_what_passes_and_drops_what_drop_rules_match() {
+    let Some(net) = Net::routed(6, 6) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("q.rules");
+    std::fs::write(
+        &rules,
+        r#"alert icmp any any -> any any (msg:"ping"; itype:8; sid:1; rev:1;)
+drop udp any any -> any any (msg:"bad datagram"; content:"bad"; sid:2; rev:1;)
+"#,
+    )
+    .unwrap();
+    let got = dir.path().join("udp.txt");
+    let code = format!(
+        "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\ns.bind(('10.78.6.2', 9999))\ns.settimeout(2)\nout = open('{}', 'w')\ntry:\n    while True:\n        out.write(s.recv(100).decode() + '\\n'); out.flush()\nexcept Exception:\n    pass",
+        got.display()
+    );
+    let mut udp = net.cmd('s', &["python3", "-c", &code]).spawn().unwrap();
+    let scan = Scan::start_in(&net, 'i', &["-q", "6"], &rules, dir.path(), &[]);
+    if has("ping") {
+        assert!(
+            net.exec_ok(
+                'c',
+                &["ping", "-c", "2", "-i", "0.2", "-W", "2", "10.78.6.2"]
+            ),
+            "ping is routed through the queue"
+        );
+    }
+    let send = "import socket, time\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\nfor t in [b'good1', b'bad2', b'good3']:\n    s.sendto(t, ('10.78.6.2', 9999)); time.sleep(0.05)";
+    assert!(net.exec_ok('c', &["python3", "-c", send]));
+    let _ = udp.wait();
+    let o = scan.stop();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&got).unwrap(),
+        "good1\ngood3\n",
+        "{stderr}"
+    );
+    let eve = std::fs::read_to_string(dir.path().join("eve.json")).unwrap();
+    assert!(
+        eve.contains(r#""signature_id":2,"#) && eve.contains(r#""action":"blocked""#),
+        "{eve}"
     );
 }

@@ -54,6 +54,7 @@ pub(super) struct RunInfo {
     pub threads: usize,
     /// The interfaces read (none for capture files; two inline).
     pub ifaces: Vec<String>,
+    pub capture_mode: &'static str,
 }
 
 struct Shared {
@@ -285,11 +286,7 @@ impl Shared {
             } else {
                 "single"
             })),
-            "capture-mode" => ok(json!(if !self.info.ifaces.is_empty() {
-                "AF_PACKET_DEV"
-            } else {
-                "PCAP_FILE"
-            })),
+            "capture-mode" => ok(json!(self.info.capture_mode)),
             "reload-rules" | "ruleset-reload-rules" => self.answer(self.reload(|_| Ok(()))),
             "ruleset-reload-nonblocking" => self.reload_in_background(),
             "ruleset-reload-time" => {

@@ -45,7 +45,7 @@ use summary::Summary;
 pub struct Args {
     /// Capture file (pcap or pcapng), a directory of them, or - for standard input.
     /// Repeat to read several files as one stream of time.
-    #[arg(short = 'r', required_unless_present_any = ["interface", "inline"], conflicts_with_all = ["interface", "inline"], num_args = 1..)]
+    #[arg(short = 'r', required_unless_present_any = ["interface", "inline", "queue"], conflicts_with_all = ["interface", "inline", "queue"], num_args = 1..)]
     read: Vec<PathBuf>,
     /// Inspect live traffic on this interface (AF_PACKET, as Suricata's `-i`), until
     /// Ctrl-C or SIGTERM; needs root or CAP_NET_RAW.
@@ -59,8 +59,14 @@ pub struct Args {
     /// Inline IPS between two interfaces (Suricata's AF_PACKET copy mode): every frame
     /// read on one is sent out of the other unless a drop or reject rule blocks it
     /// (alerts say "blocked"). Runs one detection thread.
-    #[arg(long, value_name = "IFACE_A:IFACE_B")]
+    #[arg(long, value_name = "IFACE_A:IFACE_B", conflicts_with = "queue")]
     inline: Option<String>,
+    /// IPS on a netfilter queue (Suricata's NFQ mode): every packet a firewall rule
+    /// queues (`nft ... queue num N`) is accepted unless a drop or reject rule blocks it.
+    /// The queue fails open: when netsieve falls behind, the kernel accepts. Runs one
+    /// detection thread.
+    #[arg(short = 'q', value_name = "N")]
+    queue: Option<u16>,
     /// Rule file; repeat for several.
     #[arg(short = 'S', required = true, num_args = 1..)]
     rules: Vec<PathBuf>,
@@ -130,10 +136,10 @@ pub fn run(a: Args) -> ExitCode {
 fn scan(a: Args) -> Result<ExitCode, String> {
     let t_load = Instant::now();
     let mut settings = Settings::load(a.config.as_ref(), &a.set)?;
-    let ips = a.simulate_ips || a.inline.is_some();
+    let ips = a.simulate_ips || a.inline.is_some() || a.queue.is_some();
     settings.flow.inline |= ips;
-    if a.inline.is_some() && (a.threads > 1 || a.bpf.is_some()) {
-        return Err("--inline runs one detection thread and no --bpf, for now".into());
+    if (a.inline.is_some() || a.queue.is_some()) && (a.threads > 1 || a.bpf.is_some()) {
+        return Err("--inline and -q run one detection thread and no --bpf, for now".into());
     }
     let checksums = Checksums::parse(a.checksums.as_deref())?;
     if a.mpm == "ac" {
@@ -197,6 +203,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
                 (_, Some(pair)) => pair.split(':').map(str::to_string).collect(),
                 _ => Vec::new(),
             },
+            capture_mode: src.capture_mode(),
         },
     )?;
     // From here the rules live in the pipeline only, so that a reload frees them.
@@ -280,6 +287,14 @@ fn open_bridge(pair: &str) -> Result<FrameSource, String> {
 fn open_source(a: &Args, filter: &mut Option<CaptureFilter>) -> Result<FrameSource, String> {
     if let Some(pair) = &a.inline {
         return open_bridge(pair);
+    }
+    if let Some(n) = a.queue {
+        #[cfg(target_os = "linux")]
+        return netsieve_packet::capture::NfQueue::open(n)
+            .map(FrameSource::Queue)
+            .map_err(|e| e.to_string());
+        #[cfg(not(target_os = "linux"))]
+        return Err(format!("-q {n}: NFQUEUE is only available on Linux"));
     }
     let Some(iface) = &a.interface else {
         return Ok(FrameSource::Files(

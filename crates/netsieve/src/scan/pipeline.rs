@@ -600,10 +600,8 @@ impl Reader {
                 continue;
             }
             let dropped = self.frame(src.name(), &frame, &mut pkt, &mut inner, pool, out)?;
-            if !dropped {
-                // Inline, what is not dropped goes on to the other interface.
-                src.forward(&frame).map_err(|e| e.to_string())?;
-            }
+            // Inline and from a queue, the packet goes on unless it was dropped.
+            src.verdict(&frame, !dropped).map_err(|e| e.to_string())?;
             if self.stats.packets.is_multiple_of(4096) {
                 control.publish(self.counters(src, out));
             }

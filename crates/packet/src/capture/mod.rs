@@ -9,11 +9,15 @@
 
 #[cfg(target_os = "linux")]
 mod live;
+#[cfg(target_os = "linux")]
+mod nfqueue;
 mod pcap;
 mod pcapng;
 
 #[cfg(target_os = "linux")]
 pub use live::{Bridge, Interface, LiveOptions};
+#[cfg(target_os = "linux")]
+pub use nfqueue::NfQueue;
 
 use std::fmt;
 use std::fs::File;
@@ -54,6 +58,9 @@ pub enum FrameSource {
     /// Two interfaces bridged inline: frames are forwarded unless dropped.
     #[cfg(target_os = "linux")]
     Inline(Bridge),
+    /// A netfilter queue: each packet waits for its verdict.
+    #[cfg(target_os = "linux")]
+    Queue(NfQueue),
 }
 
 impl FrameSource {
@@ -68,16 +75,33 @@ impl FrameSource {
             FrameSource::Live(i) => i.next(frame),
             #[cfg(target_os = "linux")]
             FrameSource::Inline(b) => b.next(frame),
+            #[cfg(target_os = "linux")]
+            FrameSource::Queue(q) => q.next(frame),
         }
     }
 
-    /// Inline: sends the last frame read on to the other interface (a frame not
-    /// forwarded is dropped). Other sources have nowhere to send it.
-    pub fn forward(&mut self, frame: &Frame) -> Result<(), CaptureError> {
+    /// The verdict on the last frame read: inline, a frame that passes is sent on to the
+    /// other interface, a queued packet is accepted; otherwise it is dropped. Sources
+    /// that only watch have nothing to do.
+    pub fn verdict(&mut self, frame: &Frame, pass: bool) -> Result<(), CaptureError> {
         match self {
             #[cfg(target_os = "linux")]
-            FrameSource::Inline(b) => b.forward(frame),
+            FrameSource::Inline(b) if pass => b.forward(frame),
+            #[cfg(target_os = "linux")]
+            FrameSource::Queue(q) => q.verdict(pass),
             _ => Ok(()),
+        }
+    }
+
+    /// Packets wait for a verdict (inline and queue): detection must answer for each
+    /// before the next.
+    pub fn needs_verdicts(&self) -> bool {
+        match self {
+            FrameSource::Files(_) => false,
+            #[cfg(target_os = "linux")]
+            FrameSource::Live(_) => false,
+            #[cfg(target_os = "linux")]
+            FrameSource::Inline(_) | FrameSource::Queue(_) => true,
         }
     }
 
@@ -89,11 +113,24 @@ impl FrameSource {
             FrameSource::Live(i) => i.name(),
             #[cfg(target_os = "linux")]
             FrameSource::Inline(b) => b.side_name(),
+            #[cfg(target_os = "linux")]
+            FrameSource::Queue(q) => q.name(),
         }
     }
 
     pub fn is_live(&self) -> bool {
         !matches!(self, FrameSource::Files(_))
+    }
+
+    /// Suricata's name for the capture mode (its socket's `capture-mode`).
+    pub fn capture_mode(&self) -> &'static str {
+        match self {
+            FrameSource::Files(_) => "PCAP_FILE",
+            #[cfg(target_os = "linux")]
+            FrameSource::Live(_) | FrameSource::Inline(_) => "AF_PACKET_DEV",
+            #[cfg(target_os = "linux")]
+            FrameSource::Queue(_) => "NFQ",
+        }
     }
 
     /// Inline: frames that could not be sent on (larger than the interface's MTU, or its
@@ -114,6 +151,8 @@ impl FrameSource {
             FrameSource::Live(i) => i.kernel_stats(),
             #[cfg(target_os = "linux")]
             FrameSource::Inline(b) => b.kernel_stats(),
+            #[cfg(target_os = "linux")]
+            FrameSource::Queue(_) => None,
         }
     }
 }
