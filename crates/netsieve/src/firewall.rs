@@ -19,17 +19,24 @@ use std::io::{BufWriter, Write};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
+
+use serde_json::{Value, json};
 
 use netsieve_classify::hybrid::Trace;
 use netsieve_classify::iptables::{self, Family};
 use netsieve_classify::linear::Verdict;
 use netsieve_classify::rule::{CtState, Key, Packet, Rule, RuleSet, v4};
 use netsieve_classify::{Action, Hybrid, Strategy, classbench};
-use netsieve_packet::capture::{Capture, Frame};
+use netsieve_packet::capture::{Capture, Frame, FrameSource, Next};
 use netsieve_packet::decode::{Decoder, L4, Packet as Decoded};
 use netsieve_packet::flow::{FlowConfig, FlowTable};
 
+use crate::ctl::{self, nok, ok};
+use crate::interrupt::Interrupt;
+use crate::live::LiveArgs;
 use crate::pcapout::PcapOut;
 
 #[derive(clap::Args)]
@@ -47,6 +54,17 @@ pub struct Args {
     /// Capture to classify (pcap or pcapng); repeat for several.
     #[arg(short = 'r')]
     read: Vec<PathBuf>,
+    /// Classify live traffic on this interface (counts only: nothing is forwarded).
+    #[arg(short = 'i', long = "interface", value_name = "IFACE", conflicts_with_all = ["read", "inline", "queue", "trace"])]
+    interface: Option<String>,
+    /// Inline between two interfaces: every frame read on one is sent out of the other
+    /// when the rule set accepts it (a firewall on a wire, without an IP stack).
+    #[arg(long, value_name = "IFACE_A:IFACE_B", conflicts_with_all = ["read", "queue", "trace"])]
+    inline: Option<String>,
+    /// Decide the packets a netfilter queue holds (`iptables -j NFQUEUE --queue-num N`):
+    /// accept or drop, by the rule set.
+    #[arg(short = 'q', value_name = "N", conflicts_with_all = ["read", "trace"])]
+    queue: Option<u16>,
     /// Write the accepted packets (and those the table does not see: not IP, or IPv6
     /// for an iptables set and IPv4 for an ip6tables one) to this pcap file.
     #[arg(short = 'w')]
@@ -73,6 +91,12 @@ pub struct Args {
     /// refused.
     #[arg(long)]
     allow_skipped: bool,
+    /// Take rule changes while packets flow through this unix socket, in Suricata's
+    /// socket protocol: `firewall-insert` (`{"position": N, "rule": TEXT}`, the rule as
+    /// `--updates` writes it), `firewall-delete` (`{"position": N}`), `firewall-rebuild`,
+    /// `shutdown`.
+    #[arg(long, value_name = "PATH")]
+    unix_socket: Option<PathBuf>,
     /// Interface names the packets arrived on and leave by (for -i / -o matches).
     #[arg(long, default_value = "")]
     iif: String,
@@ -237,17 +261,8 @@ fn load_updates(path: &Path, format: Format) -> Result<Vec<(u64, Change)>, Strin
                 let pos: usize = pos
                     .parse()
                     .map_err(|_| bad(1, "`insert` needs a position"))?;
-                let origin = format!("{name}:{ln}");
-                let rule = match format {
-                    Format::ClassBench => classbench::parse_one(rule.trim(), &origin),
-                    Format::Iptables(f) => iptables::parse_one(rule.trim(), f, &origin),
-                }
-                .map_err(|e| {
-                    bad(
-                        1,
-                        &format!("in the rule: column {}: {}", e.column(), e.message()),
-                    )
-                })?;
+                let rule = parse_rule(rule, format, &format!("{name}:{ln}"))
+                    .map_err(|e| bad(1, &format!("in the rule: {e}")))?;
                 Change::Insert(pos, rule)
             }
             _ => return Err(bad(1, "expected `insert`, `delete` or `rebuild`")),
@@ -256,6 +271,103 @@ fn load_updates(path: &Path, format: Format) -> Result<Vec<(u64, Change)>, Strin
     }
     out.sort_by_key(|c| c.0);
     Ok(out)
+}
+
+/// The firewall's control socket: changes while packets flow, made between two packets
+/// as `--updates` makes them, each answered once made.
+struct FwControl {
+    started: Instant,
+    format: Format,
+    /// Set when `inbox` holds changes or a stop: the loop's one check per packet.
+    pending: AtomicBool,
+    inbox: Mutex<Vec<(Change, Reply)>>,
+    stop: AtomicBool,
+}
+
+/// Where the loop says whether a change was made.
+type Reply = mpsc::Sender<Result<(), String>>;
+
+const FW_COMMANDS: &[&str] = &[
+    "command-list",
+    "help",
+    "version",
+    "uptime",
+    "firewall-insert",
+    "firewall-delete",
+    "firewall-rebuild",
+    "shutdown",
+];
+
+impl ctl::Handler for FwControl {
+    fn command(self: &Arc<Self>, cmd: &str, args: &Value) -> Value {
+        let position = || {
+            args.get("position")
+                .and_then(Value::as_u64)
+                .map(|p| p as usize)
+                .ok_or_else(|| format!("{cmd} needs arguments {{\"position\": N}}"))
+        };
+        let change = match cmd {
+            "command-list" | "help" => return ctl::command_list(FW_COMMANDS),
+            "version" => return ctl::version(),
+            "uptime" => return ok(json!(self.started.elapsed().as_secs())),
+            "shutdown" => {
+                self.stop.store(true, Ordering::Release);
+                self.pending.store(true, Ordering::Release);
+                return ok(json!("Closing netsieve"));
+            }
+            "firewall-rebuild" => Ok(Change::Rebuild),
+            "firewall-delete" => position().map(Change::Delete),
+            "firewall-insert" => position().and_then(|pos| {
+                let text = args
+                    .get("rule")
+                    .and_then(Value::as_str)
+                    .ok_or("firewall-insert needs arguments {\"position\": N, \"rule\": TEXT}")?;
+                let rule = parse_rule(text, self.format, "<unix-socket>")
+                    .map_err(|e| format!("in the rule: {e}"))?;
+                Ok(Change::Insert(pos, rule))
+            }),
+            _ => return nok(format!("Unknown command '{cmd}'")),
+        };
+        match change.and_then(|c| self.submit(c)) {
+            Ok(()) => ok(json!("done")),
+            Err(e) => nok(e),
+        }
+    }
+}
+
+impl FwControl {
+    /// Hands `c` to the classifying loop and waits until it was made.
+    fn submit(&self, c: Change) -> Result<(), String> {
+        let (tx, rx) = mpsc::channel();
+        self.inbox
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((c, tx));
+        self.pending.store(true, Ordering::Release);
+        rx.recv_timeout(std::time::Duration::from_secs(10))
+            .map_err(|_| "the firewall did not take the change (has it stopped?)".to_string())?
+    }
+
+    /// Makes the changes waiting (between two packets); true when a stop was asked.
+    fn serve(&self, run: &mut Run) -> bool {
+        if !self.pending.swap(false, Ordering::AcqRel) {
+            return false;
+        }
+        let changes = std::mem::take(&mut *self.inbox.lock().unwrap_or_else(|e| e.into_inner()));
+        for (c, tx) in changes {
+            let _ = tx.send(run.apply(c));
+        }
+        self.stop.load(Ordering::Acquire)
+    }
+}
+
+/// One rule in the set's format; `origin` names where it came from.
+fn parse_rule(text: &str, format: Format, origin: &str) -> Result<Rule, String> {
+    match format {
+        Format::ClassBench => classbench::parse_one(text.trim(), origin),
+        Format::Iptables(f) => iptables::parse_one(text.trim(), f, origin),
+    }
+    .map_err(|e| format!("column {}: {}", e.column(), e.message()))
 }
 
 /// Counts per rule (by identity, so they survive position shifts) and per action.
@@ -290,21 +402,8 @@ impl Run {
                 break;
             }
             let (_, c) = self.changes.next().expect("peeked");
-            let len = self.hy.len();
-            match c {
-                Change::Insert(pos, _) | Change::Delete(pos)
-                    if pos > len || (pos == len && matches!(c, Change::Delete(_))) =>
-                {
-                    return Err(format!(
-                        "update before packet {i}: no position {pos} (the list has {len} rules)"
-                    ));
-                }
-                Change::Insert(pos, rule) => self.hy.insert(pos, rule),
-                Change::Delete(pos) => {
-                    self.hy.delete(pos);
-                }
-                Change::Rebuild => self.hy.start_rebuild(),
-            }
+            self.apply(c)
+                .map_err(|e| format!("update before packet {i}: {e}"))?;
         }
         if self.hy.poll() {
             self.rebuilds += 1;
@@ -321,6 +420,25 @@ impl Run {
     }
 
     /// The packet index of the next change, if any.
+    /// Inserts, deletes or starts a rebuild. A position past the end of the list is an
+    /// error (the change is not made).
+    fn apply(&mut self, c: Change) -> Result<(), String> {
+        let len = self.hy.len();
+        match c {
+            Change::Insert(pos, _) | Change::Delete(pos)
+                if pos > len || (pos == len && matches!(c, Change::Delete(_))) =>
+            {
+                return Err(format!("no position {pos} (the list has {len} rules)"));
+            }
+            Change::Insert(pos, rule) => self.hy.insert(pos, rule),
+            Change::Delete(pos) => {
+                self.hy.delete(pos);
+            }
+            Change::Rebuild => self.hy.start_rebuild(),
+        }
+        Ok(())
+    }
+
     fn next_change(&mut self) -> Option<u64> {
         self.changes.peek().map(|(at, _)| *at)
     }
@@ -428,8 +546,15 @@ fn go(a: &Args) -> Result<(), String> {
         writeln!(o, "policy\t{}", set.policy.name()).map_err(|e| e.to_string())?;
         return Ok(());
     }
-    if a.read.is_empty() == a.trace.is_none() {
-        return Err("give either -r CAPTURE or --trace TRACE".into());
+    let live = LiveArgs {
+        interface: a.interface.as_deref(),
+        inline: a.inline.as_deref(),
+        queue: a.queue,
+        bpf: None,
+    };
+    let is_live = a.interface.is_some() || a.inline.is_some() || a.queue.is_some();
+    if !is_live && a.read.is_empty() == a.trace.is_none() {
+        return Err("give -r CAPTURE, --trace TRACE, -i IFACE, --inline A:B or -q N".into());
     }
     let t0 = Instant::now();
     let loaded = load(a)?;
@@ -504,7 +629,22 @@ fn go(a: &Args) -> Result<(), String> {
             i = end;
         }
     } else {
-        let mut cap = Capture::open(&a.read).map_err(|e| e.to_string())?;
+        let mut src = match crate::live::open(&live)? {
+            Some(src) => src,
+            None => FrameSource::Files(Capture::open(&a.read).map_err(|e| e.to_string())?),
+        };
+        // Live, Ctrl-C or SIGTERM ends the run (and the summary is printed).
+        let interrupt = Interrupt::install();
+        let control = Arc::new(FwControl {
+            started: Instant::now(),
+            format,
+            pending: AtomicBool::new(false),
+            inbox: Mutex::new(Vec::new()),
+            stop: AtomicBool::new(false),
+        });
+        if let Some(p) = &a.unix_socket {
+            ctl::listen(p, Arc::clone(&control))?;
+        }
         let mut dec = Decoder::new(false);
         let mut flows: FlowTable<()> = FlowTable::new(FlowConfig {
             midstream: true,
@@ -515,9 +655,18 @@ fn go(a: &Args) -> Result<(), String> {
         let mut i = 0u64;
         let v6 = format == Format::Iptables(Family::V6);
         loop {
-            match cap.next(&mut frame) {
-                Ok(true) => {}
-                Ok(false) => break,
+            if interrupt.requested() || control.serve(&mut run) {
+                break;
+            }
+            match src.next(&mut frame) {
+                Ok(Next::Frame) => {}
+                Ok(Next::End) => break,
+                Ok(Next::Idle) => {
+                    // A rebuild finishes, and is installed, between packets.
+                    run.changes_due(i)?;
+                    continue;
+                }
+                Err(e) if src.is_live() => return Err(e.to_string()),
                 Err(e) => {
                     // Everything classified so far is still reported.
                     eprintln!("netsieve firewall: {e}");
@@ -548,9 +697,17 @@ fn go(a: &Args) -> Result<(), String> {
                 o.write(&frame, frame.data.len())
                     .map_err(|e| e.to_string())?;
             }
+            // Inline and from a queue, the verdict is carried out.
+            src.verdict(&frame, pass).map_err(|e| e.to_string())?;
             i += 1;
         }
-        cap_linktype = cap.linktype();
+        if let Some(p) = &a.unix_socket {
+            let _ = std::fs::remove_file(p);
+        }
+        cap_linktype = match &src {
+            FrameSource::Files(cap) => cap.linktype(),
+            _ => (i > 0).then_some(frame.linktype),
+        };
     }
     let elapsed = t1.elapsed();
     if let Some(o) = out {

@@ -3,9 +3,11 @@
 #[cfg(feature = "bench")]
 mod bench;
 mod config;
+mod ctl;
 mod filter;
 mod firewall;
 mod interrupt;
+mod live;
 mod matching;
 mod pcapout;
 mod scan;

@@ -836,3 +836,75 @@ drop udp any any -> any any (msg:"bad datagram"; content:"bad"; sid:2; rev:1;)
         "{eve}"
     );
 }
+
+#[test]
+fn firewall_inline_forwards_what_the_rule_set_accepts() {
+    let Some(net) = Net::inline(7) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("fw.rules");
+    std::fs::write(
+        &rules,
+        "*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -p udp --dport 9998 -j DROP\nCOMMIT\n",
+    )
+    .unwrap();
+    let server = net.addr(1, false);
+    let got = dir.path().join("udp.txt");
+    let code = format!(
+        "import socket, select\nss = []\nfor p in (9998, 9999):\n    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('{server}', p)); ss.append(s)\nout = open('{}', 'w')\nwhile True:\n    r, _, _ = select.select(ss, [], [], 2)\n    if not r: break\n    for s in r:\n        out.write('%d %s\\n' % (s.getsockname()[1], s.recv(100).decode())); out.flush()",
+        got.display()
+    );
+    let mut udp = net.cmd('s', &["python3", "-c", &code]).spawn().unwrap();
+    let exe = env!("CARGO_BIN_EXE_netsieve");
+    let sock = dir.path().join("fw.sock");
+    let child = net
+        .cmd('i', &[exe, "firewall", "--inline", "i0:i1", "-R"])
+        .arg(&rules)
+        .arg("--unix-socket")
+        .arg(&sock)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let fw = Scan { child };
+    if has("ping") {
+        assert!(net.exec_ok('c', &["ping", "-c", "1", "-W", "2", &server]));
+    }
+    let send = format!(
+        "import socket, time\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\nfor p, t in ((9999, b'a'), (9998, b'b'), (9999, b'c')):\n    s.sendto(t, ('{server}', p)); time.sleep(0.05)"
+    );
+    assert!(net.exec_ok('c', &["python3", "-c", &send]));
+    // A rule inserted first through the socket drops what went through; deleted, it
+    // lets it through again.
+    let one = |text: &str| {
+        let code = format!(
+            "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'{text}', ('{server}', 9999))"
+        );
+        assert!(net.exec_ok('c', &["python3", "-c", &code]));
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let r = command(
+        &sock,
+        "firewall-insert",
+        serde_json::json!({"position": 0, "rule": "-p udp --dport 9999 -j DROP"}),
+    );
+    assert_eq!(r["return"], "OK", "{r}");
+    one("d");
+    let r = command(&sock, "firewall-delete", serde_json::json!({"position": 0}));
+    assert_eq!(r["return"], "OK", "{r}");
+    one("e");
+    let r = command(&sock, "firewall-delete", serde_json::json!({"position": 7}));
+    assert_eq!(r["return"], "NOK", "no rule at position 7: {r}");
+    let _ = udp.wait();
+    let o = fw.stop();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&got).unwrap(),
+        "9999 a\n9999 c\n9999 e\n"
+    );
+    assert!(
+        stdout.contains("packets\t"),
+        "the summary is printed: {stdout}"
+    );
+}

@@ -1,11 +1,9 @@
 //! The control socket (`--unix-socket PATH`) and SIGUSR2: rules reloaded, added and
 //! removed while traffic flows.
 //!
-//! The socket speaks Suricata's unix-socket protocol, so Suricata's own client
-//! (`suricatasc`) works against netsieve unchanged: the client sends `{"version": ...}`
-//! and gets `{"return": "OK"}`, then sends commands as `{"command": NAME, "arguments":
-//! {...}}`, one JSON object per line, and each reply is one JSON object per line with
-//! `return` ("OK" or "NOK") and `message`.
+//! The socket speaks Suricata's unix-socket protocol (`crate::ctl`), so Suricata's own
+//! client (`suricatasc`) works against netsieve unchanged; this module is what `scan`'s
+//! commands do.
 //!
 //! A reload is built here, on the control thread, off the packet path; the new rule set
 //! is then handed to the reader, which switches the workers between two packets
@@ -13,8 +11,6 @@
 //! once the switch is made; every packet before it was inspected with the old rules and
 //! every packet after with the new.
 
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -23,6 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::{Value, json};
 
 use super::rules::{Edits, RuleSource, Rules};
+use crate::ctl::{self, nok, ok};
 
 /// The control side of a run, as the reader sees it.
 pub(super) struct Control {
@@ -145,14 +142,7 @@ impl Control {
             }),
         });
         if let Some(p) = path {
-            let listener = bind(p)?;
-            let sh = Arc::clone(&shared);
-            std::thread::spawn(move || {
-                for conn in listener.incoming().flatten() {
-                    let sh = Arc::clone(&sh);
-                    std::thread::spawn(move || serve(&sh, conn));
-                }
-            });
+            ctl::listen(p, Arc::clone(&shared))?;
         }
         if let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGUSR2])
         {
@@ -217,69 +207,17 @@ impl Drop for Control {
     }
 }
 
-/// Listens at `p`, replacing a socket file that no process listens on any more.
-fn bind(p: &Path) -> Result<UnixListener, String> {
-    if p.exists() && UnixStream::connect(p).is_err() {
-        let _ = std::fs::remove_file(p);
-    }
-    UnixListener::bind(p).map_err(|e| format!("--unix-socket {}: {e}", p.display()))
-}
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// One client: the version handshake, then commands until it hangs up.
-fn serve(sh: &Arc<Shared>, conn: UnixStream) {
-    let Ok(w) = conn.try_clone() else { return };
-    let mut w = w;
-    let mut lines = BufReader::new(conn);
-    let mut line = String::new();
-    let mut greeted = false;
-    loop {
-        line.clear();
-        // A line longer than this is not a command (rules are far shorter).
-        match std::io::Read::take(&mut lines, 1 << 20).read_line(&mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let reply = match serde_json::from_str::<Value>(line.trim()) {
-            Err(e) => nok(format!("not JSON: {e}")),
-            Ok(v) if !greeted => match v.get("version") {
-                Some(_) => {
-                    greeted = true;
-                    json!({"return": "OK"})
-                }
-                None => nok("expected the version handshake first".into()),
-            },
-            Ok(v) => match v.get("command").and_then(Value::as_str) {
-                Some(cmd) => sh.command(cmd, v.get("arguments").unwrap_or(&Value::Null)),
-                None => nok("no command".into()),
-            },
-        };
-        let mut text = reply.to_string();
-        text.push('\n');
-        if w.write_all(text.as_bytes()).is_err() {
-            return;
-        }
-    }
-}
-
-fn ok(message: Value) -> Value {
-    json!({"return": "OK", "message": message})
-}
-
-fn nok(message: String) -> Value {
-    json!({"return": "NOK", "message": message})
-}
-
-impl Shared {
+impl ctl::Handler for Shared {
     /// Answers one command.
     fn command(self: &Arc<Self>, cmd: &str, args: &Value) -> Value {
         let arg = |name: &str| args.get(name);
         match cmd {
-            "command-list" | "help" => ok(json!({"count": COMMANDS.len(), "commands": COMMANDS})),
-            "version" => ok(json!(format!("netsieve {}", env!("CARGO_PKG_VERSION")))),
+            "command-list" | "help" => ctl::command_list(COMMANDS),
+            "version" => ctl::version(),
             "uptime" => ok(json!(self.started.elapsed().as_secs())),
             "running-mode" => ok(json!(if self.info.threads > 1 {
                 "autofp"
@@ -346,7 +284,9 @@ impl Shared {
             _ => nok(format!("Unknown command '{cmd}'")),
         }
     }
+}
 
+impl Shared {
     fn answer(&self, r: Result<(), String>) -> Value {
         match r {
             Ok(()) => ok(json!("done")),

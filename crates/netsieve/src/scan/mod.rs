@@ -31,6 +31,7 @@ use netsieve_detect::{DetectOptions, Mpm, Thresholds};
 use netsieve_packet::{Capture, Decoder, FrameSource};
 
 use crate::interrupt::Interrupt;
+use crate::live::LiveArgs;
 use capture_filter::CaptureFilter;
 use control::{Control, RunInfo};
 use eve::EveLog;
@@ -254,80 +255,28 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     Ok(exit_code(&reader.stats, &interrupt))
 }
 
-/// `--inline A:B`.
-fn open_bridge(pair: &str) -> Result<FrameSource, String> {
-    let Some((x, y)) = pair
-        .split_once(':')
-        .filter(|(x, y)| !x.is_empty() && !y.is_empty())
-    else {
-        return Err(format!(
-            "--inline {pair}: expected two interfaces, IFACE_A:IFACE_B"
-        ));
-    };
-    #[cfg(target_os = "linux")]
-    {
-        let opts = netsieve_packet::capture::LiveOptions {
-            promiscuous: true,
-            filter: None,
-        };
-        let b = netsieve_packet::capture::Bridge::open(x, y, &opts).map_err(|e| e.to_string())?;
-        Ok(FrameSource::Inline(b))
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        Err(format!(
-            "--inline {x}:{y}: inline mode is only available on Linux"
-        ))
-    }
-}
-
-/// The capture files, or the live interface. On an interface, `--bpf` is compiled by
-/// netsieve's compiler and attached to the socket, so that the kernel drops what it
-/// rejects before copying it (and `filter` is taken: nothing is left to check here).
+/// The capture files, or the live source the flags name. On an interface, `--bpf` is
+/// compiled by netsieve's compiler and attached to the socket, so that the kernel drops
+/// what it rejects before copying it (and `filter` is taken: nothing is left to check
+/// here).
 fn open_source(a: &Args, filter: &mut Option<CaptureFilter>) -> Result<FrameSource, String> {
-    if let Some(pair) = &a.inline {
-        return open_bridge(pair);
-    }
-    if let Some(n) = a.queue {
-        #[cfg(target_os = "linux")]
-        return netsieve_packet::capture::NfQueue::open(n)
-            .map(FrameSource::Queue)
-            .map_err(|e| e.to_string());
-        #[cfg(not(target_os = "linux"))]
-        return Err(format!("-q {n}: NFQUEUE is only available on Linux"));
-    }
-    let Some(iface) = &a.interface else {
-        return Ok(FrameSource::Files(
-            Capture::open(&a.read).map_err(|e| e.to_string())?,
-        ));
+    let live = LiveArgs {
+        interface: a.interface.as_deref(),
+        inline: a.inline.as_deref(),
+        queue: a.queue,
+        bpf: a.bpf.as_deref(),
     };
-    #[cfg(target_os = "linux")]
-    {
-        let mut opts = netsieve_packet::capture::LiveOptions {
-            promiscuous: true,
-            filter: None,
-        };
-        if let Some(expr) = &a.bpf {
-            let prog = netsieve_bpf::compile(expr, netsieve_bpf::LinkType::Ethernet)
-                .map_err(|e| format!("--bpf: {}", e.in_expr(expr)))?;
-            opts.filter = Some(
-                prog.insns()
-                    .iter()
-                    .map(|i| (i.code, i.jt, i.jf, i.k))
-                    .collect(),
-            );
-            *filter = None;
+    match crate::live::open(&live)? {
+        Some(src) => {
+            // On an interface the kernel runs the filter.
+            if a.interface.is_some() {
+                *filter = None;
+            }
+            Ok(src)
         }
-        let i =
-            netsieve_packet::capture::Interface::open(iface, &opts).map_err(|e| e.to_string())?;
-        Ok(FrameSource::Live(i))
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = filter;
-        Err(format!(
-            "-i {iface}: live capture is only available on Linux"
-        ))
+        None => Ok(FrameSource::Files(
+            Capture::open(&a.read).map_err(|e| e.to_string())?,
+        )),
     }
 }
 
