@@ -78,136 +78,89 @@ impl Net {
 }
 
 impl Net {
-    /// Three namespaces in a line, as Suricata's inline tests have them: the client's
-    /// `c0` (10.77.N.2) is joined to `i0` in `{name}i`, whose `i1` is joined to the
-    /// server's `s0` (10.77.N.1); nothing connects `i0` and `i1` but netsieve. Offloads
-    /// are turned off, as an inline IPS needs (frames stay wire-sized); `None` where
-    /// that cannot be done.
-    fn inline(n: u8) -> Option<Net> {
-        if !has("ethtool") {
-            eprintln!("skipped: ethtool is not installed (inline mode needs offloads off)");
-            return None;
-        }
+    /// Three namespaces in a line: the client's `c0` in `{name}c` is joined to `{mid}0`
+    /// in `{name}i`, whose `{mid}1` is joined to the server's `s0` in `{name}s`; all up,
+    /// no addresses. `None` (with the reason printed) where that cannot be done.
+    fn line(n: u8, mid: &str) -> Option<Net> {
         let name = format!("nsv{}x{n}", std::process::id() % 100_000);
         let net = Net { name, n };
-        let (c, i, s) = (net.ns('c'), net.ns('i'), net.ns('s'));
         let v = |x: &str| format!("{}{x}", net.name);
-        let ok = ip(&["netns", "add", &c])
-            && ip(&["netns", "add", &i])
-            && ip(&["netns", "add", &s])
-            && ip(&[
-                "link",
-                "add",
-                &v("c0"),
-                "type",
-                "veth",
-                "peer",
-                "name",
-                &v("i0"),
-            ])
-            && ip(&[
-                "link",
-                "add",
-                &v("s0"),
-                "type",
-                "veth",
-                "peer",
-                "name",
-                &v("i1"),
-            ])
-            && [('c', "c0"), ('i', "i0"), ('i', "i1"), ('s', "s0")]
+        let (m0, m1) = (format!("{mid}0"), format!("{mid}1"));
+        let ends = [
+            ('c', "c0"),
+            ('i', m0.as_str()),
+            ('i', m1.as_str()),
+            ('s', "s0"),
+        ];
+        let ok = ['c', 'i', 's']
+            .iter()
+            .all(|&side| ip(&["netns", "add", &net.ns(side)]))
+            && [("c0", &m0), ("s0", &m1)]
                 .iter()
-                .all(|&(side, dev)| {
-                    ip(&["link", "set", &v(dev), "netns", &net.ns(side)])
-                        && net.exec_ok(side, &["ip", "link", "set", &v(dev), "name", dev])
-                        && net.exec_ok(side, &["ip", "link", "set", dev, "up"])
-                        && net.exec_ok(side, &["ip", "link", "set", "lo", "up"])
-                        && net.exec_ok(
-                            side,
-                            &[
-                                "ethtool", "-K", dev, "gro", "off", "tso", "off", "gso", "off",
-                                "tx", "off",
-                            ],
-                        )
-                })
-            && net.exec_ok('c', &["ip", "addr", "add", &net.addr(2, true), "dev", "c0"])
-            && net.exec_ok('s', &["ip", "addr", "add", &net.addr(1, true), "dev", "s0"]);
+                .all(|(x, y)| ip(&["link", "add", &v(x), "type", "veth", "peer", "name", &v(y)]))
+            && ends.iter().all(|&(side, dev)| {
+                ip(&["link", "set", &v(dev), "netns", &net.ns(side)])
+                    && net.exec_ok(side, &["ip", "link", "set", &v(dev), "name", dev])
+                    && net.exec_ok(side, &["ip", "link", "set", dev, "up"])
+                    && net.exec_ok(side, &["ip", "link", "set", "lo", "up"])
+            });
         if !ok {
             eprintln!("skipped: network namespaces cannot be made here (needs root and iproute2)");
             return None;
         }
         Some(net)
     }
-}
 
-impl Net {
-    /// Client, router and server: `c0` 10.77.N.2 in `{name}c`, the router `{name}i` with
-    /// `r0` 10.77.N.1 and `r1` 10.78.N.1 forwarding between them, and `s0` 10.78.N.2 in
-    /// `{name}s`; the router queues every forwarded packet to netfilter queue `queue`
-    /// (iptables' NFQUEUE target: this kernel has it, but not nftables' `queue`).
-    /// `None` where that cannot be done.
+    /// The line of [`Net::line`] for an inline IPS, as Suricata's inline tests have it:
+    /// `c0` 10.77.N.2 and `s0` 10.77.N.1 on one subnet, joined only through `i0` and
+    /// `i1`, which netsieve bridges. Offloads are turned off, as an inline IPS needs
+    /// (frames stay wire-sized).
+    fn inline(n: u8) -> Option<Net> {
+        if !has("ethtool") {
+            eprintln!("skipped: ethtool is not installed (inline mode needs offloads off)");
+            return None;
+        }
+        let net = Net::line(n, "i")?;
+        let offloads_off = |side: char, dev: &str| {
+            let off = ["gro", "off", "tso", "off", "gso", "off", "tx", "off"];
+            net.exec_ok(side, &[&["ethtool", "-K", dev][..], &off].concat())
+        };
+        let ok = [('c', "c0"), ('i', "i0"), ('i', "i1"), ('s', "s0")]
+            .iter()
+            .all(|&(side, dev)| offloads_off(side, dev))
+            && net.exec_ok('c', &["ip", "addr", "add", &net.addr(2, true), "dev", "c0"])
+            && net.exec_ok('s', &["ip", "addr", "add", &net.addr(1, true), "dev", "s0"]);
+        if !ok {
+            eprintln!("skipped: offloads cannot be turned off here");
+            return None;
+        }
+        Some(net)
+    }
+
+    /// The line of [`Net::line`] routed: `c0` 10.77.N.2, the router's `r0` 10.77.N.1 and
+    /// `r1` 10.78.N.1, `s0` 10.78.N.2; the router queues every forwarded packet to
+    /// netfilter queue `queue` (iptables' NFQUEUE target: this kernel has it, but not
+    /// nftables' `queue`).
     fn routed(n: u8, queue: u16) -> Option<Net> {
         if !has("iptables") {
             eprintln!("skipped: iptables is not installed");
             return None;
         }
-        let name = format!("nsv{}x{n}", std::process::id() % 100_000);
-        let net = Net { name, n };
-        let v = |x: &str| format!("{}{x}", net.name);
-        let (c, r, s) = (net.ns('c'), net.ns('i'), net.ns('s'));
+        let net = Net::line(n, "r")?;
         let (cn, sn) = (format!("10.77.{n}"), format!("10.78.{n}"));
-        let ok = [&c, &r, &s].iter().all(|ns| ip(&["netns", "add", ns]))
-            && ip(&[
-                "link",
-                "add",
-                &v("c0"),
-                "type",
-                "veth",
-                "peer",
-                "name",
-                &v("r0"),
-            ])
-            && ip(&[
-                "link",
-                "add",
-                &v("s0"),
-                "type",
-                "veth",
-                "peer",
-                "name",
-                &v("r1"),
-            ])
-            && [('c', "c0"), ('i', "r0"), ('i', "r1"), ('s', "s0")]
-                .iter()
-                .all(|&(side, dev)| {
-                    ip(&["link", "set", &v(dev), "netns", &net.ns(side)])
-                        && net.exec_ok(side, &["ip", "link", "set", &v(dev), "name", dev])
-                        && net.exec_ok(side, &["ip", "link", "set", dev, "up"])
-                })
-            && net.exec_ok(
-                'c',
-                &["ip", "addr", "add", &format!("{cn}.2/24"), "dev", "c0"],
-            )
-            && net.exec_ok(
-                'i',
-                &["ip", "addr", "add", &format!("{cn}.1/24"), "dev", "r0"],
-            )
-            && net.exec_ok(
-                'i',
-                &["ip", "addr", "add", &format!("{sn}.1/24"), "dev", "r1"],
-            )
-            && net.exec_ok(
-                's',
-                &["ip", "addr", "add", &format!("{sn}.2/24"), "dev", "s0"],
-            )
-            && net.exec_ok(
-                'c',
-                &["ip", "route", "add", "default", "via", &format!("{cn}.1")],
-            )
-            && net.exec_ok(
-                's',
-                &["ip", "route", "add", "default", "via", &format!("{sn}.1")],
-            )
+        let addr = |side: char, a: String, dev: &str| {
+            net.exec_ok(side, &["ip", "addr", "add", &a, "dev", dev])
+        };
+        let via = |side: char, gw: String| {
+            net.exec_ok(side, &["ip", "route", "add", "default", "via", &gw])
+        };
+        let q = queue.to_string();
+        let ok = addr('c', format!("{cn}.2/24"), "c0")
+            && addr('i', format!("{cn}.1/24"), "r0")
+            && addr('i', format!("{sn}.1/24"), "r1")
+            && addr('s', format!("{sn}.2/24"), "s0")
+            && via('c', format!("{cn}.1"))
+            && via('s', format!("{sn}.1"))
             && net.exec_ok('i', &["sysctl", "-qw", "net.ipv4.ip_forward=1"])
             && net.exec_ok(
                 'i',
@@ -218,7 +171,7 @@ impl Net {
                     "-j",
                     "NFQUEUE",
                     "--queue-num",
-                    &queue.to_string(),
+                    &q,
                 ],
             );
         if !ok {
