@@ -783,6 +783,10 @@ drop udp any any -> any any (msg:"bad datagram"; content:"bad"; sid:2; rev:1;)
         "good1\ngood3\n",
         "{stderr}"
     );
+    assert!(
+        stderr.contains(": 1 frames dropped by drop and reject rules"),
+        "{stderr}"
+    );
     let eve = std::fs::read_to_string(dir.path().join("eve.json")).unwrap();
     assert!(
         eve.contains(r#""signature_id":2,"#) && eve.contains(r#""action":"blocked""#),

@@ -237,6 +237,12 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         let text = serde_json::to_string_pretty(&summary.json()).unwrap_or_default();
         std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?;
     }
+    if src.needs_verdicts() {
+        eprintln!(
+            "netsieve scan: {} frames dropped by drop and reject rules, the rest passed on",
+            reader.stats.dropped
+        );
+    }
     if src.send_failures() > 0 {
         eprintln!(
             "netsieve scan: {} frames could not be sent on: larger than the interface's MTU (turn off GRO, LRO, TSO and GSO with ethtool -K, as for Suricata's IPS mode) or its queue full",

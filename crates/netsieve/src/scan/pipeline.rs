@@ -493,6 +493,8 @@ pub(super) struct ReadStats {
     pub undecoded: u64,
     /// Capture files that were damaged or unreadable.
     pub capture_errors: usize,
+    /// Frames dropped by a verdict (inline and NFQUEUE; counted in IPS simulation too).
+    pub dropped: u64,
     /// Time decoding, when profiling.
     pub decode_time: Duration,
 }
@@ -601,6 +603,7 @@ impl Reader {
             }
             let dropped = self.frame(src.name(), &frame, &mut pkt, &mut inner, pool, out)?;
             // Inline and from a queue, the packet goes on unless it was dropped.
+            self.stats.dropped += u64::from(dropped);
             src.verdict(&frame, !dropped).map_err(|e| e.to_string())?;
             if self.stats.packets.is_multiple_of(4096) {
                 control.publish(self.counters(src, out));
