@@ -237,7 +237,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         let text = serde_json::to_string_pretty(&summary.json()).unwrap_or_default();
         std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    if src.needs_verdicts() {
+    if ips {
         eprintln!(
             "netsieve scan: {} frames dropped by drop and reject rules, the rest passed on",
             reader.stats.dropped

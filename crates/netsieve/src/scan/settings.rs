@@ -294,13 +294,16 @@ impl Settings {
 
     /// The policy for TCP flows picked up midstream, as Suricata resolves it:
     /// `stream.midstream-policy`, else the `exception-policy` master switch, else
-    /// ignore. With `stream.midstream` on, only ignore, pass-flow and bypass apply (a
+    /// `auto` (drop-flow in IPS mode, ignore otherwise). With `stream.midstream` on, only ignore, pass-flow and bypass apply (a
     /// master switch of `auto` or `drop-flow` then means ignore).
     pub fn midstream_policy(&self, ips: bool) -> Result<ExceptionPolicy, String> {
+        // Neither set: Suricata's own default is `auto` (measured on the reference with
+        // no `exception-policy` in its yaml: in IPS mode it drops midstream flows).
+        let auto = "auto".to_string();
         let (key, value) = match (&self.midstream_policy, &self.exception_policy) {
             (Some(v), _) => ("stream.midstream-policy", v),
             (None, Some(v)) => ("exception-policy", v),
-            (None, None) => return Ok(ExceptionPolicy::Ignore),
+            (None, None) => ("exception-policy", &auto),
         };
         let p = ExceptionPolicy::parse(value, ips)
             .ok_or_else(|| format!("{key}: unknown exception policy {value:?}"))?;
