@@ -30,7 +30,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Inspect captures with Snort/Suricata rules; write eve.json and fast.log.
+    /// Inspect captures or live traffic with Snort/Suricata rules; write eve.json and fast.log.
     Scan(scan::Args),
     /// tcpdump-style filtering: write the packets an expression accepts.
     Filter(filter::Args),

@@ -63,7 +63,7 @@ pub struct Args {
     #[arg(long, value_name = "IFACE_A:IFACE_B", conflicts_with = "queue")]
     inline: Option<String>,
     /// IPS on a netfilter queue (Suricata's NFQ mode): every packet a firewall rule
-    /// queues (`nft ... queue num N`) is accepted unless a drop or reject rule blocks it.
+    /// queues (`iptables -j NFQUEUE --queue-num N`) is accepted unless a drop or reject rule blocks it.
     /// The queue fails open: when netsieve falls behind, the kernel accepts. Runs one
     /// detection thread.
     #[arg(short = 'q', value_name = "N")]
