@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use netsieve_packet::decode::{Ip, Packet, Tcp, ipopt, tcp_flags as tcp};
-use netsieve_packet::flow::{Flow, Observed};
+use netsieve_packet::flow::{Flow, FlowTable, Observed};
 use netsieve_packet::reassembly::RunView;
 use netsieve_packet::{Direction, L4, PerDir, Tunnel};
 use netsieve_rules::{
@@ -409,24 +409,19 @@ impl Detector {
         self.last_dropped
     }
 
-    /// Inspects with `set` from the next packet on. Every flow keeps its state (streams,
-    /// application layer, transactions, pass and drop decisions); what belongs to the old
-    /// set is carried over by name (flowbits) or restarted (the streaming prefilter,
-    /// whose state is the old matcher's: a pattern that straddles the switch is not
-    /// seen). `each_flow` hands over every flow's data.
-    pub fn reload(
-        &mut self,
-        set: Arc<RuleSet>,
-        each_flow: impl FnOnce(&mut dyn FnMut(&mut FlowData)),
-    ) {
+    /// Inspects with `set` from the next packet on. Every flow of `flows` keeps its
+    /// state (streams, application layer, transactions, pass and drop decisions); what
+    /// belongs to the old set is carried over by name (flowbits) or restarted (the
+    /// streaming prefilter, whose state is the old matcher's: a pattern that straddles
+    /// the switch is not seen).
+    pub fn reload(&mut self, set: Arc<RuleSet>, flows: &mut FlowTable<FlowData>) {
         let ids: HashMap<&str, u32> = set
             .flowbit_names
             .iter()
             .enumerate()
             .map(|(i, n)| (n.as_str(), i as u32))
             .collect();
-        let old = &self.set;
-        each_flow(&mut |fd: &mut FlowData| fd.rebase(old, &ids));
+        flows.for_each_user_mut(|fd| fd.rebase(&self.set, &ids));
         self.set = set;
     }
 

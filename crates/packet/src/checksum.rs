@@ -106,19 +106,27 @@ pub fn complete_l4(frame: &mut [u8]) -> bool {
         }
         _ => return false,
     };
+    match frame.get_mut(l4..end) {
+        Some(seg) => set_l4(seg, src, dst, proto),
+        None => false,
+    }
+}
+
+/// Writes the checksum of a whole TCP (`proto` 6) or UDP (17) segment from `src` to
+/// `dst` into its checksum field. False, and nothing written, for other protocols or a
+/// segment too short to hold its header's checksum field.
+pub fn set_l4(seg: &mut [u8], src: IpAddr, dst: IpAddr, proto: u8) -> bool {
     let field = match proto {
         6 => 16,
         17 => 6,
         _ => return false,
-    };
-    let Some(seg) = frame.get_mut(l4..end) else {
-        return false;
     };
     if seg.len() < field + 2 {
         return false;
     }
     seg[field..field + 2].fill(0);
     let mut c = !(sum(seg, pseudo(src, dst, proto, seg.len())) as u16);
+    // UDP sends an all-zero sum as all ones (zero means "no checksum").
     if proto == 17 && c == 0 {
         c = 0xffff;
     }

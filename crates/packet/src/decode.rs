@@ -180,11 +180,7 @@ impl Packet {
         }
         self.data[self.payload.clone()].copy_from_slice(bytes);
         let seg = &mut self.data[self.l4_at..self.payload.end];
-        seg[16] = 0;
-        seg[17] = 0;
-        let init = crate::checksum::pseudo(ip.src, ip.dst, 6, seg.len());
-        let sum = !(crate::checksum::sum(seg, init) as u16);
-        seg[16..18].copy_from_slice(&sum.to_be_bytes());
+        crate::checksum::set_l4(seg, ip.src, ip.dst, 6);
     }
 
     pub fn tcp(&self) -> Option<&Tcp> {

@@ -149,13 +149,8 @@ impl Control {
             let sh = Arc::clone(&shared);
             std::thread::spawn(move || {
                 for _ in signals.forever() {
-                    let sh = Arc::clone(&sh);
                     // As Suricata: a reload by signal does not wait for the switch.
-                    std::thread::spawn(move || {
-                        if let Err(e) = sh.reload(|_| Ok(())) {
-                            eprintln!("netsieve scan: reload (SIGUSR2) failed: {e}");
-                        }
-                    });
+                    sh.reload_in_background();
                 }
             });
         }
@@ -225,7 +220,7 @@ impl ctl::Handler for Shared {
                 "single"
             })),
             "capture-mode" => ok(json!(self.info.capture_mode)),
-            "reload-rules" | "ruleset-reload-rules" => self.answer(self.reload(|_| Ok(()))),
+            "reload-rules" | "ruleset-reload-rules" => self.answer(self.reload(|_, _| {})),
             "ruleset-reload-nonblocking" => self.reload_in_background(),
             "ruleset-reload-time" => {
                 let t = lock(&self.ruleset).last_reload;
@@ -262,18 +257,11 @@ impl ctl::Handler for Shared {
             }
             "dump-counters" => self.counters_json(),
             "add-rule" => match arg("rule").and_then(Value::as_str) {
-                Some(text) => self.answer(self.reload(|e| {
-                    e.added.push(text.to_string());
-                    Ok(())
-                })),
+                Some(text) => self.answer(self.reload(|src, e| e.add(src, text))),
                 None => nok("add-rule needs arguments {\"rule\": TEXT}".into()),
             },
             "remove-rule" => match arg("sid").and_then(sid_arg) {
-                Some(sid) => self.answer(self.reload(|e| {
-                    e.removed.insert(sid);
-                    e.added.retain(|t| !t.contains(&format!("sid:{sid};")));
-                    Ok(())
-                })),
+                Some(sid) => self.answer(self.reload(|_, e| e.remove(sid))),
                 None => nok("remove-rule needs arguments {\"sid\": N}".into()),
             },
             "shutdown" => {
@@ -297,7 +285,7 @@ impl Shared {
     /// Reads the rules again with `edit` applied to the socket's edits, hands the new
     /// set to the reader and waits until it switched. The edits stay only if the reload
     /// succeeds.
-    fn reload(&self, edit: impl FnOnce(&mut Edits) -> Result<(), String>) -> Result<(), String> {
+    fn reload(&self, edit: impl FnOnce(&RuleSource, &mut Edits)) -> Result<(), String> {
         let (source, mut edits) = {
             let mut r = lock(&self.ruleset);
             if r.busy {
@@ -306,8 +294,8 @@ impl Shared {
             r.busy = true;
             (r.source.clone(), r.edits.clone())
         };
-        let built = edit(&mut edits).and_then(|()| source.load(&edits));
-        let rules = match built {
+        edit(&source, &mut edits);
+        let rules = match source.load(&edits) {
             Ok(rules) => rules,
             Err(e) => {
                 lock(&self.ruleset).busy = false;
@@ -351,14 +339,15 @@ impl Shared {
         Ok(())
     }
 
-    /// `ruleset-reload-nonblocking`: the reload goes on after the answer.
+    /// A reload that goes on after the caller returns (`ruleset-reload-nonblocking`,
+    /// SIGUSR2); a failure is reported on standard error.
     fn reload_in_background(self: &Arc<Self>) -> Value {
         if lock(&self.ruleset).busy {
             return nok("a reload is already running".into());
         }
         let sh = Arc::clone(self);
         std::thread::spawn(move || {
-            if let Err(e) = sh.reload(|_| Ok(())) {
+            if let Err(e) = sh.reload(|_, _| {}) {
                 eprintln!("netsieve scan: reload failed: {e}");
             }
         });

@@ -199,11 +199,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         &rules,
         RunInfo {
             threads,
-            ifaces: match (&a.interface, &a.inline) {
-                (Some(i), _) => vec![i.clone()],
-                (_, Some(pair)) => pair.split(':').map(str::to_string).collect(),
-                _ => Vec::new(),
-            },
+            ifaces: src.interfaces().into_iter().map(str::to_string).collect(),
             capture_mode: src.capture_mode(),
         },
     )?;

@@ -103,9 +103,7 @@ impl Worker {
 
     /// Inspects with `set` from the next packet on; every flow carries over.
     fn reload(&mut self, set: Arc<RuleSet>) {
-        let flows = &mut self.flows;
-        self.det
-            .reload(set, |rebase| flows.for_each_user_mut(|fd| rebase(fd)));
+        self.det.reload(set, &mut self.flows);
     }
 
     fn report(&self) -> WorkerReport {

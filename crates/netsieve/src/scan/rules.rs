@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use netsieve_detect::{BuildOptions, RuleSet};
-use netsieve_rules::{Classifications, Loaded, ThresholdConfig, Vars};
+use netsieve_rules::{Classifications, Loaded, ThresholdConfig, Vars, parse_rule};
 
 use super::settings::Settings;
 
@@ -25,10 +25,26 @@ pub(super) struct RuleSource {
 /// run ends, across reloads.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Edits {
-    /// Rule texts added (`add-rule`), in order.
-    pub added: Vec<String>,
-    /// Signature ids removed (`remove-rule`), from the files and from `added`.
-    pub removed: BTreeSet<u32>,
+    /// Rule texts added (`add-rule`), in order, with their sid where they parse.
+    added: Vec<(Option<u32>, String)>,
+    /// Signature ids removed from the files (`remove-rule`).
+    removed: BTreeSet<u32>,
+}
+
+impl Edits {
+    /// Adds a rule (a rule that does not parse is kept, to be reported by each load as
+    /// a rule from the files would be).
+    pub fn add(&mut self, source: &RuleSource, text: &str) {
+        let sid = parse_rule(text, &source.vars).ok().map(|r| r.sid);
+        self.added.push((sid, text.to_string()));
+    }
+
+    /// Removes the rules with `sid`: those added, and those of the files. A rule added
+    /// later with that sid is not removed.
+    pub fn remove(&mut self, sid: u32) {
+        self.added.retain(|(s, _)| *s != Some(sid));
+        self.removed.insert(sid);
+    }
 }
 
 /// The rules, built, and what loading them counted.
@@ -63,11 +79,11 @@ impl RuleSource {
         for f in &self.files {
             loaded.add_file(f, &self.vars)?;
         }
-        for text in &edits.added {
+        loaded.rules.retain(|r| !edits.removed.contains(&r.sid));
+        for (_, text) in &edits.added {
             loaded.add_text(SOCKET, text, &self.vars);
         }
         loaded.dedup();
-        loaded.rules.retain(|r| !edits.removed.contains(&r.sid));
         let mut errors: Vec<String> = loaded
             .errors
             .iter()
@@ -112,5 +128,57 @@ impl RuleSource {
             failed,
             errors,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msgs(rules: &Rules) -> Vec<(u32, String)> {
+        let mut v: Vec<(u32, String)> = rules
+            .set
+            .sigs()
+            .iter()
+            .map(|s| (s.rule.sid, s.rule.msg.clone()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn edits_add_and_remove_rules_over_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("r.rules");
+        std::fs::write(
+            &file,
+            "alert udp any any -> any any (msg:\"one\"; content:\"a\"; sid:1;)\n\
+             alert udp any any -> any any (msg:\"two\"; content:\"b\"; sid:2;)\n",
+        )
+        .unwrap();
+        let settings = Settings::load(None, &[]).unwrap();
+        let source = RuleSource::new(&[file], &settings);
+        let rule = |sid: u32, msg: &str| {
+            format!("alert udp any any -> any any (msg:\"{msg}\"; content:\"c\"; sid:{sid};)")
+        };
+        let mut e = Edits::default();
+        // A file's rule removed, then a rule with its sid added: the added one stands.
+        e.remove(1);
+        e.add(&source, &rule(1, "new one"));
+        // A rule added then removed is gone; the sid of a rule written as `sid: 30`
+        // is read, not matched as text.
+        e.add(&source, &rule(3, "three").replace("sid:3", "sid: 30"));
+        e.remove(30);
+        let got = msgs(&source.load(&e).unwrap());
+        assert_eq!(got, [(1, "new one".into()), (2, "two".into())]);
+        // A rule added that does not parse is reported, the others load.
+        e.add(&source, "alert udp any any -> (sid:4;)");
+        let r = source.load(&e).unwrap();
+        assert_eq!(r.set.sigs().len(), 2);
+        assert!(
+            r.errors.iter().any(|m| m.contains(SOCKET)),
+            "{:?}",
+            r.errors
+        );
     }
 }

@@ -30,11 +30,11 @@ const BLOCK_TIMEOUT_INLINE_MS: u32 = 1;
 pub struct Interface {
     name: String,
     ring: netring::Capture,
-    /// Frames copied out of the last block: their bytes in `bytes`, and per frame its
-    /// time, length on the wire, end in `bytes`, and whether its TCP/UDP checksum was
-    /// left to the network card (a frame this host sends: the kernel marks it).
-    bytes: Vec<u8>,
-    frames: Vec<(Duration, u32, usize, bool)>,
+    /// Frames copied out of the last block (the first `filled`); each is handed out by
+    /// swapping it with the caller's frame, so a frame's bytes are copied once and the
+    /// buffers go round between the caller and here.
+    frames: Vec<Frame>,
+    filled: usize,
     /// The next frame of `frames` to hand out.
     next: usize,
 }
@@ -89,8 +89,8 @@ impl Interface {
         Ok(Interface {
             name: name.to_string(),
             ring,
-            bytes: Vec::new(),
             frames: Vec::new(),
+            filled: 0,
             next: 0,
         })
     }
@@ -102,26 +102,11 @@ impl Interface {
     /// The next frame, [`Next::Idle`] after a while without one. A live capture has no
     /// end of its own: it runs until the caller stops asking.
     pub fn next(&mut self, frame: &mut Frame) -> Result<Next, CaptureError> {
-        if self.next == self.frames.len() && !self.fill(IDLE)? {
+        if !self.buffered() && !self.fill(IDLE)? {
             return Ok(Next::Idle);
         }
-        let (ts, orig_len, end, partial) = self.frames[self.next];
-        let start = match self.next {
-            0 => 0,
-            i => self.frames[i - 1].2,
-        };
+        std::mem::swap(frame, &mut self.frames[self.next]);
         self.next += 1;
-        frame.ts = ts;
-        frame.orig_len = orig_len;
-        // Frames on AF_PACKET raw sockets start with the link-layer header; netsieve
-        // reads Ethernet interfaces (and loopback, which looks like Ethernet).
-        frame.linktype = 1;
-        frame.data.clear();
-        frame.data.extend_from_slice(&self.bytes[start..end]);
-        if partial {
-            // As it will be on the wire (and as a bridge must send it on).
-            crate::checksum::complete_l4(&mut frame.data);
-        }
         Ok(Next::Frame)
     }
 
@@ -134,14 +119,13 @@ impl Interface {
 
     /// Frames copied out and not handed out yet.
     fn buffered(&self) -> bool {
-        self.next < self.frames.len()
+        self.next < self.filled
     }
 
     /// Copies the next block's frames out of the ring, waiting up to `wait` for one;
     /// false when none came in time.
     fn fill(&mut self, wait: Duration) -> Result<bool, CaptureError> {
-        self.bytes.clear();
-        self.frames.clear();
+        self.filled = 0;
         self.next = 0;
         let batch = self
             .ring
@@ -155,14 +139,27 @@ impl Interface {
             return Ok(false);
         };
         for p in &batch {
-            self.bytes.extend_from_slice(p.data());
-            let orig = u32::try_from(p.original_len()).unwrap_or(u32::MAX);
-            let partial = p.status().csum_not_ready;
-            self.frames
-                .push((p.timestamp().to_duration(), orig, self.bytes.len(), partial));
+            if self.filled == self.frames.len() {
+                self.frames.push(Frame::default());
+            }
+            let f = &mut self.frames[self.filled];
+            self.filled += 1;
+            f.ts = p.timestamp().to_duration();
+            f.orig_len = u32::try_from(p.original_len()).unwrap_or(u32::MAX);
+            // Frames on AF_PACKET raw sockets start with the link-layer header; netsieve
+            // reads Ethernet interfaces (and loopback, which looks like Ethernet).
+            f.linktype = 1;
+            f.data.clear();
+            f.data.extend_from_slice(p.data());
+            // A frame this host sends may have its TCP/UDP checksum left to the network
+            // card (the kernel marks it): completed as it will be on the wire, and as a
+            // bridge must send it on.
+            if p.status().csum_not_ready {
+                crate::checksum::complete_l4(&mut f.data);
+            }
         }
         // The block goes back to the kernel when `batch` is dropped, here.
-        Ok(!self.frames.is_empty())
+        Ok(self.filled > 0)
     }
 }
 
@@ -176,8 +173,8 @@ pub struct Bridge {
     last: usize,
     /// The side to look at first next time (the two take turns).
     turn: usize,
-    /// Frames that could not be sent (the other side's send ring full, or too large).
-    pub send_failures: u64,
+    /// Frames that could not be sent (the other side's queue full, or too large).
+    send_failures: u64,
 }
 
 /// How long the bridge waits on one side before looking at the other, when both are
@@ -246,6 +243,12 @@ impl Bridge {
             self.send_failures += 1;
         }
         Ok(())
+    }
+
+    /// Frames that could not be sent on (larger than the interface's MTU, or its queue
+    /// full).
+    pub fn send_failures(&self) -> u64 {
+        self.send_failures
     }
 
     /// Per side: frames the kernel passed and dropped.

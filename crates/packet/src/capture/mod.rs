@@ -122,6 +122,17 @@ impl FrameSource {
         !matches!(self, FrameSource::Files(_))
     }
 
+    /// The interfaces read: none for files and queues, one live, two inline.
+    pub fn interfaces(&self) -> Vec<&str> {
+        match self {
+            #[cfg(target_os = "linux")]
+            FrameSource::Live(i) => vec![i.name()],
+            #[cfg(target_os = "linux")]
+            FrameSource::Inline(b) => b.names().to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Suricata's name for the capture mode (its socket's `capture-mode`).
     pub fn capture_mode(&self) -> &'static str {
         match self {
@@ -138,7 +149,7 @@ impl FrameSource {
     pub fn send_failures(&self) -> u64 {
         match self {
             #[cfg(target_os = "linux")]
-            FrameSource::Inline(b) => b.send_failures,
+            FrameSource::Inline(b) => b.send_failures(),
             _ => 0,
         }
     }

@@ -21,9 +21,6 @@ pub struct NfQueue {
     q: nfq::Queue,
     /// The packet handed out last, waiting for its verdict.
     held: Option<nfq::Message>,
-    /// Packets given a verdict, and of them dropped.
-    pub verdicts: u64,
-    pub dropped: u64,
 }
 
 /// How long [`NfQueue::next`] sleeps between looks at a quiet queue, and how long it
@@ -54,8 +51,6 @@ impl NfQueue {
             num,
             q,
             held: None,
-            verdicts: 0,
-            dropped: 0,
         })
     }
 
@@ -106,8 +101,6 @@ impl NfQueue {
         } else {
             nfq::Verdict::Drop
         });
-        self.verdicts += 1;
-        self.dropped += u64::from(!accept);
         self.q.verdict(msg).map_err(|e| self.error(e))
     }
 
