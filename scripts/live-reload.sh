@@ -53,6 +53,22 @@ for i in $(seq 1 "$n"); do
     echo "reload $i: $(echo "$e - $s" | bc) s"
     sleep 0.3
 done
+if [ "$engine" = netsieve ]; then
+    # One rule added and removed, each timed from command to answer.
+    python3 - "$sock" "$n" << 'PY'
+import json, socket, sys, time
+def cmd(path, c, args):
+    s = socket.socket(socket.AF_UNIX); s.connect(path); f = s.makefile("rw")
+    f.write(json.dumps({"version": "0.2"}) + "\n"); f.flush(); f.readline()
+    t = time.time(); f.write(json.dumps({"command": c, "arguments": args}) + "\n"); f.flush()
+    r = json.loads(f.readline()); return r["return"], (time.time() - t) * 1e3
+for i in range(int(sys.argv[2])):
+    rule = 'alert tcp any any -> any any (msg:"live"; content:"live-%d"; sid:%d;)' % (i, 2999000000 + i)
+    a = cmd(sys.argv[1], "add-rule", {"rule": rule}); time.sleep(0.1)
+    r = cmd(sys.argv[1], "remove-rule", {"sid": 2999000000 + i}); time.sleep(0.1)
+    print("add-rule %s %.1f ms, remove-rule %s %.1f ms" % (a + r))
+PY
+fi
 wait $replay
 sleep 1
 "$ref/run" sc -c "iface-stat rb0" "$sock"

@@ -776,7 +776,7 @@ impl Detector {
                     &mut self.stream_cands,
                     &mut self.counts.hits,
                 );
-                match &pf.prefilter {
+                match &*pf.prefilter {
                     Prefilter::Dfc(m) => {
                         m.feed(&mut fd.mpm[d], new, |x| gather.hit(pf, x.pattern, sc, hits))
                     }

@@ -21,4 +21,4 @@ pub use engine::{
     Alert, Counts, DetectOptions, Detector, ExceptionPolicy, FlowCounts, FlowData, Profile,
     Thresholds, Verdict,
 };
-pub use ruleset::{BuildOptions, LoadStats, Mpm, RuleSet, Sig};
+pub use ruleset::{BuildOptions, Kept, LoadStats, Mpm, RuleSet, Sig};

@@ -90,7 +90,10 @@ pub enum GroupId {
 
 /// One prefilter and the rules behind its patterns.
 pub struct Prefiltered {
-    pub prefilter: Prefilter,
+    /// Shared with the set this one replaced when its patterns are the same.
+    pub prefilter: Arc<Prefilter>,
+    /// A hash of its patterns in id order: how a rebuild finds it ([`Reuse`]).
+    key: u64,
     /// Pattern id to the rules that use it as their fast pattern.
     pub pattern_sigs: Vec<Vec<u32>>,
 }
@@ -140,7 +143,7 @@ pub struct AddrRules {
 }
 
 impl AddrRules {
-    fn build(sigs: &[Sig], ids: &[u32]) -> AddrRules {
+    fn build(sigs: &[Arc<Sig>], ids: &[u32]) -> AddrRules {
         let mut always = Vec::new();
         let mut src_keyed: Vec<(u32, AddrSet)> = Vec::new();
         let mut dst_keyed: Vec<(u32, AddrSet)> = Vec::new();
@@ -378,8 +381,23 @@ pub struct LoadStats {
     pub pcre_backtracking: usize,
 }
 
+impl LoadStats {
+    /// Adds the rules `other` left out to this one's.
+    fn merge_skipped(&mut self, other: LoadStats) {
+        self.waiting_app_layer += other.waiting_app_layer;
+        for (k, n) in other.app_missing {
+            *self.app_missing.entry(k).or_default() += n;
+        }
+        for (k, n) in other.unsupported {
+            *self.unsupported.entry(k).or_default() += n;
+        }
+        self.compile_errors.extend(other.compile_errors);
+    }
+}
+
 pub struct RuleSet {
-    pub(crate) sigs: Vec<Sig>,
+    /// Shared with the set this one replaced where a rule's text is the same.
+    pub(crate) sigs: Vec<Arc<Sig>>,
     pub(crate) groups: [Group; 4],
     /// Transaction rules by [`tx_group`].
     pub(crate) tx_groups: Vec<TxGroup>,
@@ -388,6 +406,18 @@ pub struct RuleSet {
     pub(crate) flowbit_names: Vec<String>,
     stats: LoadStats,
     mpm: Mpm,
+    /// What the rules' categories and severities were read from.
+    classes: Classifications,
+}
+
+/// What a set derived from another shares with it ([`RuleSet::kept_from`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kept {
+    /// Rules not compiled again.
+    pub rules: usize,
+    /// Prefilters not built again, of `prefilters_in_set`.
+    pub prefilters: usize,
+    pub prefilters_in_set: usize,
 }
 
 /// How a rule set is compiled.
@@ -511,9 +541,51 @@ fn permute<T>(v: &mut [T], order: &[usize]) {
     }
 }
 
+/// A rule going into a build. (The list of them takes the place of the list of parsed
+/// rules, the same size: boxing the large variant would add an allocation per rule.)
+#[allow(clippy::large_enum_variant)]
+enum Item {
+    Parsed(Rule),
+    /// Compiled already, in the set being replaced.
+    Kept(Arc<Sig>),
+}
+
+/// What a build takes from the set it replaces: its prefilters, by their patterns.
+struct Reuse {
+    mpm: Mpm,
+    prefilters: HashMap<u64, Arc<Prefilter>>,
+}
+
+impl Reuse {
+    fn of(prev: Option<&RuleSet>, mpm: Mpm) -> Reuse {
+        let prefilters = prev
+            .into_iter()
+            .flat_map(RuleSet::prefilters)
+            .map(|pf| (pf.key, Arc::clone(&pf.prefilter)))
+            .collect();
+        Reuse { mpm, prefilters }
+    }
+
+    /// The prefilter over `pats` (pattern id = index): the previous set's if it had
+    /// one over the same patterns, else a new one.
+    fn prefilter(&self, pats: &[(Vec<u8>, bool)]) -> (Arc<Prefilter>, u64) {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        pats.hash(&mut h);
+        let key = h.finish();
+        let pf = match self.prefilters.get(&key) {
+            Some(pf) => Arc::clone(pf),
+            None => Arc::new(build_prefilter(pats, self.mpm)),
+        };
+        (pf, key)
+    }
+}
+
 /// One rule compiled on its own: what [`RuleSet::build`] needs of it besides the steps
 /// that need the whole set.
 enum Compiled {
+    /// Compiled in the set being replaced.
+    Kept(Arc<Sig>),
     /// It needs an application protocol, buffer or transform the engine lacks: this one.
     WaitsForApp(String),
     /// Its first keyword the engine does not evaluate.
@@ -537,6 +609,14 @@ struct Ready {
 }
 
 fn compile_rule(rule: Rule) -> Compiled {
+    if rule.known {
+        // A stand-in for a rule of the set being replaced, which does not hold it.
+        let m = "not parsed (its text was known) and not in the rule set replaced";
+        return Compiled::Failed(
+            rule.sid,
+            format!("{}:{}: sid {}: {m}", rule.file, rule.line, rule.sid),
+        );
+    }
     let (app, missing) = app_needs(&rule);
     if let Some(m) = missing {
         return Compiled::WaitsForApp(m);
@@ -597,14 +677,105 @@ impl RuleSet {
     /// are counted in [`LoadStats`] and left out; so are rules whose pcre compiles with
     /// neither engine.
     pub fn build(rules: Vec<Rule>, classes: &Classifications, opts: BuildOptions) -> RuleSet {
+        let items = rules.into_iter().map(Item::Parsed).collect();
+        RuleSet::assemble(items, classes, opts, None)
+    }
+
+    /// The texts of this set's rules ([`Rule::text_hash`]) with their gid and sid, for a
+    /// loader that need not parse them again ([`netsieve_rules::Loaded::knowing`]):
+    /// what [`RuleSet::rebuild`] with `classes` keeps. Empty when `classes` are not this
+    /// set's (every rule's category is read again).
+    pub fn known_texts(&self, classes: &Classifications) -> HashMap<u64, (u32, u32)> {
+        self.kept_by_text(classes)
+            .into_iter()
+            .map(|(h, s)| (h, (s.rule.gid, s.rule.sid)))
+            .collect()
+    }
+
+    fn kept_by_text(&self, classes: &Classifications) -> HashMap<u64, &Arc<Sig>> {
+        if *classes != self.classes {
+            return HashMap::new();
+        }
+        self.sigs
+            .iter()
+            .filter(|s| s.rule.text_hash != 0)
+            .map(|s| (s.rule.text_hash, s))
+            .collect()
+    }
+
+    /// Builds `rules` as [`RuleSet::build`] does, keeping what this set compiled: a
+    /// rule whose text ([`Rule::text_hash`]) is one of this set's is not compiled again,
+    /// and a prefilter whose patterns are one of this set's is shared, not built again.
+    /// The rules must have been read with the variables this set's were.
+    pub fn rebuild(
+        &self,
+        rules: Vec<Rule>,
+        classes: &Classifications,
+        opts: BuildOptions,
+    ) -> RuleSet {
+        let kept = self.kept_by_text(classes);
+        let items = rules
+            .into_iter()
+            .map(|r| match kept.get(&r.text_hash) {
+                Some(s) if r.text_hash != 0 => Item::Kept(Arc::clone(s)),
+                _ => Item::Parsed(r),
+            })
+            .collect();
+        RuleSet::assemble(items, classes, opts, Some(self))
+    }
+
+    /// This set with the rules of signature ids `remove` taken out and `add` put in,
+    /// everything else kept: Reinhardt's one-rule change, without reading the files.
+    /// The rules not inspected (waiting for a parser, failed) are counted as they were.
+    pub fn edit(&self, remove: &[u32], add: Vec<Rule>, opts: BuildOptions) -> RuleSet {
+        let mut items: Vec<Item> = self
+            .sigs
+            .iter()
+            .filter(|s| !remove.contains(&s.rule.sid))
+            .map(|s| Item::Kept(Arc::clone(s)))
+            .collect();
+        items.extend(add.into_iter().map(Item::Parsed));
+        let classes = self.classes.clone();
+        let mut set = RuleSet::assemble(items, &classes, opts, Some(self));
+        let fresh = std::mem::take(&mut set.stats);
+        set.stats = LoadStats {
+            inspected: fresh.inspected,
+            app_layer: fresh.app_layer,
+            pcre_linear: fresh.pcre_linear,
+            pcre_backtracking: fresh.pcre_backtracking,
+            ..self.stats.clone()
+        };
+        set.stats.merge_skipped(fresh);
+        set
+    }
+
+    /// The one build: `items` compiled where they are not kept, put in evaluation
+    /// order, and grouped; flowbit ids and prefilters are `prev`'s where it has them.
+    fn assemble(
+        items: Vec<Item>,
+        classes: &Classifications,
+        opts: BuildOptions,
+        prev: Option<&RuleSet>,
+    ) -> RuleSet {
         let mpm = opts.mpm;
         let mut stats = LoadStats::default();
-        let mut bit_ids: HashMap<String, u32> = HashMap::new();
-        let mut flowbit_names = Vec::new();
+        // A kept rule's flowbit ids are the previous set's: its names keep their ids.
+        let mut flowbit_names = prev.map(|p| p.flowbit_names.clone()).unwrap_or_default();
+        let mut bit_ids: HashMap<String, u32> = flowbit_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i as u32))
+            .collect();
         let mut addr_sets = AddrSets::default();
         // Each rule compiled on its own (on every core), then the steps that need the
         // whole set (flowbit ids, shared address sets), in rule order.
-        let compiled: Vec<Compiled> = rules.into_par_iter().map(compile_rule).collect();
+        let compiled: Vec<Compiled> = items
+            .into_par_iter()
+            .map(|it| match it {
+                Item::Parsed(r) => compile_rule(r),
+                Item::Kept(s) => Compiled::Kept(s),
+            })
+            .collect();
         let mut sigs = Vec::with_capacity(compiled.len());
         for c in compiled {
             let Ready {
@@ -631,19 +802,12 @@ impl RuleSet {
                     stats.compile_errors.push((sid, located));
                     continue;
                 }
+                Compiled::Kept(s) => {
+                    sigs.push(s);
+                    continue;
+                }
                 Compiled::Ready(r) => *r,
             };
-            for l in &lists {
-                for m in l {
-                    if let CMatch::Pcre { re, .. } = m {
-                        if re.is_linear() {
-                            stats.pcre_linear += 1;
-                        } else {
-                            stats.pcre_backtracking += 1;
-                        }
-                    }
-                }
-            }
             let flowbits = rule
                 .flowbits
                 .iter()
@@ -679,7 +843,7 @@ impl RuleSet {
                 && rule.flow == FlowOpts::default()
                 && rule.sport.is_any()
                 && rule.dport.is_any();
-            sigs.push(Sig {
+            sigs.push(Arc::new(Sig {
                 app,
                 tx,
                 fast,
@@ -697,7 +861,16 @@ impl RuleSet {
                 severity,
                 needs_payload,
                 scope,
-            });
+            }));
+        }
+        for m in sigs.iter().flat_map(|s| s.lists.iter().flatten()) {
+            if let CMatch::Pcre { re, .. } = m {
+                if re.is_linear() {
+                    stats.pcre_linear += 1;
+                } else {
+                    stats.pcre_backtracking += 1;
+                }
+            }
         }
         // Evaluation order: action order, then rules that set flowbits before rules
         // that test them, then priority, then file order.
@@ -728,19 +901,20 @@ impl RuleSet {
         stats.inspected = sigs.len();
         stats.app_layer = sigs.iter().filter(|s| s.tx.is_some()).count();
         let needs_app = sigs.iter().any(|s| s.app.is_some());
+        let reuse = Reuse::of(prev.filter(|p| p.mpm == mpm), mpm);
         // The groups, and the port groups in them, are independent: built on every core.
         let (groups, tx_groups) = rayon::join(
             || {
                 let v: Vec<Group> = [GroupId::Tcp, GroupId::Udp, GroupId::Icmp, GroupId::Other]
                     .into_par_iter()
-                    .map(|g| build_group(&sigs, g, mpm))
+                    .map(|g| build_group(&sigs, g, &reuse))
                     .collect();
                 <[Group; 4]>::try_from(v).unwrap_or_else(|_| unreachable!("four groups"))
             },
             || {
                 (0..6)
                     .into_par_iter()
-                    .map(|g| build_tx_group(&sigs, g, mpm))
+                    .map(|g| build_tx_group(&sigs, g, &reuse))
                     .collect::<Vec<TxGroup>>()
             },
         );
@@ -752,11 +926,52 @@ impl RuleSet {
             flowbit_names,
             stats,
             mpm,
+            classes: classes.clone(),
         }
     }
 
+    /// What this set shares with `prev`, the set it was derived from.
+    pub fn kept_from(&self, prev: &RuleSet) -> Kept {
+        let old: std::collections::HashSet<*const Sig> =
+            prev.sigs.iter().map(Arc::as_ptr).collect();
+        let old_pf: std::collections::HashSet<*const Prefilter> = prev
+            .prefilters()
+            .map(|p| Arc::as_ptr(&p.prefilter))
+            .collect();
+        let built: Vec<&Prefiltered> = self
+            .prefilters()
+            .filter(|p| !matches!(*p.prefilter, Prefilter::None))
+            .collect();
+        Kept {
+            rules: self
+                .sigs
+                .iter()
+                .filter(|s| old.contains(&Arc::as_ptr(s)))
+                .count(),
+            prefilters: built
+                .iter()
+                .filter(|p| old_pf.contains(&Arc::as_ptr(&p.prefilter)))
+                .count(),
+            prefilters_in_set: built.len(),
+        }
+    }
+
+    /// Every prefilter of the set.
+    fn prefilters(&self) -> impl Iterator<Item = &Prefiltered> {
+        let ports = self
+            .groups
+            .iter()
+            .flat_map(|g| g.dirs.iter().flat_map(|(_, d)| &d.ports))
+            .flat_map(|p| [&p.packet, &p.unstreamed, &p.stream]);
+        let tx = self
+            .tx_groups
+            .iter()
+            .flat_map(|t| t.bufs.iter().map(|(_, _, pf)| pf));
+        ports.chain(tx)
+    }
+
     /// The compiled rules, in load order; an alert's `sig` indexes them.
-    pub fn sigs(&self) -> &[Sig] {
+    pub fn sigs(&self) -> &[Arc<Sig>] {
         &self.sigs
     }
 
@@ -848,7 +1063,7 @@ fn sees(s: &Sig, dir: Direction) -> bool {
     }
 }
 
-fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
+fn build_group(sigs: &[Arc<Sig>], g: GroupId, reuse: &Reuse) -> Group {
     let members: Vec<u32> = (0..sigs.len() as u32)
         .filter(|&i| in_group(&sigs[i as usize], g))
         .collect();
@@ -877,7 +1092,7 @@ fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
         let mut port_map = PortGroups::build(&port_sets);
         let ports = std::mem::take(&mut port_map.groups)
             .into_par_iter()
-            .map(|rules| port_group(sigs, g, &rules, &fast, mpm))
+            .map(|rules| port_group(sigs, g, &rules, &fast, reuse))
             .collect();
         PortIndexed { ports, port_map }
     };
@@ -890,11 +1105,11 @@ fn build_group(sigs: &[Sig], g: GroupId, mpm: Mpm) -> Group {
 /// A port group of `rules` (in evaluation order): the fast patterns of those that have
 /// one go to the prefilters their scope asks for, the others on its `always` list.
 fn port_group(
-    sigs: &[Sig],
+    sigs: &[Arc<Sig>],
     g: GroupId,
     rules: &[u32],
     fast: &HashMap<u32, &(Vec<u8>, bool)>,
-    mpm: Mpm,
+    reuse: &Reuse,
 ) -> PortGroup {
     let tcp = g == GroupId::Tcp;
     let (mut packet, mut unstreamed, mut stream) = Default::default();
@@ -918,9 +1133,9 @@ fn port_group(
         }
     }
     PortGroup {
-        packet: Patterns::build(packet, mpm),
-        unstreamed: Patterns::build(unstreamed, mpm),
-        stream: Patterns::build(stream, mpm),
+        packet: Patterns::build(packet, reuse),
+        unstreamed: Patterns::build(unstreamed, reuse),
+        stream: Patterns::build(stream, reuse),
         always,
     }
 }
@@ -944,9 +1159,11 @@ impl<'a> Patterns<'a> {
         self.pattern_sigs[id as usize].push(rule);
     }
 
-    fn build(self, mpm: Mpm) -> Prefiltered {
+    fn build(self, reuse: &Reuse) -> Prefiltered {
+        let (prefilter, key) = reuse.prefilter(&self.pats);
         Prefiltered {
-            prefilter: build_prefilter(&self.pats, mpm),
+            prefilter,
+            key,
             pattern_sigs: self.pattern_sigs,
         }
     }
@@ -1071,7 +1288,7 @@ fn tx_fast_pattern(rule: &Rule) -> Option<(TxBuf, (Vec<u8>, bool))> {
     Some(((buf, transforms.to_vec()), (prefilter_bytes(c), c.nocase)))
 }
 
-fn build_tx_group(sigs: &[Sig], g: usize, mpm: Mpm) -> TxGroup {
+fn build_tx_group(sigs: &[Arc<Sig>], g: usize, reuse: &Reuse) -> TxGroup {
     let d = Direction::from_index(g % 2);
     let mut fast = Vec::new();
     let mut always = Vec::new();
@@ -1104,7 +1321,7 @@ fn build_tx_group(sigs: &[Sig], g: usize, mpm: Mpm) -> TxGroup {
             .into_iter()
             .map(|b| {
                 let pats = by_buf.remove(b).expect("collected");
-                (b.0, b.1.clone(), pats.build(mpm))
+                (b.0, b.1.clone(), pats.build(reuse))
             })
             .collect(),
         always,

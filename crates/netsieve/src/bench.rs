@@ -90,10 +90,42 @@ pub enum Bench {
         #[arg(long, default_value = "/tmp/netsieve-bench-scan")]
         work: PathBuf,
     },
+    /// Rule changes as the control socket makes them, without traffic: a full reload with
+    /// and without keeping what the set in force compiled, one rule added and removed;
+    /// time and peak RSS of each.
+    Reload {
+        /// Rule files (default: ET Open 2024 from the shared data).
+        #[arg(short = 'S', long = "rules")]
+        rules: Vec<PathBuf>,
+        /// Rounds, each step interleaved; medians are reported.
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+    },
 }
 
 pub fn run(b: Bench) -> ExitCode {
     match b {
+        Bench::Reload { rules, rounds } => {
+            let files = match netsieve_bench::data::data_dir(None) {
+                Ok(d) if rules.is_empty() => rule_files(d.join("rules/et-open-2024")),
+                Err(e) if rules.is_empty() => Err(e),
+                _ => rules
+                    .into_iter()
+                    .map(rule_files)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|v| v.concat()),
+            };
+            match files.and_then(|f| crate::scan::bench_reload(&f, rounds)) {
+                Ok(table) => {
+                    crate::print_out(&table);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Bench::Scan {
             suricata,
             suricata_config,
@@ -219,6 +251,20 @@ pub fn run(b: Bench) -> ExitCode {
 }
 
 /// `bench scan`'s arguments made into its options: rule sets resolved to their files.
+/// The `.rules` files of a directory, in name order, or the one file given.
+fn rule_files(path: PathBuf) -> Result<Vec<PathBuf>, String> {
+    if !path.is_dir() {
+        return Ok(vec![path]);
+    }
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "rules"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
 fn scan_options(
     suricata: PathBuf,
     config: Option<PathBuf>,
@@ -244,18 +290,7 @@ fn scan_options(
     };
     let mut rule_sets = Vec::new();
     for (name, path) in named {
-        let files = if path.is_dir() {
-            let mut v: Vec<PathBuf> = std::fs::read_dir(&path)
-                .map_err(|e| format!("{}: {e}", path.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "rules"))
-                .collect();
-            v.sort();
-            v
-        } else {
-            vec![path]
-        };
-        rule_sets.push((name, files));
+        rule_sets.push((name, rule_files(path)?));
     }
     let suricata_config = config.unwrap_or_else(|| {
         let dir = suricata.parent().unwrap_or(std::path::Path::new("."));

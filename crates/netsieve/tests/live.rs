@@ -520,9 +520,20 @@ fn rules_change_through_the_socket_while_flows_carry_over() {
         "add-rule",
         serde_json::json!({"rule": "alert udp any any -> (sid:21;)"}),
     );
-    assert_eq!(
-        r["return"], "OK",
-        "a bad rule is reported, the rest stay: {r}"
+    // A rule that does not parse, or whose sid is in force, is refused with the
+    // reason; the rules in force stay.
+    assert_eq!(r["return"], "NOK", "{r}");
+    let msg = r["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("<unix-socket>:1:1"), "{r}");
+    let r = command(
+        &sock,
+        "add-rule",
+        serde_json::json!({"rule": "alert udp any any -> any any (content:\"x\"; sid:10;)"}),
+    );
+    assert_eq!(r["return"], "NOK", "{r}");
+    assert!(
+        r["message"].as_str().unwrap_or_default().contains("sid 10"),
+        "{r}"
     );
 
     let r = command(&sock, "shutdown", serde_json::Value::Null);

@@ -62,7 +62,7 @@ pub mod threshold;
 pub mod vars;
 
 pub use buffer::{AppBuffer, AppNeed, Spelling, Transform};
-pub use load::{Classifications, Classtype, Loaded, RuleError};
+pub use load::{Classifications, Classtype, Loaded, RuleError, text_hash};
 pub use parse::{ParseError, parse_rule};
 pub use rule::*;
 pub use threshold::{GlobalEntry, GlobalKind, SuppressTrack, ThresholdConfig};

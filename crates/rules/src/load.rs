@@ -43,9 +43,21 @@ impl std::error::Error for RuleError {
 pub struct Loaded {
     pub rules: Vec<Rule>,
     pub errors: Vec<RuleError>,
+    /// Rule texts not to parse, by [`text_hash`]: their (gid, sid).
+    known: HashMap<u64, (u32, u32)>,
 }
 
 impl Loaded {
+    /// A loader that does not parse the rules whose texts are `known` (by
+    /// [`text_hash`], with their gid and sid): each comes out as a stand-in
+    /// ([`Rule::known`](Rule#structfield.known)) for whoever knew it, a reload that keeps what it compiled.
+    pub fn knowing(known: HashMap<u64, (u32, u32)>) -> Loaded {
+        Loaded {
+            known,
+            ..Loaded::default()
+        }
+    }
+
     /// Failures counted by reason, most frequent first.
     pub fn error_summary(&self) -> Vec<(String, usize)> {
         let mut m: BTreeMap<String, usize> = BTreeMap::new();
@@ -65,9 +77,17 @@ impl Loaded {
         // Parsed a chunk at a time, so that the parsed rules are never held twice (once
         // as parse results and once in `rules`): that doubled the peak memory of loading.
         self.rules.reserve(texts.len());
+        let known = &self.known;
+        let read = |t: &str| {
+            let h = text_hash(t);
+            match known.get(&h) {
+                Some(&(gid, sid)) => Ok(Rule::stand_in(h, gid, sid)),
+                None => parse_rule(t, vars).map(|r| Rule { text_hash: h, ..r }),
+            }
+        };
         for chunk in texts.chunks(PARSE_CHUNK) {
             let parsed: Vec<Result<Rule, ParseError>> =
-                chunk.par_iter().map(|(_, t)| parse_rule(t, vars)).collect();
+                chunk.par_iter().map(|(_, t)| read(t)).collect();
             for ((line, _), result) in chunk.iter().zip(parsed) {
                 match result {
                     Ok(mut r) => {
@@ -114,6 +134,14 @@ impl Loaded {
     }
 }
 
+/// The hash [`Rule::text_hash`] holds: of the text as written, trailing space aside.
+pub fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.trim_end().hash(&mut h);
+    h.finish()
+}
+
 /// Rules parsed per parallel batch.
 const PARSE_CHUNK: usize = 8192;
 
@@ -158,7 +186,7 @@ pub struct Classtype {
 }
 
 /// `classification.config`: classtype name to description and priority.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Classifications(pub HashMap<String, Classtype>);
 
 /// The classification table bundled with netsieve (from Emerging Threats Open; see

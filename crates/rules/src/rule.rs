@@ -546,6 +546,14 @@ impl Strings {
 pub struct Rule {
     pub file: String,
     pub line: usize,
+    /// A hash of the rule's text as written, set by the loader ([`crate::Loaded`]; 0 from
+    /// [`crate::parse_rule`]): two rules read with the same text and variables are the
+    /// same rule, so a reload can keep what it compiled of it.
+    pub text_hash: u64,
+    /// Not parsed: its text was known to the loader ([`crate::Loaded::knowing`]). Only
+    /// `file`, `line`, `gid`, `sid` and `text_hash` are set; whoever knew the text holds
+    /// the rule.
+    pub known: bool,
     pub action: Action,
     pub proto: Proto,
     pub src: AddrExpr,

@@ -14,10 +14,12 @@ fn data_dir() -> Option<PathBuf> {
     d.is_dir().then_some(d)
 }
 
-/// The rule without what depends on where its text was: file, line, pcre columns.
+/// The rule without what depends on where and how its text was written: file, line, the
+/// hash of the text, pcre columns.
 fn placeless(mut r: Rule) -> Rule {
     r.file.clear();
     r.line = 0;
+    r.text_hash = 0;
     for l in &mut r.lists {
         for m in &mut l.matches {
             if let Match::Pcre(p) = m {

@@ -5,8 +5,10 @@
 //! client (`suricatasc`) works against netsieve unchanged; this module is what `scan`'s
 //! commands do.
 //!
-//! A reload is built here, on the control thread, off the packet path; the new rule set
-//! is then handed to the reader, which switches the workers between two packets
+//! A reload is built here, on the control thread, off the packet path, from the set in
+//! force: a full reload compiles only the rules whose text changed, and a rule added or
+//! removed changes the set in force without reading the files. The new rule set is then
+//! handed to the reader, which switches the workers between two packets
 //! ([`super::pipeline::Pool::reload`]) and says so. A blocking `reload-rules` answers
 //! once the switch is made; every packet before it was inspected with the old rules and
 //! every packet after with the new.
@@ -80,6 +82,8 @@ struct Inbox {
 struct RulesetState {
     source: RuleSource,
     edits: Edits,
+    /// The rules in force: what the next change starts from.
+    last: Rules,
     /// A reload is being built.
     busy: bool,
     last_reload: SystemTime,
@@ -133,6 +137,7 @@ impl Control {
             ruleset: Mutex::new(RulesetState {
                 source,
                 edits: Edits::default(),
+                last: rules.clone(),
                 busy: false,
                 last_reload: SystemTime::now(),
                 parsed: rules.parsed,
@@ -220,7 +225,7 @@ impl ctl::Handler for Shared {
                 "single"
             })),
             "capture-mode" => ok(json!(self.info.capture_mode)),
-            "reload-rules" | "ruleset-reload-rules" => self.answer(self.reload(|_, _| {})),
+            "reload-rules" | "ruleset-reload-rules" => self.answer(self.reload(Change::Reload)),
             "ruleset-reload-nonblocking" => self.reload_in_background(),
             "ruleset-reload-time" => {
                 let t = lock(&self.ruleset).last_reload;
@@ -257,11 +262,11 @@ impl ctl::Handler for Shared {
             }
             "dump-counters" => self.counters_json(),
             "add-rule" => match arg("rule").and_then(Value::as_str) {
-                Some(text) => self.answer(self.reload(|src, e| e.add(src, text))),
+                Some(text) => self.answer(self.reload(Change::Add(text))),
                 None => nok("add-rule needs arguments {\"rule\": TEXT}".into()),
             },
             "remove-rule" => match arg("sid").and_then(sid_arg) {
-                Some(sid) => self.answer(self.reload(|_, e| e.remove(sid))),
+                Some(sid) => self.answer(self.reload(Change::Remove(sid))),
                 None => nok("remove-rule needs arguments {\"sid\": N}".into()),
             },
             "shutdown" => {
@@ -282,20 +287,30 @@ impl Shared {
         }
     }
 
-    /// Reads the rules again with `edit` applied to the socket's edits, hands the new
-    /// set to the reader and waits until it switched. The edits stay only if the reload
-    /// succeeds.
-    fn reload(&self, edit: impl FnOnce(&RuleSource, &mut Edits)) -> Result<(), String> {
-        let (source, mut edits) = {
+    /// Builds the rules `change` asks for, hands them to the reader and waits until it
+    /// switched. The socket's edits change only if this succeeds.
+    fn reload(&self, change: Change) -> Result<(), String> {
+        let (source, mut edits, last) = {
             let mut r = lock(&self.ruleset);
             if r.busy {
                 return Err("a reload is already running".into());
             }
             r.busy = true;
-            (r.source.clone(), r.edits.clone())
+            (r.source.clone(), r.edits.clone(), r.last.clone())
         };
-        edit(&source, &mut edits);
-        let rules = match source.load(&edits) {
+        let built = match change {
+            Change::Reload => source.load(&edits, Some(&last.set)),
+            Change::Add(text) => {
+                edits.add(&source, text);
+                source.edit(&last, None, Some(text))
+            }
+            Change::Remove(sid) => {
+                edits.remove(sid);
+                source.edit(&last, Some(sid), None)
+            }
+        };
+        drop(last);
+        let rules = match built {
             Ok(rules) => rules,
             Err(e) => {
                 lock(&self.ruleset).busy = false;
@@ -304,11 +319,13 @@ impl Shared {
         };
         let (parsed, loaded, failed) = (rules.parsed, rules.set.sigs().len(), rules.failed);
         let errors = rules.errors.clone();
+        let in_force = rules.clone();
         let switched = self.hand_over(rules);
         let mut r = lock(&self.ruleset);
         r.busy = false;
         switched?;
         r.edits = edits;
+        r.last = in_force;
         r.last_reload = SystemTime::now();
         r.parsed = parsed;
         r.loaded = loaded;
@@ -347,7 +364,7 @@ impl Shared {
         }
         let sh = Arc::clone(self);
         std::thread::spawn(move || {
-            if let Err(e) = sh.reload(|_, _| {}) {
+            if let Err(e) = sh.reload(Change::Reload) {
                 eprintln!("netsieve scan: reload failed: {e}");
             }
         });
@@ -367,6 +384,16 @@ impl Shared {
         }
         ok(v)
     }
+}
+
+/// What a reload changes.
+enum Change<'a> {
+    /// Everything: the files are read again.
+    Reload,
+    /// One rule added to the set in force.
+    Add(&'a str),
+    /// The rules of one signature id taken out of the set in force.
+    Remove(u32),
 }
 
 /// A sid given as a number or as text.

@@ -37,6 +37,7 @@ use control::{Control, RunInfo};
 use eve::EveLog;
 use fastlog::FastLog;
 use pipeline::{Checksums, Pool, Reader};
+pub(crate) use rules::bench_reload;
 use rules::{Edits, RuleSource};
 use settings::Settings;
 use sink::{Emitter, Output, Sink};
@@ -147,7 +148,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         settings.build.mpm = Mpm::Ac;
     }
     let source = RuleSource::new(&a.rules, &settings);
-    let rules = source.load(&Edits::default())?;
+    let rules = source.load(&Edits::default(), None)?;
     for e in &rules.errors {
         eprintln!("netsieve scan: {e}");
     }

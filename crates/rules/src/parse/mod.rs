@@ -442,11 +442,24 @@ fn header_tokens(h: &str) -> Vec<(usize, &str)> {
 }
 
 impl Rule {
+    /// The stand-in for a rule whose text the loader knew ([`Rule::known`]).
+    pub(crate) fn stand_in(text_hash: u64, gid: u32, sid: u32) -> Rule {
+        Rule {
+            text_hash,
+            gid,
+            sid,
+            known: true,
+            ..Rule::new(Action::Alert, Proto::Ip)
+        }
+    }
+
     /// A rule with this action and protocol, any addresses and ports, and no options.
     fn new(action: Action, proto: Proto) -> Rule {
         Rule {
             file: String::new(),
             line: 0,
+            text_hash: 0,
+            known: false,
             action,
             proto,
             src: AddrExpr::Any,

@@ -1,0 +1,239 @@
+//! A rule set derived from the one in force (a reload that keeps what was compiled,
+//! rules added and removed) must inspect exactly as the same rules built afresh: random
+//! rules over random ports and payloads, random packets, the alerts compared.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use netsieve_detect::{BuildOptions, DetectOptions, Detector, FlowData, RuleSet};
+use netsieve_packet::capture::Frame;
+use netsieve_packet::decode::{Decoder, Packet};
+use netsieve_packet::flow::{FlowConfig, FlowTable};
+use netsieve_rules::{Classifications, Loaded, Vars};
+use proptest::prelude::*;
+
+/// A TCP (ACK|PSH) or UDP packet from 10.0.0.1:`sport` to 10.0.0.2:`dport`.
+fn frame(tcp: bool, sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
+    let hdr = if tcp { 20 } else { 8 };
+    let mut f = vec![0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 6, 8, 0, 0x45, 0];
+    f.extend_from_slice(&((20 + hdr + payload.len()) as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 1, 0, 0, 64, if tcp { 6 } else { 17 }, 0, 0]);
+    f.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+    f.extend_from_slice(&sport.to_be_bytes());
+    f.extend_from_slice(&dport.to_be_bytes());
+    if tcp {
+        f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0]);
+    } else {
+        f.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+        f.extend_from_slice(&[0, 0]);
+    }
+    f.extend_from_slice(payload);
+    f
+}
+
+/// The (sid, packet number) of every alert `set` raises over `frames`.
+fn alerts(set: &Arc<RuleSet>, frames: &[Vec<u8>]) -> Vec<(u32, u64)> {
+    let mut det = Detector::new(Arc::clone(set), DetectOptions::default());
+    let mut flows: FlowTable<FlowData> = FlowTable::new(FlowConfig::default());
+    let mut decoder = Decoder::new(false);
+    let mut out = Vec::new();
+    for (i, data) in frames.iter().enumerate() {
+        let frame = Frame {
+            ts: Duration::from_millis(i as u64),
+            linktype: 1,
+            orig_len: data.len() as u32,
+            data: data.clone(),
+        };
+        let mut p = Packet::default();
+        decoder.decode(&frame, i as u64 + 1, &mut p);
+        match flows.packet(&p, true) {
+            Some((f, obs)) => det.inspect(&p, Some((f, &obs)), &mut out),
+            None => det.inspect(&p, None, &mut out),
+        }
+    }
+    for mut f in flows.drain() {
+        det.flow_end(&mut f, frames.len() as u64 + 1, &mut out);
+    }
+    let mut v: Vec<(u32, u64)> = out
+        .iter()
+        .map(|a| (set.sig(a.sig).rule.sid, a.packet))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+fn parse(texts: &[String]) -> Vec<netsieve_rules::Rule> {
+    let mut l = Loaded::default();
+    l.add_text("t.rules", &texts.join("\n"), &Vars::default());
+    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    l.rules
+}
+
+/// `texts` read as a reload over `prev` reads them: the rules `prev` holds not parsed.
+fn parse_over(prev: &RuleSet, texts: &[String]) -> Vec<netsieve_rules::Rule> {
+    let mut l = Loaded::knowing(prev.known_texts(&Classifications::bundled()));
+    l.add_text("t.rules", &texts.join("\n"), &Vars::default());
+    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    l.rules
+}
+
+fn build(texts: &[String]) -> RuleSet {
+    RuleSet::build(
+        parse(texts),
+        &Classifications::bundled(),
+        BuildOptions::default(),
+    )
+}
+
+const PORTS: &[&str] = &["any", "80", "443", "[1000:2000]", "!80"];
+const WORDS: &[&str] = &["ab", "abc", "bca", "xyz", "zz", "a", "cab", "xyzab"];
+
+/// Rule `sid`: an action, a protocol, a port, one or two contents, maybe a flowbit.
+fn rule(
+    sid: u32,
+    (action, udp, port, c1, c2, bits): (u8, bool, usize, usize, Option<usize>, u8),
+) -> String {
+    let action = ["alert", "alert", "alert", "pass", "drop"][action as usize % 5];
+    let proto = if udp { "udp" } else { "tcp" };
+    let port = PORTS[port % PORTS.len()];
+    let mut opts = format!("content:\"{}\"; ", WORDS[c1 % WORDS.len()]);
+    if let Some(c) = c2 {
+        opts += &format!("content:\"{}\"; ", WORDS[c % WORDS.len()]);
+    }
+    match bits % 4 {
+        1 => opts += "flowbits:set,b1; ",
+        2 => opts += "flowbits:isset,b1; ",
+        _ => {}
+    }
+    format!("{action} {proto} any any -> any {port} (msg:\"r{sid}\"; {opts}sid:{sid};)")
+}
+
+type RuleShape = (u8, bool, usize, usize, Option<usize>, u8);
+
+fn shape() -> impl Strategy<Value = RuleShape> {
+    (
+        0u8..5,
+        any::<bool>(),
+        0usize..5,
+        0usize..8,
+        proptest::option::of(0usize..8),
+        0u8..4,
+    )
+}
+
+fn packets() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    let port = prop_oneof![Just(80u16), Just(443), Just(1500), Just(3000), Just(40000)];
+    proptest::collection::vec(
+        (
+            any::<bool>(),
+            port.clone(),
+            port,
+            proptest::collection::vec(0usize..8, 0..4),
+        ),
+        1..24,
+    )
+    .prop_map(|ps| {
+        ps.into_iter()
+            .map(|(udp, sp, dp, words)| {
+                let payload: Vec<u8> = words
+                    .iter()
+                    .flat_map(|&w| WORDS[w].bytes().chain([b' ']))
+                    .collect();
+                frame(!udp, sp, dp, &payload)
+            })
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A full reload over the set in force (some rules changed, some not), a rule
+    /// added and a rule removed: each inspects as the same rules built afresh.
+    #[test]
+    fn derived_sets_inspect_as_fresh_ones(
+        before in proptest::collection::vec(shape(), 1..20),
+        changed in proptest::collection::vec(proptest::option::of(shape()), 1..20),
+        added in shape(),
+        frames in packets(),
+    ) {
+        let old: Vec<String> = before.iter().enumerate().map(|(i, s)| rule(i as u32 + 1, *s)).collect();
+        let prev = build(&old);
+        // A reload: rule i changed where `changed` says so, the others as they were.
+        let new: Vec<String> = old
+            .iter()
+            .enumerate()
+            .map(|(i, t)| match changed.get(i).copied().flatten() {
+                Some(s) => rule(i as u32 + 1, s),
+                None => t.clone(),
+            })
+            .collect();
+        let rebuilt = Arc::new(prev.rebuild(parse_over(&prev, &new), &Classifications::bundled(), BuildOptions::default()));
+        prop_assert_eq!(alerts(&rebuilt, &frames), alerts(&Arc::new(build(&new)), &frames));
+        // One rule added to the reloaded set, then rule 1 removed.
+        let sid = 1000;
+        let text = rule(sid, added);
+        let grown = Arc::new(rebuilt.edit(&[], parse(std::slice::from_ref(&text)), BuildOptions::default()));
+        let mut with = new.clone();
+        with.push(text);
+        prop_assert_eq!(alerts(&grown, &frames), alerts(&Arc::new(build(&with)), &frames));
+        let shrunk = Arc::new(grown.edit(&[1], Vec::new(), BuildOptions::default()));
+        prop_assert_eq!(alerts(&shrunk, &frames), alerts(&Arc::new(build(&with[1..])), &frames));
+    }
+}
+
+/// What a reload keeps: the rules whose text did not change, and the prefilters whose
+/// patterns did not.
+#[test]
+fn a_reload_keeps_the_unchanged_rules_and_prefilters() {
+    let texts: Vec<String> = (1..=40)
+        .map(|i| rule(i, (0, i % 2 == 0, i as usize, i as usize, None, 0)))
+        .collect();
+    let prev = build(&texts);
+    let same = prev.rebuild(
+        parse(&texts),
+        &Classifications::bundled(),
+        BuildOptions::default(),
+    );
+    let kept = same.kept_from(&prev);
+    assert_eq!(kept.rules, 40);
+    assert!(kept.prefilters_in_set > 0);
+    assert_eq!(kept.prefilters, kept.prefilters_in_set);
+    // One rule's text changed: it alone is compiled again.
+    let mut changed = texts.clone();
+    changed[4] = changed[4].replace("msg:\"r5\"", "msg:\"r5 changed\"");
+    let next = prev.rebuild(
+        parse(&changed),
+        &Classifications::bundled(),
+        BuildOptions::default(),
+    );
+    assert_eq!(next.kept_from(&prev).rules, 39);
+    // A rule added: the prefilters of the groups it is in are built again, no other.
+    let added = "alert tcp any any -> any 80 (content:\"fresh\"; sid:41;)".to_string();
+    let grown = prev.edit(&[], parse(&[added]), BuildOptions::default());
+    let kept = grown.kept_from(&prev);
+    assert_eq!(kept.rules, 40);
+    assert!(
+        kept.prefilters > 0 && kept.prefilters < kept.prefilters_in_set,
+        "{kept:?}"
+    );
+}
+
+/// A stand-in for a known text that the set rebuilt from does not hold is refused, not
+/// compiled as the empty rule it stands for (which would match every packet).
+#[test]
+fn a_stand_in_the_old_set_does_not_hold_is_refused() {
+    let a = vec![rule(1, (0, false, 0, 0, None, 0))];
+    let b = vec![rule(2, (0, false, 0, 1, None, 0))];
+    let (set_a, set_b) = (build(&a), build(&b));
+    // Read as if over set A, rebuilt over set B.
+    let stand_ins = parse_over(&set_a, &a);
+    assert!(stand_ins[0].known);
+    let wrong = set_b.rebuild(
+        stand_ins,
+        &Classifications::bundled(),
+        BuildOptions::default(),
+    );
+    assert_eq!(wrong.sigs().len(), 0);
+    assert_eq!(wrong.stats().compile_errors.len(), 1);
+}
