@@ -39,7 +39,7 @@ use netsieve_applayer::{AppProto, Parser, Session};
 
 use crate::app::{Stage, TxMeta, TxRef, fill, meta, transform};
 use crate::eval::{Ctx, matches};
-use crate::ruleset::{GroupId, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group};
+use crate::ruleset::{Extra, GroupId, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group};
 
 /// What detection keeps per flow.
 #[derive(Default, Debug)]
@@ -348,8 +348,8 @@ struct Gather {
 impl Gather {
     /// Starts a scan with prefilter `pf`.
     fn start(&mut self, pf: &Prefiltered) {
-        if self.stamp.len() < pf.pattern_sigs.len() {
-            self.stamp.resize(pf.pattern_sigs.len(), 0);
+        if self.stamp.len() < pf.ids() {
+            self.stamp.resize(pf.ids(), 0);
         }
         self.scan = self.scan.wrapping_add(1);
         if self.scan == 0 {
@@ -361,11 +361,40 @@ impl Gather {
     /// Pattern `id` of `pf` was found: its rules go to `out` if they are not there yet.
     #[inline]
     fn hit(&mut self, pf: &Prefiltered, id: u32, out: &mut Vec<u32>, hits: &mut u64) {
+        self.mark(id as usize, &pf.pattern_sigs[id as usize], out, hits);
+    }
+
+    /// Pattern `id` of `pf`'s extra prefilter `x` was found.
+    #[inline]
+    fn hit_extra(
+        &mut self,
+        pf: &Prefiltered,
+        x: &Extra,
+        id: u32,
+        out: &mut Vec<u32>,
+        hits: &mut u64,
+    ) {
+        let rules = &x.pattern_sigs[id as usize];
+        self.mark(pf.pattern_sigs.len() + id as usize, rules, out, hits);
+    }
+
+    #[inline]
+    fn mark(&mut self, id: usize, rules: &[u32], out: &mut Vec<u32>, hits: &mut u64) {
         *hits += 1;
-        let stamp = &mut self.stamp[id as usize];
+        let stamp = &mut self.stamp[id];
         if *stamp != self.scan {
             *stamp = self.scan;
-            out.extend_from_slice(&pf.pattern_sigs[id as usize]);
+            out.extend_from_slice(rules);
+        }
+    }
+
+    /// Scans `hay` with `pf` (its extra patterns too), the rules of what it finds to
+    /// `out`.
+    fn scan(&mut self, pf: &Prefiltered, hay: &[u8], out: &mut Vec<u32>, hits: &mut u64) {
+        pf.prefilter.scan(hay, |id| self.hit(pf, id, out, hits));
+        if let Some(x) = &pf.extra {
+            x.prefilter
+                .scan(hay, |id| self.hit_extra(pf, x, id, out, hits));
         }
     }
 }
@@ -413,8 +442,14 @@ impl Detector {
     /// state (streams, application layer, transactions, pass and drop decisions); what
     /// belongs to the old set is carried over by name (flowbits) or restarted (the
     /// streaming prefilter, whose state is the old matcher's: a pattern that straddles
-    /// the switch is not seen).
+    /// the switch is not seen). A set that [`RuleSet::extends`] the old one needs
+    /// neither.
     pub fn reload(&mut self, set: Arc<RuleSet>, flows: &mut FlowTable<FlowData>) {
+        if set.extends(&self.set) {
+            // Nothing a flow holds changes meaning: the switch is the pointer's.
+            self.set = set;
+            return;
+        }
         let ids: HashMap<&str, u32> = set
             .flowbit_names
             .iter()
@@ -721,9 +756,8 @@ impl Detector {
             };
             self.counts.scanned += payload.len() as u64;
             self.gather.start(pf);
-            let (gather, cands, hits) = (&mut self.gather, &mut self.cands, &mut self.counts.hits);
-            pf.prefilter
-                .scan(payload, |id| gather.hit(pf, id, cands, hits));
+            self.gather
+                .scan(pf, payload, &mut self.cands, &mut self.counts.hits);
         }
         self.cands.extend_from_slice(&pg.always);
         if ip_only {
@@ -796,6 +830,20 @@ impl Detector {
                     Prefilter::None => {}
                 }
             }
+            // Patterns added by an edit have no stream state: they are looked for in
+            // the window the rules see, which holds every place they can match.
+            if let Some(x) = &pf.extra {
+                for v in &self.views {
+                    let run = streams[d].bytes(v.idx.clone());
+                    let (gather, sc, hits) = (
+                        &mut self.gather,
+                        &mut self.stream_cands,
+                        &mut self.counts.hits,
+                    );
+                    x.prefilter
+                        .scan(run, |id| gather.hit_extra(pf, x, id, sc, hits));
+                }
+            }
             fd.fed[d] = fed.max(range.end);
             self.stream_cands.sort_unstable();
             self.stream_cands.dedup();
@@ -836,7 +884,7 @@ impl Detector {
             let (si, pkt_cand, stream_cand) = next;
             let pkt_cand = pkt_cand && packet;
             let s = &set.sigs[si as usize];
-            if (s.ip_only && !ip_only) || !header_ok(s, &ctx) {
+            if (s.ip_only && !ip_only) || set.is_removed(si) || !header_ok(s, &ctx) {
                 continue;
             }
             let fd = flow.as_mut().map(|(f, _)| &mut f.user);
@@ -922,19 +970,22 @@ impl Detector {
                 ..alert(p, &ctx, si, blocked, pseudo)
             });
         }
+        // Rules appended by an edit are evaluated last, wherever their rule order.
+        let mut unordered = set.has_appended();
         if let Some((f, obs)) = flow.as_mut()
             && f.user.app.is_some()
         {
             let n = out.len();
             self.run_tx(&ctx, f, obs.dir, pseudo, packet_dropped, out);
-            if out.len() > n {
-                // Alerts of a packet come in rule order, whichever engine raised them.
-                out[first_new..].sort_by_key(|a| a.sig);
-            }
+            unordered |= out.len() > n;
+        }
+        if unordered {
+            // Alerts of a packet come in rule order, whichever engine raised them.
+            set.sort_alerts(&mut out[first_new..], |a| a.sig);
         }
         // Suricata's `packet-alert-max`: a packet keeps its first alerts in rule order.
         if out.len() - first_new > self.opts.alert_max {
-            out[first_new..].sort_by_key(|a| a.sig);
+            set.sort_alerts(&mut out[first_new..], |a| a.sig);
             out.truncate(first_new + self.opts.alert_max);
         }
         // The flow's traffic tags and the packet's verdict as the packet leaves
@@ -1059,9 +1110,8 @@ impl Detector {
                 for b in bufs.drain(..) {
                     let b = transform(b, transforms);
                     self.counts.scanned += b.len() as u64;
-                    let (gather, cands, hits) =
-                        (&mut self.gather, &mut self.cands, &mut self.counts.hits);
-                    pf.prefilter.scan(&b, |id| gather.hit(pf, id, cands, hits));
+                    self.gather
+                        .scan(pf, &b, &mut self.cands, &mut self.counts.hits);
                 }
             }
             self.cands.extend_from_slice(&g.always);
@@ -1072,6 +1122,9 @@ impl Detector {
             for &si in &self.cands {
                 let s = &set.sigs[si as usize];
                 let Some(t) = &s.tx else { continue };
+                if set.is_removed(si) {
+                    continue;
+                }
                 if !(seen < t.stage[d] && t.stage[d] <= stage && header_ok(s, ctx)) {
                     continue;
                 }
@@ -1291,6 +1344,11 @@ impl Thresholds {
     /// Carries the counters over to a reloaded rule set: a rule keeps its counts where
     /// the new set has a rule with the same (gid, sid); `config` is applied afresh.
     pub fn rebase(&mut self, old: &RuleSet, new: &RuleSet, config: Option<&ThresholdConfig>) {
+        if new.extends(old) {
+            // Every rule kept its index: the counters stand as they are.
+            self.global = Thresholds::new(new, config, self.ips).global;
+            return;
+        }
         let by_id: HashMap<(u32, u32), u32> = new
             .sigs
             .iter()

@@ -183,6 +183,20 @@ impl PortGroups {
         PortGroups { groups, map }
     }
 
+    /// The groups of the ports in `ports`.
+    pub fn groups_of(&self, ports: &PortSet) -> Vec<usize> {
+        if self.map.is_empty() {
+            return vec![0];
+        }
+        let mut seen = [false; 256];
+        for &(lo, hi) in ports {
+            for &g in &self.map[lo as usize..=hi as usize] {
+                seen[g as usize] = true;
+            }
+        }
+        (0..256).filter(|&g| seen[g]).collect()
+    }
+
     /// The group of packets to `port`.
     #[inline]
     pub fn group_of(&self, port: u16) -> usize {

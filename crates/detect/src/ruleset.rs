@@ -89,34 +89,95 @@ pub enum GroupId {
 }
 
 /// One prefilter and the rules behind its patterns.
+#[derive(Clone)]
 pub struct Prefiltered {
     /// Shared with the set this one replaced when its patterns are the same.
     pub prefilter: Arc<Prefilter>,
     /// A hash of its patterns in id order: how a rebuild finds it ([`Reuse`]).
     key: u64,
     /// Pattern id to the rules that use it as their fast pattern.
+    pub pattern_sigs: Arc<Vec<Vec<u32>>>,
+    /// The fast patterns of rules added since the set was built ([`RuleSet::edit`]),
+    /// in a second, small prefilter; the next full build folds them in.
+    pub extra: Option<Arc<Extra>>,
+}
+
+/// Patterns added to a prefilter after it was built, with their own prefilter: a hit on
+/// its pattern `k` is a hit on id `pattern_sigs.len() + k` of the [`Prefiltered`].
+pub struct Extra {
+    pub prefilter: Prefilter,
+    pats: Vec<(Vec<u8>, bool)>,
     pub pattern_sigs: Vec<Vec<u32>>,
+}
+
+impl Prefiltered {
+    /// Pattern ids, the added ones included.
+    pub fn ids(&self) -> usize {
+        self.pattern_sigs.len() + self.extra.as_ref().map_or(0, |x| x.pattern_sigs.len())
+    }
+
+    /// This prefilter with rule `rule`'s fast pattern `fp` added to its extra patterns;
+    /// `built` shares the extra prefilters made in one edit between the groups whose
+    /// extra patterns are the same.
+    fn with_pattern(
+        &self,
+        fp: &(Vec<u8>, bool),
+        rule: u32,
+        built: &mut HashMap<Vec<(Vec<u8>, bool)>, Arc<Extra>>,
+        mpm: Mpm,
+    ) -> Prefiltered {
+        let (mut pats, mut sigs) = match &self.extra {
+            Some(x) => (x.pats.clone(), x.pattern_sigs.clone()),
+            None => (Vec::new(), Vec::new()),
+        };
+        match pats.iter().position(|p| p == fp) {
+            Some(k) => sigs[k].push(rule),
+            None => {
+                pats.push(fp.clone());
+                sigs.push(vec![rule]);
+            }
+        }
+        let extra = match built.get(&pats) {
+            Some(x) if x.pattern_sigs == sigs => Arc::clone(x),
+            _ => {
+                let x = Arc::new(Extra {
+                    prefilter: build_prefilter(&pats, mpm),
+                    pats: pats.clone(),
+                    pattern_sigs: sigs,
+                });
+                built.insert(pats, Arc::clone(&x));
+                x
+            }
+        };
+        Prefiltered {
+            extra: Some(extra),
+            ..self.clone()
+        }
+    }
 }
 
 /// One transport's rules (TCP, UDP, ICMP or other IP), arranged so that a packet finds
 /// its candidates with a few lookups.
+#[derive(Clone)]
 pub struct Group {
     /// Per direction of the packet in its flow: the rules that can see that direction,
     /// in port groups keyed by the server's port (see [`crate::portgroup`]).
     dirs: PerDir<PortIndexed>,
     /// IP-only rules (addresses and nothing else), judged on the first packet of each
     /// direction of a flow: indexed by a narrow address list where they have one.
-    pub(crate) ip_only: AddrRules,
+    pub(crate) ip_only: Arc<AddrRules>,
 }
 
 /// One direction's rules in port groups.
+#[derive(Clone)]
 struct PortIndexed {
     ports: Vec<PortGroup>,
-    port_map: PortGroups,
+    port_map: Arc<PortGroups>,
 }
 
 /// The rules of one port group, with a prefilter per place a rule's fast pattern can be
 /// looked for (each rule's [`Scope`] says which).
+#[derive(Clone)]
 pub struct PortGroup {
     /// Over a packet's payload: the rules that judge it even when its bytes went into a
     /// stream (for UDP, ICMP and other IP: every rule that judges packets).
@@ -302,7 +363,7 @@ pub struct TxSig {
 
 /// The transaction rules of one application protocol and direction, with a
 /// prefilter per buffer.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct TxGroup {
     /// Per buffer, with the transforms its rules apply: a prefilter over the
     /// transformed bytes.
@@ -382,6 +443,19 @@ pub struct LoadStats {
 }
 
 impl LoadStats {
+    /// Counts a rule left out.
+    fn skip(&mut self, c: Compiled) {
+        match c {
+            Compiled::WaitsForApp(m) => {
+                self.waiting_app_layer += 1;
+                *self.app_missing.entry(m).or_default() += 1;
+            }
+            Compiled::Unsupported(k) => *self.unsupported.entry(k).or_default() += 1,
+            Compiled::Failed(sid, located) => self.compile_errors.push((sid, located)),
+            Compiled::Kept(_) | Compiled::Ready(_) => {}
+        }
+    }
+
     /// Adds the rules `other` left out to this one's.
     fn merge_skipped(&mut self, other: LoadStats) {
         self.waiting_app_layer += other.waiting_app_layer;
@@ -405,9 +479,24 @@ pub struct RuleSet {
     pub(crate) needs_app: bool,
     pub(crate) flowbit_names: Vec<String>,
     stats: LoadStats,
-    mpm: Mpm,
+    opts: BuildOptions,
     /// What the rules' categories and severities were read from.
     classes: Classifications,
+    /// Per rule, whether it was removed by an edit ([`RuleSet::edit`]; empty when none
+    /// was): it stays in place, so that no index changes, and is never evaluated.
+    removed: Vec<bool>,
+    /// The first rule appended by an edit (the number of rules when there is none).
+    appended: u32,
+    /// Tells sets apart (see [`RuleSet::extends`]).
+    id: u64,
+    /// The set this one was edited from in place, if it was.
+    edited_from: Option<u64>,
+}
+
+/// A new rule set's [`RuleSet::id`].
+fn next_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// What a set derived from another shares with it ([`RuleSet::kept_from`]).
@@ -421,7 +510,7 @@ pub struct Kept {
 }
 
 /// How a rule set is compiled.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BuildOptions {
     pub mpm: Mpm,
     /// The order in which actions are evaluated on a packet (suricata.yaml's
@@ -439,6 +528,29 @@ impl Default for BuildOptions {
 }
 
 impl BuildOptions {
+    /// Where rule `s` goes in evaluation order, before its place in the files: its
+    /// action's rank, then rules that set flowbits before rules that test them, then
+    /// priority.
+    fn order_key(&self, s: &Sig) -> (u8, u8, u8) {
+        let sets = s.flowbits.iter().any(|f| {
+            matches!(
+                f.0,
+                FlowbitCmd::Set | FlowbitCmd::Unset | FlowbitCmd::Toggle
+            )
+        });
+        let reads = s
+            .flowbits
+            .iter()
+            .any(|f| matches!(f.0, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
+        let fb = match (sets, reads) {
+            (true, false) => 0,
+            (true, true) => 1,
+            (false, true) => 2,
+            (false, false) => 3,
+        };
+        (self.action_rank(s.rule.action) as u8, fb, s.severity)
+    }
+
     /// Reads an `action-order` list (`drop,pass,reject,alert`). Actions left out keep
     /// their default relative order after the listed ones.
     pub fn set_action_order(&mut self, list: &str) -> Result<(), String> {
@@ -538,6 +650,103 @@ fn permute<T>(v: &mut [T], order: &[usize]) {
             v.swap(k, from);
             k = from;
         }
+    }
+}
+
+/// The steps of making a [`Sig`] that need the whole set: flowbit ids by name, address
+/// sets shared between the rules that write the same list, categories.
+struct Linker<'a> {
+    bit_ids: HashMap<String, u32>,
+    flowbit_names: Vec<String>,
+    addr_sets: AddrSets,
+    classes: &'a Classifications,
+}
+
+impl<'a> Linker<'a> {
+    /// A linker whose flowbit ids start with `names` (a kept rule's ids stay valid).
+    fn new(names: &[String], classes: &'a Classifications) -> Linker<'a> {
+        Linker {
+            bit_ids: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.clone(), i as u32))
+                .collect(),
+            flowbit_names: names.to_vec(),
+            addr_sets: AddrSets::default(),
+            classes,
+        }
+    }
+
+    fn sig(&mut self, r: Ready) -> Sig {
+        let Ready {
+            mut rule,
+            app,
+            proto,
+            scope,
+            lists,
+            tx,
+            fast,
+            tx_fast,
+            had_lists,
+        } = r;
+        let flowbits = rule
+            .flowbits
+            .iter()
+            .map(|fb| {
+                let ids = fb.names.iter().map(|n| self.bit_id(n)).collect();
+                (fb.cmd, ids, fb.any)
+            })
+            .collect();
+        let ct = rule.classtype.as_ref().and_then(|c| self.classes.0.get(c));
+        let category = ct.map(|c| c.description.clone()).unwrap_or_default();
+        let severity = rule.priority.or(ct.map(|c| c.priority)).unwrap_or(3);
+        let needs_payload = lists.iter().any(|l| {
+            l.iter()
+                .any(|m| matches!(m, CMatch::Content(c) if !c.negated))
+        });
+        let flowbit_test = rule
+            .flowbits
+            .iter()
+            .any(|f| matches!(f.cmd, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
+        let flow_action = (!had_lists && rule.conds.is_empty() && !flowbit_test) || tx.is_some();
+        let ip_only = flow_action
+            && app.is_none()
+            && rule.flow == FlowOpts::default()
+            && rule.sport.is_any()
+            && rule.dport.is_any();
+        Sig {
+            app,
+            tx,
+            fast,
+            tx_fast,
+            ip_only,
+            flow_action,
+            // The address lists as parsed are dropped once compiled.
+            src: self
+                .addr_sets
+                .of(&std::mem::replace(&mut rule.src, AddrExpr::Any)),
+            dst: self
+                .addr_sets
+                .of(&std::mem::replace(&mut rule.dst, AddrExpr::Any)),
+            rule,
+            proto,
+            lists,
+            flowbits,
+            category,
+            severity,
+            needs_payload,
+            scope,
+        }
+    }
+
+    fn bit_id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.bit_ids.get(name) {
+            return id;
+        }
+        self.flowbit_names.push(name.to_string());
+        let id = (self.flowbit_names.len() - 1) as u32;
+        self.bit_ids.insert(name.to_string(), id);
+        id
     }
 }
 
@@ -728,9 +937,13 @@ impl RuleSet {
     /// everything else kept: Reinhardt's one-rule change, without reading the files.
     /// The rules not inspected (waiting for a parser, failed) are counted as they were.
     pub fn edit(&self, remove: &[u32], add: Vec<Rule>, opts: BuildOptions) -> RuleSet {
+        if opts == self.opts
+            && let Some(set) = self.edit_in_place(remove, &add)
+        {
+            return set;
+        }
         let mut items: Vec<Item> = self
-            .sigs
-            .iter()
+            .in_force()
             .filter(|s| !remove.contains(&s.rule.sid))
             .map(|s| Item::Kept(Arc::clone(s)))
             .collect();
@@ -749,6 +962,153 @@ impl RuleSet {
         set
     }
 
+    /// [`RuleSet::edit`] without moving a rule, in time proportional to the change:
+    /// removed rules stay in place, marked, and added rules are appended, their fast
+    /// patterns in the extra prefilters ([`Extra`]) of the groups they belong to; every
+    /// other part is shared. `None` where that would not inspect as a full build does:
+    /// an added pass rule or flowbit rule that a full build would evaluate before rules
+    /// in force ([`RuleSet::appendable`]), or an IP-only rule; and, to keep
+    /// inspection fast, when extras grow past [`EXTRA_MAX`] patterns or the removed
+    /// rules past an eighth of the set. A full build folds all of them in.
+    fn edit_in_place(&self, remove: &[u32], add: &[Rule]) -> Option<RuleSet> {
+        let mut set = RuleSet {
+            sigs: self.sigs.clone(),
+            groups: self.groups.clone(),
+            tx_groups: self.tx_groups.clone(),
+            needs_app: self.needs_app,
+            flowbit_names: Vec::new(),
+            stats: self.stats.clone(),
+            opts: self.opts,
+            classes: self.classes.clone(),
+            removed: self.removed.clone(),
+            appended: self.appended,
+            id: next_id(),
+            edited_from: Some(self.id),
+        };
+        for i in 0..set.sigs.len() {
+            let s = &set.sigs[i];
+            if remove.contains(&s.rule.sid) && !set.is_removed(i as u32) {
+                set.removed.resize(set.sigs.len(), false);
+                set.removed[i] = true;
+                set.stats.inspected -= 1;
+                set.stats.app_layer -= usize::from(s.tx.is_some());
+            }
+        }
+        if set.removed.iter().filter(|&&r| r).count() * 8 > set.sigs.len() {
+            return None;
+        }
+        let mut linker = Linker::new(&self.flowbit_names, &self.classes);
+        let mut built = HashMap::new();
+        for r in add {
+            let sig = match compile_rule(r.clone()) {
+                Compiled::Ready(r) => linker.sig(*r),
+                skipped => {
+                    set.stats.skip(skipped);
+                    continue;
+                }
+            };
+            if sig.ip_only || !set.appendable(&sig) {
+                return None;
+            }
+            let i = set.sigs.len() as u32;
+            set.add_to_groups(&sig, i, &mut built)?;
+            if !set.removed.is_empty() {
+                set.removed.push(false);
+            }
+            set.needs_app |= sig.app.is_some();
+            set.stats.inspected += 1;
+            set.stats.app_layer += usize::from(sig.tx.is_some());
+            set.sigs.push(Arc::new(sig));
+        }
+        set.flowbit_names = linker.flowbit_names;
+        Some(set)
+    }
+
+    /// Whether `sig` can be evaluated after every rule in force and inspect as it would
+    /// in its place. Within a packet, only two orders change what is found: a pass rule
+    /// stops the rules after it, and a rule that sets a flowbit must come before one
+    /// that tests it. A rule that does neither may come last (its alerts are put in
+    /// rule order afterwards, [`RuleSet::sort_alerts`]); one that does must come last in
+    /// rule order anyway.
+    fn appendable(&self, sig: &Sig) -> bool {
+        let (action, fb, _) = self.opts.order_key(sig);
+        let pass = self.opts.action_rank(Action::Pass) as u8;
+        if action != pass && fb == 3 {
+            return true;
+        }
+        self.sigs.last().is_none_or(|l| {
+            let (a, f, _) = self.opts.order_key(l);
+            (a, f) <= (action, fb)
+        })
+    }
+
+    /// Puts rule `i` (`sig`) into the groups it belongs to, as [`RuleSet::build`] would
+    /// have; `None` when an extra prefilter would grow past [`EXTRA_MAX`].
+    fn add_to_groups(
+        &mut self,
+        sig: &Sig,
+        i: u32,
+        built: &mut HashMap<Vec<(Vec<u8>, bool)>, Arc<Extra>>,
+    ) -> Option<()> {
+        let mpm = self.opts.mpm;
+        let mut add = |pf: &mut Prefiltered, fp: &(Vec<u8>, bool)| {
+            *pf = pf.with_pattern(fp, i, built, mpm);
+            pf.extra.as_ref().is_none_or(|x| x.pats.len() <= EXTRA_MAX)
+        };
+        if let (Some(t), Some(p)) = (&sig.tx, sig.app) {
+            for d in [Direction::ToServer, Direction::ToClient] {
+                if !t.dirs[d] {
+                    continue;
+                }
+                let g = &mut self.tx_groups[tx_group(p, d)];
+                let Some((buf, fp)) = &sig.tx_fast else {
+                    g.always.push(i);
+                    continue;
+                };
+                match g
+                    .bufs
+                    .iter_mut()
+                    .find(|(b, tr, _)| (*b, tr) == (buf.0, &buf.1))
+                {
+                    Some((_, _, pf)) => add(pf, fp).then_some(())?,
+                    None => {
+                        let mut pats = Patterns::default();
+                        pats.add(fp, i);
+                        let pf = pats.build(&Reuse::of(None, mpm));
+                        g.bufs.push((buf.0, buf.1.clone(), pf));
+                    }
+                }
+            }
+            return Some(());
+        }
+        for g in [GroupId::Tcp, GroupId::Udp, GroupId::Icmp, GroupId::Other] {
+            if !in_group(sig, g) {
+                continue;
+            }
+            for d in [Direction::ToServer, Direction::ToClient] {
+                if !sees(sig, d) {
+                    continue;
+                }
+                let pi = &mut self.groups[g as usize].dirs[d];
+                for k in pi.port_map.groups_of(&server_ports(sig, g, d)) {
+                    let pg = &mut pi.ports[k];
+                    let Some(fp) = sig.fast.as_ref().filter(|_| sig.needs_payload) else {
+                        pg.always.push(i);
+                        continue;
+                    };
+                    let [packet, unstreamed, stream] = prefilters_of(sig.scope, g);
+                    if packet && !add(&mut pg.packet, fp)
+                        || unstreamed && !add(&mut pg.unstreamed, fp)
+                        || stream && !add(&mut pg.stream, fp)
+                    {
+                        return None;
+                    }
+                }
+            }
+        }
+        Some(())
+    }
+
     /// The one build: `items` compiled where they are not kept, put in evaluation
     /// order, and grouped; flowbit ids and prefilters are `prev`'s where it has them.
     fn assemble(
@@ -760,13 +1120,7 @@ impl RuleSet {
         let mpm = opts.mpm;
         let mut stats = LoadStats::default();
         // A kept rule's flowbit ids are the previous set's: its names keep their ids.
-        let mut flowbit_names = prev.map(|p| p.flowbit_names.clone()).unwrap_or_default();
-        let mut bit_ids: HashMap<String, u32> = flowbit_names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.clone(), i as u32))
-            .collect();
-        let mut addr_sets = AddrSets::default();
+        let mut linker = Linker::new(prev.map_or(&[][..], |p| &p.flowbit_names), classes);
         // Each rule compiled on its own (on every core), then the steps that need the
         // whole set (flowbit ids, shared address sets), in rule order.
         let compiled: Vec<Compiled> = items
@@ -778,90 +1132,18 @@ impl RuleSet {
             .collect();
         let mut sigs = Vec::with_capacity(compiled.len());
         for c in compiled {
-            let Ready {
-                mut rule,
-                app,
-                proto,
-                scope,
-                lists,
-                tx,
-                fast,
-                tx_fast,
-                had_lists,
-            } = match c {
-                Compiled::WaitsForApp(m) => {
-                    stats.waiting_app_layer += 1;
-                    *stats.app_missing.entry(m).or_default() += 1;
-                    continue;
-                }
-                Compiled::Unsupported(k) => {
-                    *stats.unsupported.entry(k).or_default() += 1;
-                    continue;
-                }
-                Compiled::Failed(sid, located) => {
-                    stats.compile_errors.push((sid, located));
-                    continue;
-                }
+            let r = match c {
                 Compiled::Kept(s) => {
                     sigs.push(s);
                     continue;
                 }
                 Compiled::Ready(r) => *r,
+                skipped => {
+                    stats.skip(skipped);
+                    continue;
+                }
             };
-            let flowbits = rule
-                .flowbits
-                .iter()
-                .map(|fb| {
-                    let ids = fb
-                        .names
-                        .iter()
-                        .map(|n| {
-                            *bit_ids.entry(n.clone()).or_insert_with(|| {
-                                flowbit_names.push(n.clone());
-                                (flowbit_names.len() - 1) as u32
-                            })
-                        })
-                        .collect();
-                    (fb.cmd, ids, fb.any)
-                })
-                .collect();
-            let ct = rule.classtype.as_ref().and_then(|c| classes.0.get(c));
-            let category = ct.map(|c| c.description.clone()).unwrap_or_default();
-            let severity = rule.priority.or(ct.map(|c| c.priority)).unwrap_or(3);
-            let needs_payload = lists.iter().any(|l| {
-                l.iter()
-                    .any(|m| matches!(m, CMatch::Content(c) if !c.negated))
-            });
-            let flowbit_test = rule
-                .flowbits
-                .iter()
-                .any(|f| matches!(f.cmd, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
-            let flow_action =
-                (!had_lists && rule.conds.is_empty() && !flowbit_test) || tx.is_some();
-            let ip_only = flow_action
-                && app.is_none()
-                && rule.flow == FlowOpts::default()
-                && rule.sport.is_any()
-                && rule.dport.is_any();
-            sigs.push(Arc::new(Sig {
-                app,
-                tx,
-                fast,
-                tx_fast,
-                ip_only,
-                flow_action,
-                // The address lists as parsed are dropped once compiled.
-                src: addr_sets.of(&std::mem::replace(&mut rule.src, AddrExpr::Any)),
-                dst: addr_sets.of(&std::mem::replace(&mut rule.dst, AddrExpr::Any)),
-                rule,
-                proto,
-                lists,
-                flowbits,
-                category,
-                severity,
-                needs_payload,
-                scope,
-            }));
+            sigs.push(Arc::new(linker.sig(r)));
         }
         for m in sigs.iter().flat_map(|s| s.lists.iter().flatten()) {
             if let CMatch::Pcre { re, .. } = m {
@@ -874,34 +1156,13 @@ impl RuleSet {
         }
         // Evaluation order: action order, then rules that set flowbits before rules
         // that test them, then priority, then file order.
-        let fb_rank = |s: &Sig| {
-            let sets = s.flowbits.iter().any(|f| {
-                matches!(
-                    f.0,
-                    FlowbitCmd::Set | FlowbitCmd::Unset | FlowbitCmd::Toggle
-                )
-            });
-            let reads = s
-                .flowbits
-                .iter()
-                .any(|f| matches!(f.0, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
-            match (sets, reads) {
-                (true, false) => 0,
-                (true, true) => 1,
-                (false, true) => 2,
-                (false, false) => 3,
-            }
-        };
         let mut order: Vec<usize> = (0..sigs.len()).collect();
-        order.sort_by_key(|&i| {
-            let s = &sigs[i];
-            (opts.action_rank(s.rule.action), fb_rank(s), s.severity, i)
-        });
+        order.sort_by_key(|&i| (opts.order_key(&sigs[i]), i));
         permute(&mut sigs, &order);
         stats.inspected = sigs.len();
         stats.app_layer = sigs.iter().filter(|s| s.tx.is_some()).count();
         let needs_app = sigs.iter().any(|s| s.app.is_some());
-        let reuse = Reuse::of(prev.filter(|p| p.mpm == mpm), mpm);
+        let reuse = Reuse::of(prev.filter(|p| p.opts.mpm == mpm), mpm);
         // The groups, and the port groups in them, are independent: built on every core.
         let (groups, tx_groups) = rayon::join(
             || {
@@ -919,14 +1180,18 @@ impl RuleSet {
             },
         );
         RuleSet {
+            appended: sigs.len() as u32,
             sigs,
+            removed: Vec::new(),
             groups,
             tx_groups,
             needs_app,
-            flowbit_names,
+            flowbit_names: linker.flowbit_names,
             stats,
-            mpm,
+            opts,
             classes: classes.clone(),
+            id: next_id(),
+            edited_from: None,
         }
     }
 
@@ -997,7 +1262,49 @@ impl RuleSet {
 
     /// The prefilter engine the set was built with.
     pub fn mpm(&self) -> Mpm {
-        self.mpm
+        self.opts.mpm
+    }
+
+    /// Whether this set was edited in place from `old` ([`RuleSet::edit`] without a
+    /// rebuild): every rule of `old` keeps its index, every flowbit its id and every
+    /// prefilter its patterns, so what flows and counters hold for `old` holds for it.
+    pub fn extends(&self, old: &RuleSet) -> bool {
+        self.edited_from == Some(old.id)
+    }
+
+    /// Whether rule `i` was removed by an edit (it is never evaluated).
+    #[inline]
+    pub fn is_removed(&self, i: u32) -> bool {
+        self.removed.get(i as usize).copied().unwrap_or(false)
+    }
+
+    /// The rules in force: [`RuleSet::sigs`] without those removed by edits.
+    pub fn in_force(&self) -> impl Iterator<Item = &Arc<Sig>> {
+        self.sigs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !self.is_removed(*i as u32))
+            .map(|(_, s)| s)
+    }
+
+    /// Whether an edit appended rules (their index is not their place in rule order).
+    #[inline]
+    pub fn has_appended(&self) -> bool {
+        (self.appended as usize) < self.sigs.len()
+    }
+
+    /// Puts the alerts of one packet in rule order (evaluation order, which is index
+    /// order unless an edit appended rules: those are placed where a full build would
+    /// put them).
+    pub fn sort_alerts<T>(&self, alerts: &mut [T], sig: impl Fn(&T) -> u32) {
+        if !self.has_appended() {
+            alerts.sort_by_key(sig);
+        } else {
+            alerts.sort_by_key(|a| {
+                let i = sig(a);
+                (self.opts.order_key(&self.sigs[i as usize]), i)
+            });
+        }
     }
 
     /// Port groups of TCP and of UDP (both directions).
@@ -1079,28 +1386,48 @@ fn build_group(sigs: &[Arc<Sig>], g: GroupId, reuse: &Reuse) -> Group {
         let port_sets: Vec<(u32, PortSet)> = port_keyed
             .iter()
             .filter(|&&i| sees(&sigs[i as usize], d))
-            .map(|&i| {
-                let r = &sigs[i as usize].rule;
-                let ports = match (g, d) {
-                    (GroupId::Icmp | GroupId::Other, _) => vec![(0, 65535)],
-                    (_, Direction::ToServer) => dest_ports(&r.dport, &r.sport, r.bidirectional),
-                    (_, Direction::ToClient) => dest_ports(&r.sport, &r.dport, r.bidirectional),
-                };
-                (i, ports)
-            })
+            .map(|&i| (i, server_ports(&sigs[i as usize], g, d)))
             .collect();
         let mut port_map = PortGroups::build(&port_sets);
         let ports = std::mem::take(&mut port_map.groups)
             .into_par_iter()
             .map(|rules| port_group(sigs, g, &rules, &fast, reuse))
             .collect();
-        PortIndexed { ports, port_map }
+        PortIndexed {
+            ports,
+            port_map: Arc::new(port_map),
+        }
     };
     Group {
         dirs: PerDir::new(dir(Direction::ToServer), dir(Direction::ToClient)),
-        ip_only: AddrRules::build(sigs, &ip_only),
+        ip_only: Arc::new(AddrRules::build(sigs, &ip_only)),
     }
 }
+
+/// The server's ports of rule `s` in transport group `g`, for packets of direction `d`:
+/// what its port group is chosen by.
+fn server_ports(s: &Sig, g: GroupId, d: Direction) -> PortSet {
+    let r = &s.rule;
+    match (g, d) {
+        (GroupId::Icmp | GroupId::Other, _) => vec![(0, 65535)],
+        (_, Direction::ToServer) => dest_ports(&r.dport, &r.sport, r.bidirectional),
+        (_, Direction::ToClient) => dest_ports(&r.sport, &r.dport, r.bidirectional),
+    }
+}
+
+/// Which of a port group's prefilters (packet, unstreamed, stream) hold the fast pattern
+/// of a rule with `scope` in transport group `g`.
+fn prefilters_of(scope: Scope, g: GroupId) -> [bool; 3] {
+    let tcp = g == GroupId::Tcp;
+    [
+        scope.packet && !(tcp && scope.stream && !scope.streamed_packet),
+        scope.packet && tcp,
+        scope.stream && tcp,
+    ]
+}
+
+/// Patterns an edit may add to one prefilter before the set is built again.
+const EXTRA_MAX: usize = 64;
 
 /// A port group of `rules` (in evaluation order): the fast patterns of those that have
 /// one go to the prefilters their scope asks for, the others on its `always` list.
@@ -1111,7 +1438,6 @@ fn port_group(
     fast: &HashMap<u32, &(Vec<u8>, bool)>,
     reuse: &Reuse,
 ) -> PortGroup {
-    let tcp = g == GroupId::Tcp;
     let (mut packet, mut unstreamed, mut stream) = Default::default();
     let mut always = Vec::new();
     for &r in rules {
@@ -1119,17 +1445,15 @@ fn port_group(
             always.push(r);
             continue;
         };
-        let scope = sigs[r as usize].scope;
-        if scope.packet {
-            if tcp {
-                Patterns::add(&mut unstreamed, fp, r);
+        let [in_packet, in_unstreamed, in_stream] = prefilters_of(sigs[r as usize].scope, g);
+        for (yes, pats) in [
+            (in_packet, &mut packet),
+            (in_unstreamed, &mut unstreamed),
+            (in_stream, &mut stream),
+        ] {
+            if yes {
+                Patterns::add(pats, fp, r);
             }
-            if !(tcp && scope.stream && !scope.streamed_packet) {
-                Patterns::add(&mut packet, fp, r);
-            }
-        }
-        if tcp && scope.stream {
-            Patterns::add(&mut stream, fp, r);
         }
     }
     PortGroup {
@@ -1164,7 +1488,8 @@ impl<'a> Patterns<'a> {
         Prefiltered {
             prefilter,
             key,
-            pattern_sigs: self.pattern_sigs,
+            pattern_sigs: Arc::new(self.pattern_sigs),
+            extra: None,
         }
     }
 }

@@ -12,23 +12,80 @@ use netsieve_packet::flow::{FlowConfig, FlowTable};
 use netsieve_rules::{Classifications, Loaded, Vars};
 use proptest::prelude::*;
 
-/// A TCP (ACK|PSH) or UDP packet from 10.0.0.1:`sport` to 10.0.0.2:`dport`.
-fn frame(tcp: bool, sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
-    let hdr = if tcp { 20 } else { 8 };
-    let mut f = vec![0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 6, 8, 0, 0x45, 0];
-    f.extend_from_slice(&((20 + hdr + payload.len()) as u16).to_be_bytes());
-    f.extend_from_slice(&[0, 1, 0, 0, 64, if tcp { 6 } else { 17 }, 0, 0]);
-    f.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
-    f.extend_from_slice(&sport.to_be_bytes());
-    f.extend_from_slice(&dport.to_be_bytes());
-    if tcp {
-        f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0]);
-    } else {
-        f.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
-        f.extend_from_slice(&[0, 0]);
+/// A packet between 10.0.0.1:`cport` (the client) and 10.0.0.2:`sport`: UDP, or TCP with
+/// `flags`, `seq` and `ack`.
+struct Seg<'a> {
+    tcp: bool,
+    to_server: bool,
+    ports: (u16, u16),
+    flags: u8,
+    seq: u32,
+    ack: u32,
+    payload: &'a [u8],
+}
+
+impl Seg<'_> {
+    fn frame(&self) -> Vec<u8> {
+        let (cport, sport) = self.ports;
+        let (src, dst, sp, dp) = if self.to_server {
+            ([10, 0, 0, 1], [10, 0, 0, 2], cport, sport)
+        } else {
+            ([10, 0, 0, 2], [10, 0, 0, 1], sport, cport)
+        };
+        let hdr = if self.tcp { 20 } else { 8 };
+        let mut f = vec![0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 6, 8, 0, 0x45, 0];
+        f.extend_from_slice(&((20 + hdr + self.payload.len()) as u16).to_be_bytes());
+        f.extend_from_slice(&[0, 1, 0, 0, 64, if self.tcp { 6 } else { 17 }, 0, 0]);
+        f.extend_from_slice(&src);
+        f.extend_from_slice(&dst);
+        f.extend_from_slice(&sp.to_be_bytes());
+        f.extend_from_slice(&dp.to_be_bytes());
+        if self.tcp {
+            f.extend_from_slice(&self.seq.to_be_bytes());
+            f.extend_from_slice(&self.ack.to_be_bytes());
+            f.extend_from_slice(&[0x50, self.flags, 0xff, 0xff, 0, 0, 0, 0]);
+        } else {
+            f.extend_from_slice(&((8 + self.payload.len()) as u16).to_be_bytes());
+            f.extend_from_slice(&[0, 0]);
+        }
+        f.extend_from_slice(self.payload);
+        f
     }
-    f.extend_from_slice(payload);
-    f
+}
+
+/// The frames of `msgs` (UDP or TCP, client and server port, payload from the client):
+/// a TCP flow starts with a handshake, and each segment is acknowledged, so that its
+/// bytes are inspected on the stream as well as on the packet.
+fn conversation(msgs: &[(bool, u16, u16, Vec<u8>)]) -> Vec<Vec<u8>> {
+    let mut seqs: std::collections::HashMap<(u16, u16), u32> = Default::default();
+    let mut out = Vec::new();
+    for (udp, cport, sport, payload) in msgs {
+        let ports = (*cport, *sport);
+        let seg = |to_server, flags, seq, ack, payload| Seg {
+            tcp: !udp,
+            to_server,
+            ports,
+            flags,
+            seq,
+            ack,
+            payload,
+        };
+        if *udp {
+            out.push(seg(true, 0, 0, 0, payload).frame());
+            continue;
+        }
+        let seq = *seqs.entry(ports).or_insert_with(|| {
+            out.push(seg(true, 0x02, 1000, 0, b"").frame());
+            out.push(seg(false, 0x12, 5000, 1001, b"").frame());
+            out.push(seg(true, 0x10, 1001, 5001, b"").frame());
+            1001
+        });
+        out.push(seg(true, 0x18, seq, 5001, payload).frame());
+        let next = seq + payload.len() as u32;
+        out.push(seg(false, 0x10, 5001, next, b"").frame());
+        seqs.insert(ports, next);
+    }
+    out
 }
 
 /// The (sid, packet number) of every alert `set` raises over `frames`.
@@ -133,15 +190,17 @@ fn packets() -> impl Strategy<Value = Vec<Vec<u8>>> {
         1..24,
     )
     .prop_map(|ps| {
-        ps.into_iter()
-            .map(|(udp, sp, dp, words)| {
+        let msgs: Vec<(bool, u16, u16, Vec<u8>)> = ps
+            .into_iter()
+            .map(|(udp, cp, sp, words)| {
                 let payload: Vec<u8> = words
                     .iter()
                     .flat_map(|&w| WORDS[w].bytes().chain([b' ']))
                     .collect();
-                frame(!udp, sp, dp, &payload)
+                (udp, cp, sp, payload)
             })
-            .collect()
+            .collect();
+        conversation(&msgs)
     })
 }
 
@@ -154,7 +213,7 @@ proptest! {
     fn derived_sets_inspect_as_fresh_ones(
         before in proptest::collection::vec(shape(), 1..20),
         changed in proptest::collection::vec(proptest::option::of(shape()), 1..20),
-        added in shape(),
+        edits in proptest::collection::vec((any::<bool>(), shape(), 1u32..24), 1..8),
         frames in packets(),
     ) {
         let old: Vec<String> = before.iter().enumerate().map(|(i, s)| rule(i as u32 + 1, *s)).collect();
@@ -170,15 +229,25 @@ proptest! {
             .collect();
         let rebuilt = Arc::new(prev.rebuild(parse_over(&prev, &new), &Classifications::bundled(), BuildOptions::default()));
         prop_assert_eq!(alerts(&rebuilt, &frames), alerts(&Arc::new(build(&new)), &frames));
-        // One rule added to the reloaded set, then rule 1 removed.
-        let sid = 1000;
-        let text = rule(sid, added);
-        let grown = Arc::new(rebuilt.edit(&[], parse(std::slice::from_ref(&text)), BuildOptions::default()));
-        let mut with = new.clone();
-        with.push(text);
-        prop_assert_eq!(alerts(&grown, &frames), alerts(&Arc::new(build(&with)), &frames));
-        let shrunk = Arc::new(grown.edit(&[1], Vec::new(), BuildOptions::default()));
-        prop_assert_eq!(alerts(&shrunk, &frames), alerts(&Arc::new(build(&with[1..])), &frames));
+        // Rules added and removed one at a time, each set against the same rules
+        // built afresh (the added ones after the files' rules, as a reload reads them).
+        let mut set = rebuilt;
+        let mut now: Vec<(u32, String)> = new.iter().enumerate().map(|(i, t)| (i as u32 + 1, t.clone())).collect();
+        for (k, (add, shape, sid)) in edits.into_iter().enumerate() {
+            let next = if add {
+                let sid = 100 + k as u32;
+                let text = rule(sid, shape);
+                now.push((sid, text.clone()));
+                set.edit(&[], parse(std::slice::from_ref(&text)), BuildOptions::default())
+            } else {
+                now.retain(|(s, _)| *s != sid);
+                set.edit(&[sid], Vec::new(), BuildOptions::default())
+            };
+            set = Arc::new(next);
+            let texts: Vec<String> = now.iter().map(|(_, t)| t.clone()).collect();
+            prop_assert_eq!(alerts(&set, &frames), alerts(&Arc::new(build(&texts)), &frames));
+            prop_assert_eq!(set.stats().inspected, texts.len());
+        }
     }
 }
 
@@ -208,9 +277,16 @@ fn a_reload_keeps_the_unchanged_rules_and_prefilters() {
         BuildOptions::default(),
     );
     assert_eq!(next.kept_from(&prev).rules, 39);
-    // A rule added: the prefilters of the groups it is in are built again, no other.
+    // An alert rule added: no prefilter is built again (its pattern goes to a small
+    // extra one); a pass rule, which goes before the alerts, makes the groups it is in
+    // build theirs again.
     let added = "alert tcp any any -> any 80 (content:\"fresh\"; sid:41;)".to_string();
     let grown = prev.edit(&[], parse(&[added]), BuildOptions::default());
+    let kept = grown.kept_from(&prev);
+    assert_eq!(kept.rules, 40);
+    assert_eq!(kept.prefilters, kept.prefilters_in_set, "{kept:?}");
+    let pass = "pass tcp any any -> any 80 (content:\"fresh\"; sid:42;)".to_string();
+    let grown = prev.edit(&[], parse(&[pass]), BuildOptions::default());
     let kept = grown.kept_from(&prev);
     assert_eq!(kept.rules, 40);
     assert!(

@@ -654,7 +654,13 @@ fn figure_11_a_rule_added_inline_blocks_flow_b_at_once_and_flow_a_runs_on() {
     let Some(net) = Net::inline(5) else { return };
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("inline.rules");
-    std::fs::write(&rules, "alert icmp any any -> any any (itype:8; sid:1;)\n").unwrap();
+    // NETSIEVE_FIGURE11_RULES=FILE adds a rule set beside it (ET Open, for the figures
+    // in docs/BENCHMARKS.md).
+    let mut text = "alert icmp any any -> any any (itype:8; sid:1;)\n".to_string();
+    if let Ok(more) = std::env::var("NETSIEVE_FIGURE11_RULES") {
+        text += &std::fs::read_to_string(more).unwrap();
+    }
+    std::fs::write(&rules, text).unwrap();
     let sock = dir.path().join("ctl.sock");
     let scan = Scan::inline(
         &net,

@@ -141,7 +141,7 @@ impl Control {
                 busy: false,
                 last_reload: SystemTime::now(),
                 parsed: rules.parsed,
-                loaded: rules.set.sigs().len(),
+                loaded: rules.set.stats().inspected,
                 failed: rules.failed,
                 errors: rules.errors.clone(),
             }),
@@ -317,7 +317,7 @@ impl Shared {
                 return Err(e);
             }
         };
-        let (parsed, loaded, failed) = (rules.parsed, rules.set.sigs().len(), rules.failed);
+        let (parsed, loaded, failed) = (rules.parsed, rules.set.stats().inspected, rules.failed);
         let errors = rules.errors.clone();
         let in_force = rules.clone();
         let switched = self.hand_over(rules);

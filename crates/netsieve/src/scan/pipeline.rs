@@ -542,6 +542,24 @@ impl Reader {
         }
     }
 
+    /// Does what the control socket ordered, if anything: true to stop.
+    fn obey(control: &Control, pool: &mut Pool, out: &mut Emitter) -> Result<bool, String> {
+        match control.order() {
+            None => Ok(false),
+            Some(Order::Stop) => Ok(true),
+            Some(Order::Switch(rules)) => {
+                pool.reload(&rules.set, rules.thresholds.as_ref(), out)?;
+                control.switched();
+                eprintln!(
+                    "netsieve scan: rules reloaded: {} inspected, {} skipped",
+                    rules.set.stats().inspected,
+                    rules.errors.len()
+                );
+                Ok(false)
+            }
+        }
+    }
+
     /// Reads the source to its end (or until `interrupt`), running every packet
     /// through the pool. While a live source is quiet, idle flows are swept by the wall
     /// clock and every alert so far is written out.
@@ -556,20 +574,11 @@ impl Reader {
         let mut frame = Frame::default();
         let mut pkt = Packet::default();
         let mut inner = Packet::default();
+        // A stop ordered while a frame was being read ends the run after that frame.
+        let mut stopping = false;
         loop {
-            if let Some(order) = control.order() {
-                match order {
-                    Order::Stop => break,
-                    Order::Switch(rules) => {
-                        pool.reload(&rules.set, rules.thresholds.as_ref(), out)?;
-                        control.switched();
-                        eprintln!(
-                            "netsieve scan: rules reloaded: {} inspected, {} skipped",
-                            rules.set.sigs().len(),
-                            rules.errors.len()
-                        );
-                    }
-                }
+            if stopping || Reader::obey(control, pool, out)? {
+                break;
             }
             if interrupt.requested() {
                 // Stop between packets; the run then ends as at the end of its input.
@@ -578,7 +587,11 @@ impl Reader {
                 }
                 break;
             }
-            match src.next(&mut frame) {
+            let next = src.next(&mut frame);
+            // A live source may have waited for its next block: rules changed meanwhile
+            // apply to the frame it brought.
+            stopping = Reader::obey(control, pool, out)?;
+            match next {
                 Ok(Next::Frame) => {}
                 Ok(Next::End) => break,
                 Ok(Next::Idle) => {
