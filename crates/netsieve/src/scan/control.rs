@@ -310,6 +310,10 @@ impl Shared {
             }
         };
         drop(last);
+        let built = built.and_then(|r| match RuleSource::none_loaded(&r) {
+            Some(e) => Err(e),
+            None => Ok(r),
+        });
         let rules = match built {
             Ok(rules) => rules,
             Err(e) => {

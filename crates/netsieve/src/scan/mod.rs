@@ -152,6 +152,9 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     for e in &rules.errors {
         eprintln!("netsieve scan: {e}");
     }
+    if let Some(e) = RuleSource::none_loaded(&rules) {
+        eprintln!("netsieve scan: warning: {e}; inspecting without rules");
+    }
     let load_time = t_load.elapsed();
 
     // Inputs are checked before the outputs are touched.

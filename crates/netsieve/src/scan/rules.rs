@@ -106,9 +106,6 @@ impl RuleSource {
             .collect();
         let parsed = loaded.rules.len();
         let failed = loaded.errors.len();
-        if parsed == 0 && failed > 0 {
-            return Err(format!("all {failed} rules failed to load"));
-        }
         let set = match prev {
             Some(p) => p.rebuild(loaded.rules, &classes, self.build),
             None => RuleSet::build(loaded.rules, &classes, self.build),
@@ -140,6 +137,13 @@ impl RuleSource {
             failed,
             errors,
         })
+    }
+
+    /// Every rule read failed: a run goes on without rules as Suricata's does, a reload
+    /// keeps the rules in force.
+    pub fn none_loaded(rules: &Rules) -> Option<String> {
+        (rules.parsed == 0 && rules.failed > 0)
+            .then(|| format!("all {} rules failed to load", rules.failed))
     }
 
     /// The rules in force (`last`) with the rules of `remove` taken out and the rule
