@@ -175,7 +175,10 @@ fn run_netsieve(o: &Options, rules: &Path, out: &Path) -> Result<Run, String> {
     .arg("-l")
     .arg(out)
     .arg("--stats-json")
-    .arg(&stats);
+    .arg(&stats)
+    // The same configuration as the peer: the same records written.
+    .arg("-c")
+    .arg(&o.suricata_config);
     let (wall, rss_kb, _) = measure(c)?;
     let s: Value = serde_json::from_str(&read(&stats)?).map_err(|e| format!("{e}"))?;
     let scan = s["scan_seconds"].as_f64().ok_or("no scan_seconds")?;

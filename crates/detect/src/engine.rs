@@ -75,9 +75,33 @@ pub struct FlowData {
     passed: bool,
     /// A drop rule matched in IPS mode: the flow's packets are dropped.
     dropped: bool,
+    /// A rule alerted on the flow (before thresholds).
+    alerted: bool,
 }
 
 impl FlowData {
+    /// A rule alerted on the flow (before thresholds; Suricata's `flow.alerted`).
+    pub fn alerted(&self) -> bool {
+        self.alerted
+    }
+
+    /// What decided the whole flow, if anything did: a drop rule in IPS mode, else a
+    /// pass rule (Suricata's `flow.action`).
+    pub fn action(&self) -> Option<&'static str> {
+        if self.dropped {
+            Some("drop")
+        } else if self.passed {
+            Some("pass")
+        } else {
+            None
+        }
+    }
+
+    /// The flow's application protocol, when it was parsed and recognised.
+    pub fn app_proto(&self) -> Option<AppProto> {
+        self.app.as_ref().and_then(|s| s.proto)
+    }
+
     /// Moves the flow's detection state from rule set `old` to a new one whose flowbit
     /// ids are `ids`: a flowbit the new set does not name is dropped (no rule can test
     /// it), and the streaming prefilter restarts from the stream's current offset.
@@ -991,6 +1015,9 @@ impl Detector {
         // The flow's traffic tags and the packet's verdict as the packet leaves
         // detection, as Suricata logs them.
         if out.len() > first_new {
+            if let Some((f, _)) = flow.as_mut() {
+                f.user.alerted = true;
+            }
             let (passed, dropped) = flow
                 .as_ref()
                 .map_or((false, false), |(f, _)| (f.user.passed, f.user.dropped));

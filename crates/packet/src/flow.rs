@@ -143,9 +143,34 @@ pub struct Flow<T> {
     first_fin: Option<Direction>,
     pkts: PerDir<u64>,
     bytes: PerDir<u64>,
+    /// The TCP flags seen in each direction, OR-ed.
+    tcp_flags: PerDir<u8>,
+    /// Why the flow ended, once it did.
+    end: EndReason,
     streams: PerDir<Reassembler>,
     /// The owner's data (the detector's per-flow state).
     pub user: T,
+}
+
+/// Why a flow ended (Suricata's `flow.reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// Idle past its timeout.
+    Timeout,
+    /// Evicted to make room.
+    Forced,
+    /// The input ended (or the run was stopped).
+    Shutdown,
+}
+
+impl EndReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::Timeout => "timeout",
+            EndReason::Forced => "forced",
+            EndReason::Shutdown => "shutdown",
+        }
+    }
 }
 
 impl<T> Flow<T> {
@@ -197,6 +222,16 @@ impl<T> Flow<T> {
     }
 
     /// Packets per direction.
+    /// The TCP flags seen in each direction, OR-ed.
+    pub fn tcp_flags(&self) -> PerDir<u8> {
+        self.tcp_flags
+    }
+
+    /// Why the flow ended (for a flow the table gave back).
+    pub fn end_reason(&self) -> EndReason {
+        self.end
+    }
+
     pub fn pkts(&self) -> PerDir<u64> {
         self.pkts
     }
@@ -452,7 +487,7 @@ impl<T: Default> FlowTable<T> {
         // A flow idle past its timeout is over; a new one starts.
         let present = match self.flows.get(&key) {
             Some(f) if now.saturating_sub(f.last) > self.timeout(f) => {
-                self.remove(&key);
+                self.remove(&key, EndReason::Timeout);
                 self.stats.expired += 1;
                 false
             }
@@ -516,6 +551,8 @@ impl<T: Default> FlowTable<T> {
                     first_fin: None,
                     pkts: PerDir::default(),
                     bytes: PerDir::default(),
+                    tcp_flags: PerDir::default(),
+                    end: EndReason::Shutdown,
                     streams,
                     user: T::default(),
                 },
@@ -534,6 +571,9 @@ impl<T: Default> FlowTable<T> {
         f.last = now;
         f.pkts[dir] += 1;
         f.bytes[dir] += p.wire_len as u64;
+        if let L4::Tcp(t) = p.l4 {
+            f.tcp_flags[dir] |= t.flags;
+        }
         let mut stream = 0..0;
         let mut other = 0..0;
         let mut added = false;
@@ -627,8 +667,9 @@ impl<T: Default> FlowTable<T> {
         ))
     }
 
-    fn remove(&mut self, key: &Key) {
-        if let Some(f) = self.flows.remove(key) {
+    fn remove(&mut self, key: &Key, why: EndReason) {
+        if let Some(mut f) = self.flows.remove(key) {
+            f.end = why;
             self.held = self.held.saturating_sub(f.held_bytes());
             self.tcp -= usize::from(f.proto == 6);
             self.retired.push(f);
@@ -648,7 +689,7 @@ impl<T: Default> FlowTable<T> {
     pub fn drain(&mut self) -> Vec<Flow<T>> {
         let keys: Vec<Key> = self.flows.keys().copied().collect();
         for k in keys {
-            self.remove(&k);
+            self.remove(&k, EndReason::Shutdown);
         }
         self.take_retired()
     }
@@ -663,7 +704,7 @@ impl<T: Default> FlowTable<T> {
             .map(|(k, _)| *k)
             .collect();
         for k in expired {
-            self.remove(&k);
+            self.remove(&k, EndReason::Timeout);
             self.stats.expired += 1;
         }
     }
@@ -705,7 +746,7 @@ impl<T: Default> FlowTable<T> {
             if self.flows.get(&k).is_some_and(|f| f.established()) {
                 self.stats.evicted_established += 1;
             }
-            self.remove(&k);
+            self.remove(&k, EndReason::Forced);
             self.stats.evicted += 1;
         }
     }

@@ -133,10 +133,15 @@ pub fn name(number: u8) -> Option<&'static str> {
 
 /// The protocol as EVE records give it: Suricata's name, or the number.
 pub fn eve_name(number: u8) -> String {
-    match entry(number).and_then(|e| e.eve) {
+    match eve_str(number) {
         Some(n) => n.to_string(),
         None => number.to_string(),
     }
+}
+
+/// The protocol's name in EVE when it has one (else EVE writes the number).
+pub fn eve_str(number: u8) -> Option<&'static str> {
+    entry(number).and_then(|e| e.eve)
 }
 
 fn entry(number: u8) -> Option<&'static Entry> {

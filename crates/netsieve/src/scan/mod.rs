@@ -194,6 +194,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         &rules.set,
         &settings.flow,
         det,
+        settings.eve.flow,
         a.profile,
     );
     let threads = pool.threads();

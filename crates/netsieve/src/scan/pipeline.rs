@@ -1,6 +1,6 @@
 //! The scan pipeline: a [`Reader`] takes frames from a source and decodes them, a
-//! [`Pool`] of workers tracks flows and runs detection, and the workers' alerts reach
-//! the [`Emitter`] merged in packet order.
+//! [`Pool`] of workers tracks flows and runs detection, and the workers' alerts and
+//! flow records reach the [`Emitter`] merged in packet order.
 //!
 //! ```text
 //! source (capture files) -> Reader: --bpf, decode, checksums, tunnels, sweeps
@@ -10,7 +10,7 @@
 //!
 //! One worker is a pool of one that runs on the reading thread; with more, the reader
 //! sends chunks of packets split by flow hash, and each chunk's alerts are merged when
-//! every worker has answered for it. Either way the same [`Pool::deliver`] hands them on.
+//! every worker has answered for it. Either way the same [`Out::deliver`] hands them on.
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -25,6 +25,7 @@ use netsieve_rules::ThresholdConfig;
 
 use super::capture_filter::CaptureFilter;
 use super::control::{Control, Counters, Order};
+use super::eve::FlowRecord;
 use super::sink::Emitter;
 use crate::interrupt::Interrupt;
 
@@ -34,6 +35,47 @@ struct Worker {
     det: Detector,
     /// Time in the flow table (tracking and reassembly), when profiling.
     flow_time: Duration,
+    /// A record is made of each flow that ends.
+    flow_records: bool,
+}
+
+/// What workers hand on: alerts, and the records of the flows that ended.
+#[derive(Default)]
+pub(super) struct Out {
+    alerts: Vec<Alert>,
+    flows: Vec<FlowRecord>,
+}
+
+impl Out {
+    fn extend(&mut self, other: Out) {
+        self.alerts.extend(other.alerts);
+        self.flows.extend(other.flows);
+    }
+
+    /// Hands everything on and empties it: alerts in the order given, unless `sort`
+    /// (several workers' answers) or there are flow records, which go in packet order
+    /// (a flow's record after the alerts of its end, before those of the packet that
+    /// ended it).
+    fn deliver(&mut self, sort: bool, out: &mut Emitter) -> Result<(), String> {
+        if sort || !self.flows.is_empty() {
+            // A packet's alerts come from one worker, in evaluation order: a stable
+            // sort by packet number (flow ends first, by flow) restores the
+            // single-threaded order.
+            self.alerts.sort_by_key(Alert::order);
+            self.flows.sort_by_key(FlowRecord::order);
+        }
+        let mut flows = self.flows.drain(..).peekable();
+        for al in self.alerts.drain(..) {
+            while let Some(f) = flows.next_if(|f| f.order() < al.order()) {
+                out.flow(&f)?;
+            }
+            out.emit(&al)?;
+        }
+        for f in flows {
+            out.flow(&f)?;
+        }
+        Ok(())
+    }
 }
 
 impl Worker {
@@ -47,11 +89,13 @@ impl Worker {
             flows: FlowTable::new(cfg),
             det: Detector::new(Arc::clone(set), det),
             flow_time: Duration::ZERO,
+            flow_records: false,
         }
     }
 
     /// Tracks and inspects one packet; true when it is dropped (IPS).
-    fn process(&mut self, pkt: &Packet, track_stream: bool, out: &mut Vec<Alert>) -> bool {
+    fn process(&mut self, pkt: &Packet, track_stream: bool, o: &mut Out) -> bool {
+        let out = &mut o.alerts;
         let n = out.len();
         let t = self.det.profile().is_some().then(Instant::now);
         let flow = self.flows.packet(pkt, track_stream);
@@ -75,29 +119,33 @@ impl Worker {
         // Flows this packet ended (expired, or evicted for room) come before it.
         let retired = self.flows.take_retired();
         if !retired.is_empty() {
-            let mut ended = Vec::new();
+            let mut ended = Out::default();
             self.finish_flows(retired, pkt.num, &mut ended);
-            out.splice(n..n, ended);
+            o.alerts.splice(n..n, ended.alerts);
+            o.flows.extend(ended.flows);
         }
         dropped
     }
 
     /// Sweeps idle flows before packet `at`, finishing them.
-    fn sweep(&mut self, now: Duration, at: u64, out: &mut Vec<Alert>) {
+    fn sweep(&mut self, now: Duration, at: u64, out: &mut Out) {
         self.flows.sweep(now);
         let retired = self.flows.take_retired();
         self.finish_flows(retired, at, out);
     }
 
     /// Ends every flow (end of input; `at` is past the last packet).
-    fn end(&mut self, at: u64, out: &mut Vec<Alert>) {
+    fn end(&mut self, at: u64, out: &mut Out) {
         let flows = self.flows.drain();
         self.finish_flows(flows, at, out);
     }
 
-    fn finish_flows(&mut self, flows: Vec<Flow<FlowData>>, at: u64, out: &mut Vec<Alert>) {
+    fn finish_flows(&mut self, flows: Vec<Flow<FlowData>>, at: u64, out: &mut Out) {
         for mut f in flows {
-            self.det.flow_end(&mut f, at, out);
+            self.det.flow_end(&mut f, at, &mut out.alerts);
+            if self.flow_records {
+                out.flows.push(FlowRecord::of(&f, at));
+            }
         }
     }
 
@@ -154,29 +202,35 @@ pub(super) struct Pool {
 }
 
 enum Lanes {
-    /// One worker, on the reading thread, and its alerts for the packet in hand.
-    Here(Box<Worker>, Vec<Alert>),
+    /// One worker, on the reading thread, and its output for the packet in hand.
+    Here(Box<Worker>, Out),
     Threads(Threads),
 }
 
 impl Pool {
-    /// `n` workers sharing the flow and stream-memory budget; with `profile`, one
-    /// worker that times its stages.
+    /// `n` workers sharing the flow and stream-memory budget, making `flow_records`
+    /// when flows end; with `profile`, one worker that times its stages.
     pub fn new(
         n: usize,
         set: &Arc<RuleSet>,
         flow: &FlowConfig,
         det: DetectOptions,
+        flow_records: bool,
         profile: bool,
     ) -> Pool {
+        let worker = |share| {
+            let mut w = Worker::new(set, flow, share, det);
+            w.flow_records = flow_records;
+            w
+        };
         let lanes = if n <= 1 || profile {
-            let mut w = Worker::new(set, flow, 1, det);
+            let mut w = worker(1);
             if profile {
                 w.det.start_profiling();
             }
-            Lanes::Here(Box::new(w), Vec::new())
+            Lanes::Here(Box::new(w), Out::default())
         } else {
-            Lanes::Threads(Threads::start(n, set, flow, det))
+            Lanes::Threads(Threads::start((0..n).map(|_| worker(n)).collect()))
         };
         Pool { lanes }
     }
@@ -199,9 +253,9 @@ impl Pool {
         out: &mut Emitter,
     ) -> Result<bool, String> {
         match &mut self.lanes {
-            Lanes::Here(w, alerts) => {
-                let dropped = w.process(pkt, track, alerts);
-                Pool::deliver(alerts, out)?;
+            Lanes::Here(w, o) => {
+                let dropped = w.process(pkt, track, o);
+                o.deliver(false, out)?;
                 Ok(dropped)
             }
             Lanes::Threads(t) => t.push(std::mem::take(pkt), track, out).map(|()| false),
@@ -211,9 +265,9 @@ impl Pool {
     /// Sweeps idle flows before packet `at`.
     pub fn sweep(&mut self, now: Duration, at: u64, out: &mut Emitter) -> Result<(), String> {
         match &mut self.lanes {
-            Lanes::Here(w, alerts) => {
-                w.sweep(now, at, alerts);
-                Pool::deliver(alerts, out)
+            Lanes::Here(w, o) => {
+                w.sweep(now, at, o);
+                o.deliver(false, out)
             }
             Lanes::Threads(t) => {
                 t.queue(|| Work::Sweep(now, at));
@@ -252,9 +306,9 @@ impl Pool {
     /// The input ended before packet `at`: every flow ends, every alert is delivered.
     pub fn finish(self, at: u64, out: &mut Emitter) -> Result<PoolReport, String> {
         match self.lanes {
-            Lanes::Here(mut w, mut alerts) => {
-                w.end(at, &mut alerts);
-                Pool::deliver(&mut alerts, out)?;
+            Lanes::Here(mut w, mut o) => {
+                w.end(at, &mut o);
+                o.deliver(false, out)?;
                 let r = w.report();
                 Ok(PoolReport {
                     flows: r.flows,
@@ -265,14 +319,6 @@ impl Pool {
             Lanes::Threads(t) => t.finish(at, out),
         }
     }
-
-    /// Hands alerts on, in the order given, and empties the list.
-    fn deliver(alerts: &mut Vec<Alert>, out: &mut Emitter) -> Result<(), String> {
-        for al in alerts.drain(..) {
-            out.emit(&al)?;
-        }
-        Ok(())
-    }
 }
 
 /// Worker threads. The reader splits each chunk of packets by flow hash, so a flow
@@ -280,28 +326,28 @@ impl Pool {
 /// packet order, and the chunks are merged and delivered in order.
 struct Threads {
     txs: Vec<mpsc::SyncSender<(u64, Vec<Work>)>>,
-    rx: mpsc::Receiver<(u64, Vec<Alert>)>,
+    rx: mpsc::Receiver<(u64, Out)>,
     handles: Vec<std::thread::JoinHandle<WorkerReport>>,
     batches: Vec<Vec<Work>>,
     in_chunk: usize,
     next_chunk: u64,
     next_emit: u64,
     /// Per chunk: replies received and the alerts so far.
-    pending: HashMap<u64, (usize, Vec<Alert>)>,
+    pending: HashMap<u64, (usize, Out)>,
 }
 
 impl Threads {
-    fn start(n: usize, set: &Arc<RuleSet>, flow: &FlowConfig, det: DetectOptions) -> Threads {
+    fn start(workers: Vec<Worker>) -> Threads {
+        let n = workers.len();
         let (res_tx, rx) = mpsc::channel();
         let mut txs = Vec::new();
         let mut handles = Vec::new();
-        for _ in 0..n {
+        for mut w in workers {
             let (tx, wrx) = mpsc::sync_channel::<(u64, Vec<Work>)>(4);
-            let mut w = Worker::new(set, flow, n, det);
             let res_tx = res_tx.clone();
             handles.push(std::thread::spawn(move || {
                 for (chunk, pkts) in wrx {
-                    let mut out = Vec::new();
+                    let mut out = Out::default();
                     for work in &pkts {
                         match work {
                             Work::Packet(p, track) => {
@@ -367,7 +413,7 @@ impl Threads {
 
     /// Waits for one reply, then delivers every chunk that is complete, in order.
     fn receive(&mut self, out: &mut Emitter) -> Result<(), String> {
-        let (chunk, alerts) = loop {
+        let (chunk, got) = loop {
             match self.rx.recv_timeout(Duration::from_secs(1)) {
                 Ok(r) => break r,
                 // A worker that died would leave the others waiting for work and this
@@ -384,17 +430,13 @@ impl Threads {
         };
         let e = self.pending.entry(chunk).or_default();
         e.0 += 1;
-        e.1.extend(alerts);
+        e.1.extend(got);
         while let Some((got, _)) = self.pending.get(&self.next_emit) {
             if *got < self.txs.len() {
                 break;
             }
-            let (_, mut alerts) = self.pending.remove(&self.next_emit).expect("present");
-            // A packet's alerts come from one worker, in evaluation order: a stable
-            // sort by packet number (flow ends first, by flow) restores the
-            // single-threaded order.
-            alerts.sort_by_key(Alert::order);
-            Pool::deliver(&mut alerts, out)?;
+            let (_, mut o) = self.pending.remove(&self.next_emit).expect("present");
+            o.deliver(true, out)?;
             self.next_emit += 1;
         }
         Ok(())

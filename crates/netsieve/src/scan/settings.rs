@@ -42,14 +42,28 @@ pub(super) struct Settings {
     pub defrag_bytes: usize,
 }
 
-/// What alert records carry beyond the alert (suricata.yaml's
-/// `outputs.eve-log.types.alert` options).
-#[derive(Clone, Copy, Default)]
+/// Which records eve.json gets besides alerts (suricata.yaml's `outputs.eve-log.types`;
+/// without a suricata.yaml, those of Suricata's stock one), and what alert records
+/// carry beyond the alert (its `outputs.eve-log.types.alert` options).
+#[derive(Clone, Copy)]
 pub(super) struct EveOptions {
+    pub flow: bool,
     pub payload: bool,
     pub payload_printable: bool,
     pub packet: bool,
     pub verdict: bool,
+}
+
+impl Default for EveOptions {
+    fn default() -> EveOptions {
+        EveOptions {
+            flow: true,
+            payload: false,
+            payload_printable: false,
+            packet: false,
+            verdict: false,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -174,6 +188,15 @@ const TABLE: &[(Key, Setter)] = &[
             .ok_or_else(|| format!("not a positive number: {v}"))?;
         Ok(Used::Yes)
     }),
+    // The record kinds listed, by name (`- flow`) or with options (`- flow: {...}`).
+    (Key::Exact("outputs.eve-log.types"), |s, _, v| {
+        s.eve.flow = v.split(',').any(|t| t.trim() == "flow");
+        Ok(if s.eve.flow { Used::Yes } else { Used::No })
+    }),
+    (Key::Prefix("outputs.eve-log.types.flow."), |s, _, _| {
+        s.eve.flow = true;
+        Ok(Used::Yes)
+    }),
     (Key::Prefix("outputs.eve-log.types.alert."), |s, opt, v| {
         let on = || config::parse_bool(v).unwrap_or(false);
         match opt {
@@ -271,6 +294,8 @@ impl Settings {
             let text = std::fs::read_to_string(c).map_err(|e| format!("{}: {e}", c.display()))?;
             let flat = config::flatten(&text)
                 .map_err(|e| format!("{}:{e} (not valid YAML)", c.display()))?;
+            // A suricata.yaml writes the records its eve-log lists, and no others.
+            s.eve.flow = false;
             for (k, v) in flat {
                 if !s.apply(&k, &v)? {
                     ignored.push(k);

@@ -1,5 +1,5 @@
-//! Where merged alerts go: thresholds first (they count across flows, so across
-//! workers), then every sink (eve.json, fast.log) in turn.
+//! Where merged alerts and flow records go: thresholds first for alerts (they count
+//! across flows, so across workers), then every sink (eve.json, fast.log) in turn.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -9,9 +9,15 @@ use std::sync::Arc;
 use netsieve_detect::{Alert, RuleSet, Thresholds};
 use netsieve_rules::ThresholdConfig;
 
-/// An output of alerts.
+use super::eve::FlowRecord;
+
+/// An output of alerts and records.
 pub(super) trait Sink {
     fn alert(&mut self, set: &RuleSet, al: &Alert) -> io::Result<()>;
+    /// A flow ended (sinks without flow records ignore it).
+    fn flow(&mut self, _rec: &FlowRecord) -> io::Result<()> {
+        Ok(())
+    }
     fn flush(&mut self) -> io::Result<()>;
 }
 
@@ -42,6 +48,13 @@ impl Emitter {
         self.alerts += 1;
         for s in &mut self.sinks {
             s.alert(&self.set, &al).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    pub fn flow(&mut self, rec: &FlowRecord) -> Result<(), String> {
+        for s in &mut self.sinks {
+            s.flow(rec).map_err(|e| e.to_string())?;
         }
         Ok(())
     }

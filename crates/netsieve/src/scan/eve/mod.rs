@@ -1,9 +1,12 @@
 //! EVE JSON, as Suricata writes it: one typed record per line, its keys in Suricata's
-//! order. One module per record kind (`alert.rs` today; flow, http, dns, tls, fileinfo,
-//! anomaly and stats records go beside it), sharing the common header and the value
-//! formats here.
+//! order. One module per record kind (`alert.rs`, `flow.rs`; http, dns, tls, fileinfo,
+//! anomaly and stats records go beside them), sharing the common header and the value
+//! formats here; which kinds are written is suricata.yaml's `outputs.eve-log.types`.
 
 mod alert;
+mod flow;
+
+pub(super) use flow::Record as FlowRecord;
 
 use std::io::{self, Write};
 use std::net::IpAddr;
@@ -15,7 +18,7 @@ use serde::Serialize;
 use super::settings::EveOptions;
 use super::sink::{Output, Sink};
 
-/// eve.json: every alert as an `alert` record.
+/// eve.json: every alert as an `alert` record, and the other records asked for.
 pub(super) struct EveLog {
     out: Output,
     opts: EveOptions,
@@ -34,6 +37,14 @@ impl Sink for EveLog {
         self.out.write_all(b"\n")
     }
 
+    fn flow(&mut self, rec: &FlowRecord) -> io::Result<()> {
+        if !self.opts.flow {
+            return Ok(());
+        }
+        serde_json::to_writer(&mut self.out, rec)?;
+        self.out.write_all(b"\n")
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
@@ -41,16 +52,73 @@ impl Sink for EveLog {
 
 /// `YYYY-MM-DDTHH:MM:SS.uuuuuu+0000` (UTC).
 pub(super) fn timestamp(ts: Duration) -> String {
-    let (date, time) = civil(ts);
-    format!("{date}T{time}.{:06}+0000", ts.subsec_micros())
+    Timestamp(ts).to_string()
+}
+
+/// A time written as [`timestamp`] writes it, without a string of its own: records that
+/// are many (one per flow) serialize it straight into the output.
+pub(super) struct Timestamp(pub Duration);
+
+impl std::fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secs = self.0.as_secs() as i64;
+        let (y, m, d) = civil_date(secs.div_euclid(86_400));
+        let sod = secs.rem_euclid(86_400);
+        write!(
+            f,
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:06}+0000",
+            sod / 3600,
+            sod / 60 % 60,
+            sod % 60,
+            self.0.subsec_micros()
+        )
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// An address written as [`ip_str`] writes it, without a string of its own.
+pub(super) struct Ip(pub IpAddr);
+
+impl std::fmt::Display for Ip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            IpAddr::V4(a) => a.fmt(f),
+            IpAddr::V6(a) => {
+                for (i, g) in a.segments().iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ":" };
+                    write!(f, "{sep}{g:04x}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Serialize for Ip {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// The UTC date (`YYYY-MM-DD`) and time of day (`HH:MM:SS`) of a time since the epoch.
 pub(super) fn civil(ts: Duration) -> (String, String) {
     let secs = ts.as_secs() as i64;
-    let days = secs.div_euclid(86_400);
+    let (y, m, d) = civil_date(secs.div_euclid(86_400));
     let sod = secs.rem_euclid(86_400);
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    (
+        format!("{y:04}-{m:02}-{d:02}"),
+        format!("{:02}:{:02}:{:02}", sod / 3600, sod / 60 % 60, sod % 60),
+    )
+}
+
+/// Days since 1970-01-01 to a civil date: year, month, day.
+fn civil_date(days: i64) -> (i64, i64, i64) {
+    // Howard Hinnant's algorithm.
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -61,23 +129,12 @@ pub(super) fn civil(ts: Duration) -> (String, String) {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = if m <= 2 { y + 1 } else { y };
-    (
-        format!("{y:04}-{m:02}-{d:02}"),
-        format!("{:02}:{:02}:{:02}", sod / 3600, sod / 60 % 60, sod % 60),
-    )
+    (y, m, d)
 }
 
 /// Addresses as Suricata writes them: IPv6 in full, eight groups of four digits.
 pub(super) fn ip_str(ip: IpAddr) -> String {
-    match ip {
-        IpAddr::V4(a) => a.to_string(),
-        IpAddr::V6(a) => a
-            .segments()
-            .iter()
-            .map(|g| format!("{g:04x}"))
-            .collect::<Vec<_>>()
-            .join(":"),
-    }
+    Ip(ip).to_string()
 }
 
 /// An IP protocol's name in EVE and fast.log.

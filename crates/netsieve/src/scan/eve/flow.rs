@@ -1,0 +1,179 @@
+//! The `flow` record: one per flow when it ends, with its counters, state, why it ended
+//! and whether it alerted, in the order Suricata 8 writes them.
+//!
+//! Built on the worker that ends the flow ([`Record::of`]) and written by the EVE sink
+//! with the alerts, in packet order: after the alerts of the flow's end, before those
+//! of the packet that ended it.
+
+use netsieve_detect::FlowData;
+use netsieve_packet::flow::{Flow, TcpState};
+use netsieve_packet::{Direction, PerDir};
+use serde::Serialize;
+
+use super::{Ip, Timestamp};
+
+#[derive(Serialize)]
+pub(in crate::scan) struct Record {
+    timestamp: Timestamp,
+    flow_id: u64,
+    event_type: &'static str,
+    src_ip: Ip,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    src_port: Option<u16>,
+    dest_ip: Ip,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dest_port: Option<u16>,
+    ip_v: u8,
+    #[serde(serialize_with = "proto_name")]
+    proto: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    app_proto: Option<&'static str>,
+    flow: Counters,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tcp: Option<Tcp>,
+    /// Where the record goes among the alerts (not written).
+    #[serde(skip)]
+    order: (u64, bool, u64, u64),
+}
+
+#[derive(Serialize)]
+struct Counters {
+    pkts_toserver: u64,
+    pkts_toclient: u64,
+    bytes_toserver: u64,
+    bytes_toclient: u64,
+    start: Timestamp,
+    end: Timestamp,
+    age: u64,
+    state: &'static str,
+    reason: &'static str,
+    alerted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    action: Option<&'static str>,
+}
+
+/// The flow's TCP flags (hex, as Suricata writes them), each flag seen, and the state.
+#[derive(Serialize)]
+struct Tcp {
+    tcp_flags: String,
+    tcp_flags_ts: String,
+    tcp_flags_tc: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    syn: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    fin: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    rst: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    psh: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    ack: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    urg: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    ecn: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    cwr: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<&'static str>,
+    /// Stream regions per direction: netsieve keeps one buffer per direction.
+    ts_max_regions: u8,
+    tc_max_regions: u8,
+}
+
+impl Record {
+    /// The record of flow `f`, which ended before packet `at` (past the last one at the
+    /// end of the input).
+    pub fn of(f: &Flow<FlowData>, at: u64) -> Record {
+        let (client, server) = (f.client(), f.server());
+        let ports = matches!(f.proto(), 6 | 17 | 132);
+        let pkts = f.pkts();
+        let bytes = f.bytes();
+        let (ts, tc) = (Direction::ToServer, Direction::ToClient);
+        Record {
+            timestamp: Timestamp(f.last()),
+            flow_id: f.id(),
+            event_type: "flow",
+            src_ip: Ip(client.0),
+            src_port: ports.then_some(client.1),
+            dest_ip: Ip(server.0),
+            dest_port: ports.then_some(server.1),
+            ip_v: if client.0.is_ipv4() { 4 } else { 6 },
+            proto: f.proto(),
+            app_proto: f.user.app_proto().map(|p| p.name()),
+            flow: Counters {
+                pkts_toserver: pkts[ts],
+                pkts_toclient: pkts[tc],
+                bytes_toserver: bytes[ts],
+                bytes_toclient: bytes[tc],
+                start: Timestamp(f.start()),
+                end: Timestamp(f.last()),
+                age: f.last().as_secs().saturating_sub(f.start().as_secs()),
+                state: flow_state(f),
+                reason: f.end_reason().name(),
+                alerted: f.user.alerted(),
+                action: f.user.action(),
+            },
+            tcp: (f.proto() == 6).then(|| Tcp::of(f.tcp_flags(), f.state())),
+            order: (at, false, f.first_packet(), f.id()),
+        }
+    }
+
+    /// Its place among alerts ([`netsieve_detect::Alert::order`]): after the alerts of
+    /// the same flow's end.
+    pub fn order(&self) -> (u64, bool, u64, u64) {
+        self.order
+    }
+}
+
+/// The protocol as EVE names it.
+fn proto_name<S: serde::Serializer>(p: &u8, s: S) -> Result<S::Ok, S::Error> {
+    match netsieve_wire::ip_proto::eve_str(*p) {
+        Some(name) => s.serialize_str(name),
+        None => s.collect_str(p),
+    }
+}
+
+/// Suricata's `flow.state`: new until both sides spoke (for TCP, until the handshake
+/// completed), closed once a TCP session closed.
+fn flow_state(f: &Flow<FlowData>) -> &'static str {
+    match f.state() {
+        TcpState::Closed => "closed",
+        TcpState::Established | TcpState::Closing => "established",
+        TcpState::SynSent | TcpState::SynRecv => "new",
+        TcpState::None if f.proto() != 6 && f.both_sides_seen() => "established",
+        TcpState::None => "new",
+    }
+}
+
+impl Tcp {
+    fn of(flags: PerDir<u8>, state: TcpState) -> Tcp {
+        let all = flags[Direction::ToServer] | flags[Direction::ToClient];
+        let has = |bit: u8| all & bit != 0;
+        Tcp {
+            tcp_flags: format!("{all:02x}"),
+            tcp_flags_ts: format!("{:02x}", flags[Direction::ToServer]),
+            tcp_flags_tc: format!("{:02x}", flags[Direction::ToClient]),
+            fin: has(0x01),
+            syn: has(0x02),
+            rst: has(0x04),
+            psh: has(0x08),
+            ack: has(0x10),
+            urg: has(0x20),
+            ecn: has(0x40),
+            cwr: has(0x80),
+            // netsieve's tracker knows fewer states than Suricata's: a session after
+            // its first FIN is written as Suricata writes the FIN's sender.
+            state: match state {
+                TcpState::None => None,
+                TcpState::SynSent => Some("syn_sent"),
+                TcpState::SynRecv => Some("syn_recv"),
+                TcpState::Established => Some("established"),
+                TcpState::Closing => Some("fin_wait1"),
+                TcpState::Closed => Some("closed"),
+            },
+            ts_max_regions: 1,
+            tc_max_regions: 1,
+        }
+    }
+}
