@@ -118,6 +118,27 @@ impl FlowData {
     }
 }
 
+/// Why a packet was dropped (IPS mode), as Suricata's `drop.reason` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// A drop or reject rule matched: the first such rule.
+    Rules(u32),
+    /// An earlier packet dropped the flow.
+    FlowDrop,
+    /// The flow was picked up midstream and the exception policy drops it.
+    StreamMidstream,
+}
+
+impl DropReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::Rules(_) => "rules",
+            DropReason::FlowDrop => "flow drop",
+            DropReason::StreamMidstream => "stream midstream",
+        }
+    }
+}
+
 /// One alert.
 #[derive(Clone, Debug)]
 pub struct Alert {
@@ -275,7 +296,8 @@ pub struct Detector {
     opts: DetectOptions,
     /// The last packet inspected is to be dropped (IPS): a drop or reject rule matched
     /// it, or its flow is dropped.
-    last_dropped: bool,
+    /// Why the last packet given to [`Detector::inspect`] is dropped, if it is.
+    last_drop: Option<DropReason>,
 }
 
 /// What Suricata calls an exception policy: what happens to a flow or packet the
@@ -452,14 +474,20 @@ impl Detector {
             views: Vec::new(),
             cx: Ctx::default(),
             counts: Counts::default(),
-            last_dropped: false,
+            last_drop: None,
         }
     }
 
     /// Whether the last packet given to [`Detector::inspect`] is dropped: always false
     /// outside IPS mode.
     pub fn packet_dropped(&self) -> bool {
-        self.last_dropped
+        self.last_drop.is_some()
+    }
+
+    /// Why the last packet given to [`Detector::inspect`] is dropped (IPS mode), if it
+    /// is (Suricata's `drop.reason`).
+    pub fn drop_reason(&self) -> Option<DropReason> {
+        self.last_drop
     }
 
     /// Inspects with `set` from the next packet on. Every flow of `flows` keeps its
@@ -512,10 +540,19 @@ impl Detector {
         }
         let t0 = self.prof.is_some().then(std::time::Instant::now);
         let mut flow = flow;
-        self.last_dropped = false;
+        self.last_drop = None;
+        let dropped_before = flow.as_ref().is_some_and(|(f, _)| f.user.dropped);
         self.inspect_timed(p, flow.as_mut().map(|(f, o)| (&mut **f, *o)), out);
-        self.last_dropped =
-            self.opts.ips && (self.last_dropped || flow.is_some_and(|(f, _)| f.user.dropped));
+        // A flow dropped before this packet drops it; one dropped by this packet names
+        // what dropped it.
+        let flow_dropped = flow.is_some_and(|(f, _)| f.user.dropped);
+        self.last_drop = match self.last_drop {
+            _ if !self.opts.ips => None,
+            _ if dropped_before => Some(DropReason::FlowDrop),
+            Some(r) => Some(r),
+            None if flow_dropped => Some(DropReason::FlowDrop),
+            None => None,
+        };
         since(t0, self.prof.as_mut().map(|p| &mut p.detect));
     }
 
@@ -536,11 +573,15 @@ impl Detector {
                     ExceptionPolicy::Ignore => {}
                     ExceptionPolicy::PassPacket => return,
                     ExceptionPolicy::DropPacket => {
-                        self.last_dropped = true;
+                        self.last_drop = Some(DropReason::StreamMidstream);
                         return;
                     }
                     ExceptionPolicy::PassFlow => f.user.passed = true,
-                    ExceptionPolicy::DropFlow => f.user.dropped = true,
+                    ExceptionPolicy::DropFlow if !f.user.dropped => {
+                        f.user.dropped = true;
+                        self.last_drop = Some(DropReason::StreamMidstream);
+                    }
+                    ExceptionPolicy::DropFlow => {}
                 }
             }
             if f.user.passed || f.user.dropped {
@@ -971,7 +1012,7 @@ impl Detector {
             let blocked = self.opts.ips && matches!(action, Action::Drop | Action::Reject);
             if blocked {
                 packet_dropped = true;
-                self.last_dropped = true;
+                self.last_drop.get_or_insert(DropReason::Rules(si));
                 if flow_scope && let Some((f, _)) = flow.as_mut() {
                     f.user.dropped = true;
                 }
@@ -1192,6 +1233,7 @@ impl Detector {
                 if blocked {
                     packet_dropped = true;
                     *dropped = true;
+                    self.last_drop.get_or_insert(DropReason::Rules(si));
                 }
                 if s.rule.noalert {
                     continue;

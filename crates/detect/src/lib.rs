@@ -18,7 +18,7 @@ pub mod portgroup;
 pub mod ruleset;
 
 pub use engine::{
-    Alert, Counts, DetectOptions, Detector, ExceptionPolicy, FlowCounts, FlowData, Profile,
-    Thresholds, Verdict,
+    Alert, Counts, DetectOptions, Detector, DropReason, ExceptionPolicy, FlowCounts, FlowData,
+    Profile, Thresholds, Verdict,
 };
 pub use ruleset::{BuildOptions, Kept, LoadStats, Mpm, RuleSet, Sig};

@@ -500,3 +500,86 @@ fn a_flow_record_is_written_when_a_flow_ends() {
     assert!(!eve.contains("\"event_type\":\"flow\""), "{eve}");
     assert!(eve.contains("\"event_type\":\"alert\""), "{eve}");
 }
+
+/// In IPS mode, with `drop` among the eve-log types, a record per dropped packet, as
+/// Suricata 8.0.6 writes them for the bundled capture and a rule that drops its SMTP
+/// session (`--simulate-ips`, `drop: {alerts: yes, flows: all}`): the packet the rule
+/// matched, with the rule, then every later packet of the flow, `flow drop`. The first
+/// record is quoted from the reference (but for `flow_id`, its own hash).
+#[test]
+fn ips_writes_a_drop_record_per_dropped_packet() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("drop.rules");
+    std::fs::write(
+        &rules,
+        "drop tcp any any -> any 25 (msg:\"smtp drop\"; content:\"EHLO\"; sid:5;)\n",
+    )
+    .unwrap();
+    let yaml = dir.path().join("drop.yaml");
+    std::fs::write(
+        &yaml,
+        "%YAML 1.1\n---\noutputs:\n  - eve-log:\n      types:\n        - alert\n        - drop:\n            alerts: yes\n            flows: all\n",
+    )
+    .unwrap();
+    let pcap = root().join("examples/smtp-flowbits.pcap");
+    let out = dir.path().join("out");
+    let o = scan(
+        &[
+            "--simulate-ips",
+            "-k",
+            "none",
+            "-c",
+            yaml.to_str().unwrap(),
+            "-r",
+            pcap.to_str().unwrap(),
+            "-S",
+            rules.to_str().unwrap(),
+        ],
+        &out,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
+    let drops: Vec<serde_json::Value> = eve
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["event_type"] == "drop")
+        .collect();
+    let reasons: Vec<&str> = drops
+        .iter()
+        .map(|d| d["drop"]["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons.len(), 14, "{eve}");
+    assert_eq!(reasons[0], "rules");
+    assert!(
+        reasons[1..].iter().all(|r| *r == "flow drop"),
+        "{reasons:?}"
+    );
+    let mut first = drops[0].clone();
+    first.as_object_mut().unwrap().remove("flow_id");
+    let want: serde_json::Value = serde_json::from_str(
+        r#"{"timestamp":"2013-11-26T15:30:20.014493+0000","pcap_cnt":6,"event_type":"drop","src_ip":"88.191.140.111","src_port":51906,"dest_ip":"188.125.69.79","dest_port":25,"proto":"TCP","ip_v":4,"pkt_src":"wire/pcap","direction":"to_server","drop":{"len":79,"tos":0,"ttl":64,"ipid":54609,"tcpseq":193523753,"tcpack":2819290912,"tcpwin":6,"syn":false,"ack":true,"psh":true,"rst":false,"urg":false,"fin":false,"tcpres":0,"tcpurgp":0,"reason":"rules"},"alert":{"action":"blocked","gid":1,"signature_id":5,"rev":0,"signature":"smtp drop","category":"","severity":3}}"#,
+    )
+    .unwrap();
+    assert_eq!(first, want);
+    // Outside IPS mode nothing is dropped, so nothing is written.
+    let ids = dir.path().join("ids");
+    let o = scan(
+        &[
+            "-k",
+            "none",
+            "-c",
+            yaml.to_str().unwrap(),
+            "-r",
+            pcap.to_str().unwrap(),
+            "-S",
+            rules.to_str().unwrap(),
+        ],
+        &ids,
+    );
+    assert!(o.status.success());
+    assert!(
+        !std::fs::read_to_string(ids.join("eve.json"))
+            .unwrap()
+            .contains("\"drop\":{")
+    );
+}

@@ -36,7 +36,7 @@ use capture_filter::CaptureFilter;
 use control::{Control, RunInfo};
 use eve::EveLog;
 use fastlog::FastLog;
-use pipeline::{Checksums, Pool, Reader};
+use pipeline::{Checksums, Pool, Reader, Records};
 pub(crate) use rules::bench_reload;
 use rules::{Edits, RuleSource};
 use settings::Settings;
@@ -194,7 +194,10 @@ fn scan(a: Args) -> Result<ExitCode, String> {
         &rules.set,
         &settings.flow,
         det,
-        settings.eve.flow,
+        Records {
+            flow: settings.eve.flow,
+            drop: settings.eve.drop && ips,
+        },
         a.profile,
     );
     let threads = pool.threads();

@@ -25,7 +25,7 @@ use netsieve_rules::ThresholdConfig;
 
 use super::capture_filter::CaptureFilter;
 use super::control::{Control, Counters, Order};
-use super::eve::FlowRecord;
+use super::eve::{DropRecord, FlowRecord};
 use super::sink::Emitter;
 use crate::interrupt::Interrupt;
 
@@ -37,6 +37,8 @@ struct Worker {
     flow_time: Duration,
     /// A record is made of each flow that ends.
     flow_records: bool,
+    /// A record is made of each packet dropped (IPS mode).
+    drop_records: bool,
 }
 
 /// What workers hand on: alerts, and the records of the flows that ended.
@@ -44,12 +46,14 @@ struct Worker {
 pub(super) struct Out {
     alerts: Vec<Alert>,
     flows: Vec<FlowRecord>,
+    drops: Vec<DropRecord>,
 }
 
 impl Out {
     fn extend(&mut self, other: Out) {
         self.alerts.extend(other.alerts);
         self.flows.extend(other.flows);
+        self.drops.extend(other.drops);
     }
 
     /// Hands everything on and empties it: alerts in the order given, unless `sort`
@@ -57,22 +61,36 @@ impl Out {
     /// (a flow's record after the alerts of its end, before those of the packet that
     /// ended it).
     fn deliver(&mut self, sort: bool, out: &mut Emitter) -> Result<(), String> {
-        if sort || !self.flows.is_empty() {
+        if sort || !self.flows.is_empty() || !self.drops.is_empty() {
             // A packet's alerts come from one worker, in evaluation order: a stable
             // sort by packet number (flow ends first, by flow) restores the
             // single-threaded order.
             self.alerts.sort_by_key(Alert::order);
             self.flows.sort_by_key(FlowRecord::order);
+            self.drops.sort_by_key(DropRecord::order);
         }
         let mut flows = self.flows.drain(..).peekable();
+        let mut drops = self.drops.drain(..).peekable();
         for al in self.alerts.drain(..) {
-            while let Some(f) = flows.next_if(|f| f.order() < al.order()) {
+            let at = al.order();
+            while let Some(f) = flows.next_if(|f| f.order() < at) {
                 out.flow(&f)?;
+            }
+            while let Some(d) = drops.next_if(|d| d.order() < at) {
+                out.dropped(&d)?;
             }
             out.emit(&al)?;
         }
-        for f in flows {
-            out.flow(&f)?;
+        // What is left of the two lists goes in packet order too.
+        loop {
+            let next_flow = flows.peek().map(FlowRecord::order);
+            let next_drop = drops.peek().map(DropRecord::order);
+            match (next_flow, next_drop) {
+                (Some(f), Some(d)) if d < f => out.dropped(&drops.next().expect("peeked"))?,
+                (Some(_), _) => out.flow(&flows.next().expect("peeked"))?,
+                (None, Some(_)) => out.dropped(&drops.next().expect("peeked"))?,
+                (None, None) => break,
+            }
         }
         Ok(())
     }
@@ -90,6 +108,7 @@ impl Worker {
             det: Detector::new(Arc::clone(set), det),
             flow_time: Duration::ZERO,
             flow_records: false,
+            drop_records: false,
         }
     }
 
@@ -102,6 +121,7 @@ impl Worker {
         if let Some(t) = t {
             self.flow_time += t.elapsed();
         }
+        let in_flow = flow.as_ref().map(|(f, obs)| (f.id(), obs.dir));
         match flow {
             // Inline, a segment that overlaps the stream with other bytes goes on as
             // the stream holds it (and is inspected so).
@@ -116,6 +136,11 @@ impl Worker {
             None => self.det.inspect(pkt, None, out),
         }
         let dropped = self.det.packet_dropped();
+        if self.drop_records
+            && let Some(why) = self.det.drop_reason()
+        {
+            o.drops.extend(DropRecord::of(pkt, in_flow, why));
+        }
         // Flows this packet ended (expired, or evicted for room) come before it.
         let retired = self.flows.take_retired();
         if !retired.is_empty() {
@@ -196,6 +221,15 @@ enum Work {
     Reload(Arc<RuleSet>),
 }
 
+/// The records workers make besides alerts.
+#[derive(Clone, Copy)]
+pub(super) struct Records {
+    /// One per flow when it ends.
+    pub flow: bool,
+    /// One per packet dropped (IPS mode).
+    pub drop: bool,
+}
+
 /// The detection workers.
 pub(super) struct Pool {
     lanes: Lanes,
@@ -208,19 +242,20 @@ enum Lanes {
 }
 
 impl Pool {
-    /// `n` workers sharing the flow and stream-memory budget, making `flow_records`
-    /// when flows end; with `profile`, one worker that times its stages.
+    /// `n` workers sharing the flow and stream-memory budget, making the records
+    /// `records` asks for; with `profile`, one worker that times its stages.
     pub fn new(
         n: usize,
         set: &Arc<RuleSet>,
         flow: &FlowConfig,
         det: DetectOptions,
-        flow_records: bool,
+        records: Records,
         profile: bool,
     ) -> Pool {
         let worker = |share| {
             let mut w = Worker::new(set, flow, share, det);
-            w.flow_records = flow_records;
+            w.flow_records = records.flow;
+            w.drop_records = records.drop;
             w
         };
         let lanes = if n <= 1 || profile {

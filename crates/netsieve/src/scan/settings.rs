@@ -48,6 +48,9 @@ pub(super) struct Settings {
 #[derive(Clone, Copy)]
 pub(super) struct EveOptions {
     pub flow: bool,
+    /// `drop` records (IPS mode), with the rule that dropped the packet (`alerts`).
+    pub drop: bool,
+    pub drop_alerts: bool,
     pub payload: bool,
     pub payload_printable: bool,
     pub packet: bool,
@@ -58,6 +61,8 @@ impl Default for EveOptions {
     fn default() -> EveOptions {
         EveOptions {
             flow: true,
+            drop: false,
+            drop_alerts: false,
             payload: false,
             payload_printable: false,
             packet: false,
@@ -190,8 +195,24 @@ const TABLE: &[(Key, Setter)] = &[
     }),
     // The record kinds listed, by name (`- flow`) or with options (`- flow: {...}`).
     (Key::Exact("outputs.eve-log.types"), |s, _, v| {
-        s.eve.flow = v.split(',').any(|t| t.trim() == "flow");
-        Ok(if s.eve.flow { Used::Yes } else { Used::No })
+        let listed = |kind: &str| v.split(',').any(|t| t.trim() == kind);
+        s.eve.flow |= listed("flow");
+        s.eve.drop |= listed("drop");
+        Ok(if listed("flow") || listed("drop") {
+            Used::Yes
+        } else {
+            Used::No
+        })
+    }),
+    (Key::Prefix("outputs.eve-log.types.drop."), |s, opt, v| {
+        s.eve.drop = true;
+        match opt {
+            "alerts" => s.eve.drop_alerts = config::parse_bool(v).unwrap_or(false),
+            // Every dropped packet is logged (`flows: all`).
+            "flows" if v.trim() == "all" => {}
+            _ => return Ok(Used::No),
+        }
+        Ok(Used::Yes)
     }),
     (Key::Prefix("outputs.eve-log.types.flow."), |s, _, _| {
         s.eve.flow = true;

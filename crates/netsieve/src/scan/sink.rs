@@ -9,13 +9,17 @@ use std::sync::Arc;
 use netsieve_detect::{Alert, RuleSet, Thresholds};
 use netsieve_rules::ThresholdConfig;
 
-use super::eve::FlowRecord;
+use super::eve::{DropRecord, FlowRecord};
 
 /// An output of alerts and records.
 pub(super) trait Sink {
     fn alert(&mut self, set: &RuleSet, al: &Alert) -> io::Result<()>;
     /// A flow ended (sinks without flow records ignore it).
     fn flow(&mut self, _rec: &FlowRecord) -> io::Result<()> {
+        Ok(())
+    }
+    /// A packet was dropped (sinks without drop records ignore it).
+    fn dropped(&mut self, _set: &RuleSet, _rec: &DropRecord) -> io::Result<()> {
         Ok(())
     }
     fn flush(&mut self) -> io::Result<()>;
@@ -55,6 +59,13 @@ impl Emitter {
     pub fn flow(&mut self, rec: &FlowRecord) -> Result<(), String> {
         for s in &mut self.sinks {
             s.flow(rec).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    pub fn dropped(&mut self, rec: &DropRecord) -> Result<(), String> {
+        for s in &mut self.sinks {
+            s.dropped(&self.set, rec).map_err(|e| e.to_string())?;
         }
         Ok(())
     }

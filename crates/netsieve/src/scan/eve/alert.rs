@@ -67,7 +67,7 @@ pub(super) struct Record<'a> {
 
 /// The rule that matched (EVE's `alert` object).
 #[derive(Serialize)]
-struct Rule<'a> {
+pub(super) struct Rule<'a> {
     action: &'static str,
     gid: u32,
     signature_id: u32,
@@ -78,6 +78,24 @@ struct Rule<'a> {
     /// The rule's `metadata` keyword: each key with its values, keys sorted.
     #[serde(skip_serializing_if = "Option::is_none")]
     metadata: Option<BTreeMap<&'a str, Vec<&'a str>>>,
+}
+
+impl<'a> Rule<'a> {
+    /// The `alert` object of rule `sig` of `set`; `blocked` when it dropped its packet.
+    pub(super) fn of(set: &'a RuleSet, sig: u32, blocked: bool) -> Rule<'a> {
+        let s = set.sig(sig);
+        let r = &s.rule;
+        Rule {
+            action: if blocked { "blocked" } else { "allowed" },
+            gid: r.gid,
+            signature_id: r.sid,
+            rev: r.rev,
+            signature: &r.msg,
+            category: &s.category,
+            severity: s.severity,
+            metadata: (!r.metadata.is_empty()).then(|| metadata(&r.metadata)),
+        }
+    }
 }
 
 /// The flowbits `traffic/id/NAME` and `traffic/label/NAME` the flow holds.
@@ -144,8 +162,6 @@ impl Serialize for AppObject {
 
 impl<'a> Record<'a> {
     pub(super) fn new(set: &'a RuleSet, al: &'a Alert, opts: EveOptions) -> Record<'a> {
-        let s = &set.sig(al.sig);
-        let r = &s.rule;
         let has_ports = matches!(al.proto, 6 | 17);
         let pkt_src = match &al.tunnel {
             Some(t) if t.src.is_ipv4() => "ipv4 tunnel",
@@ -170,16 +186,7 @@ impl<'a> Record<'a> {
             pkt_src,
             traffic: traffic(set, &al.traffic),
             tx_id: None,
-            alert: Rule {
-                action: if al.blocked { "blocked" } else { "allowed" },
-                gid: r.gid,
-                signature_id: r.sid,
-                rev: r.rev,
-                signature: &r.msg,
-                category: &s.category,
-                severity: s.severity,
-                metadata: (!r.metadata.is_empty()).then(|| metadata(&r.metadata)),
-            },
+            alert: Rule::of(set, al.sig, al.blocked),
             tunnel: al.tunnel.as_ref().map(|t| Tunnel {
                 src_ip: ip_str(t.src),
                 src_port: (t.proto == 17).then_some(t.sport),

@@ -127,7 +127,7 @@ impl Record {
 }
 
 /// The protocol as EVE names it.
-fn proto_name<S: serde::Serializer>(p: &u8, s: S) -> Result<S::Ok, S::Error> {
+pub(super) fn proto_name<S: serde::Serializer>(p: &u8, s: S) -> Result<S::Ok, S::Error> {
     match netsieve_wire::ip_proto::eve_str(*p) {
         Some(name) => s.serialize_str(name),
         None => s.collect_str(p),

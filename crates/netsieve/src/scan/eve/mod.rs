@@ -4,8 +4,10 @@
 //! formats here; which kinds are written is suricata.yaml's `outputs.eve-log.types`.
 
 mod alert;
+mod drop;
 mod flow;
 
+pub(super) use drop::Record as DropRecord;
 pub(super) use flow::Record as FlowRecord;
 
 use std::io::{self, Write};
@@ -34,6 +36,14 @@ impl Sink for EveLog {
     fn alert(&mut self, set: &RuleSet, al: &Alert) -> io::Result<()> {
         let rec = alert::Record::new(set, al, self.opts);
         serde_json::to_writer(&mut self.out, &rec)?;
+        self.out.write_all(b"\n")
+    }
+
+    fn dropped(&mut self, set: &RuleSet, rec: &DropRecord) -> io::Result<()> {
+        if !self.opts.drop {
+            return Ok(());
+        }
+        serde_json::to_writer(&mut self.out, &rec.with_rule(set, self.opts.drop_alerts))?;
         self.out.write_all(b"\n")
     }
 
