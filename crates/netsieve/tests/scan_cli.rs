@@ -583,3 +583,18 @@ fn ips_writes_a_drop_record_per_dropped_packet() {
             .contains("\"drop\":{")
     );
 }
+
+/// A full disk under eve.json (a link to /dev/full) stops the run with an error that
+/// names the file, though the records are written on a thread of their own.
+#[test]
+fn a_write_error_names_the_output() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/dev/full", dir.path().join("eve.json")).unwrap();
+    let o = scan_example(&[], dir.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("eve.json: No space left on device"), "{err}");
+}

@@ -161,7 +161,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let mut filter = a.bpf.as_deref().map(CaptureFilter::new).transpose()?;
     let mut src = open_source(&a, &mut filter)?;
     std::fs::create_dir_all(&a.log_dir).map_err(|e| format!("{}: {e}", a.log_dir.display()))?;
-    let sinks: Vec<Box<dyn Sink>> = vec![
+    let sinks: Vec<Box<dyn Sink + Send>> = vec![
         Box::new(EveLog::new(
             Output::create(&a.log_dir.join("eve.json"))?,
             settings.eve,

@@ -74,10 +74,10 @@ impl Out {
         for al in self.alerts.drain(..) {
             let at = al.order();
             while let Some(f) = flows.next_if(|f| f.order() < at) {
-                out.flow(&f)?;
+                out.flow(f)?;
             }
             while let Some(d) = drops.next_if(|d| d.order() < at) {
-                out.dropped(&d)?;
+                out.dropped(d)?;
             }
             out.emit(&al)?;
         }
@@ -86,9 +86,9 @@ impl Out {
             let next_flow = flows.peek().map(FlowRecord::order);
             let next_drop = drops.peek().map(DropRecord::order);
             match (next_flow, next_drop) {
-                (Some(f), Some(d)) if d < f => out.dropped(&drops.next().expect("peeked"))?,
-                (Some(_), _) => out.flow(&flows.next().expect("peeked"))?,
-                (None, Some(_)) => out.dropped(&drops.next().expect("peeked"))?,
+                (Some(f), Some(d)) if d < f => out.dropped(drops.next().expect("peeked"))?,
+                (Some(_), _) => out.flow(flows.next().expect("peeked"))?,
+                (None, Some(_)) => out.dropped(drops.next().expect("peeked"))?,
                 (None, None) => break,
             }
         }

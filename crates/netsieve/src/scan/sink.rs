@@ -1,10 +1,11 @@
-//! Where merged alerts and flow records go: thresholds first for alerts (they count
-//! across flows, so across workers), then every sink (eve.json, fast.log) in turn.
+//! Where merged alerts and records go: thresholds first for alerts (they count across
+//! flows, so across workers), then, on a writer thread, every sink (eve.json, fast.log)
+//! in turn.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 
 use netsieve_detect::{Alert, RuleSet, Thresholds};
 use netsieve_rules::ThresholdConfig;
@@ -25,21 +26,26 @@ pub(super) trait Sink {
     fn flush(&mut self) -> io::Result<()>;
 }
 
-/// Applies thresholds to the alerts, in packet order, and hands those admitted to the
-/// sinks.
+/// Applies thresholds to the alerts, in packet order, and hands those admitted and the
+/// records to the sinks, which run on a thread of their own ([`Writer`]): serializing
+/// and writing records is off the packet path.
 pub(super) struct Emitter {
     set: Arc<RuleSet>,
     thresholds: Thresholds,
-    sinks: Vec<Box<dyn Sink>>,
+    writer: Writer,
     alerts: u64,
 }
 
 impl Emitter {
-    pub fn new(set: Arc<RuleSet>, thresholds: Thresholds, sinks: Vec<Box<dyn Sink>>) -> Emitter {
+    pub fn new(
+        set: Arc<RuleSet>,
+        thresholds: Thresholds,
+        sinks: Vec<Box<dyn Sink + Send>>,
+    ) -> Emitter {
         Emitter {
             set,
             thresholds,
-            sinks,
+            writer: Writer::start(sinks),
             alerts: 0,
         }
     }
@@ -50,24 +56,15 @@ impl Emitter {
             return Ok(());
         }
         self.alerts += 1;
-        for s in &mut self.sinks {
-            s.alert(&self.set, &al).map_err(|e| e.to_string())?;
-        }
-        Ok(())
+        self.writer.put(Job::Alert(Arc::clone(&self.set), al))
     }
 
-    pub fn flow(&mut self, rec: &FlowRecord) -> Result<(), String> {
-        for s in &mut self.sinks {
-            s.flow(rec).map_err(|e| e.to_string())?;
-        }
-        Ok(())
+    pub fn flow(&mut self, rec: FlowRecord) -> Result<(), String> {
+        self.writer.put(Job::Flow(rec))
     }
 
-    pub fn dropped(&mut self, rec: &DropRecord) -> Result<(), String> {
-        for s in &mut self.sinks {
-            s.dropped(&self.set, rec).map_err(|e| e.to_string())?;
-        }
-        Ok(())
+    pub fn dropped(&mut self, rec: DropRecord) -> Result<(), String> {
+        self.writer.put(Job::Drop(Arc::clone(&self.set), rec))
     }
 
     /// Names alerts' rules from `set` from now on; threshold counters carry over by
@@ -87,19 +84,123 @@ impl Emitter {
         self.alerts
     }
 
-    /// Writes out what the sinks hold (a live run does so whenever traffic pauses, so
-    /// that an alert reaches its file within moments).
+    /// Writes out everything handed over so far (a live run does so whenever traffic
+    /// pauses, so that an alert reaches its file within moments).
     pub fn flush(&mut self) -> Result<(), String> {
-        for s in &mut self.sinks {
-            s.flush().map_err(|e| e.to_string())?;
+        self.writer.flush()
+    }
+
+    /// Writes out everything and stops the writer; returns the alerts written.
+    pub fn finish(mut self) -> Result<u64, String> {
+        self.writer.flush()?;
+        self.writer.stop()?;
+        Ok(self.alerts)
+    }
+}
+
+/// What the writer thread is given to do, in order.
+enum Job {
+    Alert(Arc<RuleSet>, Alert),
+    Flow(FlowRecord),
+    Drop(Arc<RuleSet>, DropRecord),
+    /// Write out what the sinks hold and answer how that went.
+    Flush(mpsc::SyncSender<Result<(), String>>),
+}
+
+/// The sinks on a thread of their own, fed jobs in batches. The first write error ends
+/// the thread; the next call that hands it something reports the error.
+struct Writer {
+    batch: Vec<Job>,
+    tx: Option<mpsc::SyncSender<Vec<Job>>>,
+    handle: Option<std::thread::JoinHandle<Result<(), String>>>,
+}
+
+/// Jobs per batch handed to the writer thread.
+const BATCH: usize = 256;
+
+impl Writer {
+    fn start(mut sinks: Vec<Box<dyn Sink + Send>>) -> Writer {
+        let (tx, rx) = mpsc::sync_channel::<Vec<Job>>(8);
+        let handle = std::thread::spawn(move || {
+            for batch in rx {
+                for job in batch {
+                    Writer::run(&mut sinks, job)?;
+                }
+            }
+            Ok(())
+        });
+        Writer {
+            batch: Vec::with_capacity(BATCH),
+            tx: Some(tx),
+            handle: Some(handle),
+        }
+    }
+
+    /// Does one job on the writer thread.
+    fn run(sinks: &mut [Box<dyn Sink + Send>], job: Job) -> Result<(), String> {
+        let each = |sinks: &mut [Box<dyn Sink + Send>],
+                    f: &dyn Fn(&mut Box<dyn Sink + Send>) -> io::Result<()>| {
+            sinks
+                .iter_mut()
+                .try_for_each(f)
+                .map_err(|e| e.to_string())
+        };
+        match job {
+            Job::Alert(set, al) => each(sinks, &|s| s.alert(&set, &al)),
+            Job::Flow(rec) => each(sinks, &|s| s.flow(&rec)),
+            Job::Drop(set, rec) => each(sinks, &|s| s.dropped(&set, &rec)),
+            Job::Flush(answer) => {
+                let r = each(sinks, &|s| s.flush());
+                let _ = answer.send(r.clone());
+                r
+            }
+        }
+    }
+
+    fn put(&mut self, job: Job) -> Result<(), String> {
+        self.batch.push(job);
+        if self.batch.len() >= BATCH {
+            self.send()?;
         }
         Ok(())
     }
 
-    /// Flushes every sink; returns the alerts written.
-    pub fn finish(mut self) -> Result<u64, String> {
-        self.flush()?;
-        Ok(self.alerts)
+    /// Hands the batch over; the writer's error if it stopped.
+    fn send(&mut self) -> Result<(), String> {
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        let sent = self.tx.as_ref().is_some_and(|tx| tx.send(batch).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            Err(self
+                .stop()
+                .err()
+                .unwrap_or_else(|| "the output writer stopped".into()))
+        }
+    }
+
+    /// Waits until everything handed over is written out.
+    fn flush(&mut self) -> Result<(), String> {
+        let (answer, done) = mpsc::sync_channel(1);
+        self.batch.push(Job::Flush(answer));
+        self.send()?;
+        match done.recv() {
+            Ok(r) => r,
+            Err(_) => Err(self
+                .stop()
+                .err()
+                .unwrap_or_else(|| "the output writer stopped".into())),
+        }
+    }
+
+    /// Ends the thread; its error, if it had one.
+    fn stop(&mut self) -> Result<(), String> {
+        self.tx = None;
+        match self.handle.take().map(std::thread::JoinHandle::join) {
+            None => Ok(()),
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err("the output writer panicked".into()),
+        }
     }
 }
 
