@@ -305,6 +305,11 @@ pub struct Observed {
 #[derive(Clone, Debug, Default)]
 pub struct FlowStats {
     pub created: u64,
+    /// Of those, by protocol.
+    pub tcp: u64,
+    pub udp: u64,
+    pub icmpv4: u64,
+    pub icmpv6: u64,
     /// Flows ended to make room (a cap was reached); `evicted_established` of them were
     /// established.
     pub evicted: u64,
@@ -316,6 +321,10 @@ impl FlowStats {
     /// Adds another table's counters (of another worker).
     pub fn add(&mut self, o: &FlowStats) {
         self.created += o.created;
+        self.tcp += o.tcp;
+        self.udp += o.udp;
+        self.icmpv4 += o.icmpv4;
+        self.icmpv6 += o.icmpv6;
         self.evicted += o.evicted;
         self.evicted_established += o.evicted_established;
         self.expired += o.expired;
@@ -558,6 +567,13 @@ impl<T: Default> FlowTable<T> {
                 },
             );
             self.stats.created += 1;
+            match ip.proto {
+                6 => self.stats.tcp += 1,
+                17 => self.stats.udp += 1,
+                1 => self.stats.icmpv4 += 1,
+                58 => self.stats.icmpv6 += 1,
+                _ => {}
+            }
             self.tcp += usize::from(tcp);
             new_flow = true;
         }

@@ -191,6 +191,11 @@ impl Control {
         (r.parsed, r.failed)
     }
 
+    /// When the rules in force were loaded.
+    pub fn last_reload(&self) -> SystemTime {
+        lock(&self.shared.ruleset).last_reload
+    }
+
     pub fn publish(&self, c: Counters) {
         *lock(&self.shared.counters) = c;
     }

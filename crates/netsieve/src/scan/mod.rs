@@ -24,7 +24,7 @@ mod summary;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
 use netsieve_detect::{DetectOptions, Mpm, Thresholds};
@@ -221,21 +221,21 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     // The summary describes the rules in force at the end.
     let set = Arc::clone(out.rules());
     let (parsed, failed) = control.rules_read();
-    let alerts = out.finish()?;
-    let scan_time = t_scan.elapsed();
-
-    let summary = Summary {
+    let mut summary = Summary {
         read: &reader.stats,
         pool: &report,
         set: &set,
-        alerts,
+        alerts: out.alerts(),
         parsed,
         failed,
         load_time,
-        scan_time,
+        scan_time: Duration::ZERO,
         mpm: &a.mpm,
         threads,
     };
+    out.stats(summary.stats_record(t_load.elapsed(), control.last_reload()))?;
+    out.finish()?;
+    summary.scan_time = t_scan.elapsed();
     summary.print();
     if let Some(p) = &a.stats_json {
         let text = serde_json::to_string_pretty(&summary.json()).unwrap_or_default();

@@ -572,6 +572,42 @@ pub(super) struct ReadStats {
     pub dropped: u64,
     /// Time decoding, when profiling.
     pub decode_time: Duration,
+    /// What the decoder found, by layer (Suricata's `stats.decoder`).
+    pub decoded: Decoded,
+}
+
+/// Packets by the layers the decoder found in them (a tunnelled packet counts its inner
+/// layers too), and those it could not decode.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Decoded {
+    pub invalid: u64,
+    pub ethernet: u64,
+    pub ipv4: u64,
+    pub ipv6: u64,
+    pub tcp: u64,
+    pub udp: u64,
+    pub icmpv4: u64,
+    pub icmpv6: u64,
+}
+
+impl Decoded {
+    fn count(&mut self, p: &Packet) {
+        use netsieve_packet::decode::L4;
+        self.invalid += u64::from(p.error.is_some());
+        self.ethernet += u64::from(p.linktype == 1 && p.tunnel.is_none());
+        match p.ip {
+            Some(ip) if ip.src.is_ipv4() => self.ipv4 += 1,
+            Some(_) => self.ipv6 += 1,
+            None => {}
+        }
+        match p.l4 {
+            L4::Tcp(_) => self.tcp += 1,
+            L4::Udp { .. } => self.udp += 1,
+            L4::Icmp { v6: false, .. } => self.icmpv4 += 1,
+            L4::Icmp { v6: true, .. } => self.icmpv6 += 1,
+            _ => {}
+        }
+    }
 }
 
 /// The reading stage: frames from the source, through the capture filter and the
@@ -781,6 +817,7 @@ impl Reader {
             if let Some(t) = t_dec {
                 self.stats.decode_time += t.elapsed();
             }
+            self.stats.decoded.count(pkt);
             dropped |= pool.packet(pkt, track, out)?;
             if !more {
                 return Ok(dropped);

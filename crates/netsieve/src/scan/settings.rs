@@ -48,6 +48,8 @@ pub(super) struct Settings {
 #[derive(Clone, Copy)]
 pub(super) struct EveOptions {
     pub flow: bool,
+    /// A `stats` record at the end of the run.
+    pub stats: bool,
     /// `drop` records (IPS mode), with the rule that dropped the packet (`alerts`).
     pub drop: bool,
     pub drop_alerts: bool,
@@ -61,6 +63,7 @@ impl Default for EveOptions {
     fn default() -> EveOptions {
         EveOptions {
             flow: true,
+            stats: true,
             drop: false,
             drop_alerts: false,
             payload: false,
@@ -198,11 +201,17 @@ const TABLE: &[(Key, Setter)] = &[
         let listed = |kind: &str| v.split(',').any(|t| t.trim() == kind);
         s.eve.flow |= listed("flow");
         s.eve.drop |= listed("drop");
-        Ok(if listed("flow") || listed("drop") {
+        s.eve.stats |= listed("stats");
+        Ok(if listed("flow") || listed("drop") || listed("stats") {
             Used::Yes
         } else {
             Used::No
         })
+    }),
+    // Its options (totals, threads, deltas) are not honoured: one record of totals.
+    (Key::Prefix("outputs.eve-log.types.stats."), |s, _, _| {
+        s.eve.stats = true;
+        Ok(Used::No)
     }),
     (Key::Prefix("outputs.eve-log.types.drop."), |s, opt, v| {
         s.eve.drop = true;
@@ -317,6 +326,7 @@ impl Settings {
                 .map_err(|e| format!("{}:{e} (not valid YAML)", c.display()))?;
             // A suricata.yaml writes the records its eve-log lists, and no others.
             s.eve.flow = false;
+            s.eve.stats = false;
             for (k, v) in flat {
                 if !s.apply(&k, &v)? {
                     ignored.push(k);

@@ -10,7 +10,7 @@ use std::sync::{Arc, mpsc};
 use netsieve_detect::{Alert, RuleSet, Thresholds};
 use netsieve_rules::ThresholdConfig;
 
-use super::eve::{DropRecord, FlowRecord};
+use super::eve::{DropRecord, FlowRecord, StatsRecord};
 
 /// An output of alerts and records.
 pub(super) trait Sink {
@@ -21,6 +21,10 @@ pub(super) trait Sink {
     }
     /// A packet was dropped (sinks without drop records ignore it).
     fn dropped(&mut self, _set: &RuleSet, _rec: &DropRecord) -> io::Result<()> {
+        Ok(())
+    }
+    /// The run's counters (sinks without stats records ignore them).
+    fn stats(&mut self, _rec: &StatsRecord) -> io::Result<()> {
         Ok(())
     }
     fn flush(&mut self) -> io::Result<()>;
@@ -67,6 +71,10 @@ impl Emitter {
         self.writer.put(Job::Drop(Arc::clone(&self.set), rec))
     }
 
+    pub fn stats(&mut self, rec: StatsRecord) -> Result<(), String> {
+        self.writer.put(Job::Stats(Box::new(rec)))
+    }
+
     /// Names alerts' rules from `set` from now on; threshold counters carry over by
     /// (gid, sid).
     pub fn reload(&mut self, set: Arc<RuleSet>, config: Option<&ThresholdConfig>) {
@@ -103,6 +111,7 @@ enum Job {
     Alert(Arc<RuleSet>, Alert),
     Flow(FlowRecord),
     Drop(Arc<RuleSet>, DropRecord),
+    Stats(Box<StatsRecord>),
     /// Write out what the sinks hold and answer how that went.
     Flush(mpsc::SyncSender<Result<(), String>>),
 }
@@ -140,15 +149,13 @@ impl Writer {
     fn run(sinks: &mut [Box<dyn Sink + Send>], job: Job) -> Result<(), String> {
         let each = |sinks: &mut [Box<dyn Sink + Send>],
                     f: &dyn Fn(&mut Box<dyn Sink + Send>) -> io::Result<()>| {
-            sinks
-                .iter_mut()
-                .try_for_each(f)
-                .map_err(|e| e.to_string())
+            sinks.iter_mut().try_for_each(f).map_err(|e| e.to_string())
         };
         match job {
             Job::Alert(set, al) => each(sinks, &|s| s.alert(&set, &al)),
             Job::Flow(rec) => each(sinks, &|s| s.flow(&rec)),
             Job::Drop(set, rec) => each(sinks, &|s| s.dropped(&set, &rec)),
+            Job::Stats(rec) => each(sinks, &|s| s.stats(&rec)),
             Job::Flush(answer) => {
                 let r = each(sinks, &|s| s.flush());
                 let _ = answer.send(r.clone());

@@ -1,11 +1,12 @@
 //! The end of a run: the summary line on standard error, `--stats-json`, and with
 //! `--profile` where the time went.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use netsieve_detect::RuleSet;
 use serde_json::{Value, json};
 
+use super::eve::{Counted, DecoderCounts, FlowCounts, RuleCounts, StatsRecord, Timestamp};
 use super::pipeline::{PoolReport, ReadStats};
 
 /// What a run did.
@@ -31,6 +32,47 @@ impl Summary<'_> {
     /// Rules that failed to load or to compile.
     fn failed(&self) -> usize {
         self.failed + self.set.stats().compile_errors.len()
+    }
+
+    /// The run's counters as an EVE `stats` record; `uptime` since the start, the rules
+    /// in force loaded at `last_reload`.
+    pub fn stats_record(&self, uptime: Duration, last_reload: SystemTime) -> StatsRecord {
+        let (r, d, f) = (self.read, &self.read.decoded, &self.pool.flows);
+        let s = self.set.stats();
+        StatsRecord::new(Counted {
+            uptime,
+            decoder: DecoderCounts {
+                pkts: r.packets,
+                bytes: r.bytes,
+                invalid: d.invalid,
+                ipv4: d.ipv4,
+                ipv6: d.ipv6,
+                ethernet: d.ethernet,
+                tcp: d.tcp,
+                udp: d.udp,
+                icmpv4: d.icmpv4,
+                icmpv6: d.icmpv6,
+            },
+            flow: FlowCounts {
+                total: f.created,
+                tcp: f.tcp,
+                udp: f.udp,
+                icmpv4: f.icmpv4,
+                icmpv6: f.icmpv6,
+            },
+            rules: RuleCounts {
+                id: 0,
+                last_reload: Timestamp(
+                    last_reload
+                        .duration_since(SystemTime::UNIX_EPOCH)
+                        .unwrap_or_default(),
+                ),
+                rules_loaded: s.inspected,
+                rules_failed: self.failed(),
+                rules_skipped: s.waiting_app_layer + s.unsupported.values().sum::<usize>(),
+            },
+            alerts: self.alerts,
+        })
     }
 
     /// The summary as `--stats-json` writes it (with `--profile`, the stage times too).

@@ -6,9 +6,14 @@
 mod alert;
 mod drop;
 mod flow;
+mod stats;
 
 pub(super) use drop::Record as DropRecord;
 pub(super) use flow::Record as FlowRecord;
+pub(super) use stats::{
+    Counted, Decoder as DecoderCounts, Flow as FlowCounts, Record as StatsRecord,
+    Rules as RuleCounts,
+};
 
 use std::io::{self, Write};
 use std::net::IpAddr;
@@ -44,6 +49,14 @@ impl Sink for EveLog {
             return Ok(());
         }
         serde_json::to_writer(&mut self.out, &rec.with_rule(set, self.opts.drop_alerts))?;
+        self.out.write_all(b"\n")
+    }
+
+    fn stats(&mut self, rec: &StatsRecord) -> io::Result<()> {
+        if !self.opts.stats {
+            return Ok(());
+        }
+        serde_json::to_writer(&mut self.out, rec)?;
         self.out.write_all(b"\n")
     }
 
