@@ -6,18 +6,16 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use netsieve_applayer::Direction;
 use netsieve_applayer::http::{Http, Limits};
 use netsieve_detect::app::{TxRef, fill};
-use netsieve_detect::{BuildOptions, DetectOptions, Detector, FlowData, RuleSet};
-use netsieve_packet::capture::Frame;
-use netsieve_packet::decode::{Decoder, Packet};
-use netsieve_packet::flow::{FlowConfig, FlowTable};
+use netsieve_detect::{BuildOptions, DetectOptions, RuleSet};
 use netsieve_rules::AppBuffer;
 use netsieve_rules::{Classifications, Vars, parse_rule};
 use proptest::prelude::*;
+
+mod common;
 
 /// A TCP segment as an Ethernet frame, client (10.0.0.1:40000) or server
 /// (10.0.0.2:8080): HTTP is found by its bytes, not the port.
@@ -78,31 +76,14 @@ fn engine(rules: &[String], frames: &[Vec<u8>], inline: bool) -> BTreeSet<u32> {
         BuildOptions::default(),
     ));
     assert_eq!(set.stats().inspected, rules.len());
-    let mut det = Detector::new(
-        set.clone(),
+    let out = common::run(
+        &set,
+        frames,
         DetectOptions {
             inline,
             ..DetectOptions::default()
         },
     );
-    let mut flows: FlowTable<FlowData> = FlowTable::new(FlowConfig::default());
-    let mut decoder = Decoder::new(false);
-    let mut out = Vec::new();
-    for (i, data) in frames.iter().enumerate() {
-        let frame = Frame {
-            ts: Duration::from_millis(i as u64),
-            linktype: 1,
-            orig_len: data.len() as u32,
-            data: data.clone(),
-        };
-        let mut p = Packet::default();
-        decoder.decode(&frame, i as u64 + 1, &mut p);
-        let (f, obs) = flows.packet(&p, true).expect("a flow");
-        det.inspect(&p, Some((f, &obs)), &mut out);
-    }
-    for mut f in flows.drain() {
-        det.flow_end(&mut f, frames.len() as u64 + 1, &mut out);
-    }
     let mut seen = BTreeSet::new();
     for a in &out {
         let sid = set.sig(a.sig).rule.sid;

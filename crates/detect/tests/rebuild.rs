@@ -3,14 +3,12 @@
 //! rules over random ports and payloads, random packets, the alerts compared.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use netsieve_detect::{BuildOptions, DetectOptions, Detector, FlowData, RuleSet};
-use netsieve_packet::capture::Frame;
-use netsieve_packet::decode::{Decoder, Packet};
-use netsieve_packet::flow::{FlowConfig, FlowTable};
+use netsieve_detect::{BuildOptions, DetectOptions, RuleSet};
 use netsieve_rules::{Classifications, Loaded, Vars};
 use proptest::prelude::*;
+
+mod common;
 
 /// A packet between 10.0.0.1:`cport` (the client) and 10.0.0.2:`sport`: UDP, or TCP with
 /// `flags`, `seq` and `ack`.
@@ -90,27 +88,7 @@ fn conversation(msgs: &[(bool, u16, u16, Vec<u8>)]) -> Vec<Vec<u8>> {
 
 /// The (sid, packet number) of every alert `set` raises over `frames`.
 fn alerts(set: &Arc<RuleSet>, frames: &[Vec<u8>]) -> Vec<(u32, u64)> {
-    let mut det = Detector::new(Arc::clone(set), DetectOptions::default());
-    let mut flows: FlowTable<FlowData> = FlowTable::new(FlowConfig::default());
-    let mut decoder = Decoder::new(false);
-    let mut out = Vec::new();
-    for (i, data) in frames.iter().enumerate() {
-        let frame = Frame {
-            ts: Duration::from_millis(i as u64),
-            linktype: 1,
-            orig_len: data.len() as u32,
-            data: data.clone(),
-        };
-        let mut p = Packet::default();
-        decoder.decode(&frame, i as u64 + 1, &mut p);
-        match flows.packet(&p, true) {
-            Some((f, obs)) => det.inspect(&p, Some((f, &obs)), &mut out),
-            None => det.inspect(&p, None, &mut out),
-        }
-    }
-    for mut f in flows.drain() {
-        det.flow_end(&mut f, frames.len() as u64 + 1, &mut out);
-    }
+    let out = common::run(set, frames, DetectOptions::default());
     let mut v: Vec<(u32, u64)> = out
         .iter()
         .map(|a| (set.sig(a.sig).rule.sid, a.packet))

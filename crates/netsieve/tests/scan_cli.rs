@@ -529,23 +529,16 @@ fn ips_writes_a_drop_record_per_dropped_packet() {
     )
     .unwrap();
     let pcap = root().join("examples/smtp-flowbits.pcap");
-    let out = dir.path().join("out");
-    let o = scan(
-        &[
-            "--simulate-ips",
-            "-k",
-            "none",
-            "-c",
-            yaml.to_str().unwrap(),
-            "-r",
-            pcap.to_str().unwrap(),
-            "-S",
-            rules.to_str().unwrap(),
-        ],
-        &out,
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
+    // eve.json of a run with (or without) --simulate-ips.
+    let run = |mode: &[&str], name: &str| {
+        let out = dir.path().join(name);
+        let files = ["-c", yaml.to_str().unwrap(), "-r", pcap.to_str().unwrap()];
+        let rules = ["-S", rules.to_str().unwrap(), "-k", "none"];
+        let o = scan(&[mode, &files[..], &rules[..]].concat(), &out);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(out.join("eve.json")).unwrap()
+    };
+    let eve = run(&["--simulate-ips"], "ips");
     let drops: Vec<serde_json::Value> = eve
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
@@ -569,26 +562,7 @@ fn ips_writes_a_drop_record_per_dropped_packet() {
     .unwrap();
     assert_eq!(first, want);
     // Outside IPS mode nothing is dropped, so nothing is written.
-    let ids = dir.path().join("ids");
-    let o = scan(
-        &[
-            "-k",
-            "none",
-            "-c",
-            yaml.to_str().unwrap(),
-            "-r",
-            pcap.to_str().unwrap(),
-            "-S",
-            rules.to_str().unwrap(),
-        ],
-        &ids,
-    );
-    assert!(o.status.success());
-    assert!(
-        !std::fs::read_to_string(ids.join("eve.json"))
-            .unwrap()
-            .contains("\"drop\":{")
-    );
+    assert!(!run(&[], "ids").contains("\"drop\":{"));
 }
 
 /// A full disk under eve.json (a link to /dev/full) stops the run with an error that
