@@ -158,8 +158,8 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     let load_time = t_load.elapsed();
 
     // Inputs are checked before the outputs are touched.
-    let mut filter = a.bpf.as_deref().map(CaptureFilter::new).transpose()?;
-    let mut src = open_source(&a, &mut filter)?;
+    let filter = a.bpf.as_deref().map(CaptureFilter::new).transpose()?;
+    let mut src = open_source(&a)?;
     std::fs::create_dir_all(&a.log_dir).map_err(|e| format!("{}: {e}", a.log_dir.display()))?;
     let sinks: Vec<Box<dyn Sink + Send>> = vec![
         Box::new(EveLog::new(
@@ -269,7 +269,7 @@ fn scan(a: Args) -> Result<ExitCode, String> {
 /// compiled by netsieve's compiler and attached to the socket, so that the kernel drops
 /// what it rejects before copying it (and `filter` is taken: nothing is left to check
 /// here).
-fn open_source(a: &Args, filter: &mut Option<CaptureFilter>) -> Result<FrameSource, String> {
+fn open_source(a: &Args) -> Result<FrameSource, String> {
     let live = LiveArgs {
         interface: a.interface.as_deref(),
         inline: a.inline.as_deref(),
@@ -277,13 +277,11 @@ fn open_source(a: &Args, filter: &mut Option<CaptureFilter>) -> Result<FrameSour
         bpf: a.bpf.as_deref(),
     };
     match crate::live::open(&live)? {
-        Some(src) => {
-            // On an interface the kernel runs the filter.
-            if a.interface.is_some() {
-                *filter = None;
-            }
-            Ok(src)
-        }
+        // On an interface the kernel runs the filter too, so that what it rejects is
+        // not copied; the reader's copy still judges every frame, since frames that
+        // arrived between the socket's bind and the filter's attach (netring binds
+        // first) sit in the ring unfiltered.
+        Some(src) => Ok(src),
         None => Ok(FrameSource::Files(
             Capture::open(&a.read).map_err(|e| e.to_string())?,
         )),
