@@ -612,3 +612,87 @@ fn a_stats_record_ends_the_run() {
     assert_eq!(e["rules_failed"], 0, "{s}");
     assert_eq!(s["detect"]["alert"], eve_sids(dir.path()).len(), "{s}");
 }
+
+/// Suricata's habits for checking rules: `-T` tests them and exits (no capture needed,
+/// no output written; 1 when a rule fails), `--init-errors-fatal` refuses to run with a
+/// failed rule, `-s` adds a rule file beside `-S`, and `--runmode` takes Suricata's
+/// names only.
+#[test]
+fn rules_are_tested_as_suricata_tests_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = root().join("examples/smtp-flowbits.rules");
+    let bad = dir.path().join("bad.rules");
+    std::fs::write(
+        &bad,
+        "alert tcp any any -> any 25 (msg:\"ehlo\"; content:\"EHLO\"; sid:70;)\nalert tcp any any -> any any (bogus:1; sid:71;)\n",
+    )
+    .unwrap();
+    let netsieve = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_netsieve"))
+            .arg("scan")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let o = netsieve(&["-T", "-S", good.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("3 rules loaded, 0 failed"), "{err}");
+    assert!(!dir.path().join("eve.json").exists(), "-T writes nothing");
+
+    let o = netsieve(&[
+        "-T",
+        "-S",
+        good.to_str().unwrap(),
+        "-s",
+        bad.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("bad.rules:2:"),
+        "the failed rule is named: {err}"
+    );
+    assert!(err.contains("4 rules loaded, 1 failed"), "{err}");
+
+    let pcap = root().join("examples/smtp-flowbits.pcap");
+    let (pcap, bad) = (pcap.to_str().unwrap(), bad.to_str().unwrap());
+    let o = netsieve(&["--init-errors-fatal", "-r", pcap, "-S", bad]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!dir.path().join("eve.json").exists(), "nothing ran");
+    // Without it the bad rule is skipped, and -s rules alert beside -S ones.
+    let o = netsieve(&[
+        "-r",
+        pcap,
+        "-S",
+        good.to_str().unwrap(),
+        "-s",
+        bad,
+        "--runmode",
+        "single",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sids = eve_sids(dir.path());
+    assert!(sids.contains(&70) && sids.len() > 1, "{sids:?}");
+
+    let o = netsieve(&["--runmode", "bogus", "-r", pcap, "-S", bad]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bogus"));
+}
+
+/// A capture filter given as Suricata takes it, as the words after the options.
+#[test]
+fn a_filter_can_follow_the_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = scan_example(&["-k", "none"], dir.path());
+    assert!(all.status.success());
+    let n = eve_sids(dir.path()).len();
+    assert!(n > 0);
+    let o = scan_example(&["-k", "none", "port", "22"], dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(eve_sids(dir.path()).is_empty());
+    let o = scan_example(&["-k", "none", "tcp", "port", "25"], dir.path());
+    assert!(o.status.success());
+    assert_eq!(eve_sids(dir.path()).len(), n);
+}

@@ -47,7 +47,7 @@ use summary::Summary;
 pub struct Args {
     /// Capture file (pcap or pcapng), a directory of them, or - for standard input.
     /// Repeat to read several files as one stream of time.
-    #[arg(short = 'r', required_unless_present_any = ["interface", "inline", "queue"], conflicts_with_all = ["interface", "inline", "queue"], num_args = 1..)]
+    #[arg(short = 'r', required_unless_present_any = ["interface", "inline", "queue", "test_rules"], conflicts_with_all = ["interface", "inline", "queue"], num_args = 1..)]
     read: Vec<PathBuf>,
     /// Inspect live traffic on this interface (AF_PACKET, as Suricata's `-i`), until
     /// Ctrl-C or SIGTERM; needs root or CAP_NET_RAW.
@@ -70,8 +70,19 @@ pub struct Args {
     #[arg(short = 'q', value_name = "N")]
     queue: Option<u16>,
     /// Rule file; repeat for several.
-    #[arg(short = 'S', required = true, num_args = 1..)]
+    #[arg(short = 'S', required_unless_present = "more_rules", num_args = 1..)]
     rules: Vec<PathBuf>,
+    /// A rule file loaded beside those of -S (as Suricata's -s); repeat for several.
+    #[arg(short = 's', num_args = 1..)]
+    more_rules: Vec<PathBuf>,
+    /// Test the rules and exit, as Suricata's -T: 0 when every rule loads, 1 when any
+    /// fails (each failure is named with its file, line and column).
+    #[arg(short = 'T', long = "test-rules")]
+    test_rules: bool,
+    /// Any rule that fails to load stops the run before it starts (Suricata's
+    /// --init-errors-fatal); by default it is reported and skipped.
+    #[arg(long)]
+    init_errors_fatal: bool,
     /// Directory for eve.json and fast.log (created if missing).
     #[arg(short = 'l', default_value = ".")]
     log_dir: PathBuf,
@@ -105,15 +116,19 @@ pub struct Args {
     profile: bool,
     /// A capture filter (tcpdump syntax, as Suricata's BPF filter): packets it rejects
     /// are not inspected or counted.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "filter_words")]
     bpf: Option<String>,
+    /// The capture filter as Suricata takes it too: the words after the options
+    /// (`netsieve scan -r in.pcap -S r.rules port 80`).
+    #[arg(value_name = "BPF")]
+    filter_words: Vec<String>,
     /// Listen for commands on this unix socket, in Suricata's protocol (`suricatasc`
     /// works): reload-rules, ruleset-stats, iface-stat, dump-counters, shutdown, and
     /// add-rule / remove-rule. SIGUSR2 reloads the rules too.
     #[arg(long, value_name = "PATH")]
     unix_socket: Option<PathBuf>,
-    /// Accepted for compatibility with Suricata's command line; ignored.
-    #[arg(long)]
+    /// Accepted for compatibility with Suricata's command line (--threads decides).
+    #[arg(long, value_parser = ["single", "autofp", "workers"])]
     runmode: Option<String>,
 }
 
@@ -135,8 +150,11 @@ pub fn run(a: Args) -> ExitCode {
     }
 }
 
-fn scan(a: Args) -> Result<ExitCode, String> {
+fn scan(mut a: Args) -> Result<ExitCode, String> {
     let t_load = Instant::now();
+    if !a.filter_words.is_empty() {
+        a.bpf = Some(a.filter_words.join(" "));
+    }
     let mut settings = Settings::load(a.config.as_ref(), &a.set)?;
     let ips = a.simulate_ips || a.inline.is_some() || a.queue.is_some();
     settings.flow.inline |= ips;
@@ -147,10 +165,14 @@ fn scan(a: Args) -> Result<ExitCode, String> {
     if a.mpm == "ac" {
         settings.build.mpm = Mpm::Ac;
     }
-    let source = RuleSource::new(&a.rules, &settings);
+    let files = [&a.rules[..], &a.more_rules[..]].concat();
+    let source = RuleSource::new(&files, &settings);
     let rules = source.load(&Edits::default(), None)?;
     for e in &rules.errors {
         eprintln!("netsieve scan: {e}");
+    }
+    if a.test_rules || (a.init_errors_fatal && !rules.errors.is_empty()) {
+        return Ok(test_verdict(&rules));
     }
     if let Some(e) = RuleSource::none_loaded(&rules) {
         eprintln!("netsieve scan: warning: {e}; inspecting without rules");
@@ -285,6 +307,25 @@ fn open_source(a: &Args) -> Result<FrameSource, String> {
         None => Ok(FrameSource::Files(
             Capture::open(&a.read).map_err(|e| e.to_string())?,
         )),
+    }
+}
+
+/// `-T` (and `--init-errors-fatal` when a rule failed): what loading found, and 0 when
+/// every rule loaded. Rules that load but need a keyword or parser netsieve lacks are
+/// counted, not failed (Suricata inspects them).
+fn test_verdict(rules: &rules::Rules) -> ExitCode {
+    let s = rules.set.stats();
+    let skipped = s.waiting_app_layer + s.unsupported.values().sum::<usize>();
+    eprintln!(
+        "netsieve scan: {} rules loaded, {} failed, {} not inspected (a keyword or parser netsieve lacks)",
+        s.inspected,
+        rules.errors.len(),
+        skipped
+    );
+    if rules.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 
