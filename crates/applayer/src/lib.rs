@@ -36,6 +36,9 @@ pub enum AppProto {
 }
 
 impl AppProto {
+    /// Every protocol netsieve parses.
+    pub const ALL: &'static [AppProto] = &[AppProto::Http, AppProto::Tls, AppProto::Dns];
+
     /// The name EVE and rule headers use.
     pub fn name(self) -> &'static str {
         match self {

@@ -696,3 +696,36 @@ fn a_filter_can_follow_the_options() {
     assert!(o.status.success());
     assert_eq!(eve_sids(dir.path()).len(), n);
 }
+
+/// Suricata's listing flags: `--build-info`, `--list-keywords` (each keyword with what
+/// netsieve does with rules that use it) and `--list-app-layer-protos`; no capture or
+/// rules needed.
+#[test]
+fn build_info_and_lists_answer_without_a_capture() {
+    let run = |flag: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+            .args(["scan", flag])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{flag}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let info = run("--build-info");
+    assert!(info.contains(env!("CARGO_PKG_VERSION")), "{info}");
+    assert!(info.contains("AF_PACKET") && info.contains("dfc"), "{info}");
+    assert_eq!(run("--list-app-layer-protos"), "http\ntls\ndns\n");
+    let kw = run("--list-keywords");
+    let line = |name: &str| {
+        kw.lines()
+            .find(|l| l.starts_with(&format!("{name}: ")))
+            .unwrap_or("")
+    };
+    assert_eq!(line("content"), "content: inspected");
+    assert_eq!(line("http.uri"), "http.uri: inspected (http buffer)");
+    assert!(line("smb.named_pipe").contains("not inspected"), "{kw}");
+    assert!(kw.lines().count() > 100);
+}

@@ -47,7 +47,7 @@ use summary::Summary;
 pub struct Args {
     /// Capture file (pcap or pcapng), a directory of them, or - for standard input.
     /// Repeat to read several files as one stream of time.
-    #[arg(short = 'r', required_unless_present_any = ["interface", "inline", "queue", "test_rules"], conflicts_with_all = ["interface", "inline", "queue"], num_args = 1..)]
+    #[arg(short = 'r', required_unless_present_any = ["interface", "inline", "queue", "test_rules", "build_info", "list_keywords", "list_app_layer_protos"], conflicts_with_all = ["interface", "inline", "queue"], num_args = 1..)]
     read: Vec<PathBuf>,
     /// Inspect live traffic on this interface (AF_PACKET, as Suricata's `-i`), until
     /// Ctrl-C or SIGTERM; needs root or CAP_NET_RAW.
@@ -70,7 +70,7 @@ pub struct Args {
     #[arg(short = 'q', value_name = "N")]
     queue: Option<u16>,
     /// Rule file; repeat for several.
-    #[arg(short = 'S', required_unless_present = "more_rules", num_args = 1..)]
+    #[arg(short = 'S', required_unless_present_any = ["more_rules", "build_info", "list_keywords", "list_app_layer_protos"], num_args = 1..)]
     rules: Vec<PathBuf>,
     /// A rule file loaded beside those of -S (as Suricata's -s); repeat for several.
     #[arg(short = 's', num_args = 1..)]
@@ -79,6 +79,17 @@ pub struct Args {
     /// fails (each failure is named with its file, line and column).
     #[arg(short = 'T', long = "test-rules")]
     test_rules: bool,
+    /// Print what this build of netsieve has (version, matchers, capture, IPS modes)
+    /// and exit, as Suricata's --build-info.
+    #[arg(long)]
+    build_info: bool,
+    /// List the rule keywords netsieve knows and whether it inspects rules that use
+    /// them, and exit (Suricata's --list-keywords).
+    #[arg(long)]
+    list_keywords: bool,
+    /// List the application-layer protocols netsieve parses, and exit.
+    #[arg(long)]
+    list_app_layer_protos: bool,
     /// Any rule that fails to load stops the run before it starts (Suricata's
     /// --init-errors-fatal); by default it is reported and skipped.
     #[arg(long)]
@@ -151,6 +162,20 @@ pub fn run(a: Args) -> ExitCode {
 }
 
 fn scan(mut a: Args) -> Result<ExitCode, String> {
+    if a.build_info || a.list_keywords || a.list_app_layer_protos {
+        let text = if a.build_info {
+            build_info()
+        } else if a.list_keywords {
+            keyword_list()
+        } else {
+            netsieve_applayer::AppProto::ALL
+                .iter()
+                .map(|p| format!("{}\n", p.name()))
+                .collect()
+        };
+        crate::print_out(&text);
+        return Ok(ExitCode::SUCCESS);
+    }
     let t_load = Instant::now();
     if !a.filter_words.is_empty() {
         a.bpf = Some(a.filter_words.join(" "));
@@ -308,6 +333,48 @@ fn open_source(a: &Args) -> Result<FrameSource, String> {
             Capture::open(&a.read).map_err(|e| e.to_string())?,
         )),
     }
+}
+
+/// `--build-info`: what this build has.
+fn build_info() -> String {
+    let protos: Vec<&str> = netsieve_applayer::AppProto::ALL
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    let mut lines = vec![
+        format!("This is netsieve version {}", env!("CARGO_PKG_VERSION")),
+        "Prefilter (MPM): dfc (default), ac".to_string(),
+        "Regular expressions: regex, PCRE2 for what regex refuses".to_string(),
+        "Capture filters: netsieve's own compiler, JIT with Cranelift".to_string(),
+        "Capture: pcap and pcapng files, AF_PACKET (TPACKET_V3), NFQUEUE".to_string(),
+        "IPS: --simulate-ips, --inline (AF_PACKET copy), -q (NFQUEUE)".to_string(),
+        format!("Application layer: {}", protos.join(", ")),
+        format!("Detection threads: 1 to {MAX_THREADS}"),
+    ];
+    if cfg!(feature = "bench") {
+        lines.push("netsieve bench: yes".to_string());
+    }
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// `--list-keywords`: each keyword and what netsieve does with rules that use it.
+fn keyword_list() -> String {
+    use netsieve_rules::parse::{KeywordClass, keyword_list};
+    keyword_list()
+        .into_iter()
+        .map(|(name, class)| {
+            let what = match class {
+                KeywordClass::Option | KeywordClass::Hint => "inspected".to_string(),
+                KeywordClass::Transform => "inspected (on application-layer buffers)".to_string(),
+                KeywordClass::Buffer(b) => match netsieve_detect::app::Buf::new(b) {
+                    Some(buf) => format!("inspected ({} buffer)", buf.proto().name()),
+                    None => "parsed, not inspected (no parser for its protocol yet)".to_string(),
+                },
+                KeywordClass::Unsupported => "parsed, not inspected".to_string(),
+            };
+            format!("{name}: {what}\n")
+        })
+        .collect()
 }
 
 /// `-T` (and `--init-errors-fatal` when a rule failed): what loading found, and 0 when

@@ -208,6 +208,39 @@ pub(super) fn lookup(name: &str) -> Option<Kind> {
     TABLE.get(name).copied()
 }
 
+/// What a keyword is, for listing them (`netsieve scan --list-keywords`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeywordClass {
+    /// An option the parser sets up (a match, a condition, metadata).
+    Option,
+    /// Names an application-layer buffer.
+    Buffer(AppBuffer),
+    Transform,
+    /// Changes nothing a rule matches (`prefilter`, `tag`).
+    Hint,
+    /// Parses; a rule using it is not inspected.
+    Unsupported,
+}
+
+/// Every keyword the parser knows, by name.
+pub fn keyword_list() -> Vec<(&'static str, KeywordClass)> {
+    let mut v: Vec<(&'static str, KeywordClass)> = TABLE
+        .iter()
+        .map(|(&name, kind)| {
+            let class = match kind {
+                Kind::Setup(_) | Kind::Modifier(_) => KeywordClass::Option,
+                Kind::Buffer(b, _) => KeywordClass::Buffer(*b),
+                Kind::Transform(_) => KeywordClass::Transform,
+                Kind::Hint => KeywordClass::Hint,
+                Kind::Unsupported => KeywordClass::Unsupported,
+            };
+            (name, class)
+        })
+        .collect();
+    v.sort_unstable_by_key(|(name, _)| *name);
+    v
+}
+
 /// Whether `name` is a rule keyword netsieve reads (evaluated or not).
 pub fn is_keyword(name: &str) -> bool {
     TABLE.contains_key(name)

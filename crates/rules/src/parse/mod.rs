@@ -28,7 +28,7 @@ mod meta;
 mod packet;
 
 pub use error::ParseError;
-pub use keywords::is_keyword;
+pub use keywords::{KeywordClass, is_keyword, keyword_list};
 pub use meta::threshold_fields;
 
 use crate::buffer::AppNeed;
