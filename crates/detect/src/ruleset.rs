@@ -440,17 +440,24 @@ pub struct LoadStats {
     pub compile_errors: Vec<(u32, String)>,
     pub pcre_linear: usize,
     pub pcre_backtracking: usize,
+    /// Each rule not inspected (waiting for a parser, or using a keyword the engine
+    /// does not evaluate): its sid and the first name it needs.
+    pub not_inspected: Vec<(u32, String)>,
 }
 
 impl LoadStats {
     /// Counts a rule left out.
     fn skip(&mut self, c: Compiled) {
         match c {
-            Compiled::WaitsForApp(m) => {
+            Compiled::WaitsForApp(sid, m) => {
                 self.waiting_app_layer += 1;
-                *self.app_missing.entry(m).or_default() += 1;
+                *self.app_missing.entry(m.clone()).or_default() += 1;
+                self.not_inspected.push((sid, m));
             }
-            Compiled::Unsupported(k) => *self.unsupported.entry(k).or_default() += 1,
+            Compiled::Unsupported(sid, k) => {
+                *self.unsupported.entry(k.clone()).or_default() += 1;
+                self.not_inspected.push((sid, k));
+            }
             Compiled::Failed(sid, located) => self.compile_errors.push((sid, located)),
             Compiled::Kept(_) | Compiled::Ready(_) => {}
         }
@@ -466,6 +473,7 @@ impl LoadStats {
             *self.unsupported.entry(k).or_default() += n;
         }
         self.compile_errors.extend(other.compile_errors);
+        self.not_inspected.extend(other.not_inspected);
     }
 }
 
@@ -795,10 +803,11 @@ impl Reuse {
 enum Compiled {
     /// Compiled in the set being replaced.
     Kept(Arc<Sig>),
-    /// It needs an application protocol, buffer or transform the engine lacks: this one.
-    WaitsForApp(String),
-    /// Its first keyword the engine does not evaluate.
-    Unsupported(String),
+    /// It needs an application protocol, buffer or transform the engine lacks: sid and
+    /// this one.
+    WaitsForApp(u32, String),
+    /// Its first keyword the engine does not evaluate: sid and keyword.
+    Unsupported(u32, String),
     /// Its options do not compile: sid and located message.
     Failed(u32, String),
     Ready(Box<Ready>),
@@ -828,10 +837,10 @@ fn compile_rule(rule: Rule) -> Compiled {
     }
     let (app, missing) = app_needs(&rule);
     if let Some(m) = missing {
-        return Compiled::WaitsForApp(m);
+        return Compiled::WaitsForApp(rule.sid, m);
     }
     if let Some(k) = rule.unsupported.first() {
-        return Compiled::Unsupported(k.name.clone());
+        return Compiled::Unsupported(rule.sid, k.name.clone());
     }
     let proto = match rule.proto {
         Proto::Ip => SigProto::Ip,

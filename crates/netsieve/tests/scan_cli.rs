@@ -729,3 +729,40 @@ fn build_info_and_lists_answer_without_a_capture() {
     assert!(line("smb.named_pipe").contains("not inspected"), "{kw}");
     assert!(kw.lines().count() > 100);
 }
+
+/// Rules netsieve does not inspect are named: with -v on standard error, and in
+/// --stats-json, each with its sid and what it needs.
+#[test]
+fn rules_not_inspected_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("r.rules");
+    std::fs::write(
+        &rules,
+        "alert tcp any any -> any 25 (content:\"EHLO\"; sid:1;)\n\
+         alert smb any any -> any any (smb.named_pipe; content:\"x\"; sid:2;)\n",
+    )
+    .unwrap();
+    let stats = dir.path().join("stats.json");
+    let pcap = root().join("examples/smtp-flowbits.pcap");
+    let o = scan(
+        &[
+            "-v",
+            "-r",
+            pcap.to_str().unwrap(),
+            "-S",
+            rules.to_str().unwrap(),
+            "--stats-json",
+            stats.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("sid 2 not inspected: needs smb"), "{err}");
+    assert!(!err.contains("sid 1 not inspected"), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let listed = &v["rules"]["not_inspected"];
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(listed[0]["sid"], 2);
+}

@@ -90,6 +90,10 @@ pub struct Args {
     /// List the application-layer protocols netsieve parses, and exit.
     #[arg(long)]
     list_app_layer_protos: bool,
+    /// Verbose: name each rule that is not inspected (its sid and the keyword or
+    /// protocol it needs), as Suricata's -v says more.
+    #[arg(short = 'v', action = clap::ArgAction::Count)]
+    verbose: u8,
     /// Any rule that fails to load stops the run before it starts (Suricata's
     /// --init-errors-fatal); by default it is reported and skipped.
     #[arg(long)]
@@ -195,6 +199,11 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
     let rules = source.load(&Edits::default(), None)?;
     for e in &rules.errors {
         eprintln!("netsieve scan: {e}");
+    }
+    if a.verbose > 0 {
+        for (sid, needs) in &rules.set.stats().not_inspected {
+            eprintln!("netsieve scan: sid {sid} not inspected: needs {needs}");
+        }
     }
     if a.test_rules || (a.init_errors_fatal && !rules.errors.is_empty()) {
         return Ok(test_verdict(&rules));

@@ -96,6 +96,11 @@ impl Summary<'_> {
                 "app_layer_missing": s.app_missing,
                 "transaction_rules": s.app_layer,
                 "unsupported_keyword": s.unsupported.values().sum::<usize>(),
+                "not_inspected": s
+                    .not_inspected
+                    .iter()
+                    .map(|(sid, needs)| json!({"sid": sid, "needs": needs}))
+                    .collect::<Vec<Value>>(),
                 "pcre_regex_crate": s.pcre_linear,
                 "pcre_pcre2": s.pcre_backtracking,
             },
