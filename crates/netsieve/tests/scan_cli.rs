@@ -766,3 +766,34 @@ fn rules_not_inspected_are_named() {
     assert_eq!(listed.as_array().map(Vec::len), Some(1), "{v}");
     assert_eq!(listed[0]["sid"], 2);
 }
+
+/// Packets with a wrong checksum get a warning at the end that names `-k none`, as
+/// Suricata's does; with `-k none`, no warning.
+#[test]
+fn bad_checksums_are_warned_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut pcap = std::fs::read(root().join("examples/smtp-flowbits.pcap")).unwrap();
+    // The first packet's TCP checksum: file header 24, record header 16, Ethernet 14,
+    // IPv4 20, then 16 bytes into the TCP header.
+    pcap[24 + 16 + 14 + 20 + 16] ^= 0xff;
+    let bad = dir.path().join("bad.pcap");
+    std::fs::write(&bad, pcap).unwrap();
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let run = |extra: &[&str]| {
+        let args = [
+            &["-r", bad.to_str().unwrap(), "-S", rules.to_str().unwrap()][..],
+            extra,
+        ]
+        .concat();
+        let o = scan(&args, dir.path());
+        assert!(o.status.success());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let err = run(&[]);
+    assert!(
+        err.contains("1 of 19 packets (5.3%) had a wrong checksum"),
+        "{err}"
+    );
+    assert!(err.contains("-k none"), "{err}");
+    assert!(!run(&["-k", "none"]).contains("wrong checksum"));
+}

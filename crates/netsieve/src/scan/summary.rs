@@ -191,5 +191,15 @@ impl Summary<'_> {
             self.scan_time.as_secs_f64(),
             self.gbit_per_second(),
         );
+        // As Suricata warns: a capture taken on the sending host often has checksums
+        // the card would have filled in.
+        if self.read.bad_checksum > 0 {
+            eprintln!(
+                "netsieve scan: warning: {} of {} packets ({:.1}%) had a wrong checksum: their payload was kept out of streams. If the capture was taken where the network card computes checksums, use -k none",
+                self.read.bad_checksum,
+                self.read.packets,
+                100.0 * self.read.bad_checksum as f64 / self.read.packets.max(1) as f64
+            );
+        }
     }
 }
