@@ -35,13 +35,12 @@ struct Worker {
     det: Detector,
     /// Time in the flow table (tracking and reassembly), when profiling.
     flow_time: Duration,
-    /// A record is made of each flow that ends.
-    flow_records: bool,
-    /// A record is made of each packet dropped (IPS mode).
-    drop_records: bool,
+    /// The records made besides alerts.
+    records: Records,
 }
 
-/// What workers hand on: alerts, and the records of the flows that ended.
+/// What workers hand on: alerts, and the records of the flows that ended and of the
+/// packets dropped.
 #[derive(Default)]
 pub(super) struct Out {
     alerts: Vec<Alert>,
@@ -57,9 +56,9 @@ impl Out {
     }
 
     /// Hands everything on and empties it: alerts in the order given, unless `sort`
-    /// (several workers' answers) or there are flow records, which go in packet order
-    /// (a flow's record after the alerts of its end, before those of the packet that
-    /// ended it).
+    /// (several workers' answers) or there are records, which go in packet order (a
+    /// flow's record after the alerts of its end, before those of the packet that ended
+    /// it; a drop record after the alerts of its packet).
     fn deliver(&mut self, sort: bool, out: &mut Emitter) -> Result<(), String> {
         if sort || !self.flows.is_empty() || !self.drops.is_empty() {
             // A packet's alerts come from one worker, in evaluation order: a stable
@@ -107,8 +106,10 @@ impl Worker {
             flows: FlowTable::new(cfg),
             det: Detector::new(Arc::clone(set), det),
             flow_time: Duration::ZERO,
-            flow_records: false,
-            drop_records: false,
+            records: Records {
+                flow: false,
+                drop: false,
+            },
         }
     }
 
@@ -136,7 +137,7 @@ impl Worker {
             None => self.det.inspect(pkt, None, out),
         }
         let dropped = self.det.packet_dropped();
-        if self.drop_records
+        if self.records.drop
             && let Some(why) = self.det.drop_reason()
         {
             o.drops.extend(DropRecord::of(pkt, in_flow, why));
@@ -168,7 +169,7 @@ impl Worker {
     fn finish_flows(&mut self, flows: Vec<Flow<FlowData>>, at: u64, out: &mut Out) {
         for mut f in flows {
             self.det.flow_end(&mut f, at, &mut out.alerts);
-            if self.flow_records {
+            if self.records.flow {
                 out.flows.push(FlowRecord::of(&f, at));
             }
         }
@@ -254,8 +255,7 @@ impl Pool {
     ) -> Pool {
         let worker = |share| {
             let mut w = Worker::new(set, flow, share, det);
-            w.flow_records = records.flow;
-            w.drop_records = records.drop;
+            w.records = records;
             w
         };
         let lanes = if n <= 1 || profile {
