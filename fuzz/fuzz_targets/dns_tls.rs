@@ -11,7 +11,9 @@ use netsieve_applayer::tls::{self, Tls};
 
 fuzz_target!(|data: &[u8]| {
     let _ = dns::parse(data);
-    let _ = tls::parse_cert(data);
+    if let Some(c) = tls::parse_cert(data) {
+        let _ = c.fingerprint();
+    }
     let mut d = Dns::default();
     d.datagram(Direction::ToServer, data);
     let mut t = Tls::default();
@@ -31,5 +33,6 @@ fuzz_target!(|data: &[u8]| {
     assert!(d.txs.len() <= 256);
     if let Some(c) = &t.client_hello {
         assert!(c.ja3.len() <= 6 * data.len() + 16);
+        assert_eq!(c.ja4().len(), 36);
     }
 });

@@ -22,6 +22,20 @@ pub struct Record {
     /// Answers: the record data (A/AAAA addresses, names in dotted form for CNAME,
     /// NS, PTR, MX; as sent otherwise).
     pub data: Vec<u8>,
+    /// An SOA record's fields.
+    pub soa: Option<Box<Soa>>,
+}
+
+/// A start of authority record's fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Soa {
+    pub mname: Vec<u8>,
+    pub rname: Vec<u8>,
+    pub serial: u32,
+    pub refresh: u32,
+    pub retry: u32,
+    pub expire: u32,
+    pub minimum: u32,
 }
 
 /// A parsed message.
@@ -34,6 +48,8 @@ pub struct Message {
     pub flags: u16,
     pub questions: Vec<Record>,
     pub answers: Vec<Record>,
+    pub authorities: Vec<Record>,
+    pub additionals: Vec<Record>,
 }
 
 /// A message and the transaction id it got.
@@ -158,38 +174,77 @@ pub fn parse(b: &[u8]) -> Option<Message> {
             class: u16at(next + 2),
             ttl: 0,
             data: Vec::new(),
+            soa: None,
         });
         at = next + 4;
     }
-    for _ in 0..an.min(MAX_RECORDS) {
-        let Some((name, next)) = name(b, at) else {
-            break;
-        };
-        if next + 10 > b.len() {
-            break;
+    let (ns, ar) = (u16at(8) as usize, u16at(10) as usize);
+    // A section cut short ends the message's records there; what came before stays.
+    let mut sections = [Vec::new(), Vec::new(), Vec::new()];
+    'sections: for (count, out) in [an, ns, ar].into_iter().zip(&mut sections) {
+        for _ in 0..count.min(MAX_RECORDS) {
+            match resource(b, at) {
+                Some((r, next)) => {
+                    out.push(r);
+                    at = next;
+                }
+                None => break 'sections,
+            }
         }
-        let rtype = u16at(next);
-        let len = u16at(next + 8) as usize;
-        let start = next + 10;
-        if start + len > b.len() {
-            break;
-        }
-        let data = match rtype {
-            // CNAME, NS, PTR: a name; MX: preference then a name.
-            2 | 5 | 12 => self::name(b, start).map(|x| x.0).unwrap_or_default(),
-            15 if len > 2 => self::name(b, start + 2).map(|x| x.0).unwrap_or_default(),
-            _ => b[start..start + len].to_vec(),
-        };
-        m.answers.push(Record {
-            name,
-            rtype,
-            class: u16at(next + 2),
-            ttl: u32::from_be_bytes([b[next + 4], b[next + 5], b[next + 6], b[next + 7]]),
-            data,
-        });
-        at = start + len;
     }
+    [m.answers, m.authorities, m.additionals] = sections;
     Some(m)
+}
+
+/// The resource record at `at`, and the offset after it.
+fn resource(b: &[u8], at: usize) -> Option<(Record, usize)> {
+    let u16at = |i: usize| u16::from_be_bytes([b[i], b[i + 1]]);
+    let (name, next) = name(b, at)?;
+    if next + 10 > b.len() {
+        return None;
+    }
+    let rtype = u16at(next);
+    let len = u16at(next + 8) as usize;
+    let start = next + 10;
+    let raw = b.get(start..start + len)?;
+    let mut soa = None;
+    let data = match rtype {
+        // CNAME, NS, PTR: a name; MX: preference then a name.
+        2 | 5 | 12 => self::name(b, start).map(|x| x.0).unwrap_or_default(),
+        15 if len > 2 => self::name(b, start + 2).map(|x| x.0).unwrap_or_default(),
+        6 => {
+            soa = self::soa(b, start, start + len).map(Box::new);
+            raw.to_vec()
+        }
+        _ => raw.to_vec(),
+    };
+    let ttl = u32::from_be_bytes([b[next + 4], b[next + 5], b[next + 6], b[next + 7]]);
+    let r = Record {
+        name,
+        rtype,
+        class: u16at(next + 2),
+        ttl,
+        data,
+        soa,
+    };
+    Some((r, start + len))
+}
+
+/// A start of authority's fields (RFC 1035 3.3.13), from `at` to `end`.
+fn soa(b: &[u8], at: usize, end: usize) -> Option<Soa> {
+    let (mname, next) = name(b, at)?;
+    let (rname, next) = name(b, next)?;
+    let n = b.get(next..end)?;
+    let num = |i: usize| Some(u32::from_be_bytes(n.get(i..i + 4)?.try_into().ok()?));
+    Some(Soa {
+        mname,
+        rname,
+        serial: num(0)?,
+        refresh: num(4)?,
+        retry: num(8)?,
+        expire: num(12)?,
+        minimum: num(16)?,
+    })
 }
 
 /// A name at `at`: its dotted form and the offset after it (after the first pointer
@@ -250,13 +305,26 @@ pub fn rtype_name(t: u16) -> String {
         2 => "NS".into(),
         5 => "CNAME".into(),
         6 => "SOA".into(),
+        10 => "NULL".into(),
         12 => "PTR".into(),
+        13 => "HINFO".into(),
         15 => "MX".into(),
         16 => "TXT".into(),
         28 => "AAAA".into(),
         33 => "SRV".into(),
+        35 => "NAPTR".into(),
+        41 => "OPT".into(),
+        43 => "DS".into(),
+        46 => "RRSIG".into(),
+        47 => "NSEC".into(),
+        48 => "DNSKEY".into(),
+        50 => "NSEC3".into(),
+        64 => "SVCB".into(),
         65 => "HTTPS".into(),
+        99 => "SPF".into(),
+        252 => "AXFR".into(),
         255 => "ANY".into(),
+        257 => "CAA".into(),
         t => format!("{t}"),
     }
 }

@@ -95,11 +95,19 @@ pub struct Message {
     pub body: Vec<u8>,
     /// Body bytes seen in all.
     pub body_len: u64,
+    /// Chunk framing bytes: size lines and the line ends after each chunk's data.
+    pub framing_len: u64,
     /// The message ended (its body is complete).
     pub complete: bool,
 }
 
 impl Message {
+    /// The body's length as sent, chunk framing included up to the last chunk's size
+    /// line (libhtp's message length, EVE's `http.length`).
+    pub fn sent_len(&self) -> u64 {
+        self.body_len + self.framing_len
+    }
+
     /// The first header named `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&[u8]> {
         self.headers
@@ -427,6 +435,11 @@ impl Http {
                         let line = trim_cr(&rest[..nl]).to_vec();
                         let line_at = at;
                         at += nl + 1;
+                        // Size lines and the line ends after data are part of the
+                        // message as sent; the trailer is not.
+                        if !matches!(c, Chunk::Trailer) {
+                            self.framing(dir, nl as u64 + 1);
+                        }
                         match c {
                             // Empty lines before a size line are skipped.
                             Chunk::Size if trim(&line).is_empty() => {}
@@ -442,6 +455,7 @@ impl Http {
                                     // from this line on, is its body (as libhtp does).
                                     self.events.push(Event::InvalidChunk);
                                     at = line_at;
+                                    self.unframing(dir, nl as u64 + 1);
                                     self.sides[s].framing = Framing::UntilClose;
                                 }
                                 None => {
@@ -454,6 +468,7 @@ impl Http {
                                     // Data ran into the next size line.
                                     self.events.push(Event::InvalidChunk);
                                     at = line_at;
+                                    self.unframing(dir, nl as u64 + 1);
                                 }
                                 self.sides[s].framing = Framing::Chunked(Chunk::Size);
                             }
@@ -833,6 +848,22 @@ impl Http {
             m.body_len += chunk.len() as u64;
             let room = limit.saturating_sub(m.body.len());
             m.body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        }
+    }
+
+    /// Chunk framing bytes of the message being read in `dir` (counted in
+    /// [`Message::sent_len`]), and their taking back when a line is read again.
+    fn framing(&mut self, dir: Direction, n: u64) {
+        let id = self.sides[dir].tx;
+        if let Some(m) = self.message_mut(dir, id) {
+            m.framing_len += n;
+        }
+    }
+
+    fn unframing(&mut self, dir: Direction, n: u64) {
+        let id = self.sides[dir].tx;
+        if let Some(m) = self.message_mut(dir, id) {
+            m.framing_len = m.framing_len.saturating_sub(n);
         }
     }
 

@@ -1,7 +1,9 @@
 //! TLS handshakes (SSL 3.0 to TLS 1.3): what is sent in the clear before encryption
-//! starts. The ClientHello gives the server name (SNI), the offered version and the
-//! JA3 fingerprint string; the ServerHello the chosen version and JA3S; the Certificate
-//! message (before TLS 1.3 only) the server certificate's subject, issuer and serial.
+//! starts. The ClientHello gives the server name (SNI), the offered version, the
+//! protocols offered (ALPN) and the JA3 and JA4 fingerprints; the ServerHello the chosen
+//! version and protocol and JA3S; the Certificate message (before TLS 1.3 only) the
+//! server's chain, each certificate read with `x509-parser` (the parser Suricata uses,
+//! so subjects and issuers are written as Suricata writes them).
 //!
 //! Records are read per direction; handshake messages may span records and records may
 //! span segments. Parsing of a direction stops at its ChangeCipherSpec or first
@@ -23,6 +25,102 @@ pub struct ClientHello {
     pub ja3: String,
     /// The 32 random bytes (the first four were once the sender's clock).
     pub random: [u8; 32],
+    pub session_id: Vec<u8>,
+    /// The cipher suites offered, in order (GREASE included).
+    pub ciphers: Vec<u16>,
+    /// The extension types, in order (GREASE included).
+    pub extensions: Vec<u16>,
+    /// The signature_algorithms extension's list, in order.
+    pub sig_algs: Vec<u16>,
+    /// The supported_versions extension's list.
+    pub versions: Vec<u16>,
+    /// The protocols offered (ALPN), in order.
+    pub alpns: Vec<Vec<u8>>,
+}
+
+impl ClientHello {
+    /// The JA4 fingerprint (FoxIO's JA4 for TLS over TCP): `t`, the highest version
+    /// offered, `d` with an SNI or `i`, the cipher and extension counts, the first
+    /// ALPN's first and last characters; then the first 12 hex digits of the SHA-256 of
+    /// the sorted ciphers, and of the sorted extensions (SNI and ALPN left out) with the
+    /// signature algorithms in order. GREASE values are left out throughout.
+    pub fn ja4(&self) -> String {
+        let clean = |v: &[u16]| {
+            v.iter()
+                .copied()
+                .filter(|&x| !grease(x))
+                .collect::<Vec<_>>()
+        };
+        let ciphers = clean(&self.ciphers);
+        let exts = clean(&self.extensions);
+        // Drafts of TLS 1.3 count as TLS 1.3.
+        let version = clean(&self.versions)
+            .into_iter()
+            .map(|v| if is_tls13(v) { 0x0304 } else { v })
+            .max()
+            .unwrap_or(self.version);
+        let version = match version {
+            0x0304 => "13",
+            0x0303 => "12",
+            0x0302 => "11",
+            0x0301 => "10",
+            0x0300 => "s3",
+            0x0002 => "s2",
+            _ => "00",
+        };
+        let sni = if self.extensions.contains(&0) {
+            'd'
+        } else {
+            'i'
+        };
+        let alpn = match self.alpns.first() {
+            Some(a) if !a.is_empty() => {
+                let (f, l) = (a[0], a[a.len() - 1]);
+                if f.is_ascii_alphanumeric() && l.is_ascii_alphanumeric() {
+                    format!("{}{}", f as char, l as char)
+                } else {
+                    let h = format!("{f:02x}{l:02x}");
+                    format!("{}{}", &h[..1], &h[3..])
+                }
+            }
+            _ => "00".into(),
+        };
+        let hex = |v: &[u16]| {
+            v.iter()
+                .map(|x| format!("{x:04x}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let hash12 = |text: &str| -> String {
+            use sha2::Digest;
+            let d = sha2::Sha256::digest(text.as_bytes());
+            d.iter().take(6).map(|b| format!("{b:02x}")).collect()
+        };
+        let mut sorted = ciphers.clone();
+        sorted.sort_unstable();
+        let b = if sorted.is_empty() {
+            "000000000000".to_string()
+        } else {
+            hash12(&hex(&sorted))
+        };
+        let mut ext_sorted: Vec<u16> = exts
+            .iter()
+            .copied()
+            .filter(|&e| e != 0 && e != 16)
+            .collect();
+        ext_sorted.sort_unstable();
+        let c = if exts.is_empty() {
+            "000000000000".to_string()
+        } else {
+            let sigs = clean(&self.sig_algs);
+            hash12(&format!("{}_{}", hex(&ext_sorted), hex(&sigs)))
+        };
+        format!(
+            "t{version}{sni}{:02}{:02}{alpn}_{b}_{c}",
+            ciphers.len().min(99),
+            exts.len().min(99)
+        )
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -32,6 +130,9 @@ pub struct ServerHello {
     pub ja3s: String,
     /// The 32 random bytes.
     pub random: [u8; 32],
+    pub session_id: Vec<u8>,
+    /// The protocol chosen (ALPN).
+    pub alpn: Option<Vec<u8>>,
 }
 
 /// A certificate, as far as rules and EVE look at it.
@@ -43,6 +144,24 @@ pub struct Cert {
     pub issuer: String,
     /// Upper-case hex bytes joined by `:`.
     pub serial: String,
+    /// The subject alternative names: DNS names as they are, others as `x509-parser`
+    /// writes them (`DirectoryName(...)`), as Suricata writes them.
+    pub san: Vec<String>,
+    /// The validity period, `YYYY-MM-DDTHH:MM:SS` (UTC).
+    pub not_before: String,
+    pub not_after: String,
+}
+
+impl Cert {
+    /// The SHA-1 of the certificate, lower-case hex bytes joined by `:`.
+    pub fn fingerprint(&self) -> String {
+        use sha1::Digest;
+        let d = sha1::Sha1::digest(&self.der);
+        d.iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(":")
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +190,9 @@ pub struct Tls {
     pub certs: Vec<Cert>,
     /// The certificate message was seen (inspection of certificate buffers can start).
     pub certs_done: bool,
+    /// The server resumed the session the client named (the same session id in both
+    /// hellos).
+    pub resumed: bool,
     pub events: Vec<Event>,
     sides: PerDir<Side>,
 }
@@ -144,6 +266,18 @@ impl Tls {
         any
     }
 
+    /// Direction `d` is past the clear part of the handshake (encrypted, ended or
+    /// given up).
+    pub fn side_done(&self, d: Direction) -> bool {
+        self.sides[d].done
+    }
+
+    /// Both directions are past the clear part of the handshake (encrypted, ended or
+    /// given up).
+    pub fn handshake_done(&self) -> bool {
+        self.sides[Direction::ToServer].done && self.sides[Direction::ToClient].done
+    }
+
     fn fail(&mut self, d: Direction, e: Event) {
         self.events.push(e);
         self.sides[d].done = true;
@@ -167,9 +301,14 @@ impl Tls {
                 1 if d == Direction::ToServer => {
                     client_hello(&msg).map(|c| self.client_hello = Some(c))
                 }
-                2 if d == Direction::ToClient => {
-                    server_hello(&msg).map(|s| self.server_hello = Some(s))
-                }
+                2 if d == Direction::ToClient => server_hello(&msg).map(|s| {
+                    // TLS 1.3 echoes the client's session id whether it resumes or not.
+                    self.resumed = !is_tls13(s.version)
+                        && self.client_hello.as_ref().is_some_and(|c| {
+                            !c.session_id.is_empty() && c.session_id == s.session_id
+                        });
+                    self.server_hello = Some(s);
+                }),
                 11 if d == Direction::ToClient => self.certificate(&msg),
                 _ => Some(()),
             };
@@ -191,6 +330,16 @@ impl Tls {
         while at < list.len() {
             let n = u24at(list, at)?;
             let der = list.get(at + 3..at + 3 + n)?;
+            // Rules and EVE read the server's own certificate (the first); the rest of
+            // the chain is kept as sent.
+            if !self.certs.is_empty() {
+                self.certs.push(Cert {
+                    der: der.to_vec(),
+                    ..Cert::default()
+                });
+                at += 3 + n;
+                continue;
+            }
             match parse_cert(der) {
                 Some(c) => self.certs.push(c),
                 None => {
@@ -230,6 +379,7 @@ fn u16_list(b: &[u8]) -> Vec<u16> {
 fn client_hello(m: &[u8]) -> Option<ClientHello> {
     let version = u16at(m, 0)?;
     let mut at = 34;
+    let sid = m.get(at + 1..at + 1 + *m.get(at)? as usize)?.to_vec();
     at += 1 + *m.get(at)? as usize;
     let nc = u16at(m, at)? as usize;
     let ciphers = u16_list(m.get(at + 2..at + 2 + nc)?);
@@ -238,6 +388,7 @@ fn client_hello(m: &[u8]) -> Option<ClientHello> {
     let mut c = ClientHello {
         version,
         random: m.get(2..34)?.try_into().ok()?,
+        session_id: sid,
         ..ClientHello::default()
     };
     let (mut exts, mut groups, mut formats) = (Vec::new(), Vec::new(), Vec::new());
@@ -254,10 +405,14 @@ fn client_hello(m: &[u8]) -> Option<ClientHello> {
                     }
                 10 => groups = u16_list(data.get(2..)?),
                 11 => formats = data.get(1..)?.iter().map(|&x| x as u16).collect(),
+                13 => c.sig_algs = u16_list(data.get(2..)?),
+                16 => c.alpns = alpn_list(data)?,
+                43 => c.versions = u16_list(data.get(1..)?),
                 _ => {}
             }
         }
     }
+    c.extensions = exts.clone();
     c.ja3 = format!(
         "{},{},{},{},{}",
         version,
@@ -266,23 +421,41 @@ fn client_hello(m: &[u8]) -> Option<ClientHello> {
         join(&groups),
         join(&formats)
     );
+    c.ciphers = ciphers;
     Some(c)
+}
+
+/// An ALPN extension's protocol list.
+fn alpn_list(data: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let list = data.get(2..2 + u16at(data, 0)? as usize)?;
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < list.len() {
+        let n = list[at] as usize;
+        out.push(list.get(at + 1..at + 1 + n)?.to_vec());
+        at += 1 + n;
+    }
+    Some(out)
 }
 
 fn server_hello(m: &[u8]) -> Option<ServerHello> {
     let legacy = u16at(m, 0)?;
     let mut at = 34;
+    let session_id = m.get(at + 1..at + 1 + *m.get(at)? as usize)?.to_vec();
     at += 1 + *m.get(at)? as usize;
     let cipher = u16at(m, at)?;
     at += 3;
     let mut version = legacy;
     let mut exts = Vec::new();
+    let mut alpn = None;
     if let Some(n) = u16at(m, at) {
         let block = m.get(at + 2..at + 2 + n as usize)?;
         for (t, data) in extensions(block)? {
             exts.push(t);
-            if t == 43 {
-                version = u16at(data, 0)?;
+            match t {
+                43 => version = u16at(data, 0)?,
+                16 => alpn = alpn_list(data)?.into_iter().next(),
+                _ => {}
             }
         }
     }
@@ -290,120 +463,76 @@ fn server_hello(m: &[u8]) -> Option<ServerHello> {
         version,
         ja3s: format!("{},{},{}", legacy, cipher, join(&exts)),
         random: m.get(2..34)?.try_into().ok()?,
+        session_id,
+        alpn,
     })
 }
 
-/// One DER element at `at`: (tag, content, offset after it).
-fn der(b: &[u8], at: usize) -> Option<(u8, &[u8], usize)> {
-    let tag = *b.get(at)?;
-    let l0 = *b.get(at + 1)? as usize;
-    let (len, hdr) = if l0 < 0x80 {
-        (l0, 2)
-    } else {
-        let n = l0 & 0x7f;
-        if n == 0 || n > 4 {
-            return None;
-        }
-        let mut len = 0usize;
-        for i in 0..n {
-            len = (len << 8) | *b.get(at + 2 + i)? as usize;
-        }
-        (len, 2 + n)
+/// Parses the parts of an X.509 certificate that rules and EVE look at.
+pub fn parse_cert(der: &[u8]) -> Option<Cert> {
+    use x509_parser::prelude::{FromDer, GeneralName, X509Certificate};
+    let (_, x) = X509Certificate::from_der(der).ok()?;
+    let time = |t: x509_parser::time::ASN1Time| {
+        let d = t.to_datetime();
+        format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+            d.year(),
+            u8::from(d.month()),
+            d.day(),
+            d.hour(),
+            d.minute(),
+            d.second()
+        )
     };
-    let start = at + hdr;
-    let content = b.get(start..start.checked_add(len)?)?;
-    Some((tag, content, start + len))
-}
-
-/// The children of a constructed element.
-fn children(b: &[u8]) -> Option<Vec<(u8, &[u8])>> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < b.len() {
-        let (t, c, next) = der(b, at)?;
-        out.push((t, c));
-        at = next;
-    }
-    Some(out)
-}
-
-/// Parses the parts of an X.509 certificate rules look at.
-pub fn parse_cert(der_bytes: &[u8]) -> Option<Cert> {
-    let (_, cert, _) = der(der_bytes, 0)?;
-    let (_, tbs, _) = der(cert, 0)?;
-    let mut f = children(tbs)?.into_iter();
-    let mut serial = f.next()?;
-    if serial.0 == 0xa0 {
-        serial = f.next()?;
-    }
-    let _sigalg = f.next()?;
-    let issuer = f.next()?;
-    let _validity = f.next()?;
-    let subject = f.next()?;
+    let san = match x.subject_alternative_name() {
+        Ok(Some(ext)) => ext
+            .value
+            .general_names
+            .iter()
+            .map(|n| match n {
+                GeneralName::DNSName(s) => s.to_string(),
+                // An address as a list of its bytes (`[10, 0, 0, 1]`).
+                GeneralName::IPAddress(b) => format!("{b:?}"),
+                other => other.to_string(),
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     Some(Cert {
-        der: der_bytes.to_vec(),
-        subject: name(subject.1)?,
-        issuer: name(issuer.1)?,
-        serial: serial
-            .1
+        der: der.to_vec(),
+        subject: x.subject().to_string(),
+        issuer: x.issuer().to_string(),
+        serial: x
+            .raw_serial()
             .iter()
             .map(|b| format!("{b:02X}"))
             .collect::<Vec<_>>()
             .join(":"),
+        san,
+        not_before: time(x.validity().not_before),
+        not_after: time(x.validity().not_after),
     })
 }
 
-/// An X.509 Name as `C=US, O=Example, CN=example.com`.
-fn name(b: &[u8]) -> Option<String> {
-    let mut parts = Vec::new();
-    for (_, set) in children(b)? {
-        for (_, atv) in children(set)? {
-            let kids = children(atv)?;
-            let (oid, val) = (kids.first()?.1, kids.get(1)?.1);
-            let key = match oid {
-                [0x55, 4, 3] => "CN".to_string(),
-                [0x55, 4, 6] => "C".to_string(),
-                [0x55, 4, 7] => "L".to_string(),
-                [0x55, 4, 8] => "ST".to_string(),
-                [0x55, 4, 10] => "O".to_string(),
-                [0x55, 4, 11] => "OU".to_string(),
-                [0x55, 4, 5] => "serialNumber".to_string(),
-                [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 1, 9, 1] => "emailAddress".to_string(),
-                _ => oid_string(oid),
-            };
-            parts.push(format!("{key}={}", String::from_utf8_lossy(val)));
-        }
-    }
-    Some(parts.join(", "))
-}
-
-fn oid_string(oid: &[u8]) -> String {
-    let mut out = Vec::new();
-    if let Some(&f) = oid.first() {
-        out.push((f / 40) as u64);
-        out.push((f % 40) as u64);
-    }
-    let mut v = 0u64;
-    for &b in oid.iter().skip(1) {
-        v = (v << 7) | (b & 0x7f) as u64;
-        if b & 0x80 == 0 {
-            out.push(v);
-            v = 0;
-        }
-    }
-    out.iter().map(u64::to_string).collect::<Vec<_>>().join(".")
-}
-
-/// The TLS version as Suricata names it in EVE (`TLS 1.2`).
+/// The TLS version as Suricata names it in EVE (`TLS 1.2`, `TLSv1`, and the drafts of
+/// TLS 1.3: `TLS 1.3 draft-28`, Facebook's `TLS 1.3 draft-26-fb`).
 pub fn version_name(v: u16) -> String {
     match v {
+        0x0002 | 0x0200 => "SSLv2".into(),
         0x0300 => "SSLv3".into(),
-        0x0301 => "TLS 1.0".into(),
+        0x0301 => "TLSv1".into(),
         0x0302 => "TLS 1.1".into(),
         0x0303 => "TLS 1.2".into(),
         0x0304 => "TLS 1.3".into(),
-        v => format!("0x{v:04x}"),
+        0x7f00..=0x7fff => format!("TLS 1.3 draft-{}", v & 0xff),
+        0xfb00..=0xfbff => format!("TLS 1.3 draft-{}-fb", v & 0xff),
+        v => v.to_string(),
     }
+}
+
+/// A version of TLS 1.3 or one of its drafts.
+pub fn is_tls13(v: u16) -> bool {
+    v == 0x0304 || (0x7f00..=0x7fff).contains(&v) || (0xfb00..=0xfbff).contains(&v)
 }
 
 #[cfg(test)]
@@ -449,6 +578,10 @@ mod tests {
             let c = t.client_hello.unwrap();
             assert_eq!(c.sni.as_deref(), Some(&b"example.com"[..]));
             assert_eq!(c.ja3, "771,49199-53,0-10-11,23,0");
+            // GREASE left out; no signature algorithms (the trailing `_` stays, as
+            // Suricata hashes it); no ALPN (`00`).
+            assert_eq!(c.ja4(), "t12d020300_1584f0a67932_c2f961105e84");
+            assert!(c.alpns.is_empty() && c.session_id.is_empty());
             assert_eq!(c.random[..4], [0xa0, 0xa1, 0xa2, 0xa3]);
             assert_eq!(c.random[31], 0xbf);
         }

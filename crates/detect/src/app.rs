@@ -232,19 +232,6 @@ fn header<'a>(m: &'a Message, name: &str, out: &mut Vec<Cow<'a, [u8]>>) {
     }
 }
 
-/// The hostname of a Host header: lower case, without a port.
-fn host(v: &[u8]) -> Vec<u8> {
-    let v = if v.starts_with(b"[") {
-        v
-    } else {
-        match v.iter().rposition(|&c| c == b':') {
-            Some(i) if v[i + 1..].iter().all(u8::is_ascii_digit) => &v[..i],
-            _ => v,
-        }
-    };
-    v.to_ascii_lowercase()
-}
-
 /// Appends the instances of `buf` in transaction `tx`, inspected in direction `d`.
 /// Most buffers have one instance; `http.request_header`, `dns.query` and `tls.certs`
 /// have one per header, question or certificate.
@@ -316,7 +303,7 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
                 }
                 HttpHost => {
                     if let Some(v) = req.and_then(|r| r.msg.header("host")) {
-                        out.push(Cow::Owned(host(v)));
+                        out.push(Cow::Owned(crate::log::host_port(v).0));
                     }
                 }
                 HttpHostRaw => {
@@ -441,113 +428,4 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
             }
         }
     }
-}
-
-/// What an alert says about the transaction it matched (EVE's `http`, `dns`, `tls`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TxMeta {
-    pub tx_id: u64,
-    /// (EVE key, value): strings.
-    pub strings: Vec<(&'static str, String)>,
-    /// (EVE key, value): numbers.
-    pub numbers: Vec<(&'static str, u64)>,
-    /// DNS: the message, for EVE's version 3 `dns` object.
-    pub dns: Option<Box<DnsMeta>>,
-}
-
-/// A DNS message as an alert logs it (EVE's `dns` object, version 3).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DnsMeta {
-    pub response: bool,
-    pub id: u16,
-    pub opcode: u8,
-    /// The response code's name (`NXDOMAIN`).
-    pub rcode: String,
-    /// Questions: (name, type name).
-    pub queries: Vec<(String, String)>,
-    /// Answers: (name, type name, ttl).
-    pub answers: Vec<(String, String, u32)>,
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// The metadata of a transaction for the log.
-pub fn meta(tx: TxRef<'_>) -> TxMeta {
-    let mut m = TxMeta {
-        tx_id: tx.id(),
-        ..TxMeta::default()
-    };
-    match tx {
-        TxRef::Http(t) => {
-            if let Some(r) = &t.request {
-                if let Some(h) = r.msg.header("host") {
-                    m.strings.push(("hostname", text(&host(h))));
-                }
-                m.strings.push(("url", text(&r.uri)));
-                if let Some(v) = r.msg.header("user-agent") {
-                    m.strings.push(("http_user_agent", text(v)));
-                }
-                if let Some(v) = r.msg.header("referer") {
-                    m.strings.push(("http_refer", text(v)));
-                }
-                m.strings.push(("http_method", text(&r.method)));
-                if !r.protocol.is_empty() {
-                    m.strings.push(("protocol", text(&r.protocol)));
-                }
-            }
-            if let Some(r) = &t.response {
-                if let Some(v) = r.msg.header("content-type") {
-                    let v = v.split(|&c| c == b';').next().unwrap_or(v);
-                    m.strings.push(("http_content_type", text(v.trim_ascii())));
-                }
-                if let Some(v) = r.msg.header("location") {
-                    m.strings.push(("redirect", text(v)));
-                }
-                if let Some(c) = r.code() {
-                    m.numbers.push(("status", c as u64));
-                }
-                m.numbers.push(("length", r.msg.body_len));
-            }
-        }
-        TxRef::Dns(t) => {
-            let msg = &t.msg;
-            m.dns = Some(Box::new(DnsMeta {
-                response: msg.response,
-                id: msg.id,
-                opcode: msg.opcode,
-                rcode: dns::rcode_name(msg.rcode),
-                queries: msg
-                    .questions
-                    .iter()
-                    .map(|q| (text(&q.name), dns::rtype_name(q.rtype)))
-                    .collect(),
-                answers: msg
-                    .answers
-                    .iter()
-                    .map(|a| (text(&a.name), dns::rtype_name(a.rtype), a.ttl))
-                    .collect(),
-            }));
-        }
-        TxRef::Tls(t) => {
-            if let Some(s) = t.client_hello.as_ref().and_then(|c| c.sni.as_ref()) {
-                m.strings.push(("sni", text(s)));
-            }
-            if let Some(c) = t.certs.first() {
-                m.strings.push(("subject", c.subject.clone()));
-                m.strings.push(("issuerdn", c.issuer.clone()));
-                m.strings.push(("serial", c.serial.clone()));
-            }
-            let v = t
-                .server_hello
-                .as_ref()
-                .map(|s| s.version)
-                .or(t.client_hello.as_ref().map(|c| c.version));
-            if let Some(v) = v {
-                m.strings.push(("version", tls::version_name(v)));
-            }
-        }
-    }
-    m
 }

@@ -37,9 +37,44 @@ use netsieve_rules::{
 
 use netsieve_applayer::{AppProto, Parser, Session};
 
-use crate::app::{Stage, TxMeta, TxRef, fill, meta, transform};
+use crate::app::{Stage, TxRef, fill, transform};
 use crate::eval::{Ctx, matches};
+use crate::log::{AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta};
 use crate::ruleset::{Extra, GroupId, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group};
+
+/// What became of one transaction of a flow.
+#[derive(Clone, Copy, Debug)]
+struct TxSeen {
+    id: u64,
+    /// The stage inspected in each direction.
+    stage: PerDir<Stage>,
+    /// Its record was made.
+    logged: bool,
+    /// The file of each direction was logged.
+    files: PerDir<bool>,
+    /// A `config` rule turned its logging off.
+    quiet: bool,
+}
+
+impl TxSeen {
+    /// The entry of transaction `id`, made if there is none.
+    fn of(seen: &mut Vec<TxSeen>, id: u64) -> &mut TxSeen {
+        let at = match seen.iter().position(|x| x.id == id) {
+            Some(i) => i,
+            None => {
+                seen.push(TxSeen {
+                    id,
+                    stage: PerDir::splat(Stage::None),
+                    logged: false,
+                    files: PerDir::splat(false),
+                    quiet: false,
+                });
+                seen.len() - 1
+            }
+        };
+        &mut seen[at]
+    }
+}
 
 /// What detection keeps per flow.
 #[derive(Default, Debug)]
@@ -69,8 +104,14 @@ pub struct FlowData {
     app_fed: PerDir<u64>,
     /// The direction's end went to the application layer.
     app_closed: PerDir<bool>,
-    /// Per transaction id, the stage inspected in each direction.
-    tx_seen: Vec<(u64, PerDir<Stage>)>,
+    /// UDP: the flow carried a datagram no parser of netsieve's reads.
+    app_failed: bool,
+    /// Per transaction: how far it was inspected, and what of it was logged.
+    tx_seen: Vec<TxSeen>,
+    /// DNS: the message ids of requests whose logging a `config` rule turned off; the
+    /// response with the same id is not logged either (as Suricata's DNS parser passes a
+    /// request's config on to its response).
+    quiet_dns: Vec<u16>,
     /// A pass rule matched: the flow is not inspected further.
     passed: bool,
     /// A drop rule matched in IPS mode: the flow's packets are dropped.
@@ -97,9 +138,15 @@ impl FlowData {
         }
     }
 
-    /// The flow's application protocol, when it was parsed and recognised.
-    pub fn app_proto(&self) -> Option<AppProto> {
-        self.app.as_ref().and_then(|s| s.proto)
+    /// What protocol detection made of the flow: its protocol, `failed` once its
+    /// bytes named none netsieve parses, or nothing yet (nor when nothing is parsed).
+    pub fn app_proto(&self) -> Option<AppName> {
+        match &self.app {
+            Some(s) if s.given_up() => Some(AppName::Failed),
+            Some(s) => s.proto.map(AppName::Proto),
+            None if self.app_failed => Some(AppName::Failed),
+            None => None,
+        }
     }
 
     /// Moves the flow's detection state from rule set `old` to a new one whose flowbit
@@ -169,8 +216,8 @@ pub struct Alert {
     /// A flow-end pseudo packet's alert: the `first_packet` of its flow. Such alerts
     /// have no packet of their own; `packet` is where in the input they were raised.
     pub pseudo: Option<u64>,
-    /// The flow's application protocol, when known.
-    pub app_proto: Option<AppProto>,
+    /// The flow's application protocol (or `failed`), when known.
+    pub app_proto: Option<AppName>,
     /// The transaction a transaction rule matched.
     pub tx: Option<Box<TxMeta>>,
     /// The flow's counters as the alert is raised (EVE's `flow` object in the alert).
@@ -298,6 +345,8 @@ pub struct Detector {
     /// it, or its flow is dropped.
     /// Why the last packet given to [`Detector::inspect`] is dropped, if it is.
     last_drop: Option<DropReason>,
+    /// Records of transactions and files made and not yet taken.
+    logs: Vec<TxLog>,
 }
 
 /// What Suricata calls an exception policy: what happens to a flow or packet the
@@ -365,6 +414,8 @@ pub struct DetectOptions {
     pub http: netsieve_applayer::http::Limits,
     /// Alerts a packet keeps at most, the first in rule order (`packet-alert-max`).
     pub alert_max: usize,
+    /// The records of transactions and files to make ([`Detector::take_logs`]).
+    pub log: LogTypes,
 }
 
 impl Default for DetectOptions {
@@ -378,6 +429,7 @@ impl Default for DetectOptions {
             payload_limit: 4096,
             http: netsieve_applayer::http::Limits::default(),
             alert_max: 15,
+            log: LogTypes::default(),
         }
     }
 }
@@ -459,6 +511,8 @@ struct Pkt<'a> {
     stream_sizes: Option<(u64, u64)>,
     /// The flow's application protocol, when known.
     app: Option<AppProto>,
+    /// What detection made of it, for the log.
+    app_name: Option<AppName>,
     flow: Option<FlowCounts>,
 }
 
@@ -475,7 +529,14 @@ impl Detector {
             cx: Ctx::default(),
             counts: Counts::default(),
             last_drop: None,
+            logs: Vec::new(),
         }
+    }
+
+    /// The records of transactions and files made since the last call, in the order
+    /// made ([`DetectOptions::log`] says which).
+    pub fn take_logs(&mut self) -> Vec<TxLog> {
+        std::mem::take(&mut self.logs)
     }
 
     /// Whether the last packet given to [`Detector::inspect`] is dropped: always false
@@ -594,7 +655,7 @@ impl Detector {
         // The stream bytes this packet inspects, in its own direction.
         let mut stream = None;
         if let Some((f, obs)) = flow.as_mut()
-            && self.set.needs_app
+            && (self.set.needs_app || self.opts.log.any())
         {
             let t = self.prof.is_some().then(std::time::Instant::now);
             self.app_feed(p, f, obs);
@@ -643,7 +704,21 @@ impl Detector {
                 stream = Some((d, range));
             }
         }
-        self.run(p, flow, true, stream, None, out);
+        self.run(
+            p,
+            flow.as_mut().map(|(f, o)| (&mut **f, *o)),
+            true,
+            stream,
+            None,
+            out,
+        );
+        // What the packet completed is logged once inspected (a `config` rule may have
+        // turned its logging off).
+        if let Some((f, _)) = flow
+            && self.opts.log.any()
+        {
+            self.log_txs(f, p.num, p.ts, None);
+        }
     }
 
     /// The flow ends: what its streams hold and was not inspected yet is inspected now,
@@ -733,6 +808,10 @@ impl Detector {
                 }
             }
         }
+        if self.opts.log.any() {
+            let first = f.first_packet();
+            self.log_txs(f, at, f.last(), Some(first));
+        }
     }
 
     /// Evaluates the candidates of packet `p`: from its payload if `packet`, and from
@@ -769,6 +848,7 @@ impl Detector {
             flow_id: None,
             stream_sizes: None,
             app: None,
+            app_name: None,
             flow: None,
         };
         // IP-only rules are judged on the first packet of each direction of a flow.
@@ -788,6 +868,7 @@ impl Detector {
                 server: f.server(),
             });
             ctx.app = f.user.app.as_ref().and_then(|a| a.proto);
+            ctx.app_name = f.user.app_proto();
             ctx.established = match p.l4 {
                 L4::Tcp(_) => obs.established,
                 // UDP and others: established once both sides have spoken.
@@ -1089,6 +1170,7 @@ impl Detector {
         match p.l4 {
             L4::Udp { .. } => {
                 if !dns_port {
+                    f.user.app_failed |= !p.payload().is_empty();
                     return;
                 }
                 let a = f
@@ -1124,6 +1206,101 @@ impl Detector {
         }
     }
 
+    /// Makes the records of the flow's transactions and files that are ready and were
+    /// not made yet, logged on packet `packet` at `ts`; with `pseudo` (the flow's
+    /// first packet), the flow has ended and every one is ready. An HTTP transaction
+    /// is ready once its response is complete, a file once its message is; a DNS
+    /// message at once; a TLS handshake once both sides are past its clear part.
+    fn log_txs(&mut self, f: &mut Flow<FlowData>, packet: u64, ts: Duration, pseudo: Option<u64>) {
+        let end = pseudo.is_some();
+        let (client, server, flow_id, proto) = (f.client(), f.server(), f.id(), f.proto());
+        let tunnel = f.user.tunnel;
+        let FlowData {
+            app,
+            tx_seen,
+            quiet_dns,
+            ..
+        } = &mut f.user;
+        let Some(sess) = app.as_ref() else { return };
+        let Some(app_proto) = sess.proto else { return };
+        let want = self.opts.log;
+        if !want.of(app_proto) {
+            return;
+        }
+        let logs = &mut self.logs;
+        let mut log = |d: Direction, record: Logged| {
+            let (src, dst) = match d {
+                Direction::ToServer => (client, server),
+                Direction::ToClient => (server, client),
+            };
+            logs.push(TxLog {
+                packet,
+                pseudo,
+                ts,
+                flow_id,
+                src,
+                dst,
+                proto,
+                tunnel,
+                record,
+            });
+        };
+        match &sess.parser {
+            Some(Parser::Http(h)) => {
+                for t in &h.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    if seen.quiet {
+                        seen.logged = true;
+                        continue;
+                    }
+                    if want.files {
+                        for (d, file) in http_files(t, seen.files, end) {
+                            seen.files[d] = true;
+                            log(d, Logged::File(Box::new(file), meta(TxRef::Http(t))));
+                        }
+                    }
+                    // Logging is done with it once its response is complete.
+                    let complete = t.response.as_ref().is_some_and(|r| r.msg.complete);
+                    if !seen.logged && (complete || end) {
+                        seen.logged = true;
+                        if want.http {
+                            log(Direction::ToServer, Logged::Tx(meta(TxRef::Http(t))));
+                        }
+                    }
+                }
+            }
+            Some(Parser::Dns(x)) => {
+                for t in &x.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    if !seen.logged {
+                        seen.logged = true;
+                        let paired = quiet_dns.iter().position(|&q| q == t.msg.id);
+                        if t.msg.response
+                            && let Some(i) = paired
+                        {
+                            quiet_dns.swap_remove(i);
+                            seen.quiet = true;
+                        }
+                        if !seen.quiet {
+                            log(t.dir, Logged::Tx(meta(TxRef::Dns(t))));
+                        }
+                    }
+                }
+            }
+            Some(Parser::Tls(t)) => {
+                let seen = TxSeen::of(tx_seen, 0);
+                let started = t.client_hello.is_some() || t.server_hello.is_some();
+                if !seen.logged && started && (t.handshake_done() || end) {
+                    seen.logged = true;
+                    if !seen.quiet {
+                        log(Direction::ToServer, Logged::Tx(meta(TxRef::Tls(t))));
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+
     /// Inspects the transactions of the flow that progressed in direction `d` since
     /// they were last inspected there.
     fn run_tx(
@@ -1139,6 +1316,7 @@ impl Detector {
         let FlowData {
             app,
             tx_seen,
+            quiet_dns,
             bits,
             passed,
             dropped,
@@ -1157,18 +1335,12 @@ impl Detector {
         for tx in txs {
             let stage = tx.stage(d);
             let id = tx.id();
-            let at = match tx_seen.iter().position(|x| x.0 == id) {
-                Some(i) => i,
-                None => {
-                    tx_seen.push((id, PerDir::splat(Stage::None)));
-                    tx_seen.len() - 1
-                }
-            };
-            let seen = tx_seen[at].1[d];
+            let entry = TxSeen::of(tx_seen, id);
+            let seen = entry.stage[d];
             if stage <= seen {
                 continue;
             }
-            tx_seen[at].1[d] = stage;
+            entry.stage[d] = stage;
             let t_pf = self.prof.is_some().then(std::time::Instant::now);
             self.cands.clear();
             for (buf, transforms, pf) in &g.bufs {
@@ -1222,6 +1394,15 @@ impl Detector {
                     continue;
                 }
                 apply_flowbits(s, bits);
+                if s.rule.quiet_tx {
+                    TxSeen::of(tx_seen, id).quiet = true;
+                    if let TxRef::Dns(t) = tx
+                        && !t.msg.response
+                        && quiet_dns.len() < 64
+                    {
+                        quiet_dns.push(t.msg.id);
+                    }
+                }
                 let action = s.rule.action;
                 if action == Action::Pass {
                     if !packet_dropped {
@@ -1244,23 +1425,25 @@ impl Detector {
                         .opts
                         .keep_bytes
                         .then(|| Box::new((p.payload().to_vec(), p.data.clone()))),
-                    app_proto: Some(proto),
+                    app_proto: Some(AppName::Proto(proto)),
                     tx: Some(Box::new(meta(tx))),
                     ..alert(p, ctx, si, blocked, pseudo)
                 });
             }
         }
-        // Transactions inspected to the end both ways are dropped.
-        let done = |x: &(u64, PerDir<Stage>)| x.1 == PerDir::splat(Stage::Done);
+        // Transactions inspected to the end both ways (and logged, if they are to be)
+        // are dropped.
+        let logging = self.opts.log.of(proto);
+        let done = |x: &TxSeen| x.stage == PerDir::splat(Stage::Done) && (x.logged || !logging);
         match app.as_mut().and_then(|a| a.parser.as_mut()) {
             Some(Parser::Http(h)) => {
                 let keep = h
                     .txs
                     .iter()
-                    .find(|t| !tx_seen.iter().any(|x| x.0 == t.id && done(x)))
+                    .find(|t| !tx_seen.iter().any(|x| x.id == t.id && done(x)))
                     .map_or(u64::MAX, |t| t.id);
                 h.prune(keep);
-                tx_seen.retain(|x| x.0 >= keep || !done(x));
+                tx_seen.retain(|x| x.id >= keep || !done(x));
             }
             Some(Parser::Dns(x)) => {
                 // A DNS message has one direction: it is done once inspected there.
@@ -1268,13 +1451,13 @@ impl Detector {
                     .txs
                     .iter()
                     .find(|t| {
-                        !tx_seen
-                            .iter()
-                            .any(|s| s.0 == t.id && s.1[t.dir] == Stage::Done)
+                        !tx_seen.iter().any(|s| {
+                            s.id == t.id && s.stage[t.dir] == Stage::Done && (s.logged || !logging)
+                        })
                     })
                     .map_or(u64::MAX, |t| t.id);
                 x.prune(keep);
-                tx_seen.retain(|s| s.0 >= keep);
+                tx_seen.retain(|s| s.id >= keep);
             }
             _ => {}
         }
@@ -1305,7 +1488,7 @@ fn alert(p: &Packet, ctx: &Pkt<'_>, sig: u32, blocked: bool, pseudo: Option<u64>
         vlan: p.vlan,
         tunnel: p.tunnel,
         pseudo,
-        app_proto: ctx.app,
+        app_proto: ctx.app_name,
         tx: None,
         flow: ctx.flow,
         traffic: Vec::new(),
@@ -1354,8 +1537,8 @@ fn tx_pending(fd: &FlowData, d: Direction) -> bool {
     let seen = |id: u64| {
         fd.tx_seen
             .iter()
-            .find(|x| x.0 == id)
-            .map_or(Stage::None, |x| x.1[d])
+            .find(|x| x.id == id)
+            .map_or(Stage::None, |x| x.stage[d])
     };
     match &a.parser {
         Some(Parser::Http(h)) => h.txs.iter().any(|t| TxRef::Http(t).stage(d) > seen(t.id)),

@@ -353,6 +353,18 @@ pub struct TxList {
 }
 
 /// How a rule inspects transactions.
+impl Sig {
+    /// The rule inspects a JA3 or JA3S buffer.
+    fn uses_ja3(&self) -> bool {
+        use netsieve_rules::AppBuffer::{Ja3Hash, Ja3String, Ja3sHash, Ja3sString};
+        self.tx.as_ref().is_some_and(|t| {
+            t.lists
+                .iter()
+                .any(|l| matches!(l.buf.buffer(), Ja3Hash | Ja3String | Ja3sHash | Ja3sString))
+        })
+    }
+}
+
 pub struct TxSig {
     pub lists: Vec<TxList>,
     /// The directions it is inspected in.
@@ -485,6 +497,9 @@ pub struct RuleSet {
     pub(crate) tx_groups: Vec<TxGroup>,
     /// Some rule needs an application protocol: flows are parsed.
     pub(crate) needs_app: bool,
+    /// Some rule inspects a JA3 or JA3S buffer (Suricata's `ja3-fingerprints: auto`
+    /// then writes them in `tls` objects).
+    ja3: bool,
     pub(crate) flowbit_names: Vec<String>,
     stats: LoadStats,
     opts: BuildOptions,
@@ -985,6 +1000,7 @@ impl RuleSet {
             groups: self.groups.clone(),
             tx_groups: self.tx_groups.clone(),
             needs_app: self.needs_app,
+            ja3: self.ja3,
             flowbit_names: Vec::new(),
             stats: self.stats.clone(),
             opts: self.opts,
@@ -1025,6 +1041,7 @@ impl RuleSet {
                 set.removed.push(false);
             }
             set.needs_app |= sig.app.is_some();
+            set.ja3 |= sig.uses_ja3();
             set.stats.inspected += 1;
             set.stats.app_layer += usize::from(sig.tx.is_some());
             set.sigs.push(Arc::new(sig));
@@ -1171,6 +1188,7 @@ impl RuleSet {
         stats.inspected = sigs.len();
         stats.app_layer = sigs.iter().filter(|s| s.tx.is_some()).count();
         let needs_app = sigs.iter().any(|s| s.app.is_some());
+        let ja3 = sigs.iter().any(|s| s.uses_ja3());
         let reuse = Reuse::of(prev.filter(|p| p.opts.mpm == mpm), mpm);
         // The groups, and the port groups in them, are independent: built on every core.
         let (groups, tx_groups) = rayon::join(
@@ -1195,6 +1213,7 @@ impl RuleSet {
             groups,
             tx_groups,
             needs_app,
+            ja3,
             flowbit_names: linker.flowbit_names,
             stats,
             opts,
@@ -1267,6 +1286,11 @@ impl RuleSet {
     /// Some rule needs an application protocol: flows are parsed.
     pub fn needs_app(&self) -> bool {
         self.needs_app
+    }
+
+    /// Some rule inspects a JA3 or JA3S buffer.
+    pub fn uses_ja3(&self) -> bool {
+        self.ja3
     }
 
     /// The prefilter engine the set was built with.

@@ -57,7 +57,16 @@ fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
 }
 
 /// Runs scan (checksums off) and returns the eve.json records.
+/// The alert records of scanning `frames` with `rules`.
 fn records(frames: &[Vec<u8>], rules: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    eve(frames, rules, args)
+        .into_iter()
+        .filter(|v| v["event_type"] == "alert")
+        .collect()
+}
+
+/// Every record of scanning `frames` with `rules`.
+fn eve(frames: &[Vec<u8>], rules: &str, args: &[&str]) -> Vec<serde_json::Value> {
     let dir = tempfile::tempdir().unwrap();
     let pcap = dir.path().join("in.pcap");
     let rules_path = dir.path().join("r.rules");
@@ -78,7 +87,6 @@ fn records(frames: &[Vec<u8>], rules: &str, args: &[&str]) -> Vec<serde_json::Va
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|v| v["event_type"] == "alert")
         .collect()
 }
 
@@ -733,7 +741,10 @@ alert dns any any -> any any (dns.query; dotprefix; content:\".www.example\"; st
     assert_eq!(recs[0]["dns"]["type"], "request");
     assert_eq!(recs[0]["dns"]["queries"][0]["rrname"], "www.example.com");
     assert_eq!(recs[0]["dns"]["queries"][0]["rrtype"], "A");
-    assert_eq!(recs[0]["dns"]["rcode"], serde_json::Value::Null);
+    // A request has a response code too (its header's), as Suricata writes it.
+    assert_eq!(recs[0]["dns"]["rcode"], "NOERROR");
+    assert_eq!(recs[0]["dns"]["flags"], "100");
+    assert_eq!(recs[0]["dns"]["rd"], true);
     // A ClientHello naming example.org, on port 8443.
     let name = b"example.org";
     let mut ext = vec![
@@ -1066,4 +1077,75 @@ fn by_default_ips_mode_drops_a_flow_picked_up_midstream() {
         "with the policy ignore"
     );
     assert_eq!(records(&frames, rules, &[]).len(), 3, "in IDS mode");
+}
+
+#[test]
+fn transactions_and_files_get_records_as_suricata_writes_them() {
+    let http = conversation(&[(true, REQUEST), (false, RESPONSE)]);
+    let recs = eve(&http, "", &[]);
+    let of = |kind: &str| -> Vec<&serde_json::Value> {
+        recs.iter().filter(|r| r["event_type"] == kind).collect()
+    };
+    // One http record, from client to server, with the transaction's fields.
+    let h = of("http");
+    assert_eq!(h.len(), 1, "{recs:?}");
+    assert_eq!(h[0]["tx_id"], 0);
+    assert_eq!(h[0]["src_port"], 41424);
+    assert_eq!(h[0]["http"]["hostname"], "example.com");
+    assert_eq!(h[0]["http"]["http_port"], 8080);
+    assert_eq!(h[0]["http"]["url"], "/a/../b?x=1");
+    assert_eq!(h[0]["http"]["http_method"], "GET");
+    assert_eq!(h[0]["http"]["status"], 200);
+    assert_eq!(h[0]["http"]["length"], 5);
+    // The response body is a file, named by the normalised path, from the server.
+    let f = of("fileinfo");
+    assert_eq!(f.len(), 1, "{recs:?}");
+    assert_eq!(f[0]["src_port"], 80);
+    assert_eq!(f[0]["app_proto"], "http");
+    assert_eq!(f[0]["http"]["url"], "/a/../b?x=1");
+    assert_eq!(f[0]["fileinfo"]["filename"], "/b");
+    assert_eq!(f[0]["fileinfo"]["size"], 5);
+    assert_eq!(f[0]["fileinfo"]["state"], "CLOSED");
+    // A body cut short by the end of the input is closed as it is (as Suricata closes
+    // it at shutdown).
+    let cut = &RESPONSE[..RESPONSE.len() - 2];
+    let recs = eve(&conversation(&[(true, REQUEST), (false, cut)]), "", &[]);
+    let f: Vec<_> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "fileinfo")
+        .collect();
+    assert_eq!(f.len(), 1, "{recs:?}");
+    assert_eq!(f[0]["fileinfo"]["state"], "CLOSED");
+    assert_eq!(f[0]["fileinfo"]["size"], 3);
+    // A `config` rule that turns the transaction's logging off.
+    let quiet = "config http any any -> any any (http.host; content:\"example\"; \
+                 config: logging disable, type tx, scope tx; sid:1;)";
+    let recs = eve(&http, quiet, &[]);
+    assert!(
+        !recs
+            .iter()
+            .any(|r| r["event_type"] == "http" || r["event_type"] == "alert"),
+        "{recs:?}"
+    );
+    // A DNS query: a dns record in Suricata 8's version 3 form.
+    let mut q = vec![0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0];
+    q.extend_from_slice(b"\x03www\x07example\x03com\x00\x00\x01\x00\x01");
+    let recs = eve(&[udp(true, 53, &q)], "", &[]);
+    let d: Vec<_> = recs.iter().filter(|r| r["event_type"] == "dns").collect();
+    assert_eq!(d.len(), 1, "{recs:?}");
+    assert_eq!(d[0]["dns"]["type"], "request");
+    assert_eq!(d[0]["dns"]["tx_id"], 0);
+    assert_eq!(d[0]["dns"]["id"], 0x1234);
+    assert_eq!(d[0]["dns"]["flags"], "100");
+    assert_eq!(d[0]["dns"]["queries"][0]["rrname"], "www.example.com");
+    // A suricata.yaml that lists none of them: none are written.
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = dir.path().join("s.yaml");
+    std::fs::write(
+        &yaml,
+        "%YAML 1.1\n---\noutputs:\n  - eve-log:\n      enabled: yes\n      types:\n        - alert\n        - dns:\n            enabled: no\n",
+    )
+    .unwrap();
+    let recs = eve(&http, "", &["-c", yaml.to_str().unwrap()]);
+    assert!(recs.is_empty(), "{recs:?}");
 }

@@ -576,6 +576,9 @@ pub struct Rule {
     pub flow: FlowOpts,
     pub flowbits: Vec<Flowbit>,
     pub noalert: bool,
+    /// `config: logging disable, type tx, scope tx`: the transaction the rule matches
+    /// is not logged.
+    pub quiet_tx: bool,
     pub threshold: Option<Threshold>,
     pub detection_filter: Option<Threshold>,
     /// Snort 3 `service:` names.

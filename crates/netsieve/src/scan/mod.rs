@@ -34,7 +34,7 @@ use crate::interrupt::Interrupt;
 use crate::live::LiveArgs;
 use capture_filter::CaptureFilter;
 use control::{Control, RunInfo};
-use eve::EveLog;
+use eve::{EveLog, Record};
 use fastlog::FastLog;
 use pipeline::{Checksums, Pool, Reader, Records};
 pub(crate) use rules::bench_reload;
@@ -244,6 +244,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         payload_limit: settings.payload_limit,
         http: settings.http,
         alert_max: settings.alert_max,
+        log: settings.eve.log,
     };
     let mut pool = Pool::new(
         usize::from(a.threads),
@@ -289,7 +290,9 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         mpm: &a.mpm,
         threads,
     };
-    out.stats(summary.stats_record(t_load.elapsed(), control.last_reload()))?;
+    out.record(Record::Stats(
+        summary.stats_record(t_load.elapsed(), control.last_reload()),
+    ))?;
     out.finish()?;
     summary.scan_time = t_scan.elapsed();
     summary.print();

@@ -25,7 +25,7 @@ use netsieve_rules::ThresholdConfig;
 
 use super::capture_filter::CaptureFilter;
 use super::control::{Control, Counters, Order};
-use super::eve::{DropRecord, FlowRecord};
+use super::eve::{DropRecord, FlowRecord, Record};
 use super::sink::Emitter;
 use crate::interrupt::Interrupt;
 
@@ -39,59 +39,41 @@ struct Worker {
     records: Records,
 }
 
-/// What workers hand on: alerts, and the records of the flows that ended and of the
-/// packets dropped.
+/// What workers hand on: alerts, and the records of the flows that ended, of the
+/// packets dropped and of the transactions and files logged.
 #[derive(Default)]
 pub(super) struct Out {
     alerts: Vec<Alert>,
-    flows: Vec<FlowRecord>,
-    drops: Vec<DropRecord>,
+    records: Vec<Record>,
 }
 
 impl Out {
     fn extend(&mut self, other: Out) {
         self.alerts.extend(other.alerts);
-        self.flows.extend(other.flows);
-        self.drops.extend(other.drops);
+        self.records.extend(other.records);
     }
 
     /// Hands everything on and empties it: alerts in the order given, unless `sort`
     /// (several workers' answers) or there are records, which go in packet order (a
     /// flow's record after the alerts of its end, before those of the packet that ended
-    /// it; a drop record after the alerts of its packet).
+    /// it; a packet's records after its alerts).
     fn deliver(&mut self, sort: bool, out: &mut Emitter) -> Result<(), String> {
-        if sort || !self.flows.is_empty() || !self.drops.is_empty() {
+        if sort || !self.records.is_empty() {
             // A packet's alerts come from one worker, in evaluation order: a stable
             // sort by packet number (flow ends first, by flow) restores the
             // single-threaded order.
             self.alerts.sort_by_key(Alert::order);
-            self.flows.sort_by_key(FlowRecord::order);
-            self.drops.sort_by_key(DropRecord::order);
+            self.records.sort_by_key(Record::order);
         }
-        let mut flows = self.flows.drain(..).peekable();
-        let mut drops = self.drops.drain(..).peekable();
+        let mut records = self.records.drain(..).peekable();
         for al in self.alerts.drain(..) {
             let at = al.order();
-            while let Some(f) = flows.next_if(|f| f.order() < at) {
-                out.flow(f)?;
-            }
-            while let Some(d) = drops.next_if(|d| d.order() < at) {
-                out.dropped(d)?;
+            while let Some(r) = records.next_if(|r| r.order() < at) {
+                out.record(r)?;
             }
             out.emit(&al)?;
         }
-        // What is left of the two lists goes in packet order too.
-        loop {
-            let next_flow = flows.peek().map(FlowRecord::order);
-            let next_drop = drops.peek().map(DropRecord::order);
-            match (next_flow, next_drop) {
-                (Some(f), Some(d)) if d < f => out.dropped(drops.next().expect("peeked"))?,
-                (Some(_), _) => out.flow(flows.next().expect("peeked"))?,
-                (None, Some(_)) => out.dropped(drops.next().expect("peeked"))?,
-                (None, None) => break,
-            }
-        }
-        Ok(())
+        records.try_for_each(|r| out.record(r))
     }
 }
 
@@ -140,7 +122,8 @@ impl Worker {
         if self.records.drop
             && let Some(why) = self.det.drop_reason()
         {
-            o.drops.extend(DropRecord::of(pkt, in_flow, why));
+            o.records
+                .extend(DropRecord::of(pkt, in_flow, why).map(Record::Drop));
         }
         // Flows this packet ended (expired, or evicted for room) come before it.
         let retired = self.flows.take_retired();
@@ -148,8 +131,10 @@ impl Worker {
             let mut ended = Out::default();
             self.finish_flows(retired, pkt.num, &mut ended);
             o.alerts.splice(n..n, ended.alerts);
-            o.flows.extend(ended.flows);
+            o.records.extend(ended.records);
         }
+        o.records
+            .extend(self.det.take_logs().into_iter().map(Record::Tx));
         dropped
     }
 
@@ -169,8 +154,10 @@ impl Worker {
     fn finish_flows(&mut self, flows: Vec<Flow<FlowData>>, at: u64, out: &mut Out) {
         for mut f in flows {
             self.det.flow_end(&mut f, at, &mut out.alerts);
+            out.records
+                .extend(self.det.take_logs().into_iter().map(Record::Tx));
             if self.records.flow {
-                out.flows.push(FlowRecord::of(&f, at));
+                out.records.push(Record::Flow(FlowRecord::of(&f, at)));
             }
         }
     }

@@ -10,6 +10,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 use netsieve_applayer::http::Limits as HttpLimits;
+use netsieve_detect::log::LogTypes;
 use netsieve_detect::{BuildOptions, DetectOptions, ExceptionPolicy};
 use netsieve_packet::defrag::Defrag;
 use netsieve_packet::flow::{FLOW_BYTES, FlowConfig, TCP_SESSION_BYTES};
@@ -57,6 +58,25 @@ pub(super) struct EveOptions {
     pub payload_printable: bool,
     pub packet: bool,
     pub verdict: bool,
+    /// `http`, `dns`, `tls` and `fileinfo` (`files`) records.
+    pub log: LogTypes,
+}
+
+impl EveOptions {
+    /// The switch of a record kind as suricata.yaml's eve-log types name it, for the
+    /// kinds that have one (alerts are always written).
+    fn kind(&mut self, name: &str) -> Option<&mut bool> {
+        Some(match name {
+            "flow" => &mut self.flow,
+            "drop" => &mut self.drop,
+            "stats" => &mut self.stats,
+            "http" => &mut self.log.http,
+            "dns" => &mut self.log.dns,
+            "tls" => &mut self.log.tls,
+            "files" => &mut self.log.files,
+            _ => return None,
+        })
+    }
 }
 
 impl Default for EveOptions {
@@ -70,6 +90,12 @@ impl Default for EveOptions {
             payload_printable: false,
             packet: false,
             verdict: false,
+            log: LogTypes {
+                http: true,
+                dns: true,
+                tls: true,
+                files: true,
+            },
         }
     }
 }
@@ -198,20 +224,14 @@ const TABLE: &[(Key, Setter)] = &[
     }),
     // The record kinds listed, by name (`- flow`) or with options (`- flow: {...}`).
     (Key::Exact("outputs.eve-log.types"), |s, _, v| {
-        let listed = |kind: &str| v.split(',').any(|t| t.trim() == kind);
-        s.eve.flow |= listed("flow");
-        s.eve.drop |= listed("drop");
-        s.eve.stats |= listed("stats");
-        Ok(if listed("flow") || listed("drop") || listed("stats") {
-            Used::Yes
-        } else {
-            Used::No
-        })
-    }),
-    // Its options (totals, threads, deltas) are not honoured: one record of totals.
-    (Key::Prefix("outputs.eve-log.types.stats."), |s, _, _| {
-        s.eve.stats = true;
-        Ok(Used::No)
+        let mut used = Used::No;
+        for kind in v.split(',') {
+            if let Some(on) = s.eve.kind(kind.trim()) {
+                *on = true;
+                used = Used::Yes;
+            }
+        }
+        Ok(used)
     }),
     (Key::Prefix("outputs.eve-log.types.drop."), |s, opt, v| {
         s.eve.drop = true;
@@ -219,12 +239,9 @@ const TABLE: &[(Key, Setter)] = &[
             "alerts" => s.eve.drop_alerts = config::parse_bool(v).unwrap_or(false),
             // Every dropped packet is logged (`flows: all`).
             "flows" if v.trim() == "all" => {}
+            "enabled" => s.eve.drop = config::parse_bool(v).unwrap_or(true),
             _ => return Ok(Used::No),
         }
-        Ok(Used::Yes)
-    }),
-    (Key::Prefix("outputs.eve-log.types.flow."), |s, _, _| {
-        s.eve.flow = true;
         Ok(Used::Yes)
     }),
     (Key::Prefix("outputs.eve-log.types.alert."), |s, opt, v| {
@@ -238,6 +255,21 @@ const TABLE: &[(Key, Setter)] = &[
             _ => return Ok(Used::No),
         }
         Ok(Used::Yes)
+    }),
+    // A kind's options: `enabled` is honoured; the others (stats' totals, threads and
+    // deltas, http's and tls' extended, ...) are not: each kind is written as Suricata's
+    // stock configuration writes it.
+    (Key::Prefix("outputs.eve-log.types."), |s, item, v| {
+        let (kind, opt) = item.split_once('.').unwrap_or((item, ""));
+        let Some(on) = s.eve.kind(kind) else {
+            return Ok(Used::No);
+        };
+        *on = opt != "enabled" || config::parse_bool(v).unwrap_or(true);
+        Ok(if opt == "enabled" {
+            Used::Yes
+        } else {
+            Used::No
+        })
     }),
     (
         Key::Prefix("app-layer.protocols.http.libhtp.default-config."),
@@ -327,6 +359,7 @@ impl Settings {
             // A suricata.yaml writes the records its eve-log lists, and no others.
             s.eve.flow = false;
             s.eve.stats = false;
+            s.eve.log = LogTypes::default();
             for (k, v) in flat {
                 if !s.apply(&k, &v)? {
                     ignored.push(k);

@@ -10,21 +10,15 @@ use std::sync::{Arc, mpsc};
 use netsieve_detect::{Alert, RuleSet, Thresholds};
 use netsieve_rules::ThresholdConfig;
 
-use super::eve::{DropRecord, FlowRecord, StatsRecord};
+use super::eve::Record;
 
 /// An output of alerts and records.
 pub(super) trait Sink {
     fn alert(&mut self, set: &RuleSet, al: &Alert) -> io::Result<()>;
     /// A flow ended (sinks without flow records ignore it).
-    fn flow(&mut self, _rec: &FlowRecord) -> io::Result<()> {
-        Ok(())
-    }
-    /// A packet was dropped (sinks without drop records ignore it).
-    fn dropped(&mut self, _set: &RuleSet, _rec: &DropRecord) -> io::Result<()> {
-        Ok(())
-    }
-    /// The run's counters (sinks without stats records ignore them).
-    fn stats(&mut self, _rec: &StatsRecord) -> io::Result<()> {
+    /// A record other than an alert (flow, drop, transaction, file, stats); `set` is
+    /// the rule set in force, which names the rules a record names.
+    fn record(&mut self, _set: &RuleSet, _rec: &Record) -> io::Result<()> {
         Ok(())
     }
     fn flush(&mut self) -> io::Result<()>;
@@ -63,20 +57,10 @@ impl Emitter {
         self.writer.put(Job::Alert(Arc::clone(&self.set), al))
     }
 
-    pub fn flow(&mut self, rec: FlowRecord) -> Result<(), String> {
-        self.writer.put(Job::Flow(rec))
+    pub fn record(&mut self, rec: Record) -> Result<(), String> {
+        self.writer.put(Job::Record(Arc::clone(&self.set), rec))
     }
 
-    pub fn dropped(&mut self, rec: DropRecord) -> Result<(), String> {
-        self.writer.put(Job::Drop(Arc::clone(&self.set), rec))
-    }
-
-    pub fn stats(&mut self, rec: StatsRecord) -> Result<(), String> {
-        self.writer.put(Job::Stats(Box::new(rec)))
-    }
-
-    /// Names alerts' rules from `set` from now on; threshold counters carry over by
-    /// (gid, sid).
     pub fn reload(&mut self, set: Arc<RuleSet>, config: Option<&ThresholdConfig>) {
         self.thresholds.rebase(&self.set, &set, config);
         self.set = set;
@@ -109,9 +93,7 @@ impl Emitter {
 /// What the writer thread is given to do, in order.
 enum Job {
     Alert(Arc<RuleSet>, Alert),
-    Flow(FlowRecord),
-    Drop(Arc<RuleSet>, DropRecord),
-    Stats(Box<StatsRecord>),
+    Record(Arc<RuleSet>, Record),
     /// Write out what the sinks hold and answer how that went.
     Flush(mpsc::SyncSender<Result<(), String>>),
 }
@@ -153,9 +135,7 @@ impl Writer {
         };
         match job {
             Job::Alert(set, al) => each(sinks, &|s| s.alert(&set, &al)),
-            Job::Flow(rec) => each(sinks, &|s| s.flow(&rec)),
-            Job::Drop(set, rec) => each(sinks, &|s| s.dropped(&set, &rec)),
-            Job::Stats(rec) => each(sinks, &|s| s.stats(&rec)),
+            Job::Record(set, rec) => each(sinks, &|s| s.record(&set, &rec)),
             Job::Flush(answer) => {
                 let r = each(sinks, &|s| s.flush());
                 let _ = answer.send(r.clone());

@@ -49,6 +49,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("target", Kind::Setup(meta::target)),
     ("service", Kind::Setup(meta::service)),
     ("noalert", Kind::Setup(meta::noalert)),
+    ("config", Kind::Setup(meta::config)),
     ("threshold", Kind::Setup(meta::threshold)),
     ("detection_filter", Kind::Setup(meta::detection_filter)),
     // Contents, pcre and the buffer-level checks.
@@ -150,7 +151,6 @@ const UNSUPPORTED: &[&str] = &[
     "luajit",
     "entropy",
     "requires",
-    "config",
     "replace",
     "ssh.protoversion",
     "ssh.softwareversion",

@@ -74,6 +74,20 @@ pub(super) fn noalert(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
     Ok(())
 }
 
+/// `config: logging disable, type tx, scope tx` (the only `config` Suricata 8 has).
+pub(super) fn config(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let words: Vec<String> = o
+        .need()?
+        .split(',')
+        .map(|w| w.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    if words != ["logging disable", "type tx", "scope tx"] {
+        return Err(o.bad("expected: logging disable, type tx, scope tx"));
+    }
+    b.rule.quiet_tx = true;
+    Ok(())
+}
+
 pub(super) fn threshold(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     b.rule.threshold = Some(threshold_fields(o.need()?, false).map_err(|m| o.bad(&m))?);
     Ok(())

@@ -376,9 +376,13 @@ fn parse_header(h: &str, vars: &Vars) -> Result<Rule, ParseError> {
         Some("drop") => Action::Drop,
         Some("reject" | "rejectsrc" | "rejectdst" | "rejectboth" | "sdrop") => Action::Reject,
         Some("pass") => Action::Pass,
+        // Suricata's `config` rules change what is logged and never alert: an alert
+        // rule that does not alert, whose `config` option says what it changes.
+        Some("config") => Action::Alert,
         Some(a) => return Err(ParseError::unknown_action(a)),
         None => return Err(ParseError::empty_rule()),
     };
+    let config_rule = toks.first().is_some_and(|t| t.1 == "config");
     let proto_s = toks
         .get(1)
         .map(|t| t.1.to_ascii_lowercase())
@@ -386,6 +390,7 @@ fn parse_header(h: &str, vars: &Vars) -> Result<Rule, ParseError> {
     let proto =
         Proto::by_name(&proto_s).ok_or_else(|| ParseError::unknown_protocol(col(1), &proto_s))?;
     let mut rule = Rule::new(action, proto);
+    rule.noalert = config_rule;
     // Snort 3 allows `alert http (...)`: no addresses.
     if toks.len() == 2 {
         return Ok(rule);
@@ -481,6 +486,7 @@ impl Rule {
             flow: FlowOpts::default(),
             flowbits: Vec::new(),
             noalert: false,
+            quiet_tx: false,
             threshold: None,
             detection_filter: None,
             services: Vec::new(),

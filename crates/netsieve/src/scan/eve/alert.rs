@@ -7,9 +7,8 @@ use base64::Engine;
 use netsieve_detect::{Alert, RuleSet, Verdict};
 use netsieve_packet::Direction;
 use serde::Serialize;
-use serde_json::{Value, json};
 
-use super::{EveOptions, Ordered, ip_str, linktype_name, proto_name, timestamp};
+use super::{EveOptions, ip_str, linktype_name, proto_name, timestamp, tx};
 
 #[derive(Serialize)]
 pub(super) struct Record<'a> {
@@ -44,7 +43,7 @@ pub(super) struct Record<'a> {
     tunnel: Option<Tunnel>,
     /// The transaction's object, under its protocol's name (`http`, `dns`, `tls`).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    app: Option<AppObject>,
+    app: Option<tx::App<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     app_proto: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -107,17 +106,19 @@ struct Traffic<'a> {
     label: Vec<&'a str>,
 }
 
-/// The tunnel the packet came out of.
+/// The tunnel the packet came out of, and the packet that carried it (Suricata writes
+/// the capture's packet number here, not at the top, for a tunnelled packet).
 #[derive(Serialize)]
 struct Tunnel {
     src_ip: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    src_port: Option<u16>,
+    src_port: u16,
     dest_ip: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    dest_port: Option<u16>,
+    dest_port: u16,
     proto: String,
     depth: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pcap_cnt: Option<u64>,
+    pkt_src: &'static str,
 }
 
 /// The flow's counters as of the alert's packet.
@@ -145,21 +146,6 @@ struct VerdictInfo {
     action: &'static str,
 }
 
-/// A transaction's object: its protocol's name and its fields, in order.
-struct AppObject {
-    name: &'static str,
-    fields: Vec<(&'static str, Value)>,
-}
-
-impl Serialize for AppObject {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(Some(1))?;
-        m.serialize_entry(self.name, &Ordered(&self.fields))?;
-        m.end()
-    }
-}
-
 impl<'a> Record<'a> {
     pub(super) fn new(set: &'a RuleSet, al: &'a Alert, opts: EveOptions) -> Record<'a> {
         let has_ports = matches!(al.proto, 6 | 17);
@@ -172,7 +158,7 @@ impl<'a> Record<'a> {
         let mut rec = Record {
             timestamp: timestamp(al.ts),
             flow_id: al.flow_id,
-            pcap_cnt: al.pseudo.is_none().then_some(al.packet),
+            pcap_cnt: (al.pseudo.is_none() && al.tunnel.is_none()).then_some(al.packet),
             event_type: "alert",
             vlan: (al.vlan[0] != 0).then(|| al.vlan.iter().copied().filter(|&v| v != 0).collect()),
             src_ip: ip_str(al.src),
@@ -189,11 +175,13 @@ impl<'a> Record<'a> {
             alert: Rule::of(set, al.sig, al.blocked),
             tunnel: al.tunnel.as_ref().map(|t| Tunnel {
                 src_ip: ip_str(t.src),
-                src_port: (t.proto == 17).then_some(t.sport),
+                src_port: t.sport,
                 dest_ip: ip_str(t.dst),
-                dest_port: (t.proto == 17).then_some(t.dport),
+                dest_port: t.dport,
                 proto: proto_name(t.proto),
-                depth: t.depth - 1,
+                depth: t.depth,
+                pcap_cnt: al.pseudo.is_none().then_some(al.packet),
+                pkt_src: "wire/pcap",
             }),
             app: None,
             app_proto: al.app_proto.map(|p| p.name()),
@@ -227,9 +215,9 @@ impl<'a> Record<'a> {
         };
         if let Some(t) = &al.tx {
             rec.tx_id = Some(t.tx_id);
-            rec.app = al.app_proto.map(|p| AppObject {
-                name: p.name(),
-                fields: app_fields(t),
+            rec.app = Some(tx::App {
+                tx: t,
+                ja3: set.uses_ja3(),
             });
         }
         if let Some(b) = &al.bytes {
@@ -289,49 +277,16 @@ fn traffic<'a>(set: &'a RuleSet, bits: &[u32]) -> Option<Traffic<'a>> {
     (!t.id.is_empty() || !t.label.is_empty()).then_some(t)
 }
 
-/// The rule's metadata items (`key value`) grouped by key.
+/// The rule's metadata items (`key value`) grouped by key, each key's values in the
+/// reverse of the rule's order, as Suricata 8 writes them.
 fn metadata(items: &netsieve_rules::Strings) -> BTreeMap<&str, Vec<&str>> {
     let mut meta: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for m in items.iter() {
         let mut it = m.splitn(2, char::is_whitespace);
         if let (Some(k), Some(v)) = (it.next(), it.next()) {
-            meta.entry(k).or_default().push(v.trim());
+            // Suricata lists a key's values last first.
+            meta.entry(k).or_default().insert(0, v.trim());
         }
     }
     meta
-}
-
-/// A transaction's fields: its strings, its numbers, then a DNS message in Suricata 8's
-/// version 3 form.
-fn app_fields(t: &netsieve_detect::app::TxMeta) -> Vec<(&'static str, Value)> {
-    let mut o: Vec<(&'static str, Value)> = Vec::new();
-    o.extend(t.strings.iter().map(|(k, v)| (*k, json!(v))));
-    o.extend(t.numbers.iter().map(|(k, v)| (*k, json!(v))));
-    if let Some(d) = &t.dns {
-        o.push(("version", json!(3)));
-        o.push((
-            "type",
-            json!(if d.response { "response" } else { "request" }),
-        ));
-        o.push(("id", json!(d.id)));
-        o.push(("opcode", json!(d.opcode)));
-        if d.response {
-            o.push(("rcode", json!(d.rcode)));
-        }
-        let q: Vec<Value> = d
-            .queries
-            .iter()
-            .map(|(name, ty)| json!({"rrname": name, "rrtype": ty}))
-            .collect();
-        o.push(("queries", json!(q)));
-        if !d.answers.is_empty() {
-            let a: Vec<Value> = d
-                .answers
-                .iter()
-                .map(|(name, ty, ttl)| json!({"rrname": name, "rrtype": ty, "ttl": ttl}))
-                .collect();
-            o.push(("answers", json!(a)));
-        }
-    }
-    o
 }

@@ -6,6 +6,7 @@
 //! of the packet that ended it.
 
 use netsieve_detect::FlowData;
+use netsieve_detect::log::AppName;
 use netsieve_packet::flow::{Flow, TcpState};
 use netsieve_packet::{Direction, PerDir};
 use serde::Serialize;
@@ -100,7 +101,7 @@ impl Record {
             dest_port: ports.then_some(server.1),
             ip_v: if client.0.is_ipv4() { 4 } else { 6 },
             proto: f.proto(),
-            app_proto: f.user.app_proto().map(|p| p.name()),
+            app_proto: f.user.app_proto().map(AppName::name),
             flow: Counters {
                 pkts_toserver: pkts[ts],
                 pkts_toclient: pkts[tc],

@@ -1,12 +1,18 @@
 //! EVE JSON, as Suricata writes it: one typed record per line, its keys in Suricata's
-//! order. One module per record kind (`alert.rs`, `flow.rs`; http, dns, tls, fileinfo,
-//! anomaly and stats records go beside them), sharing the common header and the value
-//! formats here; which kinds are written is suricata.yaml's `outputs.eve-log.types`.
+//! order. One module per record kind (`alert.rs`, `flow.rs`, `drop.rs`, `stats.rs`,
+//! `tx.rs` for the application layer's records, and one per protocol's object:
+//! `http.rs`, `dns.rs`, `tls.rs`, `fileinfo.rs`), sharing the value formats here; which
+//! kinds are written is suricata.yaml's `outputs.eve-log.types`.
 
 mod alert;
+mod dns;
 mod drop;
+mod fileinfo;
 mod flow;
+mod http;
 mod stats;
+mod tls;
+mod tx;
 
 pub(super) use drop::Record as DropRecord;
 pub(super) use flow::Record as FlowRecord;
@@ -19,11 +25,34 @@ use std::io::{self, Write};
 use std::net::IpAddr;
 use std::time::Duration;
 
+use netsieve_detect::log::TxLog;
 use netsieve_detect::{Alert, RuleSet};
 use serde::Serialize;
 
 use super::settings::EveOptions;
 use super::sink::{Output, Sink};
+
+/// A record other than an alert.
+pub(super) enum Record {
+    Flow(FlowRecord),
+    Drop(DropRecord),
+    /// A transaction's or a file's.
+    Tx(TxLog),
+    Stats(StatsRecord),
+}
+
+impl Record {
+    /// Where it goes among the alerts: as [`Alert::order`] orders alerts; after the
+    /// alerts of its packet.
+    pub fn order(&self) -> (u64, bool, u64, u64) {
+        match self {
+            Record::Flow(r) => r.order(),
+            Record::Drop(r) => r.order(),
+            Record::Tx(t) => t.order(),
+            Record::Stats(_) => (u64::MAX, true, u64::MAX, u64::MAX),
+        }
+    }
+}
 
 /// eve.json: every alert as an `alert` record, and the other records asked for.
 pub(super) struct EveLog {
@@ -44,27 +73,19 @@ impl Sink for EveLog {
         self.out.write_all(b"\n")
     }
 
-    fn dropped(&mut self, set: &RuleSet, rec: &DropRecord) -> io::Result<()> {
-        if !self.opts.drop {
-            return Ok(());
+    fn record(&mut self, set: &RuleSet, rec: &Record) -> io::Result<()> {
+        let o = self.opts;
+        match rec {
+            Record::Flow(r) if o.flow => serde_json::to_writer(&mut self.out, r)?,
+            Record::Drop(r) if o.drop => {
+                serde_json::to_writer(&mut self.out, &r.with_rule(set, o.drop_alerts))?
+            }
+            Record::Stats(r) if o.stats => serde_json::to_writer(&mut self.out, r)?,
+            Record::Tx(t) => {
+                serde_json::to_writer(&mut self.out, &tx::Record::of(t, set.uses_ja3()))?
+            }
+            _ => return Ok(()),
         }
-        serde_json::to_writer(&mut self.out, &rec.with_rule(set, self.opts.drop_alerts))?;
-        self.out.write_all(b"\n")
-    }
-
-    fn stats(&mut self, rec: &StatsRecord) -> io::Result<()> {
-        if !self.opts.stats {
-            return Ok(());
-        }
-        serde_json::to_writer(&mut self.out, rec)?;
-        self.out.write_all(b"\n")
-    }
-
-    fn flow(&mut self, rec: &FlowRecord) -> io::Result<()> {
-        if !self.opts.flow {
-            return Ok(());
-        }
-        serde_json::to_writer(&mut self.out, rec)?;
         self.out.write_all(b"\n")
     }
 
@@ -180,19 +201,5 @@ fn linktype_name(l: u32) -> &'static str {
         229 => "IPv6",
         276 => "LINUX_SLL2",
         _ => "UNKNOWN",
-    }
-}
-
-/// Key-value pairs written as a JSON object in their own order.
-pub(super) struct Ordered<'a, V>(pub &'a [(&'a str, V)]);
-
-impl<V: Serialize> Serialize for Ordered<'_, V> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in self.0 {
-            m.serialize_entry(k, v)?;
-        }
-        m.end()
     }
 }

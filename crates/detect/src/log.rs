@@ -1,0 +1,577 @@
+//! What a transaction says in the log: owned, typed copies of the fields EVE writes for
+//! an HTTP, DNS or TLS transaction and for a file, taken when an alert names the
+//! transaction ([`meta`]) or when the transaction is logged on its own ([`TxLog`]).
+//!
+//! This module decides *what* a record holds; the engine decides *when* (a
+//! transaction is complete, or its flow ends), and the EVE writer how it is written.
+//! The flow's state is borrowed only here, while the packet is inspected: what leaves
+//! the detector is owned, so the records can be written on another thread.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use netsieve_applayer::http::{self, Message};
+use netsieve_applayer::{AppProto, Direction, dns, tls, uri};
+use netsieve_packet::PerDir;
+
+use crate::app::TxRef;
+
+/// A transaction as an alert or a transaction record writes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxMeta {
+    pub tx_id: u64,
+    pub app: AppMeta,
+}
+
+/// A transaction's fields, by protocol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AppMeta {
+    Http(Box<HttpMeta>),
+    Dns(Box<DnsMeta>),
+    Tls(Box<TlsMeta>),
+}
+
+impl AppMeta {
+    pub fn proto(&self) -> AppProto {
+        match self {
+            AppMeta::Http(_) => AppProto::Http,
+            AppMeta::Dns(_) => AppProto::Dns,
+            AppMeta::Tls(_) => AppProto::Tls,
+        }
+    }
+}
+
+/// EVE's `http` object (the extended one of Suricata's stock configuration).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HttpMeta {
+    /// The Host header's host, lower case.
+    pub hostname: Option<String>,
+    /// The Host header's port, when it names one.
+    pub port: Option<u16>,
+    pub url: Option<String>,
+    pub user_agent: Option<String>,
+    /// The response's Content-Type, without parameters.
+    pub content_type: Option<String>,
+    pub referer: Option<String>,
+    pub method: Option<String>,
+    pub protocol: Option<String>,
+    pub status: Option<u16>,
+    /// The response's Content-Range header.
+    pub content_range: Option<ContentRange>,
+    /// The response's Location header.
+    pub redirect: Option<String>,
+    /// The response body's length as sent (chunk framing included).
+    pub length: u64,
+}
+
+/// A Content-Range header (`bytes START-END/SIZE`); the numbers it does not give are
+/// None.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContentRange {
+    pub raw: String,
+    pub start: Option<u64>,
+    pub end: Option<u64>,
+    pub size: Option<u64>,
+}
+
+impl ContentRange {
+    fn parse(v: &[u8]) -> ContentRange {
+        let raw = text(v);
+        let spec = raw.trim().strip_prefix("bytes").unwrap_or("").trim_start();
+        let (range, size) = spec.split_once('/').unwrap_or((spec, ""));
+        let (start, end) = range.split_once('-').unwrap_or(("", ""));
+        // A range that does not parse is written as sent only.
+        let (start, end) = match (start.trim().parse(), end.trim().parse()) {
+            (Ok(s), Ok(e)) => (Some(s), Some(e)),
+            _ => {
+                return ContentRange {
+                    raw,
+                    ..ContentRange::default()
+                };
+            }
+        };
+        ContentRange {
+            start,
+            end,
+            size: size.trim().parse().ok(),
+            raw,
+        }
+    }
+}
+
+/// A DNS message (EVE's `dns` object, version 3).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DnsMeta {
+    pub response: bool,
+    pub id: u16,
+    /// The header's flags word.
+    pub flags: u16,
+    pub opcode: u8,
+    /// The response code's name (`NXDOMAIN`).
+    pub rcode: String,
+    /// Questions: (name, type name).
+    pub queries: Vec<(String, String)>,
+    pub answers: Vec<DnsRecord>,
+    pub authorities: Vec<DnsRecord>,
+    pub additionals: Vec<DnsRecord>,
+}
+
+/// A resource record of a DNS message.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DnsRecord {
+    pub name: String,
+    /// The type's name (`AAAA`).
+    pub rtype: String,
+    pub ttl: u32,
+    pub data: DnsData,
+}
+
+/// What a resource record's data is written as.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum DnsData {
+    /// An address, a name or text (`rdata`).
+    Text(String),
+    Soa(Box<dns::Soa>),
+    /// An OPT record's options: (code, data as hex).
+    Opt(Vec<(u16, String)>),
+    /// Not written.
+    #[default]
+    None,
+}
+
+/// A TLS handshake (EVE's `tls` object, extended).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsMeta {
+    pub subject: Option<String>,
+    pub issuer: Option<String>,
+    pub san: Vec<String>,
+    pub serial: Option<String>,
+    pub fingerprint: Option<String>,
+    pub sni: Option<String>,
+    pub version: Option<String>,
+    pub not_before: Option<String>,
+    pub not_after: Option<String>,
+    pub ja4: Option<String>,
+    /// JA3 and JA3S: (MD5 in hex, the string hashed).
+    pub ja3: Option<(String, String)>,
+    pub ja3s: Option<(String, String)>,
+    pub client_alpns: Vec<String>,
+    pub server_alpns: Vec<String>,
+    pub resumed: bool,
+}
+
+/// A file a transaction carried (EVE's `fileinfo` object). Its state is always
+/// Suricata's `CLOSED`: a body cut short by the end of its flow is closed as it is, as
+/// Suricata closes it; `TRUNCATED` (a stream gap, the stream depth) is not told apart
+/// yet.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileMeta {
+    pub name: String,
+    /// Bytes of the file (content coding removed).
+    pub size: u64,
+    /// The part of a larger file a response carries (its Content-Range): first and last
+    /// byte.
+    pub range: Option<(u64, u64)>,
+    pub tx_id: u64,
+}
+
+/// A record a flow's application layer made: a transaction or a file, with the packet
+/// and the addresses it is logged under.
+#[derive(Clone, Debug)]
+pub struct TxLog {
+    /// The packet it is logged on (for a flow's end, the packet before which it ended).
+    pub packet: u64,
+    /// Logged at the flow's end: the flow's first packet (it has no packet of its own).
+    pub pseudo: Option<u64>,
+    pub ts: Duration,
+    pub flow_id: u64,
+    pub src: (IpAddr, u16),
+    pub dst: (IpAddr, u16),
+    pub proto: u8,
+    /// The tunnel the flow's packets come out of.
+    pub tunnel: Option<netsieve_packet::Tunnel>,
+    pub record: Logged,
+}
+
+/// What a [`TxLog`] holds.
+#[derive(Clone, Debug)]
+pub enum Logged {
+    Tx(TxMeta),
+    /// A file, and the transaction that carried it.
+    File(Box<FileMeta>, TxMeta),
+}
+
+impl TxLog {
+    /// The key that orders it among alerts and other records, as [`crate::Alert::order`]
+    /// orders alerts (a flow's end before the packet that ended it).
+    pub fn order(&self) -> (u64, bool, u64, u64) {
+        match self.pseudo {
+            Some(first) => (self.packet, false, first, self.flow_id),
+            None => (self.packet, true, 0, 0),
+        }
+    }
+}
+
+/// What protocol detection made of a flow, as EVE's `app_proto` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppName {
+    Proto(AppProto),
+    /// The flow's bytes name no protocol netsieve parses (Suricata's `failed`).
+    Failed,
+}
+
+impl AppName {
+    pub fn name(self) -> &'static str {
+        match self {
+            AppName::Proto(p) => p.name(),
+            AppName::Failed => "failed",
+        }
+    }
+}
+
+/// Which records of transactions the detector makes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LogTypes {
+    pub http: bool,
+    pub dns: bool,
+    pub tls: bool,
+    /// `fileinfo`: the files HTTP transactions carry.
+    pub files: bool,
+}
+
+impl LogTypes {
+    pub fn any(self) -> bool {
+        self.http || self.dns || self.tls || self.files
+    }
+
+    /// Records of this protocol's transactions are made.
+    pub fn of(self, p: AppProto) -> bool {
+        match p {
+            AppProto::Http => self.http || self.files,
+            AppProto::Dns => self.dns,
+            AppProto::Tls => self.tls,
+        }
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The fields of a transaction, for an alert or a record.
+pub fn meta(tx: TxRef<'_>) -> TxMeta {
+    let app = match tx {
+        TxRef::Http(t) => AppMeta::Http(Box::new(http_meta(t))),
+        TxRef::Dns(t) => AppMeta::Dns(Box::new(dns_meta(&t.msg))),
+        TxRef::Tls(t) => AppMeta::Tls(Box::new(tls_meta(t))),
+    };
+    TxMeta {
+        tx_id: tx.id(),
+        app,
+    }
+}
+
+fn http_meta(t: &http::Tx) -> HttpMeta {
+    let mut m = HttpMeta::default();
+    if let Some(r) = &t.request {
+        if let Some(h) = r.msg.header("host") {
+            let (host, port) = host_port(h);
+            m.hostname = Some(text(&host));
+            m.port = port;
+        }
+        m.url = Some(text(&r.uri));
+        m.user_agent = r.msg.header("user-agent").map(text);
+        m.referer = r.msg.header("referer").map(text);
+        m.method = Some(text(&r.method));
+        m.protocol = (!r.protocol.is_empty()).then(|| text(&r.protocol));
+    }
+    if let Some(r) = &t.response {
+        m.content_type = r.msg.header("content-type").map(|v| {
+            let v = v.split(|&c| c == b';').next().unwrap_or(v);
+            text(v.trim_ascii())
+        });
+        m.content_range = r.msg.header("content-range").map(ContentRange::parse);
+        m.redirect = r.msg.header("location").map(text);
+        m.status = r.code();
+        m.length = r.msg.sent_len();
+    }
+    m
+}
+
+/// A Host header's host (lower case) and port, if it names one.
+pub(crate) fn host_port(v: &[u8]) -> (Vec<u8>, Option<u16>) {
+    if v.starts_with(b"[") {
+        return (v.to_ascii_lowercase(), None);
+    }
+    match v.iter().rposition(|&c| c == b':') {
+        Some(i) if v[i + 1..].iter().all(u8::is_ascii_digit) => {
+            let port = std::str::from_utf8(&v[i + 1..])
+                .ok()
+                .and_then(|p| p.parse().ok());
+            (v[..i].to_ascii_lowercase(), port)
+        }
+        _ => (v.to_ascii_lowercase(), None),
+    }
+}
+
+fn dns_meta(msg: &dns::Message) -> DnsMeta {
+    // An OPT record without options is not written.
+    let records = |rs: &[dns::Record]| {
+        rs.iter()
+            .map(dns_record)
+            .filter(|r| r.data != DnsData::Opt(Vec::new()))
+            .collect()
+    };
+    DnsMeta {
+        response: msg.response,
+        id: msg.id,
+        flags: msg.flags,
+        opcode: msg.opcode,
+        rcode: dns::rcode_name(msg.rcode),
+        queries: msg
+            .questions
+            .iter()
+            .map(|q| (escaped(&q.name), dns::rtype_name(q.rtype)))
+            .collect(),
+        answers: records(&msg.answers),
+        authorities: records(&msg.authorities),
+        additionals: records(&msg.additionals),
+    }
+}
+
+fn dns_record(r: &dns::Record) -> DnsRecord {
+    let d = &r.data;
+    let data = match r.rtype {
+        1 if d.len() == 4 => {
+            DnsData::Text(IpAddr::from(<[u8; 4]>::try_from(&d[..]).unwrap_or_default()).to_string())
+        }
+        28 if d.len() == 16 => DnsData::Text(
+            d.chunks(2)
+                .map(|g| format!("{:02x}{:02x}", g[0], g[1]))
+                .collect::<Vec<_>>()
+                .join(":"),
+        ),
+        2 | 5 | 12 | 15 => DnsData::Text(escaped(d)),
+        // TXT: the strings, each behind its length, joined.
+        16 => {
+            let mut out = Vec::new();
+            let mut at = 0;
+            while at < d.len() {
+                let n = d[at] as usize;
+                out.extend_from_slice(d.get(at + 1..(at + 1 + n).min(d.len())).unwrap_or(&[]));
+                at += 1 + n;
+            }
+            DnsData::Text(escaped(&out))
+        }
+        10 => DnsData::Text(escaped(d)),
+        6 => r.soa.clone().map_or(DnsData::None, DnsData::Soa),
+        41 => {
+            let mut opts = Vec::new();
+            let mut at = 0;
+            while at + 4 <= d.len() {
+                let code = u16::from_be_bytes([d[at], d[at + 1]]);
+                let n = u16::from_be_bytes([d[at + 2], d[at + 3]]) as usize;
+                let v = d.get(at + 4..(at + 4 + n).min(d.len())).unwrap_or(&[]);
+                opts.push((code, v.iter().map(|b| format!("{b:02x}")).collect()));
+                at += 4 + n;
+            }
+            DnsData::Opt(opts)
+        }
+        _ => DnsData::None,
+    };
+    DnsRecord {
+        name: escaped(&r.name),
+        rtype: dns::rtype_name(r.rtype),
+        ttl: r.ttl,
+        data,
+    }
+}
+
+/// Bytes as text, those that are not ASCII as `\xNN`.
+fn escaped(b: &[u8]) -> String {
+    let mut s = String::new();
+    for &c in b {
+        if c.is_ascii() {
+            s.push(c as char);
+        } else {
+            s.push_str(&format!("\\x{c:02x}"));
+        }
+    }
+    s
+}
+
+fn tls_meta(t: &tls::Tls) -> TlsMeta {
+    let ch = t.client_hello.as_ref();
+    let sh = t.server_hello.as_ref();
+    let leaf = t
+        .certs
+        .first()
+        .filter(|c| !c.subject.is_empty() || !c.issuer.is_empty());
+    let version = sh.map(|s| s.version).or(ch.map(|c| c.version));
+    TlsMeta {
+        subject: leaf.map(|c| c.subject.clone()),
+        issuer: leaf.map(|c| c.issuer.clone()),
+        san: leaf.map(|c| c.san.clone()).unwrap_or_default(),
+        serial: leaf.map(|c| c.serial.clone()),
+        fingerprint: leaf.map(tls::Cert::fingerprint),
+        sni: ch.and_then(|c| c.sni.as_deref()).map(text),
+        version: version.map(tls::version_name),
+        not_before: leaf.map(|c| c.not_before.clone()),
+        not_after: leaf.map(|c| c.not_after.clone()),
+        ja4: ch.map(tls::ClientHello::ja4),
+        ja3: ch.map(|c| (crate::md5::hex(c.ja3.as_bytes()), c.ja3.clone())),
+        ja3s: sh.map(|s| (crate::md5::hex(s.ja3s.as_bytes()), s.ja3s.clone())),
+        client_alpns: ch.map_or_else(Vec::new, |c| c.alpns.iter().map(|a| text(a)).collect()),
+        server_alpns: sh
+            .and_then(|s| s.alpn.as_deref())
+            .map(text)
+            .into_iter()
+            .collect(),
+        // Resumed: the same session id, and the server went on to encrypt without a
+        // certificate.
+        resumed: t.resumed && t.certs.is_empty() && t.side_done(Direction::ToClient),
+    }
+}
+
+/// The files of an HTTP transaction that are ready, the message bodies it has: a
+/// request's once it is complete and the response has begun, a response's once it is
+/// complete, and at the flow's `end` any.
+/// `done[d]` says the file of direction `d` was logged already. Each is (direction,
+/// file).
+pub fn http_files(t: &http::Tx, done: PerDir<bool>, end: bool) -> Vec<(Direction, FileMeta)> {
+    let mut out = Vec::new();
+    let name = |m: &Message| {
+        let disp = m.header("content-disposition").and_then(disposition_name);
+        disp.unwrap_or_else(|| {
+            // The normalised path, without the query (nor an absolute URI's scheme and
+            // authority).
+            let u = t
+                .request
+                .as_ref()
+                .map(|r| uri::normalize(&r.uri))
+                .unwrap_or_default();
+            let path = u.split(|&c| c == b'?').next().unwrap_or(&u);
+            let path = match path.windows(3).position(|w| w == b"://") {
+                Some(i) => {
+                    let rest = &path[i + 3..];
+                    &rest[rest.iter().position(|&c| c == b'/').unwrap_or(rest.len())..]
+                }
+                None => path,
+            };
+            text(path)
+        })
+    };
+    let mut file = |d: Direction, m: &Message, size: u64, ready: bool| {
+        let range = match m.header("content-range").map(ContentRange::parse) {
+            Some(ContentRange {
+                start: Some(s),
+                end: Some(e),
+                ..
+            }) if d == Direction::ToClient => Some((s, e)),
+            _ => None,
+        };
+        if done[d] || size == 0 || !(ready || end) {
+            return;
+        }
+        out.push((
+            d,
+            FileMeta {
+                name: name(m),
+                size,
+                range,
+                tx_id: t.id,
+            },
+        ));
+    };
+    if let Some(r) = &t.request {
+        let ready = r.msg.complete && t.response.is_some();
+        file(Direction::ToServer, &r.msg, r.msg.body_len, ready);
+    }
+    if let Some(r) = &t.response {
+        // A compressed body's size is what it decodes to.
+        let coded = r.msg.header("content-encoding").is_some();
+        let size = if coded && r.msg.complete {
+            r.file_data.len() as u64
+        } else {
+            r.msg.body_len
+        };
+        file(Direction::ToClient, &r.msg, size, r.msg.complete);
+    }
+    out
+}
+
+/// The `filename` parameter of a Content-Disposition header, unquoted.
+fn disposition_name(v: &[u8]) -> Option<String> {
+    let lower = v.to_ascii_lowercase();
+    let at = lower.windows(9).position(|w| w == b"filename=")? + 9;
+    let rest = &v[at..];
+    let name = match rest.strip_prefix(b"\"") {
+        Some(q) => &q[..q.iter().position(|&c| c == b'"').unwrap_or(q.len())],
+        None => &rest[..rest.iter().position(|&c| c == b';').unwrap_or(rest.len())],
+    };
+    Some(text(name.trim_ascii()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_and_port() {
+        assert_eq!(
+            host_port(b"Example.COM:8080"),
+            (b"example.com".to_vec(), Some(8080))
+        );
+        assert_eq!(host_port(b"example.com"), (b"example.com".to_vec(), None));
+        assert_eq!(host_port(b"[::1]:80"), (b"[::1]:80".to_vec(), None));
+    }
+
+    #[test]
+    fn disposition_filenames() {
+        assert_eq!(
+            disposition_name(b"attachment; filename=\"eicar.txt\""),
+            Some("eicar.txt".into())
+        );
+        assert_eq!(
+            disposition_name(b"attachment; FILENAME=a.exe; size=3"),
+            Some("a.exe".into())
+        );
+        assert_eq!(disposition_name(b"inline"), None);
+    }
+
+    #[test]
+    fn dns_rdata_as_eve_writes_it() {
+        let rec = |rtype, data: &[u8]| dns::Record {
+            name: b"x".to_vec(),
+            rtype,
+            class: 1,
+            ttl: 5,
+            data: data.to_vec(),
+            soa: None,
+        };
+        assert_eq!(
+            dns_record(&rec(1, &[10, 0, 0, 1])).data,
+            DnsData::Text("10.0.0.1".into())
+        );
+        let mut v6 = [0u8; 16];
+        v6[0] = 0x26;
+        v6[15] = 0x0e;
+        assert_eq!(
+            dns_record(&rec(28, &v6)).data,
+            DnsData::Text("2600:0000:0000:0000:0000:0000:0000:000e".into())
+        );
+        assert_eq!(
+            dns_record(&rec(16, b"\x02ab\x01c")).data,
+            DnsData::Text("abc".into())
+        );
+        assert_eq!(
+            dns_record(&rec(10, b"V\xc5")).data,
+            DnsData::Text("V\\xc5".into())
+        );
+        assert_eq!(
+            dns_record(&rec(41, &[0, 10, 0, 2, 0xab, 0xcd])).data,
+            DnsData::Opt(vec![(10, "abcd".into())])
+        );
+        assert_eq!(dns_record(&rec(48, b"key")).data, DnsData::None);
+    }
+}

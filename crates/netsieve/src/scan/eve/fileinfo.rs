@@ -1,0 +1,36 @@
+//! The `fileinfo` object: a file a transaction carried (an HTTP message body), as
+//! Suricata 8 writes it without `force-hash` or `force-magic`: its name, whether it had
+//! gaps, how it ended, whether it was stored, its size and transaction.
+
+use netsieve_detect::log::FileMeta;
+use serde::Serialize;
+
+/// [`FileMeta`] as EVE writes it.
+#[derive(Serialize)]
+pub(super) struct Object<'a> {
+    filename: &'a str,
+    gaps: bool,
+    state: &'static str,
+    stored: bool,
+    size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    end: Option<u64>,
+    tx_id: u64,
+}
+
+impl<'a> Object<'a> {
+    pub fn of(f: &'a FileMeta) -> Object<'a> {
+        Object {
+            filename: &f.name,
+            gaps: false,
+            state: "CLOSED",
+            stored: false,
+            size: f.size,
+            start: f.range.map(|r| r.0),
+            end: f.range.map(|r| r.1),
+            tx_id: f.tx_id,
+        }
+    }
+}

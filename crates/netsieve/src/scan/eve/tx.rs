@@ -1,0 +1,100 @@
+//! Records of the application layer: `http`, `dns` and `tls` (one per transaction) and
+//! `fileinfo` (one per file), made by the detector when a transaction or file is
+//! complete or its flow ends, with the header every record shares. [`App`] is the
+//! transaction's object, which alerts on the transaction carry too.
+
+use netsieve_detect::log::{AppMeta, Logged, TxLog, TxMeta};
+use serde::Serialize;
+use serde::ser::SerializeMap;
+
+use super::{Ip, Timestamp, dns, fileinfo, http, proto_name, tls};
+
+/// A transaction's object under its protocol's name (`"http": {...}`), to be flattened
+/// into the record that carries it; `ja3` writes TLS's JA3 fingerprints.
+pub(super) struct App<'a> {
+    pub tx: &'a TxMeta,
+    pub ja3: bool,
+}
+
+impl Serialize for App<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(1))?;
+        let name = self.tx.app.proto().name();
+        match &self.tx.app {
+            AppMeta::Http(h) => m.serialize_entry(name, &http::Object::of(h))?,
+            AppMeta::Dns(d) => m.serialize_entry(
+                name,
+                &dns::Object {
+                    tx_id: self.tx.tx_id,
+                    m: d,
+                },
+            )?,
+            AppMeta::Tls(t) => m.serialize_entry(name, &tls::Object::of(t, self.ja3))?,
+        }
+        m.end()
+    }
+}
+
+/// A transaction's or a file's record.
+#[derive(Serialize)]
+pub(in crate::scan) struct Record<'a> {
+    timestamp: Timestamp,
+    flow_id: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pcap_cnt: Option<u64>,
+    event_type: &'static str,
+    src_ip: Ip,
+    src_port: u16,
+    dest_ip: Ip,
+    dest_port: u16,
+    proto: String,
+    ip_v: u8,
+    pkt_src: &'static str,
+    /// HTTP records name their transaction here; DNS ones in their object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tx_id: Option<u64>,
+    #[serde(flatten)]
+    app: App<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    app_proto: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fileinfo: Option<fileinfo::Object<'a>>,
+}
+
+impl<'a> Record<'a> {
+    pub fn of(t: &'a TxLog, ja3: bool) -> Record<'a> {
+        let (tx, file) = match &t.record {
+            Logged::Tx(tx) => (tx, None),
+            Logged::File(f, tx) => (tx, Some(fileinfo::Object::of(f))),
+        };
+        let proto = tx.app.proto();
+        let event_type = if file.is_some() {
+            "fileinfo"
+        } else {
+            proto.name()
+        };
+        Record {
+            timestamp: Timestamp(t.ts),
+            flow_id: t.flow_id,
+            // A tunnelled packet's number is not written (as Suricata does).
+            pcap_cnt: (t.pseudo.is_none() && t.tunnel.is_none()).then_some(t.packet),
+            event_type,
+            src_ip: Ip(t.src.0),
+            src_port: t.src.1,
+            dest_ip: Ip(t.dst.0),
+            dest_port: t.dst.1,
+            proto: proto_name(t.proto),
+            ip_v: if t.src.0.is_ipv4() { 4 } else { 6 },
+            pkt_src: match t.tunnel {
+                Some(tu) if tu.src.is_ipv4() => "ipv4 tunnel",
+                Some(_) => "ipv6 tunnel",
+                None if t.pseudo.is_some() => "stream (flow timeout)",
+                None => "wire/pcap",
+            },
+            tx_id: (file.is_none() && matches!(tx.app, AppMeta::Http(_))).then_some(tx.tx_id),
+            app: App { tx, ja3 },
+            app_proto: file.is_some().then_some(proto.name()),
+            fileinfo: file,
+        }
+    }
+}
