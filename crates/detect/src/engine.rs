@@ -828,11 +828,13 @@ impl Detector {
         let Some(ip) = p.ip else { return };
         let first_new = out.len();
         let set = Arc::clone(&self.set);
-        let group = match p.l4 {
-            L4::Tcp(_) => GroupId::Tcp,
-            L4::Udp { .. } => GroupId::Udp,
-            L4::Icmp { .. } => GroupId::Icmp,
-            L4::None => GroupId::Other,
+        // A packet whose transport header did not decode goes by its IP protocol (rules
+        // on its decoder events).
+        let group = match (p.l4, ip.proto) {
+            (L4::Tcp(_), _) | (L4::None, 6) => GroupId::Tcp,
+            (L4::Udp { .. }, _) | (L4::None, 17) => GroupId::Udp,
+            (L4::Icmp { .. }, _) => GroupId::Icmp,
+            (L4::None, _) => GroupId::Other,
         };
         let g = &set.groups[group as usize];
         let (sport, dport) = p.l4.ports();
@@ -1775,10 +1777,12 @@ fn track_key(track: Track, c: &Alert) -> TrackKey {
 
 fn header_ok(s: &Sig, c: &Pkt<'_>) -> bool {
     let p = c.p;
+    // A packet whose transport header did not decode has its IP protocol's.
+    let proto = p.ip.map_or(0, |ip| ip.proto);
     let proto_ok = match s.proto {
         SigProto::Ip => true,
-        SigProto::Tcp => matches!(p.l4, L4::Tcp(_)),
-        SigProto::Udp => matches!(p.l4, L4::Udp { .. }),
+        SigProto::Tcp => matches!((p.l4, proto), (L4::Tcp(_), _) | (L4::None, 6)),
+        SigProto::Udp => matches!((p.l4, proto), (L4::Udp { .. }, _) | (L4::None, 17)),
         SigProto::Icmp => matches!(p.l4, L4::Icmp { .. }),
     };
     if !proto_ok {
@@ -1853,6 +1857,7 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
             }
         }
         Cond::SameIp => c.src == c.dst,
+        Cond::DecodeEvent(e) => p.events.contains(e),
         Cond::StreamSize { side, cmp } => {
             let Some((cl, sv)) = c.stream_sizes else {
                 return false;

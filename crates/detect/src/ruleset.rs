@@ -309,6 +309,7 @@ impl Scope {
                     | Cond::Icode(_)
                     | Cond::IcmpId(_)
                     | Cond::IcmpSeq(_)
+                    | Cond::DecodeEvent(_)
             )
         });
         let anchored = rule.payload_lists().any(|l| {

@@ -15,6 +15,7 @@ use etherparse::{Icmpv4Slice, Icmpv6Slice, TcpSlice, UdpSlice};
 use crate::capture::Frame;
 use crate::checksum;
 use crate::defrag::{Defrag, Fragment};
+use netsieve_wire::DecodeEvent;
 
 /// TCP flag bits as in the header's flags byte.
 pub mod tcp_flags {
@@ -152,6 +153,8 @@ pub struct Packet {
     pub bad_checksum: bool,
     /// Why decoding stopped early, if it did.
     pub error: Option<&'static str>,
+    /// What is wrong with the packet's headers (each event once).
+    pub events: Vec<DecodeEvent>,
     /// For a packet decoded out of a tunnel: the tunnel's outer layer.
     pub tunnel: Option<Tunnel>,
     /// The capture's link type (LINKTYPE_* number) of the frame; 12 (raw) for packets
@@ -167,6 +170,13 @@ pub struct Packet {
 impl Packet {
     pub fn payload(&self) -> &[u8] {
         &self.data[self.payload.clone()]
+    }
+
+    /// Notes a decoder event (once).
+    fn raise(&mut self, e: DecodeEvent) {
+        if !self.events.contains(&e) {
+            self.events.push(e);
+        }
     }
 
     /// Replaces a TCP packet's payload with `bytes` (as long as it) and recomputes the
@@ -324,6 +334,7 @@ impl Decoder {
         out.payload = 0..0;
         out.bad_checksum = false;
         out.error = None;
+        out.events.clear();
         out.tunnel = None;
         out.l3_at = 0;
         out.linktype = frame.linktype;
@@ -360,6 +371,7 @@ impl Decoder {
         out.payload = 0..0;
         out.bad_checksum = false;
         out.error = None;
+        out.events.clear();
         out.tunnel = Some(tunnel);
         // As Suricata labels tunnel packets: raw (DLT_RAW), whatever the inner framing.
         out.linktype = 12;
@@ -399,10 +411,11 @@ impl Decoder {
 
     /// GRE (RFC 2784/2890) and what it carries: IPv4, IPv6, Ethernet, ERSPAN I/II/III.
     fn gre(&mut self, l4: Range<usize>, p: &mut Packet) {
-        let d = &p.data[l4.clone()];
-        if d.len() < 4 {
+        if l4.len() < 4 {
+            p.raise(DecodeEvent::GrePktTooSmall);
             return;
         }
+        let d = &p.data[l4.clone()];
         let flags = be16(d, 0);
         if flags & 0x0007 != 0 {
             // Only version 0 (PPTP's enhanced GRE is version 1).
@@ -605,11 +618,13 @@ impl Decoder {
                 continue;
             }
             let len = d.get(i + 1).copied().unwrap_or(0) as usize;
-            if len < 2 {
+            if len < 2 || i + len > hlen {
+                p.raise(DecodeEvent::Ipv4OptInvalidLen);
                 break;
             }
             i += len;
         }
+        let d = &p.data[at..];
         let src = IpAddr::V4(Ipv4Addr::new(d[12], d[13], d[14], d[15]));
         let dst = IpAddr::V4(Ipv4Addr::new(d[16], d[17], d[18], d[19]));
         let frag = be16(d, 6);
@@ -656,20 +671,25 @@ impl Decoder {
         // The byte that names the next header (for the fragment header: to unlink it
         // from a reassembled datagram).
         let mut next_at = 6;
+        let mut events = Vec::new();
         // Walk the extension headers.
-        loop {
+        let truncated = loop {
             match next {
                 0 | 43 | 60 | 135 | 139 | 140 => {
                     if end < i + 8 {
-                        return Err("truncated IPv6 extension header");
+                        break true;
+                    }
+                    let len = (d[i + 1] as usize + 1) * 8;
+                    if next == 60 && end >= i + len && unknown_option(&d[i + 2..i + len]) {
+                        events.push(DecodeEvent::Ipv6DstoptsUnknownOpt);
                     }
                     next = d[i];
                     next_at = i;
-                    i += (d[i + 1] as usize + 1) * 8;
+                    i += len;
                 }
                 51 => {
                     if end < i + 8 {
-                        return Err("truncated IPv6 authentication header");
+                        break true;
                     }
                     next = d[i];
                     next_at = i;
@@ -677,21 +697,25 @@ impl Decoder {
                 }
                 44 => {
                     if end < i + 8 {
-                        return Err("truncated IPv6 fragment header");
+                        break true;
                     }
                     let fo = be16(d, i + 2);
                     let id = u32::from_be_bytes([d[i + 4], d[i + 5], d[i + 6], d[i + 7]]);
-                    frag = Some(((fo & 0xfff8) as usize, fo & 1 != 0, id, next_at, i));
+                    if frag.is_some() {
+                        events.push(DecodeEvent::Ipv6ExthdrDuplFh);
+                    } else {
+                        frag = Some(((fo & 0xfff8) as usize, fo & 1 != 0, id, next_at, i));
+                    }
                     next = d[i];
                     next_at = i;
                     i += 8;
                 }
-                _ => break,
+                _ => break false,
             }
             if i > end {
-                return Err("truncated IPv6 extension header");
+                break true;
             }
-        }
+        };
         let mut ip = Ip {
             src: IpAddr::V6(Ipv6Addr::from(s)),
             dst: IpAddr::V6(Ipv6Addr::from(t)),
@@ -703,9 +727,24 @@ impl Decoder {
             fragment: false,
             reassembled: false,
         };
+        for e in events {
+            p.raise(e);
+        }
+        if truncated {
+            // The addresses are known: rules on decoder events still judge it.
+            p.raise(DecodeEvent::Ipv6TruncExthdr);
+            p.ip = Some(ip);
+            return Err("truncated IPv6 extension header");
+        }
         let l4 = at + i..at + end;
         if let Some((offset, more, id, next_at, frag_at)) = frag {
             ip.id = id;
+            if !more && offset == 0 {
+                p.raise(DecodeEvent::Ipv6ExthdrUselessFh);
+            }
+            if more && !(end - i).is_multiple_of(8) {
+                p.raise(DecodeEvent::Ipv6FragInvalidLength);
+            }
             if more || offset > 0 {
                 let refit = Refit::V6 {
                     ip_at: at,
@@ -728,7 +767,7 @@ impl Decoder {
         refit: Refit,
         p: &mut Packet,
     ) -> Result<(), &'static str> {
-        let done = self.defrag.add(Fragment {
+        let added = self.defrag.add(Fragment {
             src: ip.src,
             dst: ip.dst,
             proto: ip.proto,
@@ -738,7 +777,22 @@ impl Decoder {
             payload: &p.data[l4.clone()],
             ts: p.ts,
         });
-        match done {
+        let v6 = ip.src.is_ipv6();
+        if added.overlap {
+            p.raise(if v6 {
+                DecodeEvent::Ipv6FragOverlap
+            } else {
+                DecodeEvent::Ipv4FragOverlap
+            });
+        }
+        if added.too_large {
+            p.raise(if v6 {
+                DecodeEvent::Ipv6FragPktTooLarge
+            } else {
+                DecodeEvent::Ipv4FragPktTooLarge
+            });
+        }
+        match added.datagram {
             None => {
                 ip.fragment = true;
                 p.ip = Some(ip);
@@ -779,7 +833,18 @@ impl Decoder {
         };
         match ip.proto {
             6 => {
-                let t = TcpSlice::from_slice(seg).map_err(|_| "truncated or invalid TCP header")?;
+                let t = match TcpSlice::from_slice(seg) {
+                    Ok(t) => t,
+                    Err(_) => {
+                        let doff = seg.get(12).map_or(5, |b| (b >> 4) as usize);
+                        p.raise(if seg.len() >= 20 && doff < 5 {
+                            DecodeEvent::TcpHlenTooSmall
+                        } else {
+                            DecodeEvent::TcpPktTooSmall
+                        });
+                        return Err("truncated or invalid TCP header");
+                    }
+                };
                 let hl = t.header_len();
                 p.l4 = L4::Tcp(Tcp {
                     sport: t.source_port(),
@@ -798,7 +863,17 @@ impl Decoder {
                 }
             }
             17 => {
-                let u = UdpSlice::from_slice(seg).map_err(|_| "truncated or invalid UDP header")?;
+                // The header, or its length field, shorter than a header; else a length
+                // field that is not the datagram's.
+                let field = (seg.len() >= 8).then(|| be16(seg, 4) as usize);
+                let Some(u) = UdpSlice::from_slice(seg).ok().filter(|_| field >= Some(8)) else {
+                    p.raise(match field {
+                        Some(n) if n >= 8 => DecodeEvent::UdpLenInvalid,
+                        _ => DecodeEvent::UdpHlenTooSmall,
+                    });
+                    return Err("truncated or invalid UDP header");
+                };
+                let bad_len = u.length() as usize != seg.len();
                 p.l4 = L4::Udp {
                     sport: u.source_port(),
                     dport: u.destination_port(),
@@ -809,6 +884,9 @@ impl Decoder {
                     let init = checksum::pseudo(ip.src, ip.dst, 17, len);
                     let ok = checksum::valid(&seg[..len], init);
                     check(p, ok, &mut self.bad_checksums);
+                }
+                if bad_len {
+                    p.raise(DecodeEvent::UdpLenInvalid);
                 }
             }
             1 if !v6 => {
@@ -860,6 +938,25 @@ impl Decoder {
         }
         Ok(())
     }
+}
+
+/// Whether IPv6 destination options (`o`, after the header's first two bytes) hold an
+/// option of a type no standard defines for them (Pad1, PadN, the tunnel encapsulation
+/// limit, router alert, jumbo payload and home address are known). Malformed options end
+/// the walk.
+fn unknown_option(mut o: &[u8]) -> bool {
+    while let Some(&kind) = o.first() {
+        if kind == 0 {
+            o = &o[1..];
+            continue;
+        }
+        if !matches!(kind, 1 | 4 | 5 | 0xc2 | 0xc9) {
+            return true;
+        }
+        let Some(&len) = o.get(1) else { return false };
+        o = o.get(2 + len as usize..).unwrap_or(&[]);
+    }
+    false
 }
 
 /// Whether TCP options hold a Fast Open option: kind 34, or kind 254 whose first two

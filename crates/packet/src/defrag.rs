@@ -74,14 +74,29 @@ pub struct Fragment<'a> {
     pub ts: Duration,
 }
 
+/// What adding a fragment did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Added {
+    /// The reassembled transport payload (the datagram without its IP header), when
+    /// this fragment completed it.
+    pub datagram: Option<Vec<u8>>,
+    /// The fragment overlaps bytes an earlier fragment of its datagram gave.
+    pub overlap: bool,
+    /// The fragment would end past 65,535 bytes (it is dropped).
+    pub too_large: bool,
+}
+
 impl Defrag {
-    /// Adds a fragment; returns the reassembled transport payload (the datagram without
-    /// its IP header) when this fragment completes it.
-    pub fn add(&mut self, f: Fragment<'_>) -> Option<Vec<u8>> {
+    /// Adds a fragment: the reassembled datagram if this fragment completes it, and
+    /// what was wrong with the fragment.
+    pub fn add(&mut self, f: Fragment<'_>) -> Added {
         self.expire(f.ts);
         let end = f.offset + f.payload.len();
         if end > MAX_DATAGRAM {
-            return None;
+            return Added {
+                too_large: true,
+                ..Added::default()
+            };
         }
         let key = Key {
             src: f.src,
@@ -107,7 +122,10 @@ impl Defrag {
                 },
             );
         }
-        let d = self.open.get_mut(&key)?;
+        let Some(d) = self.open.get_mut(&key) else {
+            return Added::default();
+        };
+        let mut out = Added::default();
         if !f.more {
             // A second, different end: the first wins.
             d.total.get_or_insert(end);
@@ -119,19 +137,21 @@ impl Defrag {
         }
         for (i, &b) in f.payload.iter().enumerate() {
             let at = f.offset + i;
-            if !d.filled[at] {
+            if d.filled[at] {
+                out.overlap = true;
+            } else {
                 d.filled[at] = true;
                 d.data[at] = b;
             }
         }
-        let total = d.total?;
+        let Some(total) = d.total else { return out };
         if d.filled.len() >= total && d.filled[..total].iter().all(|&x| x) {
-            let mut d = self.open.remove(&key)?;
+            let mut d = self.open.remove(&key).expect("present");
             self.held -= d.data.len();
             d.data.truncate(total);
-            return Some(d.data);
+            out.datagram = Some(d.data);
         }
-        None
+        out
     }
 
     fn evict_oldest(&mut self) {
@@ -184,10 +204,14 @@ mod tests {
     #[test]
     fn out_of_order_and_overlaps_first_wins() {
         let mut d = Defrag::default();
-        assert_eq!(d.add(frag(8, false, b"IJKLMNOP")), None);
-        assert_eq!(d.add(frag(4, true, b"xxxxyyyy")), None);
-        let got = d.add(frag(0, true, b"ABCDEFGH")).unwrap();
-        assert_eq!(&got, b"ABCDxxxxIJKLMNOP");
+        assert_eq!(d.add(frag(8, false, b"IJKLMNOP")), Added::default());
+        // Bytes 8..12 came with the first fragment: an overlap.
+        let second = d.add(frag(4, true, b"xxxxyyyy"));
+        assert!(second.overlap && second.datagram.is_none());
+        let got = d.add(frag(0, true, b"ABCDEFGH"));
+        assert!(got.overlap);
+        assert_eq!(got.datagram.unwrap(), b"ABCDxxxxIJKLMNOP");
+        assert!(d.add(frag(65_530, false, b"12345678")).too_large);
         assert_eq!(d.open_datagrams(), 0);
     }
 

@@ -429,7 +429,9 @@ fn flow_id(key: &Key, first: Duration) -> u64 {
 
 fn key_of(p: &Packet) -> Option<(Key, bool)> {
     let ip = p.ip.as_ref()?;
-    if ip.fragment {
+    // A fragment waits for its datagram; a packet the decoder gave up on has no flow
+    // (as in Suricata: its transport header cannot be trusted).
+    if ip.fragment || p.error.is_some() {
         return None;
     }
     let (sp, dp) = p.l4.ports();

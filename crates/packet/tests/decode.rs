@@ -336,3 +336,83 @@ fn cisco_hdlc_frames_carry_ip() {
         assert!(decode_all(104, bad)[0].ip.is_none());
     }
 }
+
+/// An IPv6 packet: fixed header, then `ext` (extension headers, the first named by
+/// `next`), then the transport bytes.
+fn ipv6(next: u8, ext: &[u8]) -> Vec<u8> {
+    let mut h = vec![0x60, 0, 0, 0];
+    h.extend_from_slice(&(ext.len() as u16).to_be_bytes());
+    h.extend_from_slice(&[next, 64]);
+    h.extend_from_slice(&[0xfd; 16]);
+    h.extend_from_slice(&[0xfe; 16]);
+    h.extend_from_slice(ext);
+    h
+}
+
+/// A fragment header: next header, offset (bytes), more, id.
+fn frag_header(next: u8, offset: u16, more: bool, id: u32) -> Vec<u8> {
+    let mut f = vec![next, 0];
+    f.extend_from_slice(&(offset | u16::from(more)).to_be_bytes());
+    f.extend_from_slice(&id.to_be_bytes());
+    f
+}
+
+/// The events of each packet of a sequence of frames, decoded by one decoder (so that
+/// fragments meet).
+fn events(frames: &[Vec<u8>]) -> Vec<Vec<&'static str>> {
+    let mut d = Decoder::new(false);
+    frames
+        .iter()
+        .enumerate()
+        .map(|(i, data)| {
+            let frame = Frame {
+                ts: Duration::from_secs(1),
+                linktype: 1,
+                orig_len: data.len() as u32,
+                data: data.clone(),
+            };
+            let mut p = Packet::default();
+            d.decode(&frame, i as u64 + 1, &mut p);
+            p.events.iter().map(|e| e.name()).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn decoder_events_are_raised_where_suricata_raises_them() {
+    let v6 = |ext: &[u8], next: u8| ether(0x86dd, &ipv6(next, ext));
+    // A fragment header that fragments nothing, and one twice.
+    let useless = [frag_header(59, 0, false, 1), vec![0; 8]].concat();
+    assert_eq!(events(&[v6(&useless, 44)]), [["ipv6.exthdr_useless_fh"]]);
+    let twice = [frag_header(44, 0, true, 2), frag_header(59, 0, true, 2)].concat();
+    assert_eq!(events(&[v6(&twice, 44)]), [["ipv6.exthdr_dupl_fh"]]);
+    // A fragment (not the last) of 12 bytes; then one that overlaps it.
+    let a = [frag_header(59, 0, true, 3), vec![1; 12]].concat();
+    let b = [frag_header(59, 8, false, 3), vec![2; 8]].concat();
+    assert_eq!(
+        events(&[v6(&a, 44), v6(&b, 44)]),
+        [vec!["ipv6.frag_invalid_length"], vec!["ipv6.frag_overlap"]]
+    );
+    // A fragment that would end past 65,535 bytes.
+    let big = [frag_header(59, 65_528, false, 4), vec![0; 16]].concat();
+    assert_eq!(events(&[v6(&big, 44)]), [["ipv6.frag_pkt_too_large"]]);
+    // An extension header longer than the packet; a destination option of type 0x1e.
+    assert_eq!(events(&[v6(&[59, 4, 0, 0], 60)]), [["ipv6.trunc_exthdr"]]);
+    let dst = [59, 0, 0x1e, 2, 0, 0, 1, 0];
+    assert_eq!(events(&[v6(&dst, 60)]), [["ipv6.dstopts_unknown_opt"]]);
+    let padded = [59, 0, 1, 4, 0, 0, 0, 0];
+    assert_eq!(events(&[v6(&padded, 60)]), [Vec::<&str>::new()]);
+    // Transport headers too small for themselves, and a UDP length that is not the
+    // datagram's.
+    let v4 = |proto: u8, payload: &[u8]| ether(0x0800, &ipv4([1; 4], [2; 4], proto, payload));
+    assert_eq!(events(&[v4(6, &[0; 12])]), [["tcp.pkt_too_small"]]);
+    assert_eq!(events(&[v4(17, &[0; 4])]), [["udp.hlen_too_small"]]);
+    let mut u = udp(1, 2, b"abcd");
+    u[5] = 4;
+    assert_eq!(events(&[v4(17, &u)]), [["udp.hlen_too_small"]]);
+    u[5] = 10;
+    assert_eq!(events(&[v4(17, &u)]), [["udp.len_invalid"]]);
+    assert_eq!(events(&[v4(47, &[0; 2])]), [["gre.pkt_too_small"]]);
+    // A well-formed datagram raises none.
+    assert_eq!(events(&[v4(17, &udp(1, 2, b"fine"))]), [Vec::<&str>::new()]);
+}

@@ -1,7 +1,7 @@
 //! Loading rule files: lines, continuations, errors per rule, a summary by reason.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::Path;
 
@@ -114,21 +114,26 @@ impl Loaded {
         Ok(())
     }
 
-    /// Removes rules whose (gid, sid) was already loaded, reporting each as an error (as
-    /// Suricata does: the first definition stays).
+    /// Keeps one rule per (gid, sid), as Suricata does: the first, unless a later one
+    /// has a higher `rev`, which replaces it. Each rule dropped is reported as an error.
     pub fn dedup(&mut self) {
-        let mut seen: HashSet<(u32, u32)> = HashSet::new();
-        let mut keep = Vec::with_capacity(self.rules.len());
+        let mut at: HashMap<(u32, u32), usize> = HashMap::new();
+        let mut keep: Vec<Rule> = Vec::with_capacity(self.rules.len());
         for r in self.rules.drain(..) {
-            if !seen.insert((r.gid, r.sid)) {
-                self.errors.push(RuleError {
-                    file: r.file.clone(),
-                    line: r.line,
-                    error: ParseError::duplicate_sid(r.gid, r.sid),
-                });
-            } else {
-                keep.push(r);
-            }
+            let dropped = match at.get(&(r.gid, r.sid)) {
+                None => {
+                    at.insert((r.gid, r.sid), keep.len());
+                    keep.push(r);
+                    continue;
+                }
+                Some(&i) if r.rev > keep[i].rev => std::mem::replace(&mut keep[i], r),
+                Some(_) => r,
+            };
+            self.errors.push(RuleError {
+                file: dropped.file.clone(),
+                line: dropped.line,
+                error: ParseError::duplicate_sid(dropped.gid, dropped.sid),
+            });
         }
         self.rules = keep;
     }

@@ -344,6 +344,7 @@ impl Printer<'_> {
                     self.opt("stream_size", Some(&format!("{side},{op},{n}")));
                 }
                 Cond::IpOpts(o) => self.opt("ipopts", Some(o)),
+                Cond::DecodeEvent(e) => self.opt("decode-event", Some(&e.name())),
             }
         }
     }

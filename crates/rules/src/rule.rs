@@ -473,6 +473,8 @@ pub enum Cond {
     /// An IPv4 option must be present (bits of `netsieve_packet::decode::ipopt`; here
     /// by name: "rr", "any", ...).
     IpOpts(String),
+    /// `decode-event`: the decoder raised this event on the packet.
+    DecodeEvent(netsieve_wire::DecodeEvent),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

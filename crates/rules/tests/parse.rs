@@ -362,3 +362,38 @@ fn options_before_a_sticky_buffer() {
         );
     }
 }
+
+#[test]
+fn a_duplicate_sid_with_a_higher_rev_replaces_the_first() {
+    // As Suricata 8: the first stays unless a later one has a higher rev.
+    let mut l = Loaded::default();
+    let text = "alert tcp any any -> any any (content:\"a\"; sid:1; rev:1;)\n\
+        alert tcp any any -> any any (content:\"b\"; sid:1; rev:2;)\n\
+        alert tcp any any -> any any (content:\"c\"; sid:1; rev:2;)\n";
+    l.add_text("t.rules", text, &Vars::default());
+    l.dedup();
+    assert_eq!(l.rules.len(), 1);
+    assert_eq!((l.rules[0].rev, l.rules[0].line), (2, 2));
+    let dropped: Vec<usize> = l.errors.iter().map(|e| e.line).collect();
+    assert_eq!(dropped, [1, 3]);
+}
+
+#[test]
+fn decode_events_are_resolved_at_load() {
+    let r = p("alert pkthdr any any -> any any (decode-event:ipv6.frag_overlap; sid:1;)");
+    assert_eq!(
+        r.conds,
+        [Cond::DecodeEvent(
+            netsieve_wire::DecodeEvent::Ipv6FragOverlap
+        )]
+    );
+    let r = p("alert pkthdr any any -> any any (decode-event:decoder.udp.len_invalid; sid:1;)");
+    assert_eq!(r.conds.len(), 1);
+    // One netsieve does not raise is refused, naming the column of its value.
+    let e = parse_rule(
+        "alert pkthdr any any -> any any (decode-event:ipv4.wrong_ip_version; sid:1;)",
+        &Vars::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("decoder event"), "{e}");
+}

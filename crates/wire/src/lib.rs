@@ -4,8 +4,12 @@
 //!   firewall rules and logs.
 //! - [`Direction`] and [`PerDir`]: the two directions of a conversation, and a pair of
 //!   values indexed by them.
+//! - [`DecodeEvent`]: what is wrong with a packet's headers, by Suricata's names.
 
+pub mod event;
 pub mod ip_proto;
+
+pub use event::DecodeEvent;
 
 mod direction;
 

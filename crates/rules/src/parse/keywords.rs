@@ -89,6 +89,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("ip_proto", Kind::Setup(packet::ip_proto)),
     ("flags", Kind::Setup(packet::flags)),
     ("sameip", Kind::Setup(packet::sameip)),
+    ("decode-event", Kind::Setup(packet::decode_event)),
     ("ipopts", Kind::Setup(packet::ipopts)),
     // Buffers: back to the payload, and keywords over application buffers that are not
     // a buffer's name (the buffers themselves come from `AppBuffer`'s table).

@@ -125,6 +125,16 @@ pub(super) fn ipopts(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     Ok(())
 }
 
+/// `decode-event:ipv6.frag_overlap` (Suricata also accepts the `decoder.` prefix).
+pub(super) fn decode_event(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?.trim();
+    let name = v.strip_prefix("decoder.").unwrap_or(v);
+    let e = netsieve_wire::DecodeEvent::by_name(name)
+        .ok_or_else(|| o.bad("a decoder event netsieve does not raise"))?;
+    b.rule.conds.push(Cond::DecodeEvent(e));
+    Ok(())
+}
+
 fn cmp(o: &Opt<'_>) -> Result<Cmp, ParseError> {
     parse_cmp(o.need()?).ok_or_else(|| o.bad("expected N, <N, >N, !N or N<>M"))
 }

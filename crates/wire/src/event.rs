@@ -1,0 +1,74 @@
+//! Decoder events: what is wrong with a packet's headers, by the names Suricata gives
+//! them (rules' `decode-event:ipv6.frag_overlap`, the anomaly record's `event`, the
+//! stats record's `decoder.event.*` counters).
+//!
+//! One table: a variant, its name. Only events the decoder raises are listed, so that a
+//! rule naming another one is refused at load rather than never matching.
+
+macro_rules! events {
+    ($($(#[$m:meta])* $v:ident = $name:literal,)*) => {
+        /// A decoder event.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum DecodeEvent { $($(#[$m])* $v),* }
+
+        impl DecodeEvent {
+            /// Every event, in declaration order.
+            pub const ALL: &'static [DecodeEvent] = &[$(DecodeEvent::$v),*];
+
+            /// The event Suricata calls `name` (`ipv6.frag_overlap`), if the decoder
+            /// raises it.
+            pub fn by_name(name: &str) -> Option<DecodeEvent> {
+                match name { $($name => Some(DecodeEvent::$v),)* _ => None }
+            }
+
+            /// Suricata's name (`ipv6.frag_overlap`).
+            pub fn name(self) -> &'static str {
+                match self { $(DecodeEvent::$v => $name),* }
+            }
+        }
+    };
+}
+
+events! {
+    /// An IPv4 option whose length is below 2 or runs past the header.
+    Ipv4OptInvalidLen = "ipv4.opt_invalid_len",
+    /// A fragment that would end past 65,535 bytes.
+    Ipv4FragPktTooLarge = "ipv4.frag_pkt_too_large",
+    /// A fragment that overlaps bytes another fragment of its datagram gave.
+    Ipv4FragOverlap = "ipv4.frag_overlap",
+    /// An extension header that runs past the packet.
+    Ipv6TruncExthdr = "ipv6.trunc_exthdr",
+    /// A second fragment header in one packet.
+    Ipv6ExthdrDuplFh = "ipv6.exthdr_dupl_fh",
+    /// A fragment header that fragments nothing (offset 0, no more fragments).
+    Ipv6ExthdrUselessFh = "ipv6.exthdr_useless_fh",
+    /// A fragment, not the last, whose length is not a multiple of 8.
+    Ipv6FragInvalidLength = "ipv6.frag_invalid_length",
+    Ipv6FragPktTooLarge = "ipv6.frag_pkt_too_large",
+    Ipv6FragOverlap = "ipv6.frag_overlap",
+    /// A destination option of a type no standard defines.
+    Ipv6DstoptsUnknownOpt = "ipv6.dstopts_unknown_opt",
+    /// Fewer than 20 bytes where a TCP header should be.
+    TcpPktTooSmall = "tcp.pkt_too_small",
+    /// A TCP data offset below 5 words, or past the segment.
+    TcpHlenTooSmall = "tcp.hlen_too_small",
+    /// Fewer than 8 bytes where a UDP header should be.
+    UdpHlenTooSmall = "udp.hlen_too_small",
+    /// A UDP length field that disagrees with the IP payload's length.
+    UdpLenInvalid = "udp.len_invalid",
+    /// Fewer than 4 bytes where a GRE header should be.
+    GrePktTooSmall = "gre.pkt_too_small",
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for &e in DecodeEvent::ALL {
+            assert_eq!(DecodeEvent::by_name(e.name()), Some(e));
+        }
+        assert_eq!(DecodeEvent::by_name("ipv6.nope"), None);
+    }
+}
