@@ -1082,7 +1082,8 @@ impl Detector {
             // packet already dropped is not passed.
             let action = s.rule.action;
             let flow_scope = s.flow_action || on_stream;
-            if action == Action::Pass {
+            let pass = action == Action::Pass;
+            if pass {
                 packet_passed |= !packet_dropped;
                 if flow_scope
                     && !packet_dropped
@@ -1090,7 +1091,10 @@ impl Detector {
                 {
                     f.user.passed = true;
                 }
-                break;
+                // A pass rule stops the rules after it; with `alert`, it alerts first.
+                if !s.rule.pass_alert {
+                    break;
+                }
             }
             let blocked = self.opts.ips && matches!(action, Action::Drop | Action::Reject);
             if blocked {
@@ -1117,6 +1121,9 @@ impl Detector {
                 stream: on_stream,
                 ..alert(p, &ctx, si, blocked, pseudo)
             });
+            if pass {
+                break;
+            }
         }
         // Rules appended by an edit are evaluated last, wherever their rule order.
         let mut unordered = set.has_appended();
@@ -1406,11 +1413,14 @@ impl Detector {
                     }
                 }
                 let action = s.rule.action;
-                if action == Action::Pass {
+                let pass = action == Action::Pass;
+                if pass {
                     if !packet_dropped {
                         *passed = true;
                     }
-                    break;
+                    if !s.rule.pass_alert {
+                        break;
+                    }
                 }
                 let blocked = self.opts.ips && matches!(action, Action::Drop | Action::Reject);
                 if blocked {
@@ -1431,6 +1441,9 @@ impl Detector {
                     tx: Some(Box::new(meta(tx))),
                     ..alert(p, ctx, si, blocked, pseudo)
                 });
+                if pass {
+                    break;
+                }
             }
         }
         // Transactions inspected to the end both ways (and logged, if they are to be)

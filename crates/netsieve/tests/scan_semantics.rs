@@ -1149,3 +1149,21 @@ fn transactions_and_files_get_records_as_suricata_writes_them() {
     let recs = eve(&http, "", &["-c", yaml.to_str().unwrap()]);
     assert!(recs.is_empty(), "{recs:?}");
 }
+
+#[test]
+fn a_pass_rule_with_alert_alerts_and_still_passes() {
+    // issue-5466: `alert` on a pass rule logs it; the rules after it are not judged.
+    let rules = "\
+pass tcp any any -> any any (content:\"Hi\"; alert; sid:1;)
+alert tcp any any -> any any (content:\"Hi\"; sid:2;)
+";
+    let conv = conversation(&[(true, b"Hi there")]);
+    let recs = records(&conv, rules, &[]);
+    let sids: Vec<_> = recs
+        .iter()
+        .map(|r| r["alert"]["signature_id"].clone())
+        .collect();
+    assert_eq!(sids, [1], "{recs:?}");
+    let without = rules.replace(" alert;", "");
+    assert!(records(&conv, &without, &[]).is_empty());
+}

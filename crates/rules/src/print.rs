@@ -362,6 +362,12 @@ impl Printer<'_> {
         if r.noalert {
             self.opt("noalert", None);
         }
+        if r.pass_alert {
+            self.opt("alert", None);
+        }
+        if r.quiet_tx {
+            self.opt("config", Some(&"logging disable, type tx, scope tx"));
+        }
         if let Some(t) = &r.threshold {
             self.opt("threshold", Some(&threshold(t)));
         }

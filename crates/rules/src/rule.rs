@@ -578,6 +578,8 @@ pub struct Rule {
     pub flow: FlowOpts,
     pub flowbits: Vec<Flowbit>,
     pub noalert: bool,
+    /// `alert` on a pass rule: it alerts as well as passing.
+    pub pass_alert: bool,
     /// `config: logging disable, type tx, scope tx`: the transaction the rule matches
     /// is not logged.
     pub quiet_tx: bool,

@@ -49,6 +49,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("target", Kind::Setup(meta::target)),
     ("service", Kind::Setup(meta::service)),
     ("noalert", Kind::Setup(meta::noalert)),
+    ("alert", Kind::Setup(meta::alert)),
     ("config", Kind::Setup(meta::config)),
     ("threshold", Kind::Setup(meta::threshold)),
     ("detection_filter", Kind::Setup(meta::detection_filter)),

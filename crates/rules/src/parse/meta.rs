@@ -74,6 +74,12 @@ pub(super) fn noalert(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
     Ok(())
 }
 
+/// `alert`: a pass rule alerts as well (Suricata 7's).
+pub(super) fn alert(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.pass_alert = true;
+    Ok(())
+}
+
 /// `config: logging disable, type tx, scope tx` (the only `config` Suricata 8 has).
 pub(super) fn config(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let words: Vec<String> = o

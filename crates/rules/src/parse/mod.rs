@@ -486,6 +486,7 @@ impl Rule {
             flow: FlowOpts::default(),
             flowbits: Vec::new(),
             noalert: false,
+            pass_alert: false,
             quiet_tx: false,
             threshold: None,
             detection_filter: None,
