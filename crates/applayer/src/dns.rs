@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use netsieve_wire::{Direction, PerDir};
+use netsieve_wire::{AppEvent, Direction, PerDir};
 
 /// One question or answer record.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,7 +66,33 @@ pub enum Event {
     Malformed,
     /// A TCP message longer than the stream holds before the flow ended.
     Truncated,
+    /// A response sent to the server.
+    NotARequest,
+    /// A request sent to the client.
+    NotAResponse,
+    /// The header's reserved Z bit is set.
+    ZFlagSet,
+    /// An opcode no standard defines.
+    InvalidOpcode,
 }
+
+impl Event {
+    /// The event as rules name it (`app-layer-event:dns.z_flag_set`), if they do.
+    pub fn app_event(self) -> Option<AppEvent> {
+        Some(match self {
+            Event::Malformed => AppEvent::DnsMalformedData,
+            Event::NotARequest => AppEvent::DnsNotARequest,
+            Event::NotAResponse => AppEvent::DnsNotAResponse,
+            Event::ZFlagSet => AppEvent::DnsZFlagSet,
+            Event::InvalidOpcode => AppEvent::DnsInvalidOpcode,
+            Event::Truncated => return None,
+        })
+    }
+}
+
+/// Events kept at most per flow (the oldest are dropped): a flood of bad messages
+/// cannot grow a flow's state.
+const MAX_EVENTS: usize = 64;
 
 /// Messages held at most (older ones are dropped once inspected or not).
 const MAX_TXS: usize = 256;
@@ -80,7 +106,9 @@ pub struct Dns {
     next_id: u64,
     /// TCP: bytes of an incomplete message per direction.
     buf: PerDir<Vec<u8>>,
+    /// The last events raised.
     pub events: Vec<Event>,
+    raised: u64,
 }
 
 impl Dns {
@@ -92,7 +120,7 @@ impl Dns {
                 true
             }
             None => {
-                self.events.push(Event::Malformed);
+                self.raise(Event::Malformed);
                 false
             }
         }
@@ -119,13 +147,39 @@ impl Dns {
                     self.push(dir, m);
                     done = true;
                 }
-                None => self.events.push(Event::Malformed),
+                None => self.raise(Event::Malformed),
             }
         }
         done
     }
 
+    fn raise(&mut self, e: Event) {
+        if self.events.len() >= MAX_EVENTS {
+            self.events.remove(0);
+        }
+        self.events.push(e);
+        self.raised += 1;
+    }
+
+    /// Events raised since the flow began (those kept are the last of them).
+    pub fn raised(&self) -> u64 {
+        self.raised
+    }
+
     fn push(&mut self, dir: Direction, msg: Message) {
+        if msg.response != (dir == Direction::ToClient) {
+            self.raise(if msg.response {
+                Event::NotARequest
+            } else {
+                Event::NotAResponse
+            });
+        }
+        if msg.flags & 0x0040 != 0 {
+            self.raise(Event::ZFlagSet);
+        }
+        if !matches!(msg.opcode, 0 | 1 | 2 | 4 | 5 | 6) {
+            self.raise(Event::InvalidOpcode);
+        }
         if self.txs.len() >= MAX_TXS {
             self.txs.pop_front();
         }

@@ -158,6 +158,32 @@ impl Session {
         }
     }
 
+    /// Application-layer events the parser raised since the flow began, as a count:
+    /// [`Session::events_since`] gives those after an earlier count.
+    pub fn events_raised(&self) -> u64 {
+        match &self.parser {
+            Some(Parser::Dns(d)) => d.raised(),
+            _ => 0,
+        }
+    }
+
+    /// The events (as rules name them) raised after `count` were, as far as they are
+    /// kept.
+    pub fn events_since(&self, count: u64, out: &mut Vec<netsieve_wire::AppEvent>) {
+        if let Some(Parser::Dns(d)) = &self.parser {
+            let new = (d.raised() - count.min(d.raised())) as usize;
+            let kept = &d.events[d.events.len() - new.min(d.events.len())..];
+            out.extend(kept.iter().filter_map(|e| e.app_event()));
+        }
+    }
+
+    pub fn dns(&self) -> Option<&crate::dns::Dns> {
+        match &self.parser {
+            Some(Parser::Dns(d)) => Some(d),
+            _ => None,
+        }
+    }
+
     pub fn http(&self) -> Option<&Http> {
         match &self.parser {
             Some(Parser::Http(h)) => Some(h),

@@ -41,6 +41,7 @@ use crate::app::{Stage, TxRef, fill, transform};
 use crate::eval::{Ctx, matches};
 use crate::log::{AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta};
 use crate::ruleset::{Extra, GroupId, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group};
+use netsieve_packet::AppEvent;
 
 /// What became of one transaction of a flow.
 #[derive(Clone, Copy, Debug)]
@@ -347,6 +348,10 @@ pub struct Detector {
     last_drop: Option<DropReason>,
     /// Records of transactions and files made and not yet taken.
     logs: Vec<TxLog>,
+    /// Application-layer events raised on what the packet being inspected brought.
+    pkt_events: Vec<AppEvent>,
+    /// The DNS message the packet being inspected brought (UDP): its transaction id.
+    pkt_dns_tx: Option<u64>,
 }
 
 /// What Suricata calls an exception policy: what happens to a flow or packet the
@@ -514,6 +519,8 @@ struct Pkt<'a> {
     /// What detection made of it, for the log.
     app_name: Option<AppName>,
     flow: Option<FlowCounts>,
+    /// Application-layer events raised on what this packet brought.
+    app_events: Vec<AppEvent>,
 }
 
 impl Detector {
@@ -530,6 +537,8 @@ impl Detector {
             counts: Counts::default(),
             last_drop: None,
             logs: Vec::new(),
+            pkt_events: Vec::new(),
+            pkt_dns_tx: None,
         }
     }
 
@@ -602,6 +611,8 @@ impl Detector {
         let t0 = self.prof.is_some().then(std::time::Instant::now);
         let mut flow = flow;
         self.last_drop = None;
+        self.pkt_events.clear();
+        self.pkt_dns_tx = None;
         let dropped_before = flow.as_ref().is_some_and(|(f, _)| f.user.dropped);
         self.inspect_timed(p, flow.as_mut().map(|(f, o)| (&mut **f, *o)), out);
         // A flow dropped before this packet drops it; one dropped by this packet names
@@ -849,6 +860,7 @@ impl Detector {
             established: false,
             flow_id: None,
             stream_sizes: None,
+            app_events: Vec::new(),
             app: None,
             app_name: None,
             flow: None,
@@ -871,6 +883,9 @@ impl Detector {
             });
             ctx.app = f.user.app.as_ref().and_then(|a| a.proto);
             ctx.app_name = f.user.app_proto();
+            if pseudo.is_none() {
+                ctx.app_events.clone_from(&self.pkt_events);
+            }
             ctx.established = match p.l4 {
                 L4::Tcp(_) => obs.established,
                 // UDP and others: established once both sides have spoken.
@@ -1131,6 +1146,15 @@ impl Detector {
             && f.user.app.is_some()
         {
             let n = out.len();
+            // Alerts of packet rules on a DNS datagram name its message, as Suricata's do.
+            if let (Some(id), Some(dns)) =
+                (self.pkt_dns_tx, f.user.app.as_ref().and_then(Session::dns))
+                && let Some(t) = dns.txs.iter().find(|t| t.id == id)
+            {
+                for al in out[first_new..].iter_mut().filter(|a| a.tx.is_none()) {
+                    al.tx = Some(Box::new(meta(TxRef::Dns(t))));
+                }
+            }
             self.run_tx(&ctx, f, obs.dir, pseudo, packet_dropped, out);
             unordered |= out.len() > n;
         }
@@ -1174,6 +1198,15 @@ impl Detector {
     /// on the ACK); inline, this packet's own. A UDP datagram to or from port 53 is a
     /// DNS message; a TCP flow on port 53 is DNS unless its bytes say otherwise.
     fn app_feed(&mut self, p: &Packet, f: &mut Flow<FlowData>, obs: &Observed) {
+        let before = f.user.app.as_ref().map_or(0, Session::events_raised);
+        self.app_feed_bytes(p, f, obs);
+        self.pkt_events.clear();
+        if let Some(a) = f.user.app.as_ref() {
+            a.events_since(before, &mut self.pkt_events);
+        }
+    }
+
+    fn app_feed_bytes(&mut self, p: &Packet, f: &mut Flow<FlowData>, obs: &Observed) {
         let d = obs.dir;
         let dns_port = f.client().1 == 53 || f.server().1 == 53;
         match p.l4 {
@@ -1187,8 +1220,8 @@ impl Detector {
                     .app
                     .get_or_insert_with(|| Session::with(AppProto::Dns));
                 let payload = p.payload();
-                if !payload.is_empty() {
-                    a.datagram(d, payload);
+                if !payload.is_empty() && a.datagram(d, payload) {
+                    self.pkt_dns_tx = a.dns().and_then(|x| x.txs.back()).map(|t| t.id);
                 }
             }
             L4::Tcp(_) => {
@@ -1871,6 +1904,7 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
         }
         Cond::SameIp => c.src == c.dst,
         Cond::DecodeEvent(e) => p.events.contains(e),
+        Cond::AppEvent(e) => c.app_events.contains(e),
         Cond::StreamSize { side, cmp } => {
             let Some((cl, sv)) = c.stream_sizes else {
                 return false;

@@ -310,6 +310,7 @@ impl Scope {
                     | Cond::IcmpId(_)
                     | Cond::IcmpSeq(_)
                     | Cond::DecodeEvent(_)
+                    | Cond::AppEvent(_)
             )
         });
         let anchored = rule.payload_lists().any(|l| {

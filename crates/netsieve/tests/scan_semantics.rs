@@ -1167,3 +1167,40 @@ alert tcp any any -> any any (content:\"Hi\"; sid:2;)
     let without = rules.replace(" alert;", "");
     assert!(records(&conv, &without, &[]).is_empty());
 }
+
+#[test]
+fn dns_events_and_packet_alerts_carry_their_message() {
+    // A query with the reserved Z bit set and opcode 3 (unassigned).
+    let mut q = vec![0x12, 0x34, 0x19, 0x40, 0, 1, 0, 0, 0, 0, 0, 0];
+    q.extend_from_slice(b"\x03www\x07example\x03com\x00\x00\x01\x00\x01");
+    let rules = "\
+alert dns any any -> any any (app-layer-event:dns.z_flag_set; sid:1;)
+alert dns any any -> any any (app-layer-event:dns.invalid_opcode; sid:2;)
+alert dns any any -> any any (app-layer-event:dns.not_a_response; sid:3;)
+alert udp any any -> any 53 (content:\"example\"; target:dest_ip; sid:4;)
+";
+    let recs = records(&[udp(true, 53, &q)], rules, &[]);
+    let sids: Vec<_> = recs
+        .iter()
+        .map(|r| r["alert"]["signature_id"].clone())
+        .collect();
+    assert_eq!(sids, [1, 2, 4], "{recs:?}");
+    // Each alert, the packet rule's too, names the message (as Suricata's do).
+    for r in &recs {
+        assert_eq!(r["tx_id"], 0, "{r}");
+        assert_eq!(r["dns"]["queries"][0]["rrname"], "www.example.com", "{r}");
+        assert_eq!(r["dns"]["z"], true, "{r}");
+    }
+    // `target:dest_ip`: the packet's destination is the target.
+    assert_eq!(recs[2]["alert"]["target"]["port"], 53);
+    assert_eq!(recs[2]["alert"]["source"]["port"], 41424);
+    // The same message sent back by the server (after the client's) is not a
+    // response.
+    let recs = records(&[udp(true, 53, &q), udp(false, 53, &q)], rules, &[]);
+    let last = recs.last().expect("alerts");
+    assert_eq!(last["pcap_cnt"], 2);
+    assert!(
+        recs.iter().any(|r| r["alert"]["signature_id"] == 3),
+        "{recs:?}"
+    );
+}

@@ -345,6 +345,7 @@ impl Printer<'_> {
                 }
                 Cond::IpOpts(o) => self.opt("ipopts", Some(o)),
                 Cond::DecodeEvent(e) => self.opt("decode-event", Some(&e.name())),
+                Cond::AppEvent(e) => self.opt("app-layer-event", Some(&e.name())),
             }
         }
     }

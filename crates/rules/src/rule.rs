@@ -475,6 +475,9 @@ pub enum Cond {
     IpOpts(String),
     /// `decode-event`: the decoder raised this event on the packet.
     DecodeEvent(netsieve_wire::DecodeEvent),
+    /// `app-layer-event`: the application layer raised this event on what the packet
+    /// brought.
+    AppEvent(netsieve_wire::AppEvent),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,35 +1,54 @@
-//! Decoder events: what is wrong with a packet's headers, by the names Suricata gives
-//! them (rules' `decode-event:ipv6.frag_overlap`, the anomaly record's `event`, the
-//! stats record's `decoder.event.*` counters).
+//! Events: what is wrong with a packet's headers (decoder events) or with what a flow's
+//! application layer carries (application-layer events), by the names Suricata gives
+//! them (rules' `decode-event:ipv6.frag_overlap` and `app-layer-event:dns.z_flag_set`,
+//! the anomaly record's `event`).
 //!
-//! One table: a variant, its name. Only events the decoder raises are listed, so that a
-//! rule naming another one is refused at load rather than never matching.
+//! One table per kind: a variant, its name. Only events netsieve raises are listed, so
+//! that a rule naming another one is known not to be inspected rather than never
+//! matching.
 
 macro_rules! events {
-    ($($(#[$m:meta])* $v:ident = $name:literal,)*) => {
-        /// A decoder event.
+    ($(#[$tm:meta])* $t:ident { $($(#[$m:meta])* $v:ident = $name:literal,)* }) => {
+        $(#[$tm])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum DecodeEvent { $($(#[$m])* $v),* }
+        pub enum $t { $($(#[$m])* $v),* }
 
-        impl DecodeEvent {
+        impl $t {
             /// Every event, in declaration order.
-            pub const ALL: &'static [DecodeEvent] = &[$(DecodeEvent::$v),*];
+            pub const ALL: &'static [$t] = &[$($t::$v),*];
 
-            /// The event Suricata calls `name` (`ipv6.frag_overlap`), if the decoder
-            /// raises it.
-            pub fn by_name(name: &str) -> Option<DecodeEvent> {
-                match name { $($name => Some(DecodeEvent::$v),)* _ => None }
+            /// The event Suricata calls `name`, if netsieve raises it.
+            pub fn by_name(name: &str) -> Option<$t> {
+                match name { $($name => Some($t::$v),)* _ => None }
             }
 
-            /// Suricata's name (`ipv6.frag_overlap`).
+            /// Suricata's name.
             pub fn name(self) -> &'static str {
-                match self { $(DecodeEvent::$v => $name),* }
+                match self { $($t::$v => $name),* }
             }
         }
     };
 }
 
 events! {
+    /// An application-layer event.
+    AppEvent {
+    /// A DNS message that does not parse.
+    DnsMalformedData = "dns.malformed_data",
+    /// A response sent to the server.
+    DnsNotARequest = "dns.not_a_request",
+    /// A request sent to the client.
+    DnsNotAResponse = "dns.not_a_response",
+    /// The header's reserved Z bit is set.
+    DnsZFlagSet = "dns.z_flag_set",
+    /// An opcode no standard defines (3, or above 6).
+    DnsInvalidOpcode = "dns.invalid_opcode",
+    }
+}
+
+events! {
+    /// A decoder event.
+    DecodeEvent {
     /// An IPv4 option whose length is below 2 or runs past the header.
     Ipv4OptInvalidLen = "ipv4.opt_invalid_len",
     /// A fragment that would end past 65,535 bytes.
@@ -58,6 +77,7 @@ events! {
     UdpLenInvalid = "udp.len_invalid",
     /// Fewer than 4 bytes where a GRE header should be.
     GrePktTooSmall = "gre.pkt_too_small",
+    }
 }
 
 #[cfg(test)]
@@ -70,5 +90,8 @@ mod tests {
             assert_eq!(DecodeEvent::by_name(e.name()), Some(e));
         }
         assert_eq!(DecodeEvent::by_name("ipv6.nope"), None);
+        for &e in AppEvent::ALL {
+            assert_eq!(AppEvent::by_name(e.name()), Some(e));
+        }
     }
 }

@@ -4,12 +4,13 @@
 //!   firewall rules and logs.
 //! - [`Direction`] and [`PerDir`]: the two directions of a conversation, and a pair of
 //!   values indexed by them.
-//! - [`DecodeEvent`]: what is wrong with a packet's headers, by Suricata's names.
+//! - [`DecodeEvent`] and [`AppEvent`]: what is wrong with a packet's headers or its
+//!   flow's application layer, by Suricata's names.
 
 pub mod event;
 pub mod ip_proto;
 
-pub use event::DecodeEvent;
+pub use event::{AppEvent, DecodeEvent};
 
 mod direction;
 

@@ -91,6 +91,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("flags", Kind::Setup(packet::flags)),
     ("sameip", Kind::Setup(packet::sameip)),
     ("decode-event", Kind::Setup(packet::decode_event)),
+    ("app-layer-event", Kind::Setup(packet::app_layer_event)),
     ("ipopts", Kind::Setup(packet::ipopts)),
     // Buffers: back to the payload, and keywords over application buffers that are not
     // a buffer's name (the buffers themselves come from `AppBuffer`'s table).
@@ -112,7 +113,6 @@ const UNSUPPORTED: &[&str] = &[
     "dce_opnum",
     "ssl_state",
     "ssl_version",
-    "app-layer-event",
     "app-layer-protocol",
     "ftpbounce",
     "fragbits",

@@ -4,7 +4,7 @@
 use netsieve_wire::ip_proto;
 
 use super::{Builder, Opt, ParseError, parse_cmp};
-use crate::rule::{Cmp, Cond, FlagsMode, TCP_FLAGS};
+use crate::rule::{Cmp, Cond, FlagsMode, RawOption, TCP_FLAGS};
 
 pub(super) fn dsize(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     b.rule.conds.push(Cond::Dsize(cmp(o)?));
@@ -132,6 +132,20 @@ pub(super) fn decode_event(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseErro
     let e = netsieve_wire::DecodeEvent::by_name(name)
         .ok_or_else(|| o.bad("a decoder event netsieve does not raise"))?;
     b.rule.conds.push(Cond::DecodeEvent(e));
+    Ok(())
+}
+
+/// `app-layer-event:dns.z_flag_set`. An event netsieve does not raise leaves the rule
+/// not inspected (as an unsupported keyword does), since Suricata has many more.
+pub(super) fn app_layer_event(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?.trim();
+    match netsieve_wire::AppEvent::by_name(v) {
+        Some(e) => b.rule.conds.push(Cond::AppEvent(e)),
+        None => b.rule.unsupported.push(RawOption {
+            name: o.name.to_string(),
+            value: o.value.map(str::to_string),
+        }),
+    }
     Ok(())
 }
 

@@ -74,6 +74,11 @@ pub(super) struct Rule<'a> {
     signature: &'a str,
     category: &'a str,
     severity: u8,
+    /// With the rule's `target` keyword: the attacker's and the target's side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<Endpoint>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target: Option<Endpoint>,
     /// The rule's `metadata` keyword: each key with its values, keys sorted.
     #[serde(skip_serializing_if = "Option::is_none")]
     metadata: Option<BTreeMap<&'a str, Vec<&'a str>>>,
@@ -92,9 +97,41 @@ impl<'a> Rule<'a> {
             signature: &r.msg,
             category: &s.category,
             severity: s.severity,
+            source: None,
+            target: None,
             metadata: (!r.metadata.is_empty()).then(|| metadata(&r.metadata)),
         }
     }
+
+    /// The `source` and `target` objects of a rule with `target`: the alert's packet's
+    /// destination is the target for `target:dest_ip`, its source for `src_ip`.
+    fn with_target(mut self, set: &RuleSet, al: &Alert) -> Rule<'a> {
+        let Some(t) = set.sig(al.sig).rule.target else {
+            return self;
+        };
+        let src = Endpoint {
+            ip: ip_str(al.src),
+            port: al.sport,
+        };
+        let dst = Endpoint {
+            ip: ip_str(al.dst),
+            port: al.dport,
+        };
+        let (source, target) = match t {
+            netsieve_rules::Target::DestIp => (src, dst),
+            netsieve_rules::Target::SrcIp => (dst, src),
+        };
+        self.source = Some(source);
+        self.target = Some(target);
+        self
+    }
+}
+
+/// One side of an alert: an address and a port.
+#[derive(Serialize)]
+struct Endpoint {
+    ip: String,
+    port: u16,
 }
 
 /// The flowbits `traffic/id/NAME` and `traffic/label/NAME` the flow holds.
@@ -172,7 +209,7 @@ impl<'a> Record<'a> {
             pkt_src,
             traffic: traffic(set, &al.traffic),
             tx_id: None,
-            alert: Rule::of(set, al.sig, al.blocked),
+            alert: Rule::of(set, al.sig, al.blocked).with_target(set, al),
             tunnel: al.tunnel.as_ref().map(|t| Tunnel {
                 src_ip: ip_str(t.src),
                 src_port: t.sport,
