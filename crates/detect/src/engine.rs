@@ -119,12 +119,26 @@ pub struct FlowData {
     dropped: bool,
     /// A rule alerted on the flow (before thresholds).
     alerted: bool,
+    /// The exception policy the flow triggered (picked up midstream), if any.
+    exception: Option<ExceptionPolicy>,
 }
 
 impl FlowData {
     /// A rule alerted on the flow (before thresholds; Suricata's `flow.alerted`).
     pub fn alerted(&self) -> bool {
         self.alerted
+    }
+
+    /// The exception policy the flow triggered (Suricata's `flow.exception_policy`;
+    /// the target is always the stream's midstream pickup).
+    pub fn exception(&self) -> Option<ExceptionPolicy> {
+        self.exception
+    }
+
+    /// The flowbits the flow holds, by id into the rule set in force
+    /// ([`RuleSet::flowbit_name`]).
+    pub fn flowbits(&self) -> &[u32] {
+        &self.bits
     }
 
     /// What decided the whole flow, if anything did: a drop rule in IPS mode, else a
@@ -311,6 +325,9 @@ pub struct Counts {
     pub candidates: u64,
     /// Candidates whose options were evaluated (their header and flowbits passed).
     pub evaluated: u64,
+    /// Flows that triggered the midstream exception policy, by policy
+    /// ([`ExceptionPolicy::ALL`]'s order).
+    pub midstream_exceptions: [u64; 7],
 }
 
 impl std::ops::AddAssign for Counts {
@@ -320,6 +337,13 @@ impl std::ops::AddAssign for Counts {
         self.hits += o.hits;
         self.candidates += o.candidates;
         self.evaluated += o.evaluated;
+        for (a, b) in self
+            .midstream_exceptions
+            .iter_mut()
+            .zip(o.midstream_exceptions)
+        {
+            *a += b;
+        }
     }
 }
 
@@ -363,15 +387,44 @@ pub enum ExceptionPolicy {
     Ignore,
     /// Leave the packet uninspected.
     PassPacket,
-    /// Leave the flow uninspected (also Suricata's `bypass`).
+    /// Leave the flow uninspected.
     PassFlow,
+    /// Leave the flow uninspected, as bypassed (Suricata's `bypass`: the flow's state
+    /// says `bypassed`).
+    Bypass,
     /// Drop the packet (IPS).
     DropPacket,
-    /// Drop the flow (IPS; also `reject`).
+    /// Drop the flow (IPS).
     DropFlow,
+    /// Drop the flow and reset it (IPS; netsieve drops it).
+    Reject,
 }
 
 impl ExceptionPolicy {
+    /// Every policy.
+    pub const ALL: [ExceptionPolicy; 7] = [
+        ExceptionPolicy::Ignore,
+        ExceptionPolicy::PassPacket,
+        ExceptionPolicy::PassFlow,
+        ExceptionPolicy::Bypass,
+        ExceptionPolicy::DropPacket,
+        ExceptionPolicy::DropFlow,
+        ExceptionPolicy::Reject,
+    ];
+
+    /// Suricata's name for it in EVE (`drop_flow`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ExceptionPolicy::Ignore => "ignore",
+            ExceptionPolicy::PassPacket => "pass_packet",
+            ExceptionPolicy::PassFlow => "pass_flow",
+            ExceptionPolicy::Bypass => "bypass",
+            ExceptionPolicy::DropPacket => "drop_packet",
+            ExceptionPolicy::DropFlow => "drop_flow",
+            ExceptionPolicy::Reject => "reject",
+        }
+    }
+
     /// Resolves a policy as suricata.yaml gives it: `auto` is drop-flow in IPS mode
     /// and ignore otherwise; drop and reject policies mean ignore outside IPS mode.
     pub fn parse(v: &str, ips: bool) -> Option<ExceptionPolicy> {
@@ -386,13 +439,15 @@ impl ExceptionPolicy {
             }
             "ignore" => Ignore,
             "pass-packet" => PassPacket,
-            "pass-flow" | "bypass" => PassFlow,
+            "pass-flow" => PassFlow,
+            "bypass" => Bypass,
             "drop-packet" => DropPacket,
-            "drop-flow" | "reject" | "reject-both" => DropFlow,
+            "drop-flow" => DropFlow,
+            "reject" | "reject-both" => Reject,
             _ => return None,
         };
         Some(match p {
-            DropPacket | DropFlow if !ips => Ignore,
+            DropPacket | DropFlow | Reject if !ips => Ignore,
             p => p,
         })
     }
@@ -421,6 +476,9 @@ pub struct DetectOptions {
     pub alert_max: usize,
     /// The records of transactions and files to make ([`Detector::take_logs`]).
     pub log: LogTypes,
+    /// Midstream pickup is off (`stream.midstream: false`): a flow picked up midstream
+    /// triggers the `midstream` exception policy, which its flow record names.
+    pub midstream_exception: bool,
 }
 
 impl Default for DetectOptions {
@@ -435,6 +493,7 @@ impl Default for DetectOptions {
             http: netsieve_applayer::http::Limits::default(),
             alert_max: 15,
             log: LogTypes::default(),
+            midstream_exception: true,
         }
     }
 }
@@ -641,6 +700,11 @@ impl Detector {
                 f.user.midstream = t.flags & (tcp::SYN | tcp::ACK) != tcp::SYN;
             }
             if f.user.midstream {
+                if obs.new_flow && self.opts.midstream_exception {
+                    let p = self.opts.midstream;
+                    f.user.exception = Some(p);
+                    self.counts.midstream_exceptions[p as usize] += 1;
+                }
                 match self.opts.midstream {
                     ExceptionPolicy::Ignore => {}
                     ExceptionPolicy::PassPacket => return,
@@ -648,12 +712,12 @@ impl Detector {
                         self.last_drop = Some(DropReason::StreamMidstream);
                         return;
                     }
-                    ExceptionPolicy::PassFlow => f.user.passed = true,
-                    ExceptionPolicy::DropFlow if !f.user.dropped => {
+                    ExceptionPolicy::PassFlow | ExceptionPolicy::Bypass => f.user.passed = true,
+                    ExceptionPolicy::DropFlow | ExceptionPolicy::Reject if !f.user.dropped => {
                         f.user.dropped = true;
                         self.last_drop = Some(DropReason::StreamMidstream);
                     }
-                    ExceptionPolicy::DropFlow => {}
+                    ExceptionPolicy::DropFlow | ExceptionPolicy::Reject => {}
                 }
             }
             if f.user.passed || f.user.dropped {

@@ -1204,3 +1204,52 @@ alert udp any any -> any 53 (content:\"example\"; target:dest_ip; sid:4;)
         "{recs:?}"
     );
 }
+
+#[test]
+fn a_midstream_flow_records_the_exception_policy_it_triggered() {
+    // The handshake left out: the flow is picked up midstream, and with midstream
+    // pickup off (the default) its policy applies.
+    let frames: Vec<Vec<u8>> = conversation(&[(true, REQUEST), (false, RESPONSE)])
+        .into_iter()
+        .skip(3)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = dir.path().join("s.yaml");
+    std::fs::write(
+        &yaml,
+        "%YAML 1.1\n---\noutputs:\n  - eve-log:\n      enabled: yes\n      types:\n        - flow:\n            exception-policy: true\n        - stats\n",
+    )
+    .unwrap();
+    let c = yaml.to_str().unwrap();
+    let recs = eve(
+        &frames,
+        "",
+        &["-c", c, "--set", "stream.midstream-policy=bypass"],
+    );
+    let flow = recs
+        .iter()
+        .find(|r| r["event_type"] == "flow")
+        .expect("flow");
+    assert_eq!(flow["flow"]["state"], "bypassed", "{flow}");
+    assert_eq!(flow["flow"]["bypass"], "local");
+    assert_eq!(
+        flow["flow"]["exception_policy"][0]["target"],
+        "stream_midstream"
+    );
+    assert_eq!(flow["flow"]["exception_policy"][0]["policy"], "bypass");
+    let stats = recs
+        .iter()
+        .find(|r| r["event_type"] == "stats")
+        .expect("stats");
+    assert_eq!(
+        stats["stats"]["exception_policy"]["tcp"]["midstream"]["bypass"],
+        1
+    );
+    // With midstream pickup on, no exception.
+    let recs = eve(&frames, "", &["-c", c, "--set", "stream.midstream=true"]);
+    let flow = recs
+        .iter()
+        .find(|r| r["event_type"] == "flow")
+        .expect("flow");
+    assert!(flow["flow"].get("exception_policy").is_none(), "{flow}");
+}

@@ -245,6 +245,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         http: settings.http,
         alert_max: settings.alert_max,
         log: settings.eve.log,
+        midstream_exception: !settings.flow.midstream,
     };
     let mut pool = Pool::new(
         usize::from(a.threads),
@@ -253,6 +254,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         det,
         Records {
             flow: settings.eve.flow,
+            flow_exception: settings.eve.flow_exception,
             drop: settings.eve.drop && ips,
         },
         a.profile,

@@ -90,6 +90,7 @@ impl Worker {
             flow_time: Duration::ZERO,
             records: Records {
                 flow: false,
+                flow_exception: false,
                 drop: false,
             },
         }
@@ -157,7 +158,8 @@ impl Worker {
             out.records
                 .extend(self.det.take_logs().into_iter().map(Record::Tx));
             if self.records.flow {
-                out.records.push(Record::Flow(FlowRecord::of(&f, at)));
+                let rec = FlowRecord::of(&f, at, self.records.flow_exception);
+                out.records.push(Record::Flow(rec));
             }
         }
     }
@@ -214,6 +216,8 @@ enum Work {
 pub(super) struct Records {
     /// One per flow when it ends.
     pub flow: bool,
+    /// Flow records name the exception policy their flow triggered.
+    pub flow_exception: bool,
     /// One per packet dropped (IPS mode).
     pub drop: bool,
 }

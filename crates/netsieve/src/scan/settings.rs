@@ -60,6 +60,9 @@ pub(super) struct EveOptions {
     pub verdict: bool,
     /// `http`, `dns`, `tls` and `fileinfo` (`files`) records.
     pub log: LogTypes,
+    /// Flow records name the exception policy their flow triggered
+    /// (`types.flow.exception-policy`).
+    pub flow_exception: bool,
 }
 
 impl EveOptions {
@@ -96,6 +99,7 @@ impl Default for EveOptions {
                 tls: true,
                 files: true,
             },
+            flow_exception: false,
         }
     }
 }
@@ -256,6 +260,14 @@ const TABLE: &[(Key, Setter)] = &[
         }
         Ok(Used::Yes)
     }),
+    (
+        Key::Exact("outputs.eve-log.types.flow.exception-policy"),
+        |s, _, v| {
+            s.eve.flow = true;
+            s.eve.flow_exception = config::parse_bool(v).unwrap_or(false);
+            Ok(Used::Yes)
+        },
+    ),
     // A kind's options: `enabled` is honoured; the others (stats' totals, threads and
     // deltas, http's and tls' extended, ...) are not: each kind is written as Suricata's
     // stock configuration writes it.
@@ -397,7 +409,7 @@ impl Settings {
         let p = ExceptionPolicy::parse(value, ips)
             .ok_or_else(|| format!("{key}: unknown exception policy {value:?}"))?;
         Ok(match p {
-            ExceptionPolicy::Ignore | ExceptionPolicy::PassFlow => p,
+            ExceptionPolicy::Ignore | ExceptionPolicy::PassFlow | ExceptionPolicy::Bypass => p,
             _ if self.flow.midstream => ExceptionPolicy::Ignore,
             _ => p,
         })

@@ -6,6 +6,8 @@ use std::time::{Duration, SystemTime};
 use netsieve_detect::RuleSet;
 use serde_json::{Value, json};
 
+use netsieve_detect::ExceptionPolicy;
+
 use super::eve::{Counted, DecoderCounts, FlowCounts, RuleCounts, StatsRecord, Timestamp};
 use super::pipeline::{PoolReport, ReadStats};
 
@@ -72,6 +74,13 @@ impl Summary<'_> {
                 rules_skipped: s.waiting_app_layer + s.unsupported.values().sum::<usize>(),
             },
             alerts: self.alerts,
+            // Every policy but `ignore`, which Suricata does not count.
+            midstream_exceptions: ExceptionPolicy::ALL
+                .iter()
+                .zip(self.pool.counts.midstream_exceptions)
+                .filter(|(p, _)| **p != ExceptionPolicy::Ignore)
+                .map(|(p, n)| (p.name(), n))
+                .collect(),
         })
     }
 

@@ -8,7 +8,7 @@ use netsieve_detect::{Alert, RuleSet, Verdict};
 use netsieve_packet::Direction;
 use serde::Serialize;
 
-use super::{EveOptions, ip_str, linktype_name, proto_name, timestamp, tx};
+use super::{EveOptions, Traffic, ip_str, linktype_name, proto_name, timestamp, tx};
 
 #[derive(Serialize)]
 pub(super) struct Record<'a> {
@@ -134,15 +134,6 @@ struct Endpoint {
     port: u16,
 }
 
-/// The flowbits `traffic/id/NAME` and `traffic/label/NAME` the flow holds.
-#[derive(Serialize)]
-struct Traffic<'a> {
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    id: Vec<&'a str>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    label: Vec<&'a str>,
-}
-
 /// The tunnel the packet came out of, and the packet that carried it (Suricata writes
 /// the capture's packet number here, not at the top, for a tunnelled packet).
 #[derive(Serialize)]
@@ -207,7 +198,7 @@ impl<'a> Record<'a> {
             icmp_type: al.icmp.map(|i| i.0),
             icmp_code: al.icmp.map(|i| i.1),
             pkt_src,
-            traffic: traffic(set, &al.traffic),
+            traffic: Traffic::of(set, &al.traffic),
             tx_id: None,
             alert: Rule::of(set, al.sig, al.blocked).with_target(set, al),
             tunnel: al.tunnel.as_ref().map(|t| Tunnel {
@@ -295,23 +286,6 @@ impl<'a> Record<'a> {
             });
         }
     }
-}
-
-/// The `traffic` object, when the flow holds flowbits it names.
-fn traffic<'a>(set: &'a RuleSet, bits: &[u32]) -> Option<Traffic<'a>> {
-    let mut t = Traffic {
-        id: Vec::new(),
-        label: Vec::new(),
-    };
-    for &b in bits {
-        let name = set.flowbit_name(b);
-        if let Some(v) = name.strip_prefix("traffic/id/") {
-            t.id.push(v);
-        } else if let Some(v) = name.strip_prefix("traffic/label/") {
-            t.label.push(v);
-        }
-    }
-    (!t.id.is_empty() || !t.label.is_empty()).then_some(t)
 }
 
 /// The rule's metadata items (`key value`) grouped by key, each key's values in the

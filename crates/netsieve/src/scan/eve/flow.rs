@@ -5,13 +5,13 @@
 //! with the alerts, in packet order: after the alerts of the flow's end, before those
 //! of the packet that ended it.
 
-use netsieve_detect::FlowData;
 use netsieve_detect::log::AppName;
+use netsieve_detect::{ExceptionPolicy, FlowData, RuleSet};
 use netsieve_packet::flow::{Flow, TcpState};
 use netsieve_packet::{Direction, PerDir};
 use serde::Serialize;
 
-use super::{Ip, Timestamp};
+use super::{Ip, Timestamp, Traffic};
 
 #[derive(Serialize)]
 pub(in crate::scan) struct Record {
@@ -35,6 +35,9 @@ pub(in crate::scan) struct Record {
     /// Where the record goes among the alerts (not written).
     #[serde(skip)]
     order: (u64, bool, u64, u64),
+    /// The flowbits the flow held (written as `traffic`, named from the rule set).
+    #[serde(skip)]
+    bits: Vec<u32>,
 }
 
 #[derive(Serialize)]
@@ -47,10 +50,22 @@ struct Counters {
     end: Timestamp,
     age: u64,
     state: &'static str,
+    /// A bypassed flow's bypass (`local`: netsieve's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bypass: Option<&'static str>,
     reason: &'static str,
     alerted: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     action: Option<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    exception_policy: Vec<Exception>,
+}
+
+/// An exception policy the flow triggered.
+#[derive(Serialize)]
+struct Exception {
+    target: &'static str,
+    policy: &'static str,
 }
 
 /// The flow's TCP flags (hex, as Suricata writes them), each flag seen, and the state.
@@ -84,8 +99,11 @@ struct Tcp {
 
 impl Record {
     /// The record of flow `f`, which ended before packet `at` (past the last one at the
-    /// end of the input).
-    pub fn of(f: &Flow<FlowData>, at: u64) -> Record {
+    /// end of the input); with `exceptions`, it names the exception policy the flow
+    /// triggered.
+    pub fn of(f: &Flow<FlowData>, at: u64, exceptions: bool) -> Record {
+        let exception = f.user.exception();
+        let bypassed = exception == Some(ExceptionPolicy::Bypass);
         let (client, server) = (f.client(), f.server());
         let ports = matches!(f.proto(), 6 | 17 | 132);
         let pkts = f.pkts();
@@ -110,13 +128,39 @@ impl Record {
                 start: Timestamp(f.start()),
                 end: Timestamp(f.last()),
                 age: f.last().as_secs().saturating_sub(f.start().as_secs()),
-                state: flow_state(f),
+                state: if bypassed { "bypassed" } else { flow_state(f) },
+                bypass: bypassed.then_some("local"),
                 reason: f.end_reason().name(),
                 alerted: f.user.alerted(),
                 action: f.user.action(),
+                exception_policy: exception
+                    .filter(|_| exceptions)
+                    .map(|p| Exception {
+                        target: "stream_midstream",
+                        policy: p.name(),
+                    })
+                    .into_iter()
+                    .collect(),
             },
             tcp: (f.proto() == 6).then(|| Tcp::of(f.tcp_flags(), f.state())),
             order: (at, false, f.first_packet(), f.id()),
+            bits: f.user.flowbits().to_vec(),
+        }
+    }
+
+    /// The record as written: with the `traffic` object of the flowbits it held that
+    /// name one (`traffic/id/...`, `traffic/label/...`), named from `set`.
+    pub fn with_traffic<'a>(&'a self, set: &'a RuleSet) -> impl Serialize + 'a {
+        #[derive(Serialize)]
+        struct Written<'a> {
+            #[serde(flatten)]
+            rec: &'a Record,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            traffic: Option<Traffic<'a>>,
+        }
+        Written {
+            rec: self,
+            traffic: Traffic::of(set, &self.bits),
         }
     }
 

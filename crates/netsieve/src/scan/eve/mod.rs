@@ -32,6 +32,35 @@ use serde::Serialize;
 use super::settings::EveOptions;
 use super::sink::{Output, Sink};
 
+/// The flowbits `traffic/id/NAME` and `traffic/label/NAME` a flow holds (EVE's
+/// `traffic` object, in alert and flow records).
+#[derive(Serialize)]
+pub(super) struct Traffic<'a> {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    id: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    label: Vec<&'a str>,
+}
+
+impl<'a> Traffic<'a> {
+    /// The object of flowbits `bits` (ids into `set`), when some name one.
+    pub fn of(set: &'a RuleSet, bits: &[u32]) -> Option<Traffic<'a>> {
+        let mut t = Traffic {
+            id: Vec::new(),
+            label: Vec::new(),
+        };
+        for &b in bits {
+            let name = set.flowbit_name(b);
+            if let Some(v) = name.strip_prefix("traffic/id/") {
+                t.id.push(v);
+            } else if let Some(v) = name.strip_prefix("traffic/label/") {
+                t.label.push(v);
+            }
+        }
+        (!t.id.is_empty() || !t.label.is_empty()).then_some(t)
+    }
+}
+
 /// A record other than an alert.
 pub(super) enum Record {
     Flow(FlowRecord),
@@ -76,7 +105,9 @@ impl Sink for EveLog {
     fn record(&mut self, set: &RuleSet, rec: &Record) -> io::Result<()> {
         let o = self.opts;
         match rec {
-            Record::Flow(r) if o.flow => serde_json::to_writer(&mut self.out, r)?,
+            Record::Flow(r) if o.flow => {
+                serde_json::to_writer(&mut self.out, &r.with_traffic(set))?
+            }
             Record::Drop(r) if o.drop => {
                 serde_json::to_writer(&mut self.out, &r.with_rule(set, o.drop_alerts))?
             }

@@ -2,6 +2,7 @@
 //! the names and nesting of Suricata 8's (which has many more; those netsieve has no
 //! counterpart for are left out rather than written as zeros).
 
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
@@ -22,6 +23,8 @@ pub(in crate::scan) struct Counted {
     pub flow: Flow,
     pub rules: Rules,
     pub alerts: u64,
+    /// Flows that triggered the midstream exception policy, by policy name.
+    pub midstream_exceptions: Vec<(&'static str, u64)>,
 }
 
 #[derive(Serialize)]
@@ -30,6 +33,18 @@ struct Stats {
     decoder: Decoder,
     flow: Flow,
     detect: Detect,
+    exception_policy: ExceptionPolicies,
+}
+
+/// `exception_policy.tcp.midstream.<policy>`: flows that triggered each policy.
+#[derive(Serialize)]
+struct ExceptionPolicies {
+    tcp: Midstream,
+}
+
+#[derive(Serialize)]
+struct Midstream {
+    midstream: BTreeMap<&'static str, u64>,
 }
 
 #[derive(Serialize)]
@@ -87,6 +102,11 @@ impl Record {
                 detect: Detect {
                     engines: [c.rules],
                     alert: c.alerts,
+                },
+                exception_policy: ExceptionPolicies {
+                    tcp: Midstream {
+                        midstream: c.midstream_exceptions.into_iter().collect(),
+                    },
                 },
             },
         }
