@@ -192,11 +192,23 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    /// The names of the reasons, in [`DropReason::index`] order, as the stats record's
+    /// `ips.drop_reason` counters name them.
+    pub const COUNTER_NAMES: [&'static str; 3] = ["rules", "flow_drop", "stream_midstream"];
+
     pub fn name(self) -> &'static str {
         match self {
             DropReason::Rules(_) => "rules",
             DropReason::FlowDrop => "flow drop",
             DropReason::StreamMidstream => "stream midstream",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        match self {
+            DropReason::Rules(_) => 0,
+            DropReason::FlowDrop => 1,
+            DropReason::StreamMidstream => 2,
         }
     }
 }
@@ -328,6 +340,14 @@ pub struct Counts {
     /// Flows that triggered the midstream exception policy, by policy
     /// ([`ExceptionPolicy::ALL`]'s order).
     pub midstream_exceptions: [u64; 7],
+    /// Alerts a packet lost to `packet-alert-max` (Suricata's
+    /// `detect.alert_queue_overflow`).
+    pub alert_overflow: u64,
+    /// IPS mode: packets passed on and packets dropped, the dropped by
+    /// [`DropReason::index`].
+    pub ips_accepted: u64,
+    pub ips_blocked: u64,
+    pub drop_reasons: [u64; 3],
 }
 
 impl std::ops::AddAssign for Counts {
@@ -664,12 +684,14 @@ impl Detector {
         flow: Option<(&mut Flow<FlowData>, &Observed)>,
         out: &mut Vec<Alert>,
     ) {
+        self.last_drop = None;
         if p.ip.is_none() {
+            // Not inspected, and passed on.
+            self.counts.ips_accepted += u64::from(self.opts.ips);
             return;
         }
         let t0 = self.prof.is_some().then(std::time::Instant::now);
         let mut flow = flow;
-        self.last_drop = None;
         self.pkt_events.clear();
         self.pkt_dns_tx = None;
         let dropped_before = flow.as_ref().is_some_and(|(f, _)| f.user.dropped);
@@ -684,6 +706,15 @@ impl Detector {
             None if flow_dropped => Some(DropReason::FlowDrop),
             None => None,
         };
+        if self.opts.ips {
+            match self.last_drop {
+                Some(r) => {
+                    self.counts.ips_blocked += 1;
+                    self.counts.drop_reasons[r.index()] += 1;
+                }
+                None => self.counts.ips_accepted += 1,
+            }
+        }
         since(t0, self.prof.as_mut().map(|p| &mut p.detect));
     }
 
@@ -1228,6 +1259,7 @@ impl Detector {
         }
         // Suricata's `packet-alert-max`: a packet keeps its first alerts in rule order.
         if out.len() - first_new > self.opts.alert_max {
+            self.counts.alert_overflow += (out.len() - first_new - self.opts.alert_max) as u64;
             set.sort_alerts(&mut out[first_new..], |a| a.sig);
             out.truncate(first_new + self.opts.alert_max);
         }

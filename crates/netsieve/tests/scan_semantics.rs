@@ -1253,3 +1253,36 @@ fn a_midstream_flow_records_the_exception_policy_it_triggered() {
         .expect("flow");
     assert!(flow["flow"].get("exception_policy").is_none(), "{flow}");
 }
+
+#[test]
+fn the_stats_record_counts_verdicts_and_lost_alerts() {
+    // IPS: a drop rule on the request drops it, and the flow's later packets.
+    let conv = conversation(&[(true, REQUEST), (false, RESPONSE)]);
+    let rules = "drop tcp any any -> any any (content:\"GET\"; sid:1;)\n";
+    let recs = eve(&conv, rules, &["--simulate-ips"]);
+    let stats = &recs
+        .iter()
+        .find(|r| r["event_type"] == "stats")
+        .expect("stats")["stats"];
+    let (accepted, blocked) = (&stats["ips"]["accepted"], &stats["ips"]["blocked"]);
+    assert_eq!(
+        accepted.as_u64().unwrap() + blocked.as_u64().unwrap(),
+        conv.len() as u64
+    );
+    assert_eq!(stats["ips"]["drop_reason"]["rules"], 1, "{stats}");
+    assert_eq!(
+        stats["ips"]["drop_reason"]["flow_drop"],
+        blocked.as_u64().unwrap() - 1
+    );
+    // packet-alert-max 1: a packet matching three rules loses two alerts.
+    let rules = (1..=3)
+        .map(|i| format!("alert tcp any any -> any any (content:\"GET\"; sid:{i};)\n"))
+        .collect::<String>();
+    let recs = eve(&conv, &rules, &["--set", "packet-alert-max=1"]);
+    let stats = &recs
+        .iter()
+        .find(|r| r["event_type"] == "stats")
+        .expect("stats")["stats"];
+    assert_eq!(stats["detect"]["alert_queue_overflow"], 2, "{stats}");
+    assert!(stats.get("ips").is_none());
+}

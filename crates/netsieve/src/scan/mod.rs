@@ -291,6 +291,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         scan_time: Duration::ZERO,
         mpm: &a.mpm,
         threads,
+        ips,
     };
     out.record(Record::Stats(
         summary.stats_record(t_load.elapsed(), control.last_reload()),

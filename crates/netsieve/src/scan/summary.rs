@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use netsieve_detect::RuleSet;
 use serde_json::{Value, json};
 
-use netsieve_detect::ExceptionPolicy;
+use netsieve_detect::{DropReason, ExceptionPolicy};
 
 use super::eve::{Counted, DecoderCounts, FlowCounts, RuleCounts, StatsRecord, Timestamp};
 use super::pipeline::{PoolReport, ReadStats};
@@ -24,6 +24,8 @@ pub(super) struct Summary<'a> {
     pub scan_time: Duration,
     pub mpm: &'a str,
     pub threads: usize,
+    /// IPS mode (inline or simulated): the stats record counts verdicts.
+    pub ips: bool,
 }
 
 impl Summary<'_> {
@@ -81,6 +83,15 @@ impl Summary<'_> {
                 .filter(|(p, _)| **p != ExceptionPolicy::Ignore)
                 .map(|(p, n)| (p.name(), n))
                 .collect(),
+            alert_overflow: self.pool.counts.alert_overflow,
+            ips: self.ips.then(|| {
+                let c = &self.pool.counts;
+                let reasons = DropReason::COUNTER_NAMES
+                    .into_iter()
+                    .zip(c.drop_reasons)
+                    .collect();
+                (c.ips_accepted, c.ips_blocked, reasons)
+            }),
         })
     }
 

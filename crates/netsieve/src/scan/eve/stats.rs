@@ -25,6 +25,10 @@ pub(in crate::scan) struct Counted {
     pub alerts: u64,
     /// Flows that triggered the midstream exception policy, by policy name.
     pub midstream_exceptions: Vec<(&'static str, u64)>,
+    /// Alerts packets lost to `packet-alert-max`.
+    pub alert_overflow: u64,
+    /// IPS mode: packets accepted, blocked, and blocked by reason.
+    pub ips: Option<(u64, u64, Vec<(&'static str, u64)>)>,
 }
 
 #[derive(Serialize)]
@@ -33,7 +37,17 @@ struct Stats {
     decoder: Decoder,
     flow: Flow,
     detect: Detect,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ips: Option<Ips>,
     exception_policy: ExceptionPolicies,
+}
+
+/// IPS mode's verdicts.
+#[derive(Serialize)]
+struct Ips {
+    accepted: u64,
+    blocked: u64,
+    drop_reason: BTreeMap<&'static str, u64>,
 }
 
 /// `exception_policy.tcp.midstream.<policy>`: flows that triggered each policy.
@@ -74,6 +88,7 @@ pub(in crate::scan) struct Flow {
 struct Detect {
     engines: [Rules; 1],
     alert: u64,
+    alert_queue_overflow: u64,
 }
 
 /// The rule set in force: rules inspected, rules that failed to parse or compile, and
@@ -102,7 +117,13 @@ impl Record {
                 detect: Detect {
                     engines: [c.rules],
                     alert: c.alerts,
+                    alert_queue_overflow: c.alert_overflow,
                 },
+                ips: c.ips.map(|(accepted, blocked, reasons)| Ips {
+                    accepted,
+                    blocked,
+                    drop_reason: reasons.into_iter().collect(),
+                }),
                 exception_policy: ExceptionPolicies {
                     tcp: Midstream {
                         midstream: c.midstream_exceptions.into_iter().collect(),
