@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use netsieve_detect::{DropReason, ExceptionPolicy};
 
-use super::eve::{Counted, DecoderCounts, FlowCounts, RuleCounts, StatsRecord, Timestamp};
+use super::eve::{
+    Counted, DecoderCounts, FlowCounts, IpsCounts, RuleCounts, StatsRecord, Timestamp,
+};
 use super::pipeline::{PoolReport, ReadStats};
 
 /// What a run did.
@@ -86,11 +88,14 @@ impl Summary<'_> {
             alert_overflow: self.pool.counts.alert_overflow,
             ips: self.ips.then(|| {
                 let c = &self.pool.counts;
-                let reasons = DropReason::COUNTER_NAMES
-                    .into_iter()
-                    .zip(c.drop_reasons)
-                    .collect();
-                (c.ips_accepted, c.ips_blocked, reasons)
+                IpsCounts {
+                    accepted: c.ips_accepted,
+                    blocked: c.ips_blocked,
+                    drop_reason: DropReason::COUNTER_NAMES
+                        .into_iter()
+                        .zip(c.drop_reasons)
+                        .collect(),
+                }
             }),
         })
     }

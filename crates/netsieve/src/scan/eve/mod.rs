@@ -17,7 +17,7 @@ mod tx;
 pub(super) use drop::Record as DropRecord;
 pub(super) use flow::Record as FlowRecord;
 pub(super) use stats::{
-    Counted, Decoder as DecoderCounts, Flow as FlowCounts, Record as StatsRecord,
+    Counted, Decoder as DecoderCounts, Flow as FlowCounts, Ips as IpsCounts, Record as StatsRecord,
     Rules as RuleCounts,
 };
 

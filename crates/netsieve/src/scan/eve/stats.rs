@@ -28,7 +28,7 @@ pub(in crate::scan) struct Counted {
     /// Alerts packets lost to `packet-alert-max`.
     pub alert_overflow: u64,
     /// IPS mode: packets accepted, blocked, and blocked by reason.
-    pub ips: Option<(u64, u64, Vec<(&'static str, u64)>)>,
+    pub ips: Option<Ips>,
 }
 
 #[derive(Serialize)]
@@ -42,12 +42,12 @@ struct Stats {
     exception_policy: ExceptionPolicies,
 }
 
-/// IPS mode's verdicts.
+/// IPS mode's verdicts: packets passed on, packets dropped, and why.
 #[derive(Serialize)]
-struct Ips {
-    accepted: u64,
-    blocked: u64,
-    drop_reason: BTreeMap<&'static str, u64>,
+pub(in crate::scan) struct Ips {
+    pub accepted: u64,
+    pub blocked: u64,
+    pub drop_reason: BTreeMap<&'static str, u64>,
 }
 
 /// `exception_policy.tcp.midstream.<policy>`: flows that triggered each policy.
@@ -119,11 +119,7 @@ impl Record {
                     alert: c.alerts,
                     alert_queue_overflow: c.alert_overflow,
                 },
-                ips: c.ips.map(|(accepted, blocked, reasons)| Ips {
-                    accepted,
-                    blocked,
-                    drop_reason: reasons.into_iter().collect(),
-                }),
+                ips: c.ips,
                 exception_policy: ExceptionPolicies {
                     tcp: Midstream {
                         midstream: c.midstream_exceptions.into_iter().collect(),
