@@ -1285,4 +1285,18 @@ fn the_stats_record_counts_verdicts_and_lost_alerts() {
         .expect("stats")["stats"];
     assert_eq!(stats["detect"]["alert_queue_overflow"], 2, "{stats}");
     assert!(stats.get("ips").is_none());
+    assert_eq!(stats["tcp"]["reassembly_gap"], 0);
+    // A segment lost from the server's answer is a gap its stream skips.
+    let mut lossy = conversation(&[
+        (true, REQUEST),
+        (false, b"HTTP/1.1 200"),
+        (false, b" OK\r\n"),
+    ]);
+    lossy.remove(lossy.len() - 4);
+    let recs = eve(&lossy, "", &[]);
+    let stats = &recs
+        .iter()
+        .find(|r| r["event_type"] == "stats")
+        .expect("stats")["stats"];
+    assert_eq!(stats["tcp"]["reassembly_gap"], 1, "{stats}");
 }

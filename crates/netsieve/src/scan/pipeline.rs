@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use netsieve_detect::{Alert, Counts, DetectOptions, Detector, FlowData, Profile, RuleSet};
 use netsieve_packet::decode::decodes_link;
 use netsieve_packet::flow::{Flow, FlowConfig, FlowStats, FlowTable, SweepClock};
-use netsieve_packet::{Decoder, Frame, FrameSource, Next, Packet};
+use netsieve_packet::{Decoder, Direction, Frame, FrameSource, Next, Packet};
 use netsieve_rules::ThresholdConfig;
 
 use super::capture_filter::CaptureFilter;
@@ -37,6 +37,8 @@ struct Worker {
     flow_time: Duration,
     /// The records made besides alerts.
     records: Records,
+    /// Holes the streams of the flows ended so far skipped.
+    gaps: u64,
 }
 
 /// What workers hand on: alerts, and the records of the flows that ended, of the
@@ -93,6 +95,7 @@ impl Worker {
                 flow_exception: false,
                 drop: false,
             },
+            gaps: 0,
         }
     }
 
@@ -155,6 +158,12 @@ impl Worker {
     fn finish_flows(&mut self, flows: Vec<Flow<FlowData>>, at: u64, out: &mut Out) {
         for mut f in flows {
             self.det.flow_end(&mut f, at, &mut out.alerts);
+            if f.proto() == 6 {
+                self.gaps += Direction::BOTH
+                    .iter()
+                    .map(|&d| f.stream(d).gaps())
+                    .sum::<u64>();
+            }
             out.records
                 .extend(self.det.take_logs().into_iter().map(Record::Tx));
             if self.records.flow {
@@ -173,6 +182,7 @@ impl Worker {
         WorkerReport {
             flows: self.flows.stats().clone(),
             counts: self.det.counts(),
+            gaps: self.gaps,
         }
     }
 }
@@ -181,6 +191,7 @@ impl Worker {
 struct WorkerReport {
     flows: FlowStats,
     counts: Counts,
+    gaps: u64,
 }
 
 /// What the pool did, summed over its workers.
@@ -188,6 +199,8 @@ pub(super) struct PoolReport {
     pub flows: FlowStats,
     /// What detection did.
     pub counts: Counts,
+    /// Holes the TCP streams skipped (Suricata's `tcp.reassembly_gap`).
+    pub gaps: u64,
     /// With `--profile`: the detector's stage times and the time in the flow table.
     pub profile: Option<(Profile, Duration)>,
 }
@@ -339,6 +352,7 @@ impl Pool {
                 Ok(PoolReport {
                     flows: r.flows,
                     counts: r.counts,
+                    gaps: r.gaps,
                     profile: w.det.profile().map(|p| (*p, w.flow_time)),
                 })
             }
@@ -491,6 +505,7 @@ impl Threads {
         let mut total = PoolReport {
             flows: FlowStats::default(),
             counts: Counts::default(),
+            gaps: 0,
             profile: None,
         };
         for h in self.handles {
@@ -499,6 +514,7 @@ impl Threads {
                 .map_err(|_| "a detection thread panicked".to_string())?;
             total.flows.add(&r.flows);
             total.counts += r.counts;
+            total.gaps += r.gaps;
         }
         Ok(total)
     }

@@ -86,6 +86,7 @@ impl Summary<'_> {
                 .map(|(p, n)| (p.name(), n))
                 .collect(),
             alert_overflow: self.pool.counts.alert_overflow,
+            reassembly_gaps: self.pool.gaps,
             ips: self.ips.then(|| {
                 let c = &self.pool.counts;
                 IpsCounts {

@@ -29,6 +29,8 @@ pub(in crate::scan) struct Counted {
     pub alert_overflow: u64,
     /// IPS mode: packets accepted, blocked, and blocked by reason.
     pub ips: Option<Ips>,
+    /// Holes TCP streams skipped.
+    pub reassembly_gaps: u64,
 }
 
 #[derive(Serialize)]
@@ -36,10 +38,16 @@ struct Stats {
     uptime: u64,
     decoder: Decoder,
     flow: Flow,
+    tcp: Tcp,
     detect: Detect,
     #[serde(skip_serializing_if = "Option::is_none")]
     ips: Option<Ips>,
     exception_policy: ExceptionPolicies,
+}
+
+#[derive(Serialize)]
+struct Tcp {
+    reassembly_gap: u64,
 }
 
 /// IPS mode's verdicts: packets passed on, packets dropped, and why.
@@ -114,6 +122,9 @@ impl Record {
                 uptime: c.uptime.as_secs(),
                 decoder: c.decoder,
                 flow: c.flow,
+                tcp: Tcp {
+                    reassembly_gap: c.reassembly_gaps,
+                },
                 detect: Detect {
                     engines: [c.rules],
                     alert: c.alerts,
