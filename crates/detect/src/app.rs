@@ -96,7 +96,10 @@ fn inspected(b: AppBuffer) -> Option<(AppProto, Side, Stage)> {
         HttpResponseBody => (Http, Response, Done),
         FileData => (Http, Either, Done),
         DnsQuery => (Dns, Request, Done),
-        DnsQueriesRrname | DnsOpcode | DnsRcode | DnsRrtype => (Dns, Either, Done),
+        DnsQueriesRrname | DnsAnswersRrname | DnsOpcode | DnsRcode | DnsRrtype => {
+            (Dns, Either, Done)
+        }
+        DnsResponseRrname => (Dns, Response, Done),
         TlsSni | Ja3Hash | Ja3String => (Tls, Request, Done),
         Ja3sHash | Ja3sString => (Tls, Response, Head),
         TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCerts | TlsCertChainLen => {
@@ -368,6 +371,24 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
             match buf {
                 DnsQuery | DnsQueriesRrname => {
                     out.extend(m.questions.iter().map(|q| Cow::Borrowed(&q.name[..])))
+                }
+                DnsAnswersRrname => {
+                    out.extend(m.answers.iter().map(|a| Cow::Borrowed(&a.name[..])))
+                }
+                // Every name a response holds: its questions', its records' owners, and
+                // the names their data give (CNAME, NS, PTR, MX; SOA's two).
+                DnsResponseRrname if m.response => {
+                    out.extend(m.questions.iter().map(|q| Cow::Borrowed(&q.name[..])));
+                    for r in m.answers.iter().chain(&m.authorities).chain(&m.additionals) {
+                        out.push(Cow::Borrowed(&r.name[..]));
+                        if matches!(r.rtype, 2 | 5 | 12 | 15) {
+                            out.push(Cow::Borrowed(&r.data[..]));
+                        }
+                        if let Some(soa) = &r.soa {
+                            out.push(Cow::Borrowed(&soa.mname[..]));
+                            out.push(Cow::Borrowed(&soa.rname[..]));
+                        }
+                    }
                 }
                 DnsOpcode => out.push(number(m.opcode.into())),
                 DnsRcode => out.push(number(m.rcode.into())),

@@ -106,6 +106,19 @@ fn dns_numbers_match_any_record() {
         "dns.queries.rrname; content:\"x\";",
         AppBuffer::DnsQueriesRrname
     ));
+    // The answer's owner is the question's name (a pointer to it); its data an address.
+    assert!(holds(
+        "dns.answers.rrname; content:\"x\"; bsize:1;",
+        AppBuffer::DnsAnswersRrname
+    ));
+    assert!(holds(
+        "dns.response.rrname; content:\"x\"; bsize:1;",
+        AppBuffer::DnsResponseRrname
+    ));
+    assert!(!holds(
+        "dns.response.rrname; content:\"|0a 00 00 01|\";",
+        AppBuffer::DnsResponseRrname
+    ));
 }
 
 /// `tls.random*` are the random of the inspected direction's hello (the client's to the

@@ -90,6 +90,8 @@ app_buffers! {
     FileData = "file.data" { "file.data": Sticky, "file_data": Sticky };
     DnsQuery = "dns.query" { "dns.query": Sticky, "dns_query": Sticky };
     DnsQueriesRrname = "dns.queries.rrname" { "dns.queries.rrname": Sticky };
+    DnsAnswersRrname = "dns.answers.rrname" { "dns.answers.rrname": Sticky };
+    DnsResponseRrname = "dns.response.rrname" { "dns.response.rrname": Sticky };
     DnsOpcode = "dns.opcode" { "dns.opcode": Integer };
     DnsRcode = "dns.rcode" { "dns.rcode": Integer };
     DnsRrtype = "dns.rrtype" { "dns.rrtype": Integer };
