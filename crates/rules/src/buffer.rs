@@ -4,6 +4,7 @@
 //! every keyword that selects it), then, for the engine to inspect it, one line in
 //! `netsieve-detect`'s `app.rs` (its protocol, side and stage) and one arm in its `fill`.
 
+use netsieve_wire::named;
 use std::fmt;
 
 /// How a keyword naming a buffer acts in a rule.

@@ -24,35 +24,6 @@
 //!   classification.config.
 //! - [`threshold`]: threshold.config (global thresholds, suppressions, rate filters).
 
-/// Declares a fieldless enum with one name per variant, read by `by_name` and written
-/// by `name` (and `Display`), so that a keyword's words live in one table.
-macro_rules! named {
-    ($(#[$m:meta])* $vis:vis enum $t:ident { $($(#[$vm:meta])* $v:ident = $name:literal,)* }) => {
-        $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        $vis enum $t { $($(#[$vm])* $v),* }
-
-        impl $t {
-            /// Every variant, in declaration order.
-            pub const ALL: &'static [$t] = &[$($t::$v),*];
-
-            pub fn by_name(name: &str) -> Option<$t> {
-                match name { $($name => Some($t::$v),)* _ => None }
-            }
-
-            pub fn name(self) -> &'static str {
-                match self { $($t::$v => $name),* }
-            }
-        }
-
-        impl std::fmt::Display for $t {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.name())
-            }
-        }
-    };
-}
-
 pub mod buffer;
 pub mod load;
 pub mod parse;

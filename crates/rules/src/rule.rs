@@ -2,6 +2,7 @@
 
 use crate::buffer::{AppBuffer, AppNeed, Transform};
 use crate::vars::{AddrExpr, PortExpr};
+use netsieve_wire::named;
 
 named! {
     pub enum Action {

@@ -7,32 +7,9 @@
 //! that a rule naming another one is known not to be inspected rather than never
 //! matching.
 
-macro_rules! events {
-    ($(#[$tm:meta])* $t:ident { $($(#[$m:meta])* $v:ident = $name:literal,)* }) => {
-        $(#[$tm])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum $t { $($(#[$m])* $v),* }
-
-        impl $t {
-            /// Every event, in declaration order.
-            pub const ALL: &'static [$t] = &[$($t::$v),*];
-
-            /// The event Suricata calls `name`, if netsieve raises it.
-            pub fn by_name(name: &str) -> Option<$t> {
-                match name { $($name => Some($t::$v),)* _ => None }
-            }
-
-            /// Suricata's name.
-            pub fn name(self) -> &'static str {
-                match self { $($t::$v => $name),* }
-            }
-        }
-    };
-}
-
-events! {
+crate::named! {
     /// An application-layer event.
-    AppEvent {
+    pub enum AppEvent {
     /// A DNS message that does not parse.
     DnsMalformedData = "dns.malformed_data",
     /// A response sent to the server.
@@ -46,9 +23,9 @@ events! {
     }
 }
 
-events! {
+crate::named! {
     /// A decoder event.
-    DecodeEvent {
+    pub enum DecodeEvent {
     /// An IPv4 option whose length is below 2 or runs past the header.
     Ipv4OptInvalidLen = "ipv4.opt_invalid_len",
     /// A fragment that would end past 65,535 bytes.
