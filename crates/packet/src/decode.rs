@@ -701,6 +701,10 @@ impl Decoder {
                     }
                     let fo = be16(d, i + 2);
                     let id = u32::from_be_bytes([d[i + 4], d[i + 5], d[i + 6], d[i + 7]]);
+                    // A fragment header with nothing after it is cut short.
+                    if end == i + 8 {
+                        events.push(DecodeEvent::Ipv6TruncExthdr);
+                    }
                     if frag.is_some() {
                         events.push(DecodeEvent::Ipv6ExthdrDuplFh);
                     } else {
@@ -863,13 +867,13 @@ impl Decoder {
                 }
             }
             17 => {
-                // The header, or its length field, shorter than a header; else a length
-                // field that is not the datagram's.
+                // Fewer bytes than a header; else a length field that is not the
+                // datagram's (below 8 included).
                 let field = (seg.len() >= 8).then(|| be16(seg, 4) as usize);
                 let Some(u) = UdpSlice::from_slice(seg).ok().filter(|_| field >= Some(8)) else {
                     p.raise(match field {
-                        Some(n) if n >= 8 => DecodeEvent::UdpLenInvalid,
-                        _ => DecodeEvent::UdpHlenTooSmall,
+                        Some(_) => DecodeEvent::UdpLenInvalid,
+                        None => DecodeEvent::UdpHlenTooSmall,
                     });
                     return Err("truncated or invalid UDP header");
                 };

@@ -384,7 +384,18 @@ fn decoder_events_are_raised_where_suricata_raises_them() {
     // A fragment header that fragments nothing, and one twice.
     let useless = [frag_header(59, 0, false, 1), vec![0; 8]].concat();
     assert_eq!(events(&[v6(&useless, 44)]), [["ipv6.exthdr_useless_fh"]]);
-    let twice = [frag_header(44, 0, true, 2), frag_header(59, 0, true, 2)].concat();
+    // One with nothing after it is cut short as well.
+    let bare = frag_header(59, 0, false, 5);
+    assert_eq!(
+        events(&[v6(&bare, 44)]),
+        [["ipv6.trunc_exthdr", "ipv6.exthdr_useless_fh"]]
+    );
+    let twice = [
+        frag_header(44, 0, true, 2),
+        frag_header(59, 0, true, 2),
+        vec![0; 8],
+    ]
+    .concat();
     assert_eq!(events(&[v6(&twice, 44)]), [["ipv6.exthdr_dupl_fh"]]);
     // A fragment (not the last) of 12 bytes; then one that overlaps it.
     let a = [frag_header(59, 0, true, 3), vec![1; 12]].concat();
@@ -409,7 +420,7 @@ fn decoder_events_are_raised_where_suricata_raises_them() {
     assert_eq!(events(&[v4(17, &[0; 4])]), [["udp.hlen_too_small"]]);
     let mut u = udp(1, 2, b"abcd");
     u[5] = 4;
-    assert_eq!(events(&[v4(17, &u)]), [["udp.hlen_too_small"]]);
+    assert_eq!(events(&[v4(17, &u)]), [["udp.len_invalid"]]);
     u[5] = 10;
     assert_eq!(events(&[v4(17, &u)]), [["udp.len_invalid"]]);
     assert_eq!(events(&[v4(47, &[0; 2])]), [["gre.pkt_too_small"]]);

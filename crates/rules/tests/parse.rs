@@ -397,3 +397,27 @@ fn decode_events_are_resolved_at_load() {
     .unwrap_err();
     assert!(e.to_string().contains("decoder event"), "{e}");
 }
+
+#[test]
+fn requires_leaves_a_rule_uninspected_when_unmet() {
+    // netsieve reads Suricata 8.0.6's rules and has JA3 and JA4.
+    for met in [
+        "requires: version >= 8",
+        "requires: version >= 8.0.5",
+        "requires: feature ja4, version >= 7",
+        "requires: keyword dns.query",
+    ] {
+        let r = p(&format!("alert ip any any -> any any ({met}; sid:1;)"));
+        assert!(r.unsupported.is_empty(), "{met}");
+    }
+    for unmet in [
+        "requires: version >= 9.0.0",
+        "requires: version >= 7 < 8",
+        "requires: feature output::file-store",
+        "requires: keyword nosuchkeyword",
+        "requires: foo bar",
+    ] {
+        let r = p(&format!("alert ip any any -> any any ({unmet}; sid:1;)"));
+        assert_eq!(r.unsupported.len(), 1, "{unmet}");
+    }
+}

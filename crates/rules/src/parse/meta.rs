@@ -74,6 +74,57 @@ pub(super) fn noalert(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
     Ok(())
 }
 
+/// The Suricata version whose rules netsieve reads, for `requires: version ...`.
+const SURICATA_VERSION: [u32; 3] = [8, 0, 6];
+
+/// `requires: feature ja4, version >= 8 < 9, keyword ...`: a rule whose requirements
+/// netsieve does not meet is left uninspected (as Suricata skips it), not refused.
+pub(super) fn requires(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?;
+    let met = v.split(',').all(|item| {
+        let words: Vec<&str> = item.split_whitespace().collect();
+        match words.as_slice() {
+            ["feature", f] => matches!(*f, "ja3" | "ja4"),
+            ["keyword", k] => super::keywords::lookup(k)
+                .is_some_and(|k| !matches!(k, super::keywords::Kind::Unsupported)),
+            ["version", rest @ ..] => version_ok(rest),
+            _ => false,
+        }
+    });
+    if !met {
+        b.rule.unsupported.push(crate::rule::RawOption {
+            name: o.name.to_string(),
+            value: o.value.map(str::to_string),
+        });
+    }
+    Ok(())
+}
+
+/// `>= 8 < 9`, `>= 8.0.5`: every comparison holds for [`SURICATA_VERSION`].
+fn version_ok(words: &[&str]) -> bool {
+    let parse = |v: &str| -> Option<[u32; 3]> {
+        let mut out = [0; 3];
+        for (i, p) in v.split('.').enumerate() {
+            *out.get_mut(i)? = p.parse().ok()?;
+        }
+        Some(out)
+    };
+    words.chunks(2).all(|c| match c {
+        [op, v] => parse(v).is_some_and(|v| {
+            let have = SURICATA_VERSION;
+            match *op {
+                ">=" => have >= v,
+                ">" => have > v,
+                "<=" => have <= v,
+                "<" => have < v,
+                "=" | "==" => have == v,
+                _ => false,
+            }
+        }),
+        _ => false,
+    })
+}
+
 /// `alert`: a pass rule alerts as well (Suricata 7's).
 pub(super) fn alert(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
     b.rule.pass_alert = true;
