@@ -352,16 +352,30 @@ pub struct Counts {
 
 impl std::ops::AddAssign for Counts {
     fn add_assign(&mut self, o: Counts) {
-        self.packets += o.packets;
-        self.scanned += o.scanned;
-        self.hits += o.hits;
-        self.candidates += o.candidates;
-        self.evaluated += o.evaluated;
-        for (a, b) in self
-            .midstream_exceptions
-            .iter_mut()
-            .zip(o.midstream_exceptions)
-        {
+        // Every field named, so that a counter added to `Counts` cannot be left out of
+        // the sum over workers.
+        let Counts {
+            packets,
+            scanned,
+            hits,
+            candidates,
+            evaluated,
+            midstream_exceptions,
+            alert_overflow,
+            ips_accepted,
+            ips_blocked,
+            drop_reasons,
+        } = o;
+        self.packets += packets;
+        self.scanned += scanned;
+        self.hits += hits;
+        self.candidates += candidates;
+        self.evaluated += evaluated;
+        self.alert_overflow += alert_overflow;
+        self.ips_accepted += ips_accepted;
+        self.ips_blocked += ips_blocked;
+        let pairs = (self.midstream_exceptions.iter_mut()).zip(midstream_exceptions);
+        for (a, b) in pairs.chain(self.drop_reasons.iter_mut().zip(drop_reasons)) {
             *a += b;
         }
     }

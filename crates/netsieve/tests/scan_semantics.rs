@@ -1278,13 +1278,20 @@ fn the_stats_record_counts_verdicts_and_lost_alerts() {
     let rules = (1..=3)
         .map(|i| format!("alert tcp any any -> any any (content:\"GET\"; sid:{i};)\n"))
         .collect::<String>();
-    let recs = eve(&conv, &rules, &["--set", "packet-alert-max=1"]);
-    let stats = &recs
-        .iter()
-        .find(|r| r["event_type"] == "stats")
-        .expect("stats")["stats"];
-    assert_eq!(stats["detect"]["alert_queue_overflow"], 2, "{stats}");
-    assert!(stats.get("ips").is_none());
+    // Summed over every worker thread.
+    for threads in ["1", "2"] {
+        let args = ["--set", "packet-alert-max=1", "--threads", threads];
+        let recs = eve(&conv, &rules, &args);
+        let stats = &recs
+            .iter()
+            .find(|r| r["event_type"] == "stats")
+            .expect("stats")["stats"];
+        assert_eq!(
+            stats["detect"]["alert_queue_overflow"], 2,
+            "{threads}: {stats}"
+        );
+        assert!(stats.get("ips").is_none());
+    }
     assert_eq!(stats["tcp"]["reassembly_gap"], 0);
     // A segment lost from the server's answer is a gap its stream skips.
     let mut lossy = conversation(&[
