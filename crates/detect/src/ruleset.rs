@@ -1057,15 +1057,16 @@ impl RuleSet {
     /// stops the rules after it, and a rule that sets a flowbit must come before one
     /// that tests it. A rule that does neither may come last (its alerts are put in
     /// rule order afterwards, [`RuleSet::sort_alerts`]); one that does must come last in
-    /// rule order anyway.
+    /// rule order anyway. Every rule in force is compared, not only the last: rules
+    /// appended by earlier edits are not in rule order.
     fn appendable(&self, sig: &Sig) -> bool {
         let (action, fb, _) = self.opts.order_key(sig);
         let pass = self.opts.action_rank(Action::Pass) as u8;
         if action != pass && fb == 3 {
             return true;
         }
-        self.sigs.last().is_none_or(|l| {
-            let (a, f, _) = self.opts.order_key(l);
+        self.in_force().all(|s| {
+            let (a, f, _) = self.opts.order_key(s);
             (a, f) <= (action, fb)
         })
     }

@@ -273,6 +273,37 @@ fn a_reload_keeps_the_unchanged_rules_and_prefilters() {
     );
 }
 
+/// A flowbit setter added after an edit appended a rule out of order (a drop rule, which
+/// goes before the alerts) still runs before the alert rule that tests its bit, as a full
+/// build orders them. Found by `derived_sets_inspect_as_fresh_ones` on CI.
+#[test]
+fn an_added_setter_runs_before_the_tests_already_in_force() {
+    let texts = vec![
+        rule(1, (0, false, 0, 0, None, 0)),
+        rule(3, (0, true, 0, 2, None, 2)),
+    ];
+    let frames = conversation(&[(true, 80, 80, b"bca ".to_vec())]);
+    let set = Arc::new(build(&texts));
+    let drop = rule(101, (4, false, 0, 0, None, 0));
+    let set = Arc::new(set.edit(
+        &[],
+        parse(std::slice::from_ref(&drop)),
+        BuildOptions::default(),
+    ));
+    let setter = rule(102, (0, true, 0, 2, None, 1));
+    let set = Arc::new(set.edit(
+        &[],
+        parse(std::slice::from_ref(&setter)),
+        BuildOptions::default(),
+    ));
+    let all = [texts[0].clone(), texts[1].clone(), drop, setter];
+    assert_eq!(alerts(&set, &frames), vec![(3, 1), (102, 1)]);
+    assert_eq!(
+        alerts(&set, &frames),
+        alerts(&Arc::new(build(&all)), &frames)
+    );
+}
+
 /// A stand-in for a known text that the set rebuilt from does not hold is refused, not
 /// compiled as the empty rule it stands for (which would match every packet).
 #[test]
