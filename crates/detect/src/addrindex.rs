@@ -39,7 +39,7 @@ pub struct AddrSet {
 const V4_MAX: u128 = u32::MAX as u128;
 
 impl AddrSet {
-    fn all() -> AddrSet {
+    pub fn all() -> AddrSet {
         AddrSet {
             v4: vec![(0, V4_MAX)],
             v6: vec![(0, u128::MAX)],
@@ -132,6 +132,21 @@ impl AddrSet {
         };
         let i = v.partition_point(|&(lo, _)| lo <= k);
         i > 0 && v[i - 1].1 >= k
+    }
+
+    /// Whether the set holds no address.
+    pub fn is_empty(&self) -> bool {
+        self.v4.is_empty() && self.v6.is_empty()
+    }
+
+    /// Whether the set and `o` share an address.
+    pub fn meets(&self, o: &AddrSet) -> bool {
+        !intersect(&self.v4, &o.v4).is_empty() || !intersect(&self.v6, &o.v6).is_empty()
+    }
+
+    /// Whether the set and the complement of `o` share an address.
+    pub fn leaves(&self, o: &AddrSet) -> bool {
+        !self.minus(o).is_empty()
     }
 
     /// Whether the set is small enough to index (few addresses: a reputation list,

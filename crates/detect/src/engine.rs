@@ -1014,8 +1014,8 @@ impl Detector {
         self.counts.packets += 1;
         // The packet's port group: by its direction in the flow and the server's port.
         let pg = match ctx.dir {
-            Some(Direction::ToClient) => g.for_packet(Direction::ToClient, sport),
-            _ => g.for_packet(Direction::ToServer, dport),
+            Some(Direction::ToClient) => g.for_packet(Direction::ToClient, sport, ip.dst),
+            _ => g.for_packet(Direction::ToServer, dport, ip.src),
         };
         let added = flow.as_ref().is_some_and(|(_, obs)| obs.added);
         if packet && !payload.is_empty() {

@@ -163,6 +163,9 @@ pub struct Group {
     /// Per direction of the packet in its flow: the rules that can see that direction,
     /// in port groups keyed by the server's port (see [`crate::portgroup`]).
     dirs: PerDir<PortIndexed>,
+    /// Which side of the address space a packet's client is on: each port group is
+    /// built once per side ([`Zones`]).
+    zones: Zones,
     /// IP-only rules (addresses and nothing else), judged on the first packet of each
     /// direction of a flow: indexed by a narrow address list where they have one.
     pub(crate) ip_only: Arc<AddrRules>,
@@ -171,8 +174,90 @@ pub struct Group {
 /// One direction's rules in port groups.
 #[derive(Clone)]
 struct PortIndexed {
-    ports: Vec<PortGroup>,
+    /// Per port group, its rules for a client outside and inside [`Zones`]' list.
+    ports: Vec<[PortGroup; 2]>,
     port_map: Arc<PortGroups>,
+}
+
+/// The cut of the address space that splits a group's port groups in two, by where the
+/// packet's client is: inside or outside the address list its rules name most
+/// (`$HOME_NET`, or `$EXTERNAL_NET`, for a usual rule set). A rule whose client side
+/// (its source to the server, its destination to the client) lies wholly on one side is
+/// left out of the other side's port groups: its fast pattern does not make it a
+/// candidate where its addresses cannot match. On ET Open 2024 over the nDPI captures
+/// that halves the candidates per packet (most failed their address check). Suricata
+/// groups by addresses too (its signature group heads are per address range as well as
+/// per port).
+#[derive(Clone, Default)]
+struct Zones {
+    /// The list; none when the rules name no list that cuts the address space.
+    home: Option<Arc<AddrSet>>,
+}
+
+impl Zones {
+    /// The list named most by the address sides of `rules` that cuts the address space
+    /// (neither empty nor everything).
+    fn choose(sigs: &[Arc<Sig>], rules: &[u32]) -> Zones {
+        let mut uses: HashMap<*const AddrSet, (usize, &Arc<AddrSet>)> = HashMap::new();
+        for &r in rules {
+            let s = &sigs[r as usize];
+            for a in [&s.src, &s.dst] {
+                uses.entry(Arc::as_ptr(a)).or_insert((0, a)).0 += 1;
+            }
+        }
+        let mut named: Vec<(usize, &Arc<AddrSet>)> = uses.into_values().collect();
+        named.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.v4.cmp(&b.1.v4)));
+        let home = named
+            .into_iter()
+            .map(|(_, a)| a)
+            .find(|a| !a.is_empty() && AddrSet::all().leaves(a))
+            .cloned();
+        Zones { home }
+    }
+
+    /// The side of `client`: 1 inside the list, 0 outside (always 0 without a list).
+    #[inline]
+    fn of(&self, client: std::net::IpAddr) -> usize {
+        self.home
+            .as_ref()
+            .map_or(0, |h| usize::from(h.contains(client)))
+    }
+
+    /// The sides whose packets of direction `d` rule `s` can match, by its addresses.
+    fn admits(&self, s: &Sig, d: Direction) -> [bool; 2] {
+        let Some(h) = &self.home else {
+            return [true, true];
+        };
+        let (client, server) = match d {
+            Direction::ToServer => (&s.src, &s.dst),
+            Direction::ToClient => (&s.dst, &s.src),
+        };
+        let side = |a: &AddrSet| [a.leaves(h), a.meets(h)];
+        let [out, inside] = side(client);
+        if !s.rule.bidirectional {
+            return [out, inside];
+        }
+        // Either way round: the server side may hold the client.
+        let [o2, i2] = side(server);
+        [out || o2, inside || i2]
+    }
+
+    /// Port group `pg` (of direction `d`) per side, each proposing only the rules its
+    /// side admits. The two share their prefilters: a prefilter per side was measured
+    /// 2.5% faster again but took 18 MB more on ET Open 2024 (a prefilter's size barely
+    /// shrinks with half its patterns).
+    fn split(&self, sigs: &[Arc<Sig>], pg: PortGroup, d: Direction) -> [PortGroup; 2] {
+        if self.home.is_none() {
+            return [pg.clone(), pg];
+        }
+        let mut admitted: HashMap<u32, [bool; 2]> = HashMap::new();
+        let mut admits = |r: u32| {
+            *admitted
+                .entry(r)
+                .or_insert_with(|| self.admits(&sigs[r as usize], d))
+        };
+        [0, 1].map(|z| pg.keep(|r| admits(r)[z]))
+    }
 }
 
 /// The rules of one port group, with a prefilter per place a rule's fast pattern can be
@@ -190,6 +275,27 @@ pub struct PortGroup {
     /// Its rules without a fast pattern, in evaluation order: candidates for every
     /// packet of the group.
     pub(crate) always: Vec<u32>,
+}
+
+impl PortGroup {
+    /// The port group proposing only the rules `keep` says yes to.
+    fn keep(&self, mut keep: impl FnMut(u32) -> bool) -> PortGroup {
+        let mut prefiltered = |pf: &Prefiltered| Prefiltered {
+            pattern_sigs: Arc::new(
+                pf.pattern_sigs
+                    .iter()
+                    .map(|rules| rules.iter().copied().filter(|&r| keep(r)).collect())
+                    .collect(),
+            ),
+            ..pf.clone()
+        };
+        PortGroup {
+            packet: prefiltered(&self.packet),
+            unstreamed: prefiltered(&self.unstreamed),
+            stream: prefiltered(&self.stream),
+            always: self.always.iter().copied().filter(|&r| keep(r)).collect(),
+        }
+    }
 }
 
 /// Rules found by the packet's addresses.
@@ -1118,19 +1224,22 @@ impl RuleSet {
                 if !sees(sig, d) {
                     continue;
                 }
-                let pi = &mut self.groups[g as usize].dirs[d];
+                let group = &mut self.groups[g as usize];
+                let admits = group.zones.admits(sig, d);
+                let pi = &mut group.dirs[d];
                 for k in pi.port_map.groups_of(&server_ports(sig, g, d)) {
-                    let pg = &mut pi.ports[k];
-                    let Some(fp) = sig.fast.as_ref().filter(|_| sig.needs_payload) else {
-                        pg.always.push(i);
-                        continue;
-                    };
-                    let [packet, unstreamed, stream] = prefilters_of(sig.scope, g);
-                    if packet && !add(&mut pg.packet, fp)
-                        || unstreamed && !add(&mut pg.unstreamed, fp)
-                        || stream && !add(&mut pg.stream, fp)
-                    {
-                        return None;
+                    for (pg, _) in pi.ports[k].iter_mut().zip(admits).filter(|(_, a)| *a) {
+                        let Some(fp) = sig.fast.as_ref().filter(|_| sig.needs_payload) else {
+                            pg.always.push(i);
+                            continue;
+                        };
+                        let [packet, unstreamed, stream] = prefilters_of(sig.scope, g);
+                        if packet && !add(&mut pg.packet, fp)
+                            || unstreamed && !add(&mut pg.unstreamed, fp)
+                            || stream && !add(&mut pg.stream, fp)
+                        {
+                            return None;
+                        }
                     }
                 }
             }
@@ -1257,7 +1366,7 @@ impl RuleSet {
         let ports = self
             .groups
             .iter()
-            .flat_map(|g| g.dirs.iter().flat_map(|(_, d)| &d.ports))
+            .flat_map(|g| g.dirs.iter().flat_map(|(_, d)| d.ports.iter().flatten()))
             .flat_map(|p| [&p.packet, &p.unstreamed, &p.stream]);
         let tx = self
             .tx_groups
@@ -1370,9 +1479,14 @@ impl Group {
     /// has none) whose server port is `port`: the destination port to the server, the
     /// source port to the client.
     #[inline]
-    pub(crate) fn for_packet(&self, dir: Direction, port: u16) -> &PortGroup {
+    pub(crate) fn for_packet(
+        &self,
+        dir: Direction,
+        port: u16,
+        client: std::net::IpAddr,
+    ) -> &PortGroup {
         let d = &self.dirs[dir];
-        &d.ports[d.port_map.group_of(port)]
+        &d.ports[d.port_map.group_of(port)][self.zones.of(client)]
     }
 
     /// Port groups per direction.
@@ -1381,13 +1495,16 @@ impl Group {
     }
 
     fn heap_bytes(&self) -> usize {
+        // The two sides may share a prefilter (or a port group, without a list).
+        let mut seen = std::collections::HashSet::new();
         let ports: usize = self
             .dirs
             .iter()
-            .flat_map(|(_, d)| &d.ports)
+            .flat_map(|(_, d)| d.ports.iter().flatten())
             .map(|p| {
                 [&p.packet, &p.unstreamed, &p.stream]
                     .iter()
+                    .filter(|pf| seen.insert(Arc::as_ptr(&pf.prefilter)))
                     .map(|pf| pf.prefilter.heap_bytes())
                     .sum::<usize>()
                     + p.always.len() * 4
@@ -1417,6 +1534,7 @@ fn build_group(sigs: &[Arc<Sig>], g: GroupId, reuse: &Reuse) -> Group {
         .filter(|&&i| sigs[i as usize].needs_payload)
         .filter_map(|&i| Some((i, sigs[i as usize].fast.as_ref()?)))
         .collect();
+    let zones = Zones::choose(sigs, &port_keyed);
     let dir = |d: Direction| {
         // The server's port: the destination to the server, the source to the client.
         let port_sets: Vec<(u32, PortSet)> = port_keyed
@@ -1427,7 +1545,7 @@ fn build_group(sigs: &[Arc<Sig>], g: GroupId, reuse: &Reuse) -> Group {
         let mut port_map = PortGroups::build(&port_sets);
         let ports = std::mem::take(&mut port_map.groups)
             .into_par_iter()
-            .map(|rules| port_group(sigs, g, &rules, &fast, reuse))
+            .map(|rules| zones.split(sigs, port_group(sigs, g, &rules, &fast, reuse), d))
             .collect();
         PortIndexed {
             ports,
@@ -1436,6 +1554,7 @@ fn build_group(sigs: &[Arc<Sig>], g: GroupId, reuse: &Reuse) -> Group {
     };
     Group {
         dirs: PerDir::new(dir(Direction::ToServer), dir(Direction::ToClient)),
+        zones,
         ip_only: Arc::new(AddrRules::build(sigs, &ip_only)),
     }
 }

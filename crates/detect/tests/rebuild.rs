@@ -10,81 +10,7 @@ use proptest::prelude::*;
 
 mod common;
 
-/// A packet between 10.0.0.1:`cport` (the client) and 10.0.0.2:`sport`: UDP, or TCP with
-/// `flags`, `seq` and `ack`.
-struct Seg<'a> {
-    tcp: bool,
-    to_server: bool,
-    ports: (u16, u16),
-    flags: u8,
-    seq: u32,
-    ack: u32,
-    payload: &'a [u8],
-}
-
-impl Seg<'_> {
-    fn frame(&self) -> Vec<u8> {
-        let (cport, sport) = self.ports;
-        let (src, dst, sp, dp) = if self.to_server {
-            ([10, 0, 0, 1], [10, 0, 0, 2], cport, sport)
-        } else {
-            ([10, 0, 0, 2], [10, 0, 0, 1], sport, cport)
-        };
-        let hdr = if self.tcp { 20 } else { 8 };
-        let mut f = vec![0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 6, 8, 0, 0x45, 0];
-        f.extend_from_slice(&((20 + hdr + self.payload.len()) as u16).to_be_bytes());
-        f.extend_from_slice(&[0, 1, 0, 0, 64, if self.tcp { 6 } else { 17 }, 0, 0]);
-        f.extend_from_slice(&src);
-        f.extend_from_slice(&dst);
-        f.extend_from_slice(&sp.to_be_bytes());
-        f.extend_from_slice(&dp.to_be_bytes());
-        if self.tcp {
-            f.extend_from_slice(&self.seq.to_be_bytes());
-            f.extend_from_slice(&self.ack.to_be_bytes());
-            f.extend_from_slice(&[0x50, self.flags, 0xff, 0xff, 0, 0, 0, 0]);
-        } else {
-            f.extend_from_slice(&((8 + self.payload.len()) as u16).to_be_bytes());
-            f.extend_from_slice(&[0, 0]);
-        }
-        f.extend_from_slice(self.payload);
-        f
-    }
-}
-
-/// The frames of `msgs` (UDP or TCP, client and server port, payload from the client):
-/// a TCP flow starts with a handshake, and each segment is acknowledged, so that its
-/// bytes are inspected on the stream as well as on the packet.
-fn conversation(msgs: &[(bool, u16, u16, Vec<u8>)]) -> Vec<Vec<u8>> {
-    let mut seqs: std::collections::HashMap<(u16, u16), u32> = Default::default();
-    let mut out = Vec::new();
-    for (udp, cport, sport, payload) in msgs {
-        let ports = (*cport, *sport);
-        let seg = |to_server, flags, seq, ack, payload| Seg {
-            tcp: !udp,
-            to_server,
-            ports,
-            flags,
-            seq,
-            ack,
-            payload,
-        };
-        if *udp {
-            out.push(seg(true, 0, 0, 0, payload).frame());
-            continue;
-        }
-        let seq = *seqs.entry(ports).or_insert_with(|| {
-            out.push(seg(true, 0x02, 1000, 0, b"").frame());
-            out.push(seg(false, 0x12, 5000, 1001, b"").frame());
-            out.push(seg(true, 0x10, 1001, 5001, b"").frame());
-            1001
-        });
-        out.push(seg(true, 0x18, seq, 5001, payload).frame());
-        let next = seq + payload.len() as u32;
-        out.push(seg(false, 0x10, 5001, next, b"").frame());
-        seqs.insert(ports, next);
-    }
-    out
-}
+use common::{CLIENT, Msg, SERVER, conversation};
 
 /// The (sid, packet number) of every alert `set` raises over `frames`.
 fn alerts(set: &Arc<RuleSet>, frames: &[Vec<u8>]) -> Vec<(u32, u64)> {
@@ -178,7 +104,12 @@ fn packets() -> impl Strategy<Value = Vec<Vec<u8>>> {
                 (udp, cp, sp, payload)
             })
             .collect();
-        conversation(&msgs)
+        conversation(
+            &msgs
+                .iter()
+                .map(|(udp, cp, sp, p)| Msg::between(*udp, (CLIENT, *cp), (SERVER, *sp), p))
+                .collect::<Vec<_>>(),
+        )
     })
 }
 
@@ -282,7 +213,7 @@ fn an_added_setter_runs_before_the_tests_already_in_force() {
         rule(1, (0, false, 0, 0, None, 0)),
         rule(3, (0, true, 0, 2, None, 2)),
     ];
-    let frames = conversation(&[(true, 80, 80, b"bca ".to_vec())]);
+    let frames = conversation(&[Msg::between(true, (CLIENT, 80), (SERVER, 80), b"bca ")]);
     let set = Arc::new(build(&texts));
     let drop = rule(101, (4, false, 0, 0, None, 0));
     let set = Arc::new(set.edit(

@@ -1,5 +1,7 @@
 //! What the integration tests share: the engine run over Ethernet frames, as the scan
-//! runs it (decoder, flow table, detector, flow ends).
+//! runs it (decoder, flow table, detector, flow ends), and the frames of made-up
+//! conversations to run it over.
+#![allow(dead_code)] // each test file uses its own part
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,6 +34,109 @@ pub fn run(set: &Arc<RuleSet>, frames: &[Vec<u8>], opts: DetectOptions) -> Vec<A
     }
     for mut f in flows.drain() {
         det.flow_end(&mut f, frames.len() as u64 + 1, &mut out);
+    }
+    out
+}
+
+/// The usual client and server of a made-up conversation.
+pub const CLIENT: [u8; 4] = [10, 0, 0, 1];
+pub const SERVER: [u8; 4] = [10, 0, 0, 2];
+
+/// One message of a made-up conversation, from the client to the server.
+#[derive(Clone, Debug)]
+pub struct Msg {
+    pub udp: bool,
+    pub client: ([u8; 4], u16),
+    pub server: ([u8; 4], u16),
+    pub payload: Vec<u8>,
+}
+
+impl Msg {
+    pub fn between(
+        udp: bool,
+        client: ([u8; 4], u16),
+        server: ([u8; 4], u16),
+        payload: &[u8],
+    ) -> Msg {
+        Msg {
+            udp,
+            client,
+            server,
+            payload: payload.to_vec(),
+        }
+    }
+}
+
+/// One IPv4 packet of a made-up conversation: UDP, or TCP with `flags`, `seq`, `ack`.
+struct Seg<'a> {
+    msg: &'a Msg,
+    to_server: bool,
+    flags: u8,
+    seq: u32,
+    ack: u32,
+    payload: &'a [u8],
+}
+
+impl Seg<'_> {
+    fn frame(&self) -> Vec<u8> {
+        let (client, server) = (self.msg.client, self.msg.server);
+        let ((src, sp), (dst, dp)) = if self.to_server {
+            (client, server)
+        } else {
+            (server, client)
+        };
+        let tcp = !self.msg.udp;
+        let hdr = if tcp { 20 } else { 8 };
+        let mut f = vec![0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 6, 8, 0, 0x45, 0];
+        f.extend_from_slice(&((20 + hdr + self.payload.len()) as u16).to_be_bytes());
+        f.extend_from_slice(&[0, 1, 0, 0, 64, if tcp { 6 } else { 17 }, 0, 0]);
+        f.extend_from_slice(&src);
+        f.extend_from_slice(&dst);
+        f.extend_from_slice(&sp.to_be_bytes());
+        f.extend_from_slice(&dp.to_be_bytes());
+        if tcp {
+            f.extend_from_slice(&self.seq.to_be_bytes());
+            f.extend_from_slice(&self.ack.to_be_bytes());
+            f.extend_from_slice(&[0x50, self.flags, 0xff, 0xff, 0, 0, 0, 0]);
+        } else {
+            f.extend_from_slice(&((8 + self.payload.len()) as u16).to_be_bytes());
+            f.extend_from_slice(&[0, 0]);
+        }
+        f.extend_from_slice(self.payload);
+        f
+    }
+}
+
+/// The frames of `msgs`: a TCP flow starts with a handshake, and each segment is
+/// acknowledged, so that its bytes are inspected on the stream as well as on the packet.
+pub fn conversation(msgs: &[Msg]) -> Vec<Vec<u8>> {
+    // The client's next sequence number, per (client, server).
+    type Ends = (([u8; 4], u16), ([u8; 4], u16));
+    let mut seqs: std::collections::HashMap<Ends, u32> = Default::default();
+    let mut out = Vec::new();
+    for msg in msgs {
+        let seg = |to_server, flags, seq, ack, payload| Seg {
+            msg,
+            to_server,
+            flags,
+            seq,
+            ack,
+            payload,
+        };
+        if msg.udp {
+            out.push(seg(true, 0, 0, 0, &msg.payload).frame());
+            continue;
+        }
+        let seq = *seqs.entry((msg.client, msg.server)).or_insert_with(|| {
+            out.push(seg(true, 0x02, 1000, 0, b"").frame());
+            out.push(seg(false, 0x12, 5000, 1001, b"").frame());
+            out.push(seg(true, 0x10, 1001, 5001, b"").frame());
+            1001
+        });
+        out.push(seg(true, 0x18, seq, 5001, &msg.payload).frame());
+        let next = seq + msg.payload.len() as u32;
+        out.push(seg(false, 0x10, 5001, next, b"").frame());
+        seqs.insert((msg.client, msg.server), next);
     }
     out
 }
