@@ -2,6 +2,7 @@
 
 #[cfg(feature = "bench")]
 mod bench;
+mod clock;
 mod config;
 mod ctl;
 mod filter;

@@ -801,3 +801,48 @@ fn bad_checksums_are_warned_of() {
     assert!(err.contains("-k none"), "{err}");
     assert!(!run(&["-k", "none"]).contains("wrong checksum"));
 }
+
+/// Timestamps are local time with the zone's offset, as Suricata writes them (EVE
+/// `...-0500`, fast.log `MM/DD/YYYY-HH:MM:SS`), the zone from `TZ`. A POSIX zone string
+/// (`XST5`: five hours west, no summer time) needs no tz database on the machine.
+#[test]
+fn timestamps_are_local_time_with_their_offset() {
+    let run = |tz: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let pcap = root().join("examples/smtp-flowbits.pcap");
+        let rules = root().join("examples/smtp-flowbits.rules");
+        let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+            .env("TZ", tz)
+            .args(["scan", "-r", pcap.to_str().unwrap(), "-S"])
+            .arg(rules)
+            .arg("-l")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let eve = std::fs::read_to_string(dir.path().join("eve.json")).unwrap();
+        let first: serde_json::Value = serde_json::from_str(eve.lines().next().unwrap()).unwrap();
+        let fast = std::fs::read_to_string(dir.path().join("fast.log")).unwrap();
+        (
+            first["timestamp"].as_str().unwrap().to_string(),
+            fast.lines().next().unwrap()[..26].to_string(),
+        )
+    };
+    let (utc, utc_fast) = run("UTC0");
+    let (west, west_fast) = run("XST5");
+    assert!(utc.ends_with("+0000"), "{utc}");
+    assert!(west.ends_with("-0500"), "{west}");
+    let hour = |t: &str, at: usize| t[at..at + 2].parse::<i32>().unwrap();
+    assert_eq!(
+        (hour(&utc, 11) - 5).rem_euclid(24),
+        hour(&west, 11),
+        "{utc} {west}"
+    );
+    assert_eq!(
+        (hour(&utc_fast, 11) - 5).rem_euclid(24),
+        hour(&west_fast, 11),
+        "{utc_fast} {west_fast}"
+    );
+    // The two logs agree on the time of the first alert.
+    assert_eq!(&utc[11..26], &utc_fast[11..26], "{utc} {utc_fast}");
+}

@@ -5,8 +5,9 @@ use std::net::IpAddr;
 
 use netsieve_detect::{Alert, RuleSet};
 
-use super::eve::{civil, ip_str, proto_name};
+use super::eve::{ip_str, proto_name};
 use super::sink::{Output, Sink};
+use crate::clock::Civil;
 
 pub(super) struct FastLog {
     out: Output,
@@ -22,9 +23,7 @@ impl Sink for FastLog {
     fn alert(&mut self, set: &RuleSet, al: &Alert) -> io::Result<()> {
         let s = &set.sig(al.sig);
         let r = &s.rule;
-        let (date, time) = civil(al.ts);
-        let (y, rest) = date.split_at(4);
-        let md = &rest[1..].replace('-', "/");
+        let c = Civil::local(al.ts);
         let has_ports = matches!(al.proto, 6 | 17);
         let ports = |ip: IpAddr, port: u16| {
             if has_ports {
@@ -41,8 +40,14 @@ impl Sink for FastLog {
         let drop = if al.blocked { "[Drop] " } else { "" };
         writeln!(
             self.out,
-            "{md}/{y}-{time}.{:06}  {drop}[**] [{}:{}:{}] {} [**] {class}[Priority: {}] {{{}}} {} -> {}",
-            al.ts.subsec_micros(),
+            "{:02}/{:02}/{:04}-{:02}:{:02}:{:02}.{:06}  {drop}[**] [{}:{}:{}] {} [**] {class}[Priority: {}] {{{}}} {} -> {}",
+            c.month,
+            c.day,
+            c.year,
+            c.hour,
+            c.minute,
+            c.second,
+            c.micros,
             r.gid,
             r.sid,
             r.rev,

@@ -31,6 +31,7 @@ use serde::Serialize;
 
 use super::settings::EveOptions;
 use super::sink::{Output, Sink};
+use crate::clock::Civil;
 
 /// The flowbits `traffic/id/NAME` and `traffic/label/NAME` a flow holds (EVE's
 /// `traffic` object, in alert and flow records).
@@ -125,7 +126,7 @@ impl Sink for EveLog {
     }
 }
 
-/// `YYYY-MM-DDTHH:MM:SS.uuuuuu+0000` (UTC).
+/// `YYYY-MM-DDTHH:MM:SS.uuuuuu+0100`: local time with its offset, as Suricata writes it.
 pub(super) fn timestamp(ts: Duration) -> String {
     Timestamp(ts).to_string()
 }
@@ -136,16 +137,18 @@ pub(super) struct Timestamp(pub Duration);
 
 impl std::fmt::Display for Timestamp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let secs = self.0.as_secs() as i64;
-        let (y, m, d) = civil_date(secs.div_euclid(86_400));
-        let sod = secs.rem_euclid(86_400);
+        let c = Civil::local(self.0);
         write!(
             f,
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:06}+0000",
-            sod / 3600,
-            sod / 60 % 60,
-            sod % 60,
-            self.0.subsec_micros()
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}{}",
+            c.year,
+            c.month,
+            c.day,
+            c.hour,
+            c.minute,
+            c.second,
+            c.micros,
+            c.offset_str()
         )
     }
 }
@@ -178,33 +181,6 @@ impl Serialize for Ip {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
-}
-
-/// The UTC date (`YYYY-MM-DD`) and time of day (`HH:MM:SS`) of a time since the epoch.
-pub(super) fn civil(ts: Duration) -> (String, String) {
-    let secs = ts.as_secs() as i64;
-    let (y, m, d) = civil_date(secs.div_euclid(86_400));
-    let sod = secs.rem_euclid(86_400);
-    (
-        format!("{y:04}-{m:02}-{d:02}"),
-        format!("{:02}:{:02}:{:02}", sod / 3600, sod / 60 % 60, sod % 60),
-    )
-}
-
-/// Days since 1970-01-01 to a civil date: year, month, day.
-fn civil_date(days: i64) -> (i64, i64, i64) {
-    // Howard Hinnant's algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    (y, m, d)
 }
 
 /// Addresses as Suricata writes them: IPv6 in full, eight groups of four digits.
