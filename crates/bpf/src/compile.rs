@@ -2165,7 +2165,12 @@ fn join(and: bool, mut items: Vec<Bool>) -> Bool {
 }
 
 fn host_error(w: &str) -> String {
-    format!("invalid IPv4 address `{w}`")
+    // A word with letters (not an IPv6 address) is a name tcpdump would look up.
+    if w.bytes().any(|b| b.is_ascii_alphabetic()) && !w.contains(':') {
+        format!("`{w}` is a host name, and names are not resolved: give an address")
+    } else {
+        format!("invalid IPv4 address `{w}`")
+    }
 }
 
 fn prefix_mask(len: u32) -> u32 {

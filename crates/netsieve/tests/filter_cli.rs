@@ -363,3 +363,67 @@ fn an_unknown_link_type_is_an_error() {
         "{err}"
     );
 }
+
+/// Without `-w`, a line per packet as tcpdump prints it (`-nn -S`: no names, absolute
+/// sequence numbers), in local time; `-c` stops after that many, `-v` adds the IP
+/// header, `-n` is accepted. Where tcpdump is installed, every line of the example
+/// agrees with its own up to the first `: `.
+#[test]
+fn filter_prints_packets_as_tcpdump_does() {
+    let p = pcap();
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+            .env("TZ", "UTC0")
+            .arg("filter")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let two = run(&["-r", &p, "-c", "2", "-nn", "tcp"]);
+    assert_eq!(
+        two,
+        "15:30:19.952558 IP 88.191.140.111.51906 > 188.125.69.79.25: Flags [S], seq 193523752, win 5840, length 0\n\
+         15:30:19.982883 IP 188.125.69.79.25 > 88.191.140.111.51906: Flags [S.], seq 2819290848, ack 193523753, win 65535, length 0\n"
+    );
+    let verbose = run(&["-r", &p, "-c", "1", "-v", "-n", "tcp"]);
+    assert_eq!(
+        verbose,
+        "15:30:19.952558 IP (tos 0x0, ttl 64, id 54606, offset 0, flags [DF], proto TCP (6), length 60)\n    \
+         88.191.140.111.51906 > 188.125.69.79.25: Flags [S], seq 193523752, win 5840, length 0\n"
+    );
+    let all = run(&["-r", &p]);
+    assert_eq!(all.lines().count(), 19);
+    // Data segments carry their sequence range and length.
+    assert!(
+        all.lines()
+            .any(|l| l.contains("Flags [P.], seq ") && l.contains(':') && !l.ends_with("length 0")),
+        "{all}"
+    );
+    let Ok(t) = Command::new("tcpdump")
+        .env("TZ", "UTC0")
+        .args(["-nn", "-S", "-r", &p])
+        .output()
+    else {
+        return;
+    };
+    let head = |s: &str| -> Vec<String> {
+        s.lines()
+            .map(|l| l.split(": ").next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(head(&all), head(&String::from_utf8_lossy(&t.stdout)));
+}
+
+/// A host name is not looked up: the error says so instead of calling it a bad address.
+#[test]
+fn filter_says_names_are_not_resolved() {
+    let o = netsieve(&["filter", "-r", &pcap(), "host", "localhost"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`localhost` is a host name, and names are not resolved"),
+        "{err}"
+    );
+}

@@ -1,17 +1,21 @@
 //! `netsieve filter`: tcpdump-style capture filtering.
 //!
 //! `netsieve filter -r in.pcap -w out.pcap 'tcp port 80'` writes the packets the
-//! expression accepts, like `tcpdump -r in.pcap -w out.pcap 'tcp port 80'`; `-d`, `-dd`
-//! and `-ddd` print the compiled program; `--count` prints how many packets matched.
-//! Programs run as native code (Cranelift) over batches of packets.
+//! expression accepts, like `tcpdump -r in.pcap -w out.pcap 'tcp port 80'`; without
+//! `-w` it prints a line per packet as tcpdump does ([`line`]); `-d`, `-dd` and `-ddd`
+//! print the compiled program; `--count` prints how many packets matched. Programs run
+//! as native code (Cranelift) over batches of packets.
+
+mod line;
 
 use std::collections::HashMap;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use netsieve_bpf::{Filter, LinkType, Options, Packet, compile_with, text};
+use netsieve_bpf::{Filter, LinkType, Options, compile_with, text};
 use netsieve_packet::capture::{Capture, Frame};
+use netsieve_packet::decode::{Decoder, Packet};
 
 use crate::interrupt::Interrupt;
 use crate::pcapout::PcapOut;
@@ -31,6 +35,16 @@ pub struct Args {
     /// Print only the number of matching packets.
     #[arg(long)]
     count: bool,
+    /// Stop after this many matching packets (as tcpdump -c).
+    #[arg(short = 'c', value_name = "N")]
+    limit: Option<u64>,
+    /// Do not resolve names (as tcpdump -n and -nn): netsieve never does, so this only
+    /// keeps the habit working.
+    #[arg(short = 'n', action = clap::ArgAction::Count)]
+    numeric: u8,
+    /// Print each IP header's fields too (as tcpdump -v).
+    #[arg(short = 'v', action = clap::ArgAction::Count)]
+    verbose: u8,
     /// Link type to compile for when no capture is read: ethernet, raw, linux-sll.
     #[arg(long, default_value = "ethernet")]
     linktype: String,
@@ -146,6 +160,7 @@ fn go(a: &Args) -> Result<Done, Stop> {
         seen: 0,
         matched: 0,
         dumped: false,
+        decoder: Decoder::new(false),
         unsupported: Vec::new(),
         first_linktype: None,
     };
@@ -182,8 +197,11 @@ fn go(a: &Args) -> Result<Done, Stop> {
         if sink.dumped {
             return Ok(Done::Complete);
         }
+        if sink.limit_reached() {
+            break;
+        }
     }
-    if n > 0 {
+    if n > 0 && !sink.limit_reached() {
         sink.batch(&frames[..n])?;
     }
     if sink.dumped {
@@ -223,6 +241,8 @@ struct Sink<'a> {
     matched: u64,
     /// `-d` with a capture: the program was printed for its link type.
     dumped: bool,
+    /// Decodes the packets printed as lines.
+    decoder: Decoder,
     /// Link types no expression can be compiled for.
     unsupported: Vec<u32>,
     /// The link type of the first frame read.
@@ -230,6 +250,11 @@ struct Sink<'a> {
 }
 
 impl Sink<'_> {
+    /// `-c N`: N packets matched.
+    fn limit_reached(&self) -> bool {
+        self.a.limit.is_some_and(|n| self.matched >= n)
+    }
+
     /// Filters frames of one link type, then acts on the verdicts.
     fn batch(&mut self, frames: &[Frame]) -> Result<(), Stop> {
         let a = self.a;
@@ -262,13 +287,16 @@ impl Sink<'_> {
             };
             self.filters.insert(lt, f);
         }
-        let batch: Vec<Packet> = frames
+        let batch: Vec<netsieve_bpf::Packet> = frames
             .iter()
-            .map(|fr| Packet::new(&fr.data, fr.orig_len))
+            .map(|fr| netsieve_bpf::Packet::new(&fr.data, fr.orig_len))
             .collect();
         // The filter loop, then the action loop over its verdicts.
         self.filters[&lt].run_batch(&batch, &mut self.verdicts);
         for (fr, &v) in frames.iter().zip(&self.verdicts) {
+            if self.limit_reached() {
+                break;
+            }
             self.seen += 1;
             if v == 0 {
                 continue;
@@ -278,14 +306,9 @@ impl Sink<'_> {
             if let Some(w) = self.writer.as_mut() {
                 w.write(fr, keep)?;
             } else if !a.count {
-                writeln!(
-                    self.out,
-                    "{} {}.{:06} {} bytes",
-                    self.seen,
-                    fr.ts.as_secs(),
-                    fr.ts.subsec_micros(),
-                    fr.orig_len
-                )?;
+                let mut p = Packet::default();
+                self.decoder.decode(fr, self.seen, &mut p);
+                writeln!(self.out, "{}", line::line(&p, a.verbose > 0))?;
             }
         }
         Ok(())
