@@ -846,3 +846,19 @@ fn timestamps_are_local_time_with_their_offset() {
     // The two logs agree on the time of the first alert.
     assert_eq!(&utc[11..26], &utc_fast[11..26], "{utc} {utc_fast}");
 }
+
+/// Without `--threads`, one detection thread per core, as Suricata sizes its workers.
+#[test]
+fn threads_default_to_the_cores() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.json");
+    let o = scan_example(
+        &["--stats-json", stats.to_str().unwrap()],
+        &dir.path().join("o"),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    assert_eq!(s["threads"], cores, "{s}");
+}

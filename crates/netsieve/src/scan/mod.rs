@@ -113,11 +113,11 @@ pub struct Args {
     /// Act as an IPS: drop and reject rules block (action "blocked") and drop the flow.
     #[arg(long)]
     simulate_ips: bool,
-    /// Detection threads (1 to 1024). Flows are spread over them by a hash of their
-    /// addresses and ports; alerts are merged back in packet order, so the output is the
-    /// same for every value.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS as i64))]
-    threads: u16,
+    /// Detection threads (1 to 1024; default: the machine's cores, as Suricata, and 1
+    /// inline). Flows are spread over them by a hash of their addresses and ports;
+    /// alerts are merged back in packet order, so the output is the same for every value.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS as i64))]
+    threads: Option<u16>,
     /// Prefilter matcher.
     #[arg(long, default_value = "dfc", value_parser = ["dfc", "ac"])]
     mpm: String,
@@ -187,9 +187,17 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
     let mut settings = Settings::load(a.config.as_ref(), &a.set)?;
     let ips = a.simulate_ips || a.inline.is_some() || a.queue.is_some();
     settings.flow.inline |= ips;
-    if (a.inline.is_some() || a.queue.is_some()) && (a.threads > 1 || a.bpf.is_some()) {
+    let inline = a.inline.is_some() || a.queue.is_some();
+    if inline && (a.threads.is_some_and(|t| t > 1) || a.bpf.is_some()) {
         return Err("--inline and -q run one detection thread and no --bpf, for now".into());
     }
+    let threads = match a.threads {
+        Some(t) => usize::from(t),
+        None if inline => 1,
+        None => std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(MAX_THREADS),
+    };
     let checksums = Checksums::parse(a.checksums.as_deref())?;
     if a.mpm == "ac" {
         settings.build.mpm = Mpm::Ac;
@@ -248,7 +256,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         midstream_exception: !settings.flow.midstream,
     };
     let mut pool = Pool::new(
-        usize::from(a.threads),
+        threads,
         &rules.set,
         &settings.flow,
         det,
