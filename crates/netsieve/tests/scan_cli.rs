@@ -862,3 +862,46 @@ fn threads_default_to_the_cores() {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     assert_eq!(s["threads"], cores, "{s}");
 }
+
+/// On a terminal, a run that lasts shows how far it is (packets, megabytes of the
+/// total, alerts); off a terminal nothing is added. Run under `script`, which gives the
+/// scan a terminal, over the nDPI captures read thirty times (two seconds here).
+#[test]
+fn long_runs_show_progress_on_a_terminal() {
+    let Some(d) = corpus() else { return };
+    let ndpi = d.join("pcaps/ndpi").display().to_string();
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = format!(
+        "'{}' scan --threads 1 -k none -S '{}' -l '{}'",
+        env!("CARGO_BIN_EXE_netsieve"),
+        rules.display(),
+        dir.path().display()
+    );
+    for _ in 0..30 {
+        cmd += &format!(" -r '{ndpi}'");
+    }
+    let Ok(o) = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+    else {
+        eprintln!("SKIPPED: no `script` to give the scan a terminal");
+        return;
+    };
+    let tty = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        tty.contains(" MB of ") && tty.contains(" alerts, "),
+        "no progress on a terminal: {tty}"
+    );
+    // The same kind of run without a terminal: only the summary.
+    let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(["scan", "--threads", "1", "-k", "none", "-S"])
+        .arg(&rules)
+        .arg("-l")
+        .arg(dir.path())
+        .args(["-r", &ndpi])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains(" MB of "), "{err}");
+}

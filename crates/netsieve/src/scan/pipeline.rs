@@ -629,9 +629,56 @@ pub(super) struct Reader {
     profile: bool,
     /// (file, link type) pairs already reported as not decoded.
     undecoded_links: Vec<(String, u32)>,
-    /// Show progress on standard error (a terminal, a large input): its size in bytes.
-    progress: Option<u64>,
+    /// Progress on standard error, when it is a terminal.
+    progress: Option<Progress>,
     pub stats: ReadStats,
+}
+
+/// A line on a terminal that says how far a run is, rewritten four times a second once
+/// the run has lasted half a second (short runs print nothing).
+struct Progress {
+    /// The inputs' size in bytes.
+    total: u64,
+    start: Instant,
+    last: Instant,
+    shown: bool,
+}
+
+impl Progress {
+    const FIRST: Duration = Duration::from_millis(500);
+    const EVERY: Duration = Duration::from_millis(250);
+
+    fn new(total: u64) -> Progress {
+        let now = Instant::now();
+        Progress {
+            total,
+            start: now,
+            last: now,
+            shown: false,
+        }
+    }
+
+    /// After each packet: rewrites the line when it is time (the clock is read every
+    /// 1,024 packets).
+    fn tick(&mut self, read: &ReadStats, alerts: u64) {
+        if !read.packets.is_multiple_of(1024) {
+            return;
+        }
+        let now = Instant::now();
+        let due = if self.shown { Self::EVERY } else { Self::FIRST };
+        if now.duration_since(if self.shown { self.last } else { self.start }) < due {
+            return;
+        }
+        self.last = now;
+        self.shown = true;
+        eprint!(
+            "\r{} packets, {:.0} MB of {:.0} MB, {alerts} alerts, {:.1} s",
+            read.packets,
+            read.bytes as f64 / 1e6,
+            self.total as f64 / 1e6,
+            now.duration_since(self.start).as_secs_f64()
+        );
+    }
 }
 
 impl Reader {
@@ -654,11 +701,11 @@ impl Reader {
         }
     }
 
-    /// Shows progress while reading inputs of `total` bytes, when that is large and
-    /// standard error is a terminal.
+    /// Shows progress while reading inputs of `total` bytes, when standard error is a
+    /// terminal.
     pub fn show_progress(&mut self, total: u64) {
-        if std::io::stderr().is_terminal() && total > (64 << 20) {
-            self.progress = Some(total);
+        if std::io::stderr().is_terminal() {
+            self.progress = Some(Progress::new(total));
         }
     }
 
@@ -739,19 +786,11 @@ impl Reader {
             if self.stats.packets.is_multiple_of(4096) {
                 control.publish(self.counters(src, out));
             }
-            if let Some(total) = self.progress
-                && self.stats.packets.is_multiple_of(100_000)
-            {
-                eprint!(
-                    "\r{} packets, {:.0} MB of {:.0} MB, {} alerts",
-                    self.stats.packets,
-                    self.stats.bytes as f64 / 1e6,
-                    total as f64 / 1e6,
-                    out.alerts()
-                );
+            if let Some(p) = self.progress.as_mut() {
+                p.tick(&self.stats, out.alerts());
             }
         }
-        if self.progress.is_some() {
+        if self.progress.as_ref().is_some_and(|p| p.shown) {
             eprintln!();
         }
         Ok(())
