@@ -6,11 +6,8 @@
 //! alert: payload: yes` gives `outputs.eve-log.types.alert.payload`), and its scalar
 //! items are joined with commas under its key (`action-order: [drop, pass]` gives
 //! `action-order = drop,pass`). A key given twice keeps its last value, as Suricata does.
-//! Honoured keys: `vars.address-groups.*`, `vars.port-groups.*`, `stream.midstream`,
-//! `stream.reassembly.depth`, `stream.reassembly.to{server,client}-chunk-size`,
-//! `host-os-policy.*`, `classification-file`, `threshold-file`, `action-order`,
-//! `exception-policy`, `stream.midstream-policy`, `outputs.eve-log.types.alert.*`.
-//! Others are reported once as ignored.
+//! Honoured keys are those of the table in `scan/settings.rs` (`netsieve scan
+//! --dump-config` prints them with their values); others are reported once as ignored.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -83,23 +80,32 @@ impl Flattener {
             Some((Open::Map { key: key @ None }, _)) => *key = Some(value),
             Some((Open::Map { key }, _)) => {
                 let key = key.take().unwrap_or_default();
-                // A key with no value (`key:`) sets nothing.
                 if style == TScalarStyle::Plain && matches!(value.as_str(), "" | "~") {
+                    // A list item that is a key with no value (`- dns:`, its options
+                    // all commented out) names itself, as `- dns` does; elsewhere a key
+                    // with no value sets nothing.
+                    let in_list = matches!(self.open.iter().rev().nth(1), Some((Open::Seq, _)));
+                    if in_list {
+                        self.list_item(key);
+                    }
                     return;
                 }
                 let full = self.full(&key);
                 self.out.insert(full, value);
             }
-            Some((Open::Seq, _)) => {
-                let full = self.path.join(".");
-                let v = self.out.entry(full).or_default();
-                if !v.is_empty() {
-                    v.push(',');
-                }
-                v.push_str(&value);
-            }
+            Some((Open::Seq, _)) => self.list_item(value),
             None => {}
         }
+    }
+
+    /// An item of the list being read, joined to the others with commas.
+    fn list_item(&mut self, value: String) {
+        let full = self.path.join(".");
+        let v = self.out.entry(full).or_default();
+        if !v.is_empty() {
+            v.push(',');
+        }
+        v.push_str(&value);
     }
 
     fn full(&self, key: &str) -> String {
@@ -180,6 +186,24 @@ mod tests {
         assert_eq!(m["outputs.eve-log.types.alert.payload"], "yes");
         assert_eq!(m["outputs.eve-log.types.alert.packet"], "no");
         assert_eq!(m["outputs.eve-log.types"], "flow");
+        // A list item with its options all commented out (`- dns:`) names itself, as
+        // Suricata's stock suricata.yaml writes its DNS logger; a bare key elsewhere
+        // sets nothing.
+        let y = "outputs:
+  - eve-log:
+      types:
+        - alert
+        - dns:
+            #version: 3
+        - tls:
+            extended: yes
+a:
+  b:
+";
+        let m = flatten(y).unwrap();
+        assert_eq!(m["outputs.eve-log.types"], "alert,dns");
+        assert_eq!(m["outputs.eve-log.types.tls.extended"], "yes");
+        assert!(!m.contains_key("a.b") && !m.contains_key("a"), "{m:?}");
         let m = flatten("action-order:\n  - drop\n  - pass\nstream:\n  midstream: true\n").unwrap();
         assert_eq!(m["action-order"], "drop,pass");
         assert_eq!(m["stream.midstream"], "true");

@@ -905,3 +905,35 @@ fn long_runs_show_progress_on_a_terminal() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains(" MB of "), "{err}");
 }
+
+/// `--dump-config` prints the settings in force as `key = value` and exits: defaults,
+/// then -c, then --set; no capture or rules needed.
+#[test]
+fn dump_config_prints_the_settings_in_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = dir.path().join("s.yaml");
+    std::fs::write(
+        &yaml,
+        "vars:\n  address-groups:\n    HOME_NET: \"[10.1.0.0/16]\"\noutputs:\n  - eve-log:\n      types:\n        - alert\n        - dns:\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(["scan", "--dump-config", "-c"])
+        .arg(&yaml)
+        .args(["--set", "stream.reassembly.depth=2mb"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    for line in [
+        "vars.address-groups.HOME_NET = [10.1.0.0/16]",
+        "stream.reassembly.depth = 2097152",
+        "outputs.eve-log.types = alert, dns",
+        "packet-alert-max = 15",
+    ] {
+        assert!(
+            out.lines().any(|l| l == line),
+            "{line} missing from:\n{out}"
+        );
+    }
+}

@@ -47,7 +47,7 @@ use summary::Summary;
 pub struct Args {
     /// Capture file (pcap or pcapng), a directory of them, or - for standard input.
     /// Repeat to read several files as one stream of time.
-    #[arg(short = 'r', required_unless_present_any = ["interface", "inline", "queue", "test_rules", "build_info", "list_keywords", "list_app_layer_protos"], conflicts_with_all = ["interface", "inline", "queue"], num_args = 1..)]
+    #[arg(short = 'r', required_unless_present_any = ["interface", "inline", "queue", "test_rules", "build_info", "list_keywords", "list_app_layer_protos", "dump_config"], conflicts_with_all = ["interface", "inline", "queue"], num_args = 1..)]
     read: Vec<PathBuf>,
     /// Inspect live traffic on this interface (AF_PACKET, as Suricata's `-i`), until
     /// Ctrl-C or SIGTERM; needs root or CAP_NET_RAW.
@@ -70,7 +70,7 @@ pub struct Args {
     #[arg(short = 'q', value_name = "N")]
     queue: Option<u16>,
     /// Rule file; repeat for several.
-    #[arg(short = 'S', required_unless_present_any = ["more_rules", "build_info", "list_keywords", "list_app_layer_protos"], num_args = 1..)]
+    #[arg(short = 'S', required_unless_present_any = ["more_rules", "build_info", "list_keywords", "list_app_layer_protos", "dump_config"], num_args = 1..)]
     rules: Vec<PathBuf>,
     /// A rule file loaded beside those of -S (as Suricata's -s); repeat for several.
     #[arg(short = 's', num_args = 1..)]
@@ -90,6 +90,10 @@ pub struct Args {
     /// List the application-layer protocols netsieve parses, and exit.
     #[arg(long)]
     list_app_layer_protos: bool,
+    /// Print every setting netsieve honours with the value in force (defaults, then
+    /// -c, then --set) as `key = value` lines, and exit (Suricata's --dump-config).
+    #[arg(long)]
+    dump_config: bool,
     /// Verbose: name each rule that is not inspected (its sid and the keyword or
     /// protocol it needs), as Suricata's -v says more.
     #[arg(short = 'v', action = clap::ArgAction::Count)]
@@ -185,6 +189,15 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         a.bpf = Some(a.filter_words.join(" "));
     }
     let mut settings = Settings::load(a.config.as_ref(), &a.set)?;
+    if a.dump_config {
+        let text: String = settings
+            .dump()
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}\n"))
+            .collect();
+        crate::print_out(&text);
+        return Ok(ExitCode::SUCCESS);
+    }
     let ips = a.simulate_ips || a.inline.is_some() || a.queue.is_some();
     settings.flow.inline |= ips;
     let inline = a.inline.is_some() || a.queue.is_some();

@@ -340,6 +340,150 @@ fn bytes(v: &str) -> Result<usize, String> {
 }
 
 impl Settings {
+    /// The settings a suricata.yaml's values apply to: the defaults, but no records
+    /// besides alerts (a suricata.yaml writes the records its eve-log lists, no others).
+    fn before_file() -> Settings {
+        let mut s = Settings::default();
+        s.eve.flow = false;
+        s.eve.stats = false;
+        s.eve.log = LogTypes::default();
+        s
+    }
+
+    /// Every setting netsieve honours with the value in force, as `--dump-config` prints
+    /// it: suricata.yaml's keys, values in a form [`Settings::apply`] reads back (a unit
+    /// test checks both that every key of the table is here and the round trip).
+    pub fn dump(&self) -> Vec<(String, String)> {
+        let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut put = |k: &str, v: String| out.push((k.to_string(), v));
+        let mut vars: Vec<_> = self.vars.addresses.iter().collect();
+        vars.sort();
+        for (name, v) in vars {
+            put(&format!("vars.address-groups.{name}"), v.clone());
+        }
+        let mut vars: Vec<_> = self.vars.ports.iter().collect();
+        vars.sort();
+        for (name, v) in vars {
+            put(&format!("vars.port-groups.{name}"), v.clone());
+        }
+        put("stream.inline", yes(self.flow.inline));
+        put("stream.midstream", yes(self.flow.midstream));
+        put(
+            "stream.midstream-policy",
+            self.midstream_policy
+                .clone()
+                .unwrap_or_else(|| "auto".into()),
+        );
+        put(
+            "exception-policy",
+            self.exception_policy
+                .clone()
+                .unwrap_or_else(|| "auto".into()),
+        );
+        put(
+            "stream.reassembly.toserver-chunk-size",
+            self.chunk[Direction::ToServer].to_string(),
+        );
+        put(
+            "stream.reassembly.toclient-chunk-size",
+            self.chunk[Direction::ToClient].to_string(),
+        );
+        put("stream.reassembly.depth", self.flow.depth.to_string());
+        for (name, policy) in [
+            ("first", OverlapPolicy::First),
+            ("last", OverlapPolicy::Last),
+        ] {
+            let nets: Vec<String> = self
+                .flow
+                .policies
+                .iter()
+                .filter(|(_, _, p)| *p == policy)
+                .map(|(net, len, _)| format!("{net}/{len}"))
+                .collect();
+            if !nets.is_empty() {
+                put(
+                    &format!("host-os-policy.{name}"),
+                    format!("[{}]", nets.join(", ")),
+                );
+            }
+        }
+        put(
+            "flow.memcap",
+            (self.flow.max_flows * FLOW_BYTES).to_string(),
+        );
+        put(
+            "stream.memcap",
+            (self.flow.max_tcp_sessions * TCP_SESSION_BYTES).to_string(),
+        );
+        put(
+            "stream.reassembly.memcap",
+            self.flow.stream_memcap.to_string(),
+        );
+        put(
+            "stream.reassembly.max-pending",
+            self.flow.max_pending.to_string(),
+        );
+        put("defrag.memcap", self.defrag_bytes.to_string());
+        put("defrag.trackers", self.defrag_datagrams.to_string());
+        let mut eve = self.eve;
+        let kinds: Vec<&str> = ["flow", "drop", "stats", "http", "dns", "tls", "files"]
+            .into_iter()
+            .filter(|k| eve.kind(k).is_some_and(|on| *on))
+            .collect();
+        put(
+            "outputs.eve-log.types",
+            format!("alert, {}", kinds.join(", ")),
+        );
+        let alert = "outputs.eve-log.types.alert";
+        put(&format!("{alert}.payload"), yes(self.eve.payload));
+        put(
+            &format!("{alert}.payload-printable"),
+            yes(self.eve.payload_printable),
+        );
+        put(&format!("{alert}.packet"), yes(self.eve.packet));
+        put(&format!("{alert}.verdict"), yes(self.eve.verdict));
+        put(
+            &format!("{alert}.payload-buffer-size"),
+            self.payload_limit.to_string(),
+        );
+        if self.eve.flow {
+            put(
+                "outputs.eve-log.types.flow.exception-policy",
+                yes(self.eve.flow_exception),
+            );
+        }
+        if self.eve.drop {
+            put(
+                "outputs.eve-log.types.drop.alerts",
+                yes(self.eve.drop_alerts),
+            );
+        }
+        let htp = "app-layer.protocols.http.libhtp.default-config";
+        put(
+            &format!("{htp}.request-body-limit"),
+            self.http.request_body.to_string(),
+        );
+        put(
+            &format!("{htp}.response-body-limit"),
+            self.http.response_body.to_string(),
+        );
+        put(
+            &format!("{htp}.response-body-decompress-layer-limit"),
+            self.http.decompress_layers.to_string(),
+        );
+        put("packet-alert-max", self.alert_max.to_string());
+        let order: Vec<&str> = self.build.action_order.iter().map(|a| a.name()).collect();
+        put("action-order", order.join(","));
+        if let Some(f) = &self.threshold_file {
+            put("threshold-file", f.display().to_string());
+        }
+        if let Some(f) = &self.classification {
+            put("classification-file", f.display().to_string());
+        }
+        out
+    }
+
     /// Sets `key` to `value`: `Ok(false)` when netsieve does not honour the key.
     pub fn apply(&mut self, key: &str, value: &str) -> Result<bool, String> {
         for (k, set) in TABLE {
@@ -368,10 +512,7 @@ impl Settings {
             let text = std::fs::read_to_string(c).map_err(|e| format!("{}: {e}", c.display()))?;
             let flat = config::flatten(&text)
                 .map_err(|e| format!("{}:{e} (not valid YAML)", c.display()))?;
-            // A suricata.yaml writes the records its eve-log lists, and no others.
-            s.eve.flow = false;
-            s.eve.stats = false;
-            s.eve.log = LogTypes::default();
+            s = Settings::before_file();
             for (k, v) in flat {
                 if !s.apply(&k, &v)? {
                     ignored.push(k);
@@ -488,6 +629,45 @@ mod tests {
     }
 
     /// Suricata 8's own suricata.yaml loads (its sizes read `100 KiB`).
+    /// `--dump-config` names every key of the table, and what it prints reads back to
+    /// the same settings (here: the defaults, and the stock suricata.yaml's).
+    #[test]
+    fn the_dump_covers_the_table_and_reads_back() {
+        let stock = PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/ref/suricata-8.0.6/etc/suricata.yaml"
+        ));
+        let more: Vec<String> = [
+            "outputs.eve-log.types.drop.alerts=yes",
+            "host-os-policy.linux=[10.0.0.0/8, 192.168.1.0/24]",
+            "threshold-file=t.config",
+            "classification-file=c.config",
+            "action-order=drop,pass,alert,reject",
+        ]
+        .map(String::from)
+        .into();
+        let mut all = vec![Settings::load(None, &more).unwrap()];
+        if stock.exists() {
+            all.push(Settings::load(Some(&stock), &more).unwrap());
+        }
+        for s in all {
+            let dump = s.dump();
+            for (k, _) in TABLE {
+                let (Key::Exact(name) | Key::Prefix(name)) = k;
+                assert!(
+                    dump.iter().any(|(d, _)| d.starts_with(name)),
+                    "{name} is not dumped"
+                );
+            }
+            // Read back as a suricata.yaml holding the dump would be.
+            let mut again = Settings::before_file();
+            for (k, v) in &dump {
+                assert!(again.apply(k, v).unwrap(), "{k} = {v} is not read back");
+            }
+            assert_eq!(again.dump(), dump);
+        }
+    }
+
     #[test]
     fn the_stock_suricata_yaml_loads() {
         let p = PathBuf::from(concat!(
@@ -499,6 +679,9 @@ mod tests {
             return;
         }
         let s = Settings::load(Some(&p), &[]).unwrap();
+        // The loggers it lists, `- dns:` (options commented out) among them.
+        let l = s.eve.log;
+        assert!(l.http && l.dns && l.tls && l.files && s.eve.flow && s.eve.stats);
         assert_eq!(s.http.request_body, 100 << 10);
         assert_eq!(s.flow.stream_memcap, 256 << 20);
         assert_eq!(s.flow.max_flows, 65_536);
