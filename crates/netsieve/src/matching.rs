@@ -276,7 +276,7 @@ fn looks_like_snort(text: &[u8]) -> Option<&'static str> {
     let hex_run = |l: &[u8]| {
         l.split(|&b| b == b'|').skip(1).step_by(2).any(|run| {
             let run: Vec<u8> = run.iter().copied().filter(|b| *b != b' ').collect();
-            !run.is_empty() && run.len() % 2 == 0 && run.iter().all(u8::is_ascii_hexdigit)
+            !run.is_empty() && run.len().is_multiple_of(2) && run.iter().all(u8::is_ascii_hexdigit)
         }) && l.iter().filter(|&&b| b == b'|').count() >= 2
     };
     let lines = || text.split(|&b| b == b'\n');
