@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use netsieve_packet::decode::{Ip, Packet, Tcp, ipopt, tcp_flags as tcp};
 use netsieve_packet::flow::{Flow, FlowTable, Observed};
-use netsieve_packet::reassembly::RunView;
+use netsieve_packet::reassembly::{OverlapPolicy, RunView};
 use netsieve_packet::{Direction, L4, PerDir, Tunnel};
 use netsieve_rules::{
     Action, Cmp, Cond, FlagsMode, FlowbitCmd, GlobalKind, StreamSide, SuppressTrack, Threshold,
@@ -40,7 +40,9 @@ use netsieve_applayer::{AppProto, Parser, Session};
 use crate::app::{Stage, TxRef, fill, transform};
 use crate::eval::{Ctx, matches};
 use crate::log::{AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta};
-use crate::ruleset::{Extra, GroupId, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group};
+use crate::ruleset::{
+    Extra, GroupId, PortGroup, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group,
+};
 use netsieve_packet::AppEvent;
 
 /// What became of one transaction of a flow.
@@ -82,11 +84,9 @@ impl TxSeen {
 pub struct FlowData {
     /// Flowbits set, by id.
     bits: Vec<u32>,
-    /// Streaming prefilter state per direction (DFC).
-    mpm: PerDir<dfc::StreamState>,
-    /// The tail of each direction's stream (for the re-scanning AC prefilter).
-    tail: PerDir<Vec<u8>>,
-    /// Stream offset up to which each direction was fed to the prefilter.
+    /// Each direction's streaming prefilter.
+    scan: PerDir<StreamScan>,
+    /// Stream offset up to which each direction was inspected.
     fed: PerDir<u64>,
     /// The link type, VLANs and tunnel of the flow's last packet (for pseudo packets).
     linktype: u32,
@@ -174,9 +174,81 @@ impl FlowData {
             .filter_map(|&b| ids.get(old.flowbit_name(b)).copied())
             .collect();
         for d in [Direction::ToServer, Direction::ToClient] {
-            self.mpm[d].reset();
-            self.tail[d].clear();
+            self.scan[d].forget();
         }
+    }
+}
+
+/// One direction's streaming prefilter: how far its bytes were fed, the matcher's state,
+/// and the hits found ahead of the stream's inspection.
+///
+/// A TCP payload that is the stream's next bytes is fed here when it arrives (its
+/// packet's rules take their hits from the same pass, [`PortGroup`]'s `stream_packet`),
+/// and the hits wait in `ahead` until the stream is inspected up to their end: the bytes
+/// are searched once, where a packet scan then a stream scan searched them twice. Bytes
+/// not fed that way (out of order, after a gap) are fed when inspected.
+#[derive(Default, Debug)]
+struct StreamScan {
+    /// DFC's state; its offset 0 is stream offset `base`.
+    mpm: dfc::StreamState,
+    base: u64,
+    /// The stream's last bytes (for the re-scanning AC prefilter).
+    tail: Vec<u8>,
+    /// Stream offset up to which the prefilter was fed.
+    at: u64,
+    /// Hits fed ahead of inspection: (pattern, stream offset of its end).
+    ahead: Vec<(u32, u64)>,
+    /// Stream offset up to which hits were taken by inspections.
+    taken: u64,
+}
+
+impl StreamScan {
+    /// Forgets everything (the prefilter changed: its pattern ids mean other things).
+    fn forget(&mut self) {
+        self.mpm.reset();
+        self.tail.clear();
+        self.ahead.clear();
+    }
+
+    /// Feeds stream bytes `bytes`, at stream offset `at`, to DFC matcher `m` (the
+    /// prefilter of `pf`), restarting it when they do not follow what it was fed. Hits
+    /// whose pattern a stream rule uses wait in `ahead`; `hit` sees every hit (pattern
+    /// and stream offset of its start).
+    fn feed(
+        &mut self,
+        m: &dfc::Matcher,
+        pf: &Prefiltered,
+        at: u64,
+        bytes: &[u8],
+        mut hit: impl FnMut(u32, u64),
+    ) {
+        if self.at != at || self.mpm.offset() == 0 {
+            self.mpm.reset();
+            self.base = at;
+        }
+        let (base, ahead) = (self.base, &mut self.ahead);
+        m.feed(&mut self.mpm, bytes, |x| {
+            if !pf.pattern_sigs[x.pattern as usize].is_empty() {
+                ahead.push((x.pattern, base + x.end as u64));
+            }
+            hit(x.pattern, base + x.start as u64);
+        });
+        self.at = at + bytes.len() as u64;
+    }
+
+    /// The hits that end in stream offsets `range` (the bytes being inspected), to
+    /// `take`; those that end before it are dropped, those after it kept.
+    fn take(&mut self, range: std::ops::Range<u64>, mut take: impl FnMut(u32)) {
+        self.taken = self.taken.max(range.end);
+        self.ahead.retain(|&(pattern, end)| {
+            if end > range.end {
+                return true;
+            }
+            if end > range.start {
+                take(pattern);
+            }
+            false
+        });
     }
 }
 
@@ -934,6 +1006,68 @@ impl Detector {
         }
     }
 
+    /// Feeds the stream bytes this packet put in order (`obs.stream`) to its direction's
+    /// streaming prefilter ahead of their inspection, when they follow what it was fed
+    /// (DFC only: the AC prefilter keeps the two passes, as a reference). True when the
+    /// payload is exactly those bytes: the same pass found the packet's candidates, and
+    /// the packet needs no scan of its own.
+    fn feed_ahead(
+        &mut self,
+        pg: &PortGroup,
+        f: &mut Flow<FlowData>,
+        obs: &Observed,
+        payload: &[u8],
+    ) -> bool {
+        let pf = &pg.stream;
+        let Prefilter::Dfc(m) = &*pf.prefilter else {
+            return false;
+        };
+        let d = obs.dir;
+        let range = obs.stream.clone();
+        // Bytes fed ahead must stay as they are until inspected: a receiver whose later
+        // copy of overlapping bytes wins (Linux) may still change them.
+        if range.is_empty()
+            || f.user.scan[d].at != range.start
+            || f.stream(d).policy() != OverlapPolicy::First
+        {
+            return false;
+        }
+        f.stream(d).runs_into(range.clone(), &mut self.views);
+        let [v] = &self.views[..] else {
+            return false;
+        };
+        let (streams, fd) = f.streams_and_user();
+        let bytes = &streams[d].bytes(v.idx.clone())[(range.start - v.off) as usize..];
+        if bytes.len() as u64 != range.end - range.start {
+            return false;
+        }
+        // The packet's own hits come from this pass when its payload is these bytes
+        // (not where the stream kept other bytes than the packet carries).
+        let own = obs.seg == range && obs.normalized.is_none() && payload == bytes;
+        self.counts.scanned += bytes.len() as u64;
+        self.gather.start(pf);
+        let (gather, cands, hits) = (&mut self.gather, &mut self.cands, &mut self.counts.hits);
+        fd.scan[d].feed(m, pf, range.start, bytes, |pattern, start| {
+            if own && start >= range.start {
+                gather.mark(
+                    pattern as usize,
+                    &pg.stream_packet[pattern as usize],
+                    cands,
+                    hits,
+                );
+            }
+        });
+        if own && let Some(x) = &pg.packet.extra {
+            // Patterns added by an edit are not in the stream's prefilter.
+            let (gather, cands, hits) = (&mut self.gather, &mut self.cands, &mut self.counts.hits);
+            gather.start(&pg.packet);
+            x.prefilter.scan(payload, |id| {
+                gather.hit_extra(&pg.packet, x, id, cands, hits)
+            });
+        }
+        own
+    }
+
     /// Evaluates the candidates of packet `p`: from its payload if `packet`, and from
     /// stream `stream` (direction, offsets) if given.
     fn run(
@@ -1018,7 +1152,15 @@ impl Detector {
             _ => g.for_packet(Direction::ToServer, dport, ip.src),
         };
         let added = flow.as_ref().is_some_and(|(_, obs)| obs.added);
-        if packet && !payload.is_empty() {
+        // A TCP payload that is the stream's next bytes goes through the stream's
+        // prefilter now, which finds the packet's hits as well.
+        let searched = match (packet, flow.as_mut()) {
+            (true, Some((f, obs))) if group == GroupId::Tcp && obs.added => {
+                self.feed_ahead(pg, f, obs, payload)
+            }
+            _ => false,
+        };
+        if packet && !payload.is_empty() && !searched {
             // A TCP payload that went into the stream is judged on its own only by some
             // rules; the others judge it on the stream.
             let pf = if group == GroupId::Tcp && !added {
@@ -1068,15 +1210,10 @@ impl Detector {
             let pf = &pg.stream;
             let fed = fd.fed[d];
             self.gather.start(pf);
+            let scan = &mut fd.scan[d];
             for v in &self.views {
                 let run = streams[d].bytes(v.idx.clone());
-                let new = &run[(v.new.start - v.off) as usize..];
-                self.counts.scanned += new.len() as u64;
-                if fd.fed[d] != v.new.start {
-                    fd.mpm[d].reset();
-                    fd.tail[d].clear();
-                }
-                fd.fed[d] = v.new.end;
+                let new = v.new.clone();
                 let (gather, sc, hits) = (
                     &mut self.gather,
                     &mut self.stream_cands,
@@ -1084,13 +1221,33 @@ impl Detector {
                 );
                 match &*pf.prefilter {
                     Prefilter::Dfc(m) => {
-                        m.feed(&mut fd.mpm[d], new, |x| gather.hit(pf, x.pattern, sc, hits))
+                        // Bytes fed ahead from where the last inspection stopped: only
+                        // what follows them is fed now. Otherwise (a gap, bytes
+                        // inspected again inline) as two passes would: the prefilter
+                        // goes on where it stopped, or restarts here.
+                        let ahead = new.start == scan.taken && scan.at >= new.start;
+                        if !ahead && scan.at != new.start {
+                            scan.forget();
+                        }
+                        let from = if ahead { scan.at } else { new.start };
+                        if from < new.end {
+                            let bytes = &run[(from - v.off) as usize..];
+                            self.counts.scanned += bytes.len() as u64;
+                            scan.feed(m, pf, from, bytes, |_, _| {});
+                        }
+                        scan.take(new, |x| gather.hit(pf, x, sc, hits));
                     }
                     Prefilter::Ac(ac) => {
+                        let bytes = &run[(new.start - v.off) as usize..];
+                        self.counts.scanned += bytes.len() as u64;
+                        if scan.at != new.start {
+                            scan.tail.clear();
+                        }
+                        scan.at = new.end;
                         let keep = pf.prefilter.max_len().saturating_sub(1);
-                        let tail = &mut fd.tail[d];
+                        let tail = &mut scan.tail;
                         let old = tail.len();
-                        tail.extend_from_slice(new);
+                        tail.extend_from_slice(bytes);
                         for m in ac.find_overlapping_iter(&tail[..]) {
                             if m.end() > old {
                                 gather.hit(pf, m.pattern().as_u32(), sc, hits);

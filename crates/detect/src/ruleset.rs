@@ -270,8 +270,12 @@ pub struct PortGroup {
     /// Over a TCP payload that did not go into a stream: every rule that judges packets
     /// (those of `packet`, and those that otherwise judge the stream).
     pub(crate) unstreamed: Prefiltered,
-    /// Over the stream (TCP only): the rules that judge streams.
+    /// Over the stream (TCP only): the rules that judge streams. Its patterns include
+    /// those of `packet`, so that a payload that is the stream's next bytes is searched
+    /// once for both ([`crate::engine`]'s `StreamScan`).
     pub(crate) stream: Prefiltered,
+    /// Per pattern of `stream`: the rules of `packet` whose fast pattern it is.
+    pub(crate) stream_packet: Arc<Vec<Vec<u32>>>,
     /// Its rules without a fast pattern, in evaluation order: candidates for every
     /// packet of the group.
     pub(crate) always: Vec<u32>,
@@ -280,20 +284,29 @@ pub struct PortGroup {
 impl PortGroup {
     /// The port group proposing only the rules `keep` says yes to.
     fn keep(&self, mut keep: impl FnMut(u32) -> bool) -> PortGroup {
+        let mut lists = |lists: &[Vec<u32>]| -> Vec<Vec<u32>> {
+            lists
+                .iter()
+                .map(|rules| rules.iter().copied().filter(|&r| keep(r)).collect())
+                .collect()
+        };
         let mut prefiltered = |pf: &Prefiltered| Prefiltered {
-            pattern_sigs: Arc::new(
-                pf.pattern_sigs
-                    .iter()
-                    .map(|rules| rules.iter().copied().filter(|&r| keep(r)).collect())
-                    .collect(),
-            ),
+            pattern_sigs: Arc::new(lists(&pf.pattern_sigs)),
             ..pf.clone()
         };
+        let (packet, unstreamed, stream) = (
+            prefiltered(&self.packet),
+            prefiltered(&self.unstreamed),
+            prefiltered(&self.stream),
+        );
+        let stream_packet = Arc::new(lists(&self.stream_packet));
+        let always = lists(std::slice::from_ref(&self.always)).concat();
         PortGroup {
-            packet: prefiltered(&self.packet),
-            unstreamed: prefiltered(&self.unstreamed),
-            stream: prefiltered(&self.stream),
-            always: self.always.iter().copied().filter(|&r| keep(r)).collect(),
+            packet,
+            unstreamed,
+            stream,
+            stream_packet,
+            always,
         }
     }
 }
@@ -1595,6 +1608,8 @@ fn port_group(
 ) -> PortGroup {
     let (mut packet, mut unstreamed, mut stream) = Default::default();
     let mut always = Vec::new();
+    // (stream pattern id, rule) of the packet rules of a TCP group.
+    let mut in_stream_packet = Vec::new();
     for &r in rules {
         let Some(fp) = fast.get(&r) else {
             always.push(r);
@@ -1610,11 +1625,21 @@ fn port_group(
                 Patterns::add(pats, fp, r);
             }
         }
+        if in_packet && g == GroupId::Tcp {
+            in_stream_packet.push((Patterns::intern(&mut stream, fp), r));
+        }
+    }
+    // The stream's prefilter also finds the packet rules' patterns, each with its
+    // packet rules beside the stream rules.
+    let mut stream_packet = vec![Vec::new(); stream.pats.len()];
+    for (id, r) in in_stream_packet {
+        stream_packet[id as usize].push(r);
     }
     PortGroup {
         packet: Patterns::build(packet, reuse),
         unstreamed: Patterns::build(unstreamed, reuse),
         stream: Patterns::build(stream, reuse),
+        stream_packet: Arc::new(stream_packet),
         always,
     }
 }
@@ -1630,12 +1655,17 @@ struct Patterns<'a> {
 
 impl<'a> Patterns<'a> {
     fn add(&mut self, fp: &'a (Vec<u8>, bool), rule: u32) {
-        let id = *self.index.entry(fp).or_insert_with(|| {
+        let id = self.intern(fp);
+        self.pattern_sigs[id as usize].push(rule);
+    }
+
+    /// The id of pattern `fp`, added (with no rules) if it is new.
+    fn intern(&mut self, fp: &'a (Vec<u8>, bool)) -> u32 {
+        *self.index.entry(fp).or_insert_with(|| {
             self.pats.push(fp.clone());
             self.pattern_sigs.push(Vec::new());
             (self.pats.len() - 1) as u32
-        });
-        self.pattern_sigs[id as usize].push(rule);
+        })
     }
 
     fn build(self, reuse: &Reuse) -> Prefiltered {

@@ -149,6 +149,12 @@ impl Reassembler {
         Some(self.next as i64 + delta)
     }
 
+    /// Which copy of overlapping bytes the stream keeps. With [`OverlapPolicy::First`]
+    /// bytes in order never change; with `Last` they may until inspected.
+    pub fn policy(&self) -> OverlapPolicy {
+        self.policy
+    }
+
     /// Adds a segment; returns the stream offsets of bytes that became in order (read
     /// them with [`Reassembler::runs`]).
     pub fn insert(&mut self, seq: u32, payload: &[u8]) -> Range<u64> {
