@@ -385,6 +385,8 @@ pub fn update_cycle(data: Option<&Path>, runs: usize, packets: usize) -> Result<
             ))],
             action: Action::Drop,
             origin: "inserted".into(),
+            text: "-m string --string BAD-PAYLOAD --algo bm -j DROP".into(),
+            chain: Vec::new(),
         };
         let mut hys: Vec<Hybrid> = STRATEGIES.iter().map(|s| Hybrid::new(&set, *s)).collect();
         let mut lin = Linear::new(&set);

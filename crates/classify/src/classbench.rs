@@ -49,6 +49,8 @@ pub fn parse(text: &str, origin: &str) -> (RuleSet, Vec<ParseError>) {
                 complex: Vec::new(),
                 action: Action::Accept,
                 origin: format!("{origin}:{ln}"),
+                text: t.to_string(),
+                chain: Vec::new(),
             }),
             Err(e) => errors.push(e),
         }
@@ -69,6 +71,8 @@ pub fn parse_one(line: &str, origin: &str) -> Result<Rule, ParseError> {
         complex: Vec::new(),
         action: Action::Accept,
         origin: origin.to_string(),
+        text: line.trim().to_string(),
+        chain: Vec::new(),
     })
 }
 

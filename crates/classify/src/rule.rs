@@ -332,6 +332,11 @@ pub struct Rule {
     pub action: Action,
     /// Where the rule came from (`file:line`, or ClassBench line), for reports.
     pub origin: String,
+    /// The rule as its file writes it (empty for rules made in code).
+    pub text: String,
+    /// The chains a packet goes through to reach it, the classified one first
+    /// (`INPUT`, `IN_public`, `IN_public_allow`); empty for ClassBench rules.
+    pub chain: Vec<String>,
 }
 
 impl Rule {

@@ -281,6 +281,8 @@ fn random_rule(rng: &mut Rng, complex: bool) -> Rule {
         },
         action: [Action::Accept, Action::Drop, Action::Reject][rng.below(3) as usize],
         origin: String::new(),
+        text: String::new(),
+        chain: Vec::new(),
     }
 }
 
@@ -482,6 +484,8 @@ fn interval_traverses_only_rules_above_the_match() {
             complex: Vec::new(),
             action: Action::Accept,
             origin: String::new(),
+            text: String::new(),
+            chain: Vec::new(),
         });
     }
     let mut complex = Header::any_v4();
@@ -494,6 +498,8 @@ fn interval_traverses_only_rules_above_the_match() {
         }],
         action: Action::Drop,
         origin: String::new(),
+        text: String::new(),
+        chain: Vec::new(),
     };
     rules.insert(50, crule.clone());
     rules.insert(80, crule);

@@ -82,8 +82,8 @@ pub struct Args {
     /// Rule changes to apply while packets flow.
     #[arg(long)]
     updates: Option<PathBuf>,
-    /// Print the flattened rule list (position, origin, action, simple or complex), the
-    /// positions `--updates` refers to, and exit.
+    /// Print the flattened rule list and exit: position (what `--updates` refers to),
+    /// the chains that lead to the rule, origin, action, simple or complex, and its text.
     #[arg(long)]
     list: bool,
     /// Run even when rules of the set cannot be represented (they are left out, and the
@@ -97,6 +97,10 @@ pub struct Args {
     /// `shutdown`.
     #[arg(long, value_name = "PATH")]
     unix_socket: Option<PathBuf>,
+    /// After the summary, the fast and slow paths' figures (packets on each, rules a
+    /// shunted packet traversed, the slow path's strategy, validID, rebuilds, speed).
+    #[arg(long)]
+    stats: bool,
     /// Interface names the packets arrived on and leave by (for -i / -o matches).
     #[arg(long, default_value = "")]
     iif: String,
@@ -373,13 +377,14 @@ fn parse_rule(text: &str, format: Format, origin: &str) -> Result<Rule, String> 
 /// Counts per rule (by identity, so they survive position shifts) and per action.
 #[derive(Default)]
 struct Counts {
-    /// By rule identity: packets, and the rule's origin and action once it matched.
-    rules: Vec<(u64, Option<(String, Action)>)>,
+    /// By rule identity: packets and bytes, and the rule once it matched.
+    rules: Vec<(u64, u64, Option<Arc<Rule>>)>,
     actions: HashMap<&'static str, u64>,
     fast: u64,
     shunted: u64,
     traversed: u64,
     packets: u64,
+    bytes: u64,
 }
 
 struct Run {
@@ -445,13 +450,14 @@ impl Run {
 
     fn classify(&mut self, i: u64, p: &Packet<'_>) -> Result<Action, String> {
         let (v, tr) = self.hy.classify_traced(p);
-        self.record(i, v, tr)
+        self.record(i, u64::from(p.len), v, tr)
     }
 
-    /// Counts and writes the verdict of packet `i`.
-    fn record(&mut self, i: u64, v: Verdict, tr: Trace) -> Result<Action, String> {
+    /// Counts and writes the verdict of packet `i` (`bytes` long, as netfilter counts).
+    fn record(&mut self, i: u64, bytes: u64, v: Verdict, tr: Trace) -> Result<Action, String> {
         let c = &mut self.counts;
         c.packets += 1;
+        c.bytes += bytes;
         if tr.shunted {
             c.shunted += 1;
             c.traversed += tr.traversed as u64;
@@ -463,14 +469,15 @@ impl Run {
             Some(r) => {
                 let id = self.hy.id(r).expect("a verdict names a rule of the list") as usize;
                 if c.rules.len() <= id {
-                    c.rules.resize(id + 1, (0, None));
+                    c.rules.resize(id + 1, (0, 0, None));
                 }
                 let slot = &mut c.rules[id];
-                if slot.1.is_none() {
+                if slot.2.is_none() {
                     let rule = self.hy.rule(r).expect("a verdict names a rule of the list");
-                    slot.1 = Some((rule.origin.clone(), rule.action));
+                    slot.2 = Some(Arc::new(rule.clone()));
                 }
                 slot.0 += 1;
+                slot.1 += bytes;
                 r.to_string()
             }
             None => "-".to_string(),
@@ -540,8 +547,15 @@ fn go(a: &Args) -> Result<(), String> {
         let mut o = std::io::stdout().lock();
         for (i, r) in set.rules.iter().enumerate() {
             let kind = if r.is_simple() { "simple" } else { "complex" };
-            writeln!(o, "{i}\t{}\t{}\t{kind}", r.origin, r.action.name())
-                .map_err(|e| e.to_string())?;
+            writeln!(
+                o,
+                "{i}\t{}\t{}\t{}\t{kind}\t{}",
+                chain_path(r),
+                r.origin,
+                r.action.name(),
+                r.text
+            )
+            .map_err(|e| e.to_string())?;
         }
         writeln!(o, "policy\t{}", set.policy.name()).map_err(|e| e.to_string())?;
         return Ok(());
@@ -624,7 +638,7 @@ fn go(a: &Args) -> Result<(), String> {
             batch.extend(trace[i..end].iter().map(|t| Packet::header_only(t.key)));
             run.hy.classify_batch(&batch, &mut verdicts);
             for (j, &(v, tr)) in verdicts.iter().enumerate() {
-                run.record((i + j) as u64, v, tr)?;
+                run.record((i + j) as u64, u64::from(batch[j].len), v, tr)?;
             }
             i = end;
         }
@@ -717,14 +731,26 @@ fn go(a: &Args) -> Result<(), String> {
     if let Some(mut w) = run.verdicts.take() {
         w.flush().map_err(|e| e.to_string())?;
     }
-    report(&run, not_ip, elapsed.as_secs_f64());
+    report(&run, not_ip, elapsed.as_secs_f64(), a.stats);
     match read_error {
         Some(e) => Err(format!("the capture ended with an error: {e}")),
         None => Ok(()),
     }
 }
 
-fn report(run: &Run, not_ip: u64, secs: f64) {
+/// The chains a rule is reached through, as `INPUT > IN_public > IN_public_allow`.
+fn chain_path(r: &Rule) -> String {
+    if r.chain.is_empty() {
+        "-".into()
+    } else {
+        r.chain.join(" > ")
+    }
+}
+
+/// The end-of-run summary, in the admin's words: what was matched, accepted and dropped,
+/// then each rule's counters as `iptables -L -v -n -x` shows them, by the chain that
+/// holds it; with `--stats`, the fast and slow paths' figures.
+fn report(run: &Run, not_ip: u64, secs: f64, stats: bool) {
     let c = &run.counts;
     let mut o = std::io::stdout().lock();
     if !run.skipped.is_empty() {
@@ -737,57 +763,87 @@ fn report(run: &Run, not_ip: u64, secs: f64) {
             let _ = writeln!(o, "left out\t{e}");
         }
     }
+    let by_action = |a: Action| c.actions.get(a.name()).copied().unwrap_or(0);
+    let by_rules: u64 = c.rules.iter().map(|v| v.0).sum();
     let _ = writeln!(
         o,
-        "packets\t{}\nfast path\t{}\nshunted\t{}\nrules traversed by shunted packets\t{}",
-        c.packets, c.fast, c.shunted, c.traversed
+        "packets\t{}\nmatched a rule\t{by_rules}\naccepted\t{}\ndropped\t{}\nrejected\t{}",
+        c.packets,
+        by_action(Action::Accept),
+        by_action(Action::Drop),
+        by_action(Action::Reject),
     );
     if not_ip > 0 {
         let _ = writeln!(o, "not IP or other family (passed)\t{not_ip}");
     }
-    let _ = writeln!(
-        o,
-        "strategy\t{:?}\nvalidID\t{}\nrules\t{}\nrebuilds installed\t{} (longest install {} µs)\nclassification\t{:.3} s ({:.2} Mpps)",
-        run.hy.strategy(),
-        run.hy.valid_id(),
-        run.hy.len(),
-        run.rebuilds,
-        run.hy.longest_install().as_micros(),
-        secs,
-        c.packets as f64 / secs.max(1e-9) / 1e6
-    );
-    let mut actions: Vec<_> = c.actions.iter().collect();
-    actions.sort();
-    for (a, n) in actions {
-        let _ = writeln!(o, "action {a}\t{n}");
+    rule_counters(&mut o, run);
+    if stats {
+        let _ = writeln!(
+            o,
+            "\nstats\nfast path\t{}\nshunted\t{}\nrules traversed by shunted packets\t{}\n\
+             strategy\t{:?}\nvalidID\t{}\nrules\t{}\nrebuilds installed\t{} (longest install {} µs)\n\
+             classification\t{:.3} s ({:.2} Mpps)",
+            c.fast,
+            c.shunted,
+            c.traversed,
+            run.hy.strategy(),
+            run.hy.valid_id(),
+            run.hy.len(),
+            run.rebuilds,
+            run.hy.longest_install().as_micros(),
+            secs,
+            c.packets as f64 / secs.max(1e-9) / 1e6
+        );
     }
-    // Rules in order of origin (file, then line), merging copies of one line that
-    // flattening made.
-    let mut per: Vec<(&str, Action, u64)> = Vec::new();
+}
+
+/// Per rule that matched, its packets and bytes, grouped by the chain that holds it
+/// (copies of one rule that flattening made are one line), then the policy's.
+fn rule_counters(o: &mut impl Write, run: &Run) {
+    let c = &run.counts;
+    // Rules in order of origin (file, then line).
+    let mut per: Vec<(Arc<Rule>, u64, u64)> = Vec::new();
     let mut at: HashMap<&str, usize> = HashMap::new();
-    for (n, o) in &c.rules {
-        if let Some((origin, action)) = o {
-            match at.get(origin.as_str()) {
-                Some(&i) => per[i].2 += n,
-                None => {
-                    at.insert(origin, per.len());
-                    per.push((origin, *action, *n));
-                }
+    for (n, b, r) in &c.rules {
+        let Some(r) = r else { continue };
+        match at.get(r.origin.as_str()) {
+            Some(&i) => {
+                per[i].1 += n;
+                per[i].2 += b;
+            }
+            None => {
+                at.insert(&r.origin, per.len());
+                per.push((Arc::clone(r), *n, *b));
             }
         }
     }
-    per.sort_by_key(|(origin, ..)| {
-        let (file, line) = origin.rsplit_once(':').unwrap_or((origin, "0"));
+    per.sort_by_key(|(r, ..)| {
+        let (file, line) = r.origin.rsplit_once(':').unwrap_or((&r.origin, "0"));
         (file.to_string(), line.parse::<u64>().unwrap_or(0))
     });
-    for (origin, action, n) in per {
-        let _ = writeln!(o, "rule {origin}\t{}\t{n}", action.name());
-    }
-    let by_rules: u64 = c.rules.iter().map(|v| v.0).sum();
+    let (n, b) = per
+        .iter()
+        .fold((0, 0), |(n, b), (_, pn, pb)| (n + pn, b + pb));
     let _ = writeln!(
         o,
-        "policy\t{}\t{}",
+        "\npolicy {} ({} packets, {} bytes)\n{:>10} {:>12}  {:<7} {:<20} {:<24} rule",
         run.hy.policy().name(),
-        c.packets - by_rules
+        c.packets - n,
+        c.bytes - b,
+        "pkts",
+        "bytes",
+        "target",
+        "chain",
+        "origin",
     );
+    for (r, n, b) in per {
+        let chain = r.chain.last().map_or("-", String::as_str);
+        let _ = writeln!(
+            o,
+            "{n:>10} {b:>12}  {:<7} {chain:<20} {:<24} {}",
+            r.action.name(),
+            r.origin,
+            r.text
+        );
+    }
 }

@@ -69,8 +69,8 @@ fn firewall_counts_agree_with_bpf_and_write_what_passes() {
     let s = String::from_utf8(o.stdout).unwrap();
     let packets = stat(&s, "packets");
     assert_eq!(packets, filter_count(&p, "ip"));
-    let accept = stat(&s, "action ACCEPT");
-    let reject = stat(&s, "action REJECT");
+    let accept = stat(&s, "accepted");
+    let reject = stat(&s, "rejected");
     // Exactly one client packet carries MAIL FROM.
     assert_eq!(reject, 1, "{s}");
     // Everything to port 25 but that one, and the server's replies (all after the
@@ -165,7 +165,7 @@ fn bad_rules_are_reported_with_their_position() {
     ]);
     assert!(o.status.success());
     let s = String::from_utf8(o.stdout).unwrap();
-    assert_eq!(stat(&s, "action DROP"), filter_count(&pcap(), "tcp"));
+    assert_eq!(stat(&s, "dropped"), filter_count(&pcap(), "tcp"));
     assert_eq!(stat(&s, "rules left out (their protection is lost)"), 2);
     assert!(s.contains("left out\t") && s.contains("rules.v4:5:"), "{s}");
 }
@@ -339,8 +339,87 @@ fn list_shows_the_flattened_positions() {
     let lines: Vec<&str> = s.lines().collect();
     // The jump to `smtp` is flattened into its two rules, then the ESTABLISHED rule.
     assert_eq!(lines.len(), 4, "{s}");
-    assert!(lines[0].starts_with("0\t") && lines[0].ends_with("rules.v4:6\tREJECT\tcomplex"));
-    assert!(lines[1].ends_with("rules.v4:7\tACCEPT\tsimple"), "{s}");
-    assert!(lines[2].ends_with("rules.v4:5\tACCEPT\tcomplex"), "{s}");
+    // Each: position, the chains that lead to it, origin, action, kind, its text.
+    let r = |i: usize| lines[i].split('\t').collect::<Vec<_>>();
+    assert_eq!(r(0)[0], "0");
+    assert_eq!(
+        r(0)[1..],
+        [
+            "FORWARD > smtp",
+            &format!("{}:6", rules.display()),
+            "REJECT",
+            "complex",
+            "-A smtp -m string --string \"MAIL FROM\" --algo bm -j REJECT"
+        ]
+    );
+    assert_eq!(
+        r(1)[1..4],
+        [
+            "FORWARD > smtp",
+            &format!("{}:7", rules.display()),
+            "ACCEPT"
+        ]
+    );
+    assert_eq!(r(1)[4..], ["simple", "-A smtp -j ACCEPT"], "{s}");
+    assert_eq!(r(2)[1], "FORWARD", "{s}");
+    assert_eq!(r(2)[4], "complex", "{s}");
     assert_eq!(lines[3], "policy\tDROP");
+}
+
+/// The summary speaks the admin's words: packets, matched, accepted, dropped, rejected,
+/// then each rule's packets and bytes as `iptables -L -v -n -x` counts them (the IP
+/// length), by the chain that holds it, and the policy's; the fast and slow paths'
+/// figures only with `--stats`.
+#[test]
+fn the_summary_counts_per_rule_as_iptables_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.v4");
+    std::fs::write(&rules, RULES).unwrap();
+    let p = pcap();
+    let o = netsieve(&["firewall", "-R", rules.to_str().unwrap(), "-r", &p]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = String::from_utf8(o.stdout).unwrap();
+    let (packets, accepted, rejected, dropped) = (
+        stat(&s, "packets"),
+        stat(&s, "accepted"),
+        stat(&s, "rejected"),
+        stat(&s, "dropped"),
+    );
+    assert_eq!(packets, accepted + rejected + dropped, "{s}");
+    assert!(!s.contains("shunted") && !s.contains("validID"), "{s}");
+    // Per rule: pkts, bytes, target, chain, origin, text.
+    let row = |text: &str| -> (u64, u64) {
+        let l = s
+            .lines()
+            .find(|l| l.ends_with(text))
+            .unwrap_or_else(|| panic!("no row for {text} in\n{s}"));
+        let w: Vec<&str> = l.split_whitespace().collect();
+        (w[0].parse().unwrap(), w[1].parse().unwrap())
+    };
+    let (rej_pkts, rej_bytes) = row("--algo bm -j REJECT");
+    assert_eq!((rej_pkts, rejected), (1, 1), "{s}");
+    // Its bytes are the IP length of the one packet carrying MAIL FROM.
+    let mail = netsieve(&["filter", "-r", &p, "-v", "tcp[32:4] = 0x4d41494c"]);
+    let ip_len: u64 = String::from_utf8_lossy(&mail.stdout)
+        .split("length ")
+        .nth(1)
+        .and_then(|x| x.split(')').next())
+        .and_then(|x| x.parse().ok())
+        .expect("the MAIL FROM packet's IP length");
+    assert_eq!(rej_bytes, ip_len, "{s}");
+    let (acc_pkts, _) = row("-A smtp -j ACCEPT");
+    let (est_pkts, _) = row("--ctstate ESTABLISHED -j ACCEPT");
+    assert_eq!(acc_pkts + est_pkts, accepted, "{s}");
+    assert!(s.contains("\npolicy DROP ("), "{s}");
+    let o = netsieve(&[
+        "firewall",
+        "-R",
+        rules.to_str().unwrap(),
+        "-r",
+        &p,
+        "--stats",
+    ]);
+    let s = String::from_utf8(o.stdout).unwrap();
+    assert!(s.contains("\nstats\n"), "{s}");
+    assert_eq!(stat(&s, "fast path") + stat(&s, "shunted"), packets, "{s}");
 }

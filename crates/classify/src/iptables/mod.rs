@@ -51,6 +51,8 @@ struct Raw {
     complex: Vec<Complex>,
     target: Target,
     line: usize,
+    /// The rule as the dump writes it (without `iptables-save -c` counters).
+    text: String,
 }
 
 #[derive(Default)]
@@ -229,6 +231,8 @@ impl Flattener<'_> {
                     complex,
                     action: *a,
                     origin: format!("{}:{}", self.origin, r.line),
+                    text: r.text.clone(),
+                    chain: self.stack.clone(),
                 }),
                 Target::Return => {
                     let unconditional =

@@ -26,6 +26,8 @@ pub fn parse_one(text: &str, family: Family, origin: &str) -> Result<Rule, Parse
         complex: raw.complex,
         action,
         origin: origin.to_string(),
+        text: raw.text,
+        chain: Vec::new(),
     })
 }
 
@@ -55,7 +57,13 @@ pub(super) fn parse_rule(
         r.negate = false;
         r.i += 1;
     }
-    r.finish()
+    let (chain, mut raw) = r.finish()?;
+    let text = line.trim();
+    raw.text = match text.strip_prefix('[').and_then(|t| t.split_once(']')) {
+        Some((_, rest)) => rest.trim().to_string(),
+        None => text.to_string(),
+    };
+    Ok((chain, raw))
 }
 
 /// One field's alternatives while a rule is read; the header is their cross product.
@@ -604,6 +612,7 @@ impl Reader {
                 complex,
                 target,
                 line: ln,
+                text: String::new(),
             },
         ))
     }
