@@ -46,23 +46,7 @@ fn build(texts: &[String], mpm: Mpm) -> Arc<RuleSet> {
 
 /// A TCP segment between 10.0.0.1:40000 and 10.0.0.2:80.
 fn segment(to_server: bool, flags: u8, seq: u32, ack: u32, payload: &[u8]) -> Vec<u8> {
-    let (src, dst, sp, dp) = if to_server {
-        ([10, 0, 0, 1], [10, 0, 0, 2], 40000u16, 80u16)
-    } else {
-        ([10, 0, 0, 2], [10, 0, 0, 1], 80, 40000)
-    };
-    let mut f = vec![0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 6, 8, 0, 0x45, 0];
-    f.extend_from_slice(&((40 + payload.len()) as u16).to_be_bytes());
-    f.extend_from_slice(&[0, 1, 0, 0, 64, 6, 0, 0]);
-    f.extend_from_slice(&src);
-    f.extend_from_slice(&dst);
-    f.extend_from_slice(&sp.to_be_bytes());
-    f.extend_from_slice(&dp.to_be_bytes());
-    f.extend_from_slice(&seq.to_be_bytes());
-    f.extend_from_slice(&ack.to_be_bytes());
-    f.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
-    f.extend_from_slice(payload);
-    f
+    common::tcp_segment(80, to_server, flags, seq, ack, payload)
 }
 
 /// One client segment: where it starts in the client's stream, what it carries, and

@@ -14,6 +14,20 @@ fn netsieve(args: &[&str], dir: &Path) -> Output {
         .expect("netsieve runs")
 }
 
+/// `netsieve ARGS` in `dir` with `input` on its standard input.
+fn netsieve_with_input(args: &[&str], dir: &Path, input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
@@ -193,21 +207,11 @@ fn missing_input_is_an_error_but_other_files_are_searched() {
 fn standard_input() {
     let d = tempfile::tempdir().unwrap();
     fs::write(d.path().join("p.txt"), "needle\n").unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_netsieve"))
-        .args(["match", "-f", "p.txt", "--count-matches", "-"])
-        .current_dir(d.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"hay needle hay needle")
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = netsieve_with_input(
+        &["match", "-f", "p.txt", "--count-matches", "-"],
+        d.path(),
+        b"hay needle hay needle",
+    );
     assert_eq!(stdout(&o), "(standard input)\t2\n");
 }
 
@@ -382,21 +386,7 @@ fn grep_forms_as_grep_prints_them() {
 fn standard_input_by_default_and_directories_with_r() {
     let d = tempfile::tempdir().unwrap();
     fs::write(d.path().join("p"), "needle\n").unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_netsieve"))
-        .args(["match", "-f", "p", "-n"])
-        .current_dir(d.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"hay\nhay needle\n")
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = netsieve_with_input(&["match", "-f", "p", "-n"], d.path(), b"hay\nhay needle\n");
     assert_eq!(stdout(&o), "2:hay needle\n");
     fs::create_dir_all(d.path().join("t/sub")).unwrap();
     fs::write(d.path().join("t/a"), "needle\n").unwrap();
