@@ -387,6 +387,7 @@ pub fn update_cycle(data: Option<&Path>, runs: usize, packets: usize) -> Result<
             origin: "inserted".into(),
             text: "-m string --string BAD-PAYLOAD --algo bm -j DROP".into(),
             chain: Vec::new(),
+            top: 0,
         };
         let mut hys: Vec<Hybrid> = STRATEGIES.iter().map(|s| Hybrid::new(&set, *s)).collect();
         let mut lin = Linear::new(&set);

@@ -51,6 +51,7 @@ pub fn parse(text: &str, origin: &str) -> (RuleSet, Vec<ParseError>) {
                 origin: format!("{origin}:{ln}"),
                 text: t.to_string(),
                 chain: Vec::new(),
+                top: 0,
             }),
             Err(e) => errors.push(e),
         }
@@ -73,6 +74,7 @@ pub fn parse_one(line: &str, origin: &str) -> Result<Rule, ParseError> {
         origin: origin.to_string(),
         text: line.trim().to_string(),
         chain: Vec::new(),
+        top: 0,
     })
 }
 

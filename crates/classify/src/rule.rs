@@ -337,6 +337,9 @@ pub struct Rule {
     /// The chains a packet goes through to reach it, the classified one first
     /// (`INPUT`, `IN_public`, `IN_public_allow`); empty for ClassBench rules.
     pub chain: Vec<String>,
+    /// Its number in the classified chain, as `iptables -L --line-numbers` counts (from
+    /// 1): its own, or that of the jump that leads to it; 0 for ClassBench rules.
+    pub top: u32,
 }
 
 impl Rule {

@@ -283,6 +283,7 @@ fn random_rule(rng: &mut Rng, complex: bool) -> Rule {
         origin: String::new(),
         text: String::new(),
         chain: Vec::new(),
+        top: 0,
     }
 }
 
@@ -486,6 +487,7 @@ fn interval_traverses_only_rules_above_the_match() {
             origin: String::new(),
             text: String::new(),
             chain: Vec::new(),
+            top: 0,
         });
     }
     let mut complex = Header::any_v4();
@@ -500,6 +502,7 @@ fn interval_traverses_only_rules_above_the_match() {
         origin: String::new(),
         text: String::new(),
         chain: Vec::new(),
+        top: 0,
     };
     rules.insert(50, crule.clone());
     rules.insert(80, crule);

@@ -126,9 +126,19 @@ enum Format {
     ClassBench,
 }
 
+/// A change to the rule list: by flattened position (`insert`, `delete`, as `--list`
+/// numbers), or in iptables' own forms on the classified chain, which are resolved
+/// against the list as it is when they apply.
 enum Change {
     Insert(usize, Rule),
     Delete(usize),
+    /// `-I CHAIN N RULE` (and `-A CHAIN RULE`: N one past the last): before the chain's
+    /// rule N, numbered from 1 as `iptables -L --line-numbers` numbers.
+    InsertInChain(u32, Rule),
+    /// `-D CHAIN N`.
+    DeleteInChain(u32),
+    /// `-D CHAIN RULE`: the chain's rule written so.
+    DeleteRule(String),
     Rebuild,
 }
 
@@ -138,6 +148,8 @@ struct Loaded {
     set: RuleSet,
     format: Format,
     skipped: Vec<String>,
+    /// The rules of the classified chain, as iptables numbers them (0 for ClassBench).
+    chain_len: u32,
 }
 
 /// Reads a text file; bytes that are not UTF-8 (a Latin-1 comment, say) are read as
@@ -189,13 +201,17 @@ fn load(a: &Args) -> Result<Loaded, String> {
             }
         }
     };
-    let (set, skipped) = match format {
+    let (set, skipped, chain_len) = match format {
         Format::ClassBench => {
             let (set, errors) = classbench::parse(&text, &name);
             if set.rules.is_empty() {
                 return Err(format!("{name}: no ClassBench rule could be read"));
             }
-            (set, errors.iter().map(|e| format!("{name}:{e}")).collect())
+            (
+                set,
+                errors.iter().map(|e| format!("{name}:{e}")).collect(),
+                0,
+            )
         }
         Format::Iptables(fam) => {
             let p =
@@ -206,6 +222,7 @@ fn load(a: &Args) -> Result<Loaded, String> {
             (
                 p.set,
                 p.errors.iter().map(|e| format!("{name}:{e}")).collect(),
+                p.chain_len,
             )
         }
     };
@@ -213,6 +230,7 @@ fn load(a: &Args) -> Result<Loaded, String> {
         set,
         format,
         skipped,
+        chain_len,
     })
 }
 
@@ -234,7 +252,10 @@ fn check_skipped(loaded: &Loaded, allow: bool) -> Result<(), String> {
     ))
 }
 
-fn load_updates(path: &Path, format: Format) -> Result<Vec<(u64, Change)>, String> {
+/// Reads `--updates`: `N insert POS RULE`, `N delete POS`, `N rebuild`, and iptables'
+/// forms on the classified chain `chain`: `N -I CHAIN [POS] RULE`, `N -A CHAIN RULE`,
+/// `N -D CHAIN POS` and `N -D CHAIN RULE`.
+fn load_updates(path: &Path, format: Format, chain: &str) -> Result<Vec<(u64, Change)>, String> {
     let text = read_text(path)?;
     let name = path.display();
     let mut out = Vec::new();
@@ -269,7 +290,19 @@ fn load_updates(path: &Path, format: Format) -> Result<Vec<(u64, Change)>, Strin
                     .map_err(|e| bad(1, &format!("in the rule: {e}")))?;
                 Change::Insert(pos, rule)
             }
-            _ => return Err(bad(1, "expected `insert`, `delete` or `rebuild`")),
+            "-I" | "-A" | "-D" => {
+                if format == Format::ClassBench {
+                    return Err(bad(1, "iptables' forms need an iptables rule set"));
+                }
+                chain_change(verb, rest, chain, format, &format!("{name}:{ln}"))
+                    .map_err(|e| bad(1, &e))?
+            }
+            _ => {
+                return Err(bad(
+                    1,
+                    "expected `insert`, `delete`, `rebuild`, `-I`, `-A` or `-D`",
+                ));
+            }
         };
         out.push((at, change));
     }
@@ -366,6 +399,58 @@ impl FwControl {
 }
 
 /// One rule in the set's format; `origin` names where it came from.
+/// One change in iptables' form (`-I`, `-A`, `-D` and what follows it) on `chain`, the
+/// classified one: a user chain's rules are flattened into it, so they are changed there.
+fn chain_change(
+    verb: &str,
+    rest: &str,
+    chain: &str,
+    format: Format,
+    origin: &str,
+) -> Result<Change, String> {
+    let (name, spec) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    if name != chain {
+        return Err(format!(
+            "`{verb} {name}`: only the classified chain ({chain}) takes changes (user chains are flattened into it)"
+        ));
+    }
+    let spec = spec.trim();
+    let (number, spec) = match spec.split_once(char::is_whitespace) {
+        Some((n, r)) if n.parse::<u32>().is_ok() => (n.parse::<u32>().ok(), r.trim()),
+        _ => (
+            spec.parse::<u32>().ok(),
+            if spec.parse::<u32>().is_ok() {
+                ""
+            } else {
+                spec
+            },
+        ),
+    };
+    let rule = |spec: &str| -> Result<Rule, String> {
+        let mut r = parse_rule(spec, format, origin).map_err(|e| format!("in the rule: {e}"))?;
+        r.text = format!("-A {chain} {spec}");
+        r.chain = vec![chain.to_string()];
+        Ok(r)
+    };
+    match verb {
+        "-I" => Ok(Change::InsertInChain(number.unwrap_or(1), rule(spec)?)),
+        "-A" if number.is_none() => Ok(Change::InsertInChain(u32::MAX, rule(spec)?)),
+        "-D" => match number {
+            Some(n) if spec.is_empty() => Ok(Change::DeleteInChain(n)),
+            _ if !spec.is_empty() => {
+                Ok(Change::DeleteRule(normalize(&format!("-A {chain} {spec}"))))
+            }
+            _ => Err("`-D` needs a rule number or a rule".into()),
+        },
+        _ => Err(format!("`{verb} {chain}` takes a rule, not a number")),
+    }
+}
+
+/// A rule's words, single-spaced (to find a rule by its text).
+fn normalize(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn parse_rule(text: &str, format: Format, origin: &str) -> Result<Rule, String> {
     match format {
         Format::ClassBench => classbench::parse_one(text.trim(), origin),
@@ -389,6 +474,10 @@ struct Counts {
 
 struct Run {
     hy: Hybrid,
+    /// Per position of the list, its rule's number in the classified chain (as
+    /// [`Rule::top`]; kept here as changes renumber), and how many rules the chain has.
+    tops: Vec<u32>,
+    chain_len: u32,
     changes: std::iter::Peekable<std::vec::IntoIter<(u64, Change)>>,
     counts: Counts,
     verdicts: Option<BufWriter<File>>,
@@ -435,13 +524,83 @@ impl Run {
             {
                 return Err(format!("no position {pos} (the list has {len} rules)"));
             }
-            Change::Insert(pos, rule) => self.hy.insert(pos, rule),
-            Change::Delete(pos) => {
-                self.hy.delete(pos);
+            Change::Insert(pos, rule) => {
+                // It takes the number of the rule it goes before.
+                let n = self.tops.get(pos).copied().unwrap_or(self.chain_len + 1);
+                self.insert(pos, n, rule);
+            }
+            Change::Delete(pos) => self.delete(pos),
+            Change::InsertInChain(n, rule) => {
+                let n = if n == u32::MAX { self.chain_len + 1 } else { n };
+                if n == 0 || n > self.chain_len + 1 {
+                    return Err(format!(
+                        "no rule number {n} (the chain has {} rules)",
+                        self.chain_len
+                    ));
+                }
+                let pos = self.tops.iter().position(|&t| t >= n).unwrap_or(len);
+                self.insert(pos, n, rule);
+            }
+            Change::DeleteInChain(n) => self.delete_in_chain(n)?,
+            Change::DeleteRule(text) => {
+                let p = (0..len)
+                    .find(|&p| {
+                        self.hy
+                            .rule(p)
+                            .is_some_and(|r| r.chain.len() <= 1 && normalize(&r.text) == text)
+                    })
+                    .ok_or_else(|| format!("no rule `{text}` in the chain"))?;
+                self.delete_in_chain(self.tops[p])?;
             }
             Change::Rebuild => self.hy.start_rebuild(),
         }
         Ok(())
+    }
+
+    /// Puts `rule` at position `pos` as the chain's rule `n`: the rules from `n` on are
+    /// numbered one more.
+    fn insert(&mut self, pos: usize, n: u32, mut rule: Rule) {
+        for t in self.tops.iter_mut().filter(|t| **t >= n) {
+            *t += 1;
+        }
+        rule.top = n;
+        self.tops.insert(pos, n);
+        self.chain_len += 1;
+        self.hy.insert(pos, rule);
+    }
+
+    /// Takes out the rule at `pos`; when it was the last copy of its chain rule, the
+    /// rules after that are numbered one less.
+    fn delete(&mut self, pos: usize) {
+        let n = self.tops.remove(pos);
+        self.hy.delete(pos);
+        if !self.tops.contains(&n) {
+            for t in self.tops.iter_mut().filter(|t| **t > n) {
+                *t -= 1;
+            }
+            self.chain_len = self.chain_len.saturating_sub(1);
+        }
+    }
+
+    /// `-D CHAIN n`: only a rule that is itself in the list (a verdict, not a jump whose
+    /// chain was flattened in, nor a LOG or RETURN, which the list does not hold).
+    fn delete_in_chain(&mut self, n: u32) -> Result<(), String> {
+        let at: Vec<usize> = (0..self.tops.len())
+            .filter(|&p| self.tops[p] == n)
+            .collect();
+        match at[..] {
+            [p] if self.hy.rule(p).is_some_and(|r| r.chain.len() <= 1) => {
+                self.delete(p);
+                Ok(())
+            }
+            [] if n == 0 || n > self.chain_len => Err(format!(
+                "no rule number {n} (the chain has {} rules)",
+                self.chain_len
+            )),
+            _ => Err(format!(
+                "rule {n} of the chain is a jump, a LOG or a RETURN: deleting it is not supported (delete the rules it reaches by position)"
+            )),
+        }
     }
 
     fn next_change(&mut self) -> Option<u64> {
@@ -577,9 +736,11 @@ fn go(a: &Args) -> Result<(), String> {
         set,
         format,
         skipped,
+        chain_len,
     } = loaded;
+    let tops = set.rules.iter().map(|r| r.top).collect();
     let changes = match &a.updates {
-        Some(p) => load_updates(p, format)?,
+        Some(p) => load_updates(p, format, &a.chain)?,
         None => Vec::new(),
     };
     let complex = set.rules.iter().filter(|r| !r.is_simple()).count();
@@ -606,6 +767,8 @@ fn go(a: &Args) -> Result<(), String> {
     };
     let mut run = Run {
         hy,
+        tops,
+        chain_len,
         changes: changes.into_iter().peekable(),
         counts: Counts::default(),
         verdicts,

@@ -423,3 +423,63 @@ fn the_summary_counts_per_rule_as_iptables_does() {
     assert!(s.contains("\nstats\n"), "{s}");
     assert_eq!(stat(&s, "fast path") + stat(&s, "shunted"), packets, "{s}");
 }
+
+/// Updates in iptables' own forms (`-I CHAIN N`, `-A CHAIN`, `-D CHAIN N`, `-D CHAIN
+/// RULE`), numbered as `iptables -L --line-numbers` numbers the classified chain at the
+/// time they apply, give the verdicts of the same changes by flattened position.
+#[test]
+fn updates_in_iptables_forms() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.v4");
+    std::fs::write(&rules, RULES).unwrap();
+    let (a, b, c) = (
+        "-p tcp --sport 25 -m length --length 0:60 -j DROP",
+        "-p tcp -j REJECT",
+        "-p tcp --sport 25 -j DROP",
+    );
+    // FORWARD holds: 1 the jump to smtp (flattened into positions 0 and 1), 2 the
+    // ESTABLISHED rule.
+    let chain_forms = format!(
+        "3 -I FORWARD 1 {a}\n5 -A FORWARD {b}\n7 -D FORWARD 1\n8 -D FORWARD {b}\n9 -I FORWARD 2 {c}\n"
+    );
+    let positions =
+        format!("3 insert 0 {a}\n5 insert 4 {b}\n7 delete 0\n8 delete 3\n9 insert 2 {c}\n");
+    let run = |text: &str| {
+        let updates = dir.path().join("u");
+        std::fs::write(&updates, text).unwrap();
+        let args = ["-R", rules.to_str().unwrap(), "-r", &pcap()];
+        per_strategy(dir.path(), &args, &updates).remove(0)
+    };
+    let by_chain = run(&chain_forms);
+    assert_eq!(by_chain, run(&positions));
+    // The DROP before the ESTABLISHED rule decides the server's packets from packet 9.
+    assert!(
+        by_chain.lines().skip(9).any(|l| l.ends_with("\t2\tDROP")),
+        "{by_chain}"
+    );
+    // What iptables would refuse, or netsieve cannot do, stops the run with a reason.
+    for (change, says) in [
+        ("3 -D FORWARD 1", "is a jump"),
+        ("3 -I FORWARD 4 -j DROP", "no rule number 4"),
+        ("3 -I smtp 1 -j DROP", "only the classified chain (FORWARD)"),
+        (
+            "3 -D FORWARD -p udp -j DROP",
+            "no rule `-A FORWARD -p udp -j DROP`",
+        ),
+    ] {
+        let updates = dir.path().join("bad");
+        std::fs::write(&updates, format!("{change}\n")).unwrap();
+        let o = netsieve(&[
+            "firewall",
+            "-R",
+            rules.to_str().unwrap(),
+            "-r",
+            &pcap(),
+            "--updates",
+            updates.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{change}: {err}");
+        assert!(err.contains(says), "{change}: {err}");
+    }
+}

@@ -32,6 +32,9 @@ pub struct Parsed {
     pub errors: Vec<ParseError>,
     /// Rules with non-terminating targets (LOG, ...) left out, by target.
     pub non_terminating: Vec<(String, usize)>,
+    /// The rules the classified chain holds, those left out included (what `iptables -I
+    /// CHAIN N` counts).
+    pub chain_len: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -53,6 +56,8 @@ struct Raw {
     line: usize,
     /// The rule as the dump writes it (without `iptables-save -c` counters).
     text: String,
+    /// Its number in its chain, from 1 (rules that could not be read count too).
+    nth: u32,
 }
 
 #[derive(Default)]
@@ -74,6 +79,7 @@ pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Result<Pa
     let mut errors = Vec::new();
     let mut table: Option<String> = None;
     let mut saw_filter = false;
+    let mut numbered: HashMap<String, u32> = HashMap::new();
     for (n, line) in text.lines().enumerate() {
         let ln = n + 1;
         let t = line.trim();
@@ -111,8 +117,17 @@ pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Result<Pa
             chains.entry(name.to_string()).or_default().policy = policy;
             continue;
         }
+        // Every `-A CHAIN` line takes a number in its chain, read or not.
+        let nth = rule::appended_chain(t).map_or(0, |c| {
+            let n = numbered.entry(c.to_string()).or_insert(0);
+            *n += 1;
+            *n
+        });
         match rule::parse_rule(line, ln, family) {
-            Ok((Some(chain), raw)) => chains.entry(chain).or_default().rules.push(raw),
+            Ok((Some(chain), mut raw)) => {
+                raw.nth = nth;
+                chains.entry(chain).or_default().rules.push(raw)
+            }
             Ok((None, _)) => errors.push(ParseError::line_error(ln, 1, "expected `-A CHAIN`")),
             Err(e) => errors.push(e),
         }
@@ -152,7 +167,7 @@ pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Result<Pa
     };
     let policy = match chains.get(chain) {
         Some(c) => {
-            f.flatten(chain, &[base], &[], 0);
+            f.flatten(chain, &[base], &[], 0, 0);
             c.policy.unwrap_or(Action::Accept)
         }
         None => Action::Accept,
@@ -166,6 +181,7 @@ pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Result<Pa
         set: RuleSet { rules, policy },
         errors,
         non_terminating,
+        chain_len: numbered.get(chain).copied().unwrap_or(0),
     })
 }
 
@@ -186,13 +202,16 @@ struct Flattener<'a> {
 const MAX_FLAT_RULES: usize = 500_000;
 
 impl Flattener<'_> {
-    fn flatten(&mut self, name: &str, cond: &[Header], cond_c: &[Complex], depth: usize) {
+    /// Flattens chain `name`, reached under `cond` and `cond_c`; `top` is the number of
+    /// the classified chain's rule that led here (0 in that chain itself).
+    fn flatten(&mut self, name: &str, cond: &[Header], cond_c: &[Complex], depth: usize, top: u32) {
         let Some(chain) = self.chains.get(name) else {
             return;
         };
         self.stack.push(name.to_string());
         let mut guards: Vec<Complex> = Vec::new();
         for r in &chain.rules {
+            let top = if depth == 0 { r.nth } else { top };
             if self.budget == 0 {
                 self.errors.push(ParseError::chain(
                     r.line,
@@ -233,6 +252,7 @@ impl Flattener<'_> {
                     origin: format!("{}:{}", self.origin, r.line),
                     text: r.text.clone(),
                     chain: self.stack.clone(),
+                    top,
                 }),
                 Target::Return => {
                     let unconditional =
@@ -279,7 +299,7 @@ impl Flattener<'_> {
                         continue;
                     }
                     let to = to.clone();
-                    self.flatten(&to, &header, &complex, depth + 1);
+                    self.flatten(&to, &header, &complex, depth + 1, top);
                     if matches!(r.target, Target::Goto(_)) {
                         guards.push(Complex::Unless {
                             header: r.header.clone(),

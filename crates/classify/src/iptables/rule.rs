@@ -28,7 +28,21 @@ pub fn parse_one(text: &str, family: Family, origin: &str) -> Result<Rule, Parse
         origin: origin.to_string(),
         text: raw.text,
         chain: Vec::new(),
+        top: 0,
     })
+}
+
+/// The chain a dump line appends to (`-A NAME ...`, after `iptables-save -c` counters).
+pub(super) fn appended_chain(line: &str) -> Option<&str> {
+    let t = line.trim();
+    let t = match t.strip_prefix('[').and_then(|x| x.split_once(']')) {
+        Some((_, rest)) => rest.trim_start(),
+        None => t,
+    };
+    t.strip_prefix("-A")?
+        .strip_prefix(char::is_whitespace)?
+        .split_whitespace()
+        .next()
 }
 
 /// Line `ln` of a dump: its chain (from `-A`) and the rule.
@@ -613,6 +627,7 @@ impl Reader {
                 target,
                 line: ln,
                 text: String::new(),
+                nth: 0,
             },
         ))
     }
