@@ -1,5 +1,5 @@
-//! The rule-set parsers (iptables-save, a single iptables rule, ClassBench rules and
-//! traces) on arbitrary text, then the hybrid classifier with each strategy against the
+//! The rule-set parsers (iptables-save, nftables dumps, a single iptables rule,
+//! ClassBench rules and traces) on arbitrary text, then the hybrid classifier with each strategy against the
 //! linear reference on headers drawn from the input, one packet at a time and in batches.
 //! No panic, bounded work, and every verdict equal to linear first-match.
 //!
@@ -73,6 +73,19 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
+    // nftables dumps are read as the iptables-save dump they stand for: the conversion
+    // names lines and columns, and its output goes through the same parser.
+    for fam in [Family::V4, Family::V6] {
+        let (dump, errors) = netsieve_classify::nft::to_iptables(text, fam);
+        for e in &errors {
+            assert!(e.line() >= 1 && e.column() >= 1, "{e}");
+        }
+        if let Ok(p) = iptables::parse(&dump, fam, "INPUT", "fuzz") {
+            for e in &p.errors {
+                assert!(e.line() >= 1 && e.column() >= 1, "{e}");
+            }
+        }
+    }
     let pick = data.len() % 3;
     for (i, fam) in [Family::V4, Family::V6].into_iter().enumerate() {
         let p = match iptables::parse(text, fam, "INPUT", "fuzz") {

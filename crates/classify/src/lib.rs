@@ -27,6 +27,7 @@ pub mod fast;
 pub mod hybrid;
 pub mod iptables;
 pub mod linear;
+pub mod nft;
 pub mod rfc;
 pub mod rule;
 pub mod tss;

@@ -44,8 +44,9 @@ pub struct Args {
     /// The rule set: an iptables-save dump or a ClassBench file.
     #[arg(short = 'R', long = "ruleset")]
     ruleset: PathBuf,
-    /// iptables, ip6tables or classbench; by default ClassBench when the first rule
-    /// starts with `@`, iptables otherwise.
+    /// iptables, ip6tables, nft (an `nft list ruleset` dump, its IPv4 rules), nft6 or
+    /// classbench; by default nft when the file starts with `table`, ClassBench when the
+    /// first rule starts with `@`, iptables otherwise.
     #[arg(long)]
     format: Option<String>,
     /// The iptables chain to classify with (user chains it jumps to are flattened in).
@@ -180,13 +181,25 @@ fn load(a: &Args) -> Result<Loaded, String> {
     let path = &a.ruleset;
     let text = read_text(path)?;
     let name = path.display().to_string();
+    // An `nft list ruleset` dump is read as the iptables-save dump it stands for.
+    let nft = match a.format.as_deref() {
+        Some("nft") => Some(Family::V4),
+        Some("nft6") => Some(Family::V6),
+        None if netsieve_classify::nft::is_nft(&text) => Some(Family::V4),
+        _ => None,
+    };
+    let (text, nft_errors) = match nft {
+        Some(fam) => netsieve_classify::nft::to_iptables(&text, fam),
+        None => (text, Vec::new()),
+    };
     let format = match a.format.as_deref() {
-        Some("iptables") => Format::Iptables(Family::V4),
-        Some("ip6tables") => Format::Iptables(Family::V6),
+        Some("iptables" | "nft") => Format::Iptables(Family::V4),
+        Some("ip6tables" | "nft6") => Format::Iptables(Family::V6),
+        _ if nft.is_some() => Format::Iptables(Family::V4),
         Some("classbench") => Format::ClassBench,
         Some(f) => {
             return Err(format!(
-                "unknown format `{f}` (iptables, ip6tables, classbench)"
+                "unknown format `{f}` (iptables, ip6tables, nft, nft6, classbench)"
             ));
         }
         None => {
@@ -221,7 +234,11 @@ fn load(a: &Args) -> Result<Loaded, String> {
             }
             (
                 p.set,
-                p.errors.iter().map(|e| format!("{name}:{e}")).collect(),
+                nft_errors
+                    .iter()
+                    .chain(&p.errors)
+                    .map(|e| format!("{name}:{e}"))
+                    .collect(),
                 p.chain_len,
             )
         }

@@ -171,15 +171,16 @@ fn bad_rules_are_reported_with_their_position() {
 }
 
 /// No usable rule set is an error, never a firewall that accepts everything: an `nft
-/// list ruleset` dump, a file that is not a dump, a chain that does not exist, a
-/// ClassBench file without a rule. Updates past the end of the list are errors too.
+/// list ruleset` dump with no table of the family, a file that is not a dump, a chain
+/// that does not exist, a ClassBench file without a rule. Updates past the end of the
+/// list are errors too.
 #[test]
 fn a_firewall_fails_closed() {
     let dir = tempfile::tempdir().unwrap();
     let nft = dir.path().join("nft.txt");
     std::fs::write(
         &nft,
-        "table inet filter {\n  chain forward {\n    type filter hook forward priority 0; policy drop;\n  }\n}\n",
+        "table ip6 filter {\n  chain forward {\n    type filter hook forward priority 0; policy drop;\n  }\n}\n",
     )
     .unwrap();
     let garbage = dir.path().join("garbage");
@@ -482,4 +483,80 @@ fn updates_in_iptables_forms() {
         assert_eq!(o.status.code(), Some(1), "{change}: {err}");
         assert!(err.contains(says), "{change}: {err}");
     }
+}
+
+/// An `nft list ruleset` dump (found by its `table` line) is read as the iptables-save
+/// dump it stands for: the same verdicts on the example capture, its rules listed with
+/// the nft lines they came from, and a statement with no iptables form refused with its
+/// line and column.
+#[test]
+fn nftables_rulesets_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.v4");
+    std::fs::write(&rules, RULES).unwrap();
+    let nft = dir.path().join("rules.nft");
+    std::fs::write(
+        &nft,
+        "table ip filter {\n\
+         \tchain forward {\n\
+         \t\ttype filter hook forward priority filter; policy drop;\n\
+         \t\ttcp dport 25 counter packets 0 bytes 0 jump smtp\n\
+         \t\ttcp sport 25 ct state established accept\n\
+         \t}\n\
+         \tchain smtp {\n\
+         \t\t@th,0,8 0x1 drop comment \"skipped\"\n\
+         \t\taccept\n\
+         \t}\n\
+         }\n",
+    )
+    .unwrap();
+    let verdicts = |set: &Path, extra: &[&str]| {
+        let tsv = dir.path().join("v.tsv");
+        let mut args = vec!["firewall", "-R", set.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let p = pcap();
+        args.extend_from_slice(&["-r", &p, "--verdicts", tsv.to_str().unwrap()]);
+        let o = netsieve(&args);
+        (o, std::fs::read_to_string(&tsv).unwrap_or_default())
+    };
+    // The payload match has no nft form here: refused, with its line and column...
+    let (o, _) = verdicts(&nft, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("rules.nft:8:3"), "{err}");
+    // ... and left out with --allow-skipped; without the MAIL FROM rule, the iptables set
+    // gives the same verdicts (its REJECT rule is the one the nft set lacks).
+    let (o, by_nft) = verdicts(&nft, &["--allow-skipped"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plain = dir.path().join("plain.v4");
+    std::fs::write(
+        &plain,
+        RULES.replace(
+            "-A smtp -m string --string \"MAIL FROM\" --algo bm -j REJECT\n",
+            "",
+        ),
+    )
+    .unwrap();
+    let (_, by_iptables) = verdicts(&plain, &[]);
+    assert!(!by_nft.is_empty());
+    assert_eq!(by_nft, by_iptables);
+    let o = netsieve(&[
+        "firewall",
+        "-R",
+        nft.to_str().unwrap(),
+        "--list",
+        "--allow-skipped",
+    ]);
+    let list = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        list.lines()
+            .next()
+            .unwrap()
+            .starts_with("0\tFORWARD > smtp\t"),
+        "{list}"
+    );
+    assert!(
+        list.contains("rules.nft:9\tACCEPT\tsimple\t-A smtp -j ACCEPT"),
+        "{list}"
+    );
 }

@@ -134,8 +134,8 @@ pub fn parse(text: &str, family: Family, chain: &str, origin: &str) -> Result<Pa
     }
     if !saw_filter {
         return Err(ParseError::no_rule_set(
-            "no `*filter` table: not an iptables-save dump (an `nft list ruleset` dump is \
-             not read)"
+            "no `*filter` table: not an iptables-save dump (nor an `nft list ruleset` dump \
+             with filter chains of this family)"
                 .into(),
         ));
     }

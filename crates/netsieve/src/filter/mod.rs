@@ -2,7 +2,7 @@
 //!
 //! `netsieve filter -r in.pcap -w out.pcap 'tcp port 80'` writes the packets the
 //! expression accepts, like `tcpdump -r in.pcap -w out.pcap 'tcp port 80'`; without
-//! `-w` it prints a line per packet as tcpdump does ([`line`]); `-d`, `-dd` and `-ddd`
+//! `-w` it prints a line per packet as tcpdump does ([`mod@line`]); `-d`, `-dd` and `-ddd`
 //! print the compiled program; `--count` prints how many packets matched. Programs run
 //! as native code (Cranelift) over batches of packets.
 
