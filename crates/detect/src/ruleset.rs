@@ -96,7 +96,7 @@ pub struct Prefiltered {
     /// A hash of its patterns in id order: how a rebuild finds it ([`Reuse`]).
     key: u64,
     /// Pattern id to the rules that use it as their fast pattern.
-    pub pattern_sigs: Arc<Vec<Vec<u32>>>,
+    pub pattern_sigs: Arc<RuleLists>,
     /// The fast patterns of rules added since the set was built ([`RuleSet::edit`]),
     /// in a second, small prefilter; the next full build folds them in.
     pub extra: Option<Arc<Extra>>,
@@ -275,19 +275,73 @@ pub struct PortGroup {
     /// once for both ([`crate::engine`]'s `StreamScan`).
     pub(crate) stream: Prefiltered,
     /// Per pattern of `stream`: the rules of `packet` whose fast pattern it is.
-    pub(crate) stream_packet: Arc<Vec<Vec<u32>>>,
+    pub(crate) stream_packet: Arc<RuleLists>,
     /// Its rules without a fast pattern, in evaluation order: candidates for every
     /// packet of the group.
     pub(crate) always: Vec<u32>,
 }
 
+/// Per pattern id, the rules that use it, one list after another in one vector: a port
+/// group's lists are many and short, and a vector each took more memory than the rules
+/// they hold.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct RuleLists {
+    /// List `i` is `rules[offs[i]..offs[i + 1]]`.
+    offs: Vec<u32>,
+    rules: Vec<u32>,
+}
+
+impl RuleLists {
+    pub fn len(&self) -> usize {
+        self.offs.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &[u32]> {
+        (0..self.len()).map(|i| &self[i])
+    }
+}
+
+impl<L: AsRef<[u32]>> FromIterator<L> for RuleLists {
+    fn from_iter<I: IntoIterator<Item = L>>(lists: I) -> RuleLists {
+        let mut out = RuleLists {
+            offs: vec![0],
+            rules: Vec::new(),
+        };
+        for l in lists {
+            out.rules.extend_from_slice(l.as_ref());
+            out.offs.push(out.rules.len() as u32);
+        }
+        out.offs.shrink_to_fit();
+        out.rules.shrink_to_fit();
+        out
+    }
+}
+
+impl std::ops::Index<usize> for RuleLists {
+    type Output = [u32];
+
+    fn index(&self, i: usize) -> &[u32] {
+        &self.rules[self.offs[i] as usize..self.offs[i + 1] as usize]
+    }
+}
+
 impl PortGroup {
     /// The port group proposing only the rules `keep` says yes to.
     fn keep(&self, mut keep: impl FnMut(u32) -> bool) -> PortGroup {
-        let mut lists = |lists: &[Vec<u32>]| -> Vec<Vec<u32>> {
+        let mut lists = |lists: &RuleLists| -> RuleLists {
             lists
                 .iter()
-                .map(|rules| rules.iter().copied().filter(|&r| keep(r)).collect())
+                .map(|rules| {
+                    rules
+                        .iter()
+                        .copied()
+                        .filter(|&r| keep(r))
+                        .collect::<Vec<u32>>()
+                })
                 .collect()
         };
         let mut prefiltered = |pf: &Prefiltered| Prefiltered {
@@ -300,7 +354,7 @@ impl PortGroup {
             prefiltered(&self.stream),
         );
         let stream_packet = Arc::new(lists(&self.stream_packet));
-        let always = lists(std::slice::from_ref(&self.always)).concat();
+        let always = self.always.iter().copied().filter(|&r| keep(r)).collect();
         PortGroup {
             packet,
             unstreamed,
@@ -1639,7 +1693,7 @@ fn port_group(
         packet: Patterns::build(packet, reuse),
         unstreamed: Patterns::build(unstreamed, reuse),
         stream: Patterns::build(stream, reuse),
-        stream_packet: Arc::new(stream_packet),
+        stream_packet: Arc::new(stream_packet.into_iter().collect()),
         always,
     }
 }
@@ -1673,7 +1727,7 @@ impl<'a> Patterns<'a> {
         Prefiltered {
             prefilter,
             key,
-            pattern_sigs: Arc::new(self.pattern_sigs),
+            pattern_sigs: Arc::new(self.pattern_sigs.into_iter().collect()),
             extra: None,
         }
     }
