@@ -133,9 +133,11 @@ enum Format {
 enum Change {
     Insert(usize, Rule),
     Delete(usize),
-    /// `-I CHAIN N RULE` (and `-A CHAIN RULE`: N one past the last): before the chain's
-    /// rule N, numbered from 1 as `iptables -L --line-numbers` numbers.
+    /// `-I CHAIN N RULE`: before the chain's rule N, numbered from 1 as `iptables -L
+    /// --line-numbers` numbers.
     InsertInChain(u32, Rule),
+    /// `-A CHAIN RULE`: after the chain's last rule.
+    AppendToChain(Rule),
     /// `-D CHAIN N`.
     DeleteInChain(u32),
     /// `-D CHAIN RULE`: the chain's rule written so.
@@ -451,7 +453,7 @@ fn chain_change(
     };
     match verb {
         "-I" => Ok(Change::InsertInChain(number.unwrap_or(1), rule(spec)?)),
-        "-A" if number.is_none() => Ok(Change::InsertInChain(u32::MAX, rule(spec)?)),
+        "-A" if number.is_none() => Ok(Change::AppendToChain(rule(spec)?)),
         "-D" => match number {
             Some(n) if spec.is_empty() => Ok(Change::DeleteInChain(n)),
             _ if !spec.is_empty() => {
@@ -547,8 +549,8 @@ impl Run {
                 self.insert(pos, n, rule);
             }
             Change::Delete(pos) => self.delete(pos),
+            Change::AppendToChain(rule) => self.insert(len, self.chain_len + 1, rule),
             Change::InsertInChain(n, rule) => {
-                let n = if n == u32::MAX { self.chain_len + 1 } else { n };
                 if n == 0 || n > self.chain_len + 1 {
                     return Err(format!(
                         "no rule number {n} (the chain has {} rules)",

@@ -46,11 +46,17 @@ const RULES: &str = "\
 COMMIT
 ";
 
-#[test]
-fn firewall_counts_agree_with_bpf_and_write_what_passes() {
+/// A temporary directory holding [`RULES`] as `rules.v4`.
+fn with_rules() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("rules.v4");
     std::fs::write(&rules, RULES).unwrap();
+    (dir, rules)
+}
+
+#[test]
+fn firewall_counts_agree_with_bpf_and_write_what_passes() {
+    let (dir, rules) = with_rules();
     let out = dir.path().join("passed.pcap");
     let tsv = dir.path().join("v.tsv");
     let p = pcap();
@@ -106,9 +112,7 @@ fn per_strategy(dir: &Path, args: &[&str], updates: &Path) -> Vec<String> {
 
 #[test]
 fn strategies_and_updates_give_the_same_verdicts() {
-    let dir = tempfile::tempdir().unwrap();
-    let rules = dir.path().join("rules.v4");
-    std::fs::write(&rules, RULES).unwrap();
+    let (dir, rules) = with_rules();
     let updates = dir.path().join("updates");
     std::fs::write(
         &updates,
@@ -331,9 +335,7 @@ fn trace_updates_take_effect_at_their_packet() {
 
 #[test]
 fn list_shows_the_flattened_positions() {
-    let dir = tempfile::tempdir().unwrap();
-    let rules = dir.path().join("rules.v4");
-    std::fs::write(&rules, RULES).unwrap();
+    let (_dir, rules) = with_rules();
     let o = netsieve(&["firewall", "-R", rules.to_str().unwrap(), "--list"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let s = String::from_utf8(o.stdout).unwrap();
@@ -373,9 +375,7 @@ fn list_shows_the_flattened_positions() {
 /// figures only with `--stats`.
 #[test]
 fn the_summary_counts_per_rule_as_iptables_does() {
-    let dir = tempfile::tempdir().unwrap();
-    let rules = dir.path().join("rules.v4");
-    std::fs::write(&rules, RULES).unwrap();
+    let (_dir, rules) = with_rules();
     let p = pcap();
     let o = netsieve(&["firewall", "-R", rules.to_str().unwrap(), "-r", &p]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -430,9 +430,7 @@ fn the_summary_counts_per_rule_as_iptables_does() {
 /// time they apply, give the verdicts of the same changes by flattened position.
 #[test]
 fn updates_in_iptables_forms() {
-    let dir = tempfile::tempdir().unwrap();
-    let rules = dir.path().join("rules.v4");
-    std::fs::write(&rules, RULES).unwrap();
+    let (dir, rules) = with_rules();
     let (a, b, c) = (
         "-p tcp --sport 25 -m length --length 0:60 -j DROP",
         "-p tcp -j REJECT",
@@ -492,8 +490,6 @@ fn updates_in_iptables_forms() {
 #[test]
 fn nftables_rulesets_are_read() {
     let dir = tempfile::tempdir().unwrap();
-    let rules = dir.path().join("rules.v4");
-    std::fs::write(&rules, RULES).unwrap();
     let nft = dir.path().join("rules.nft");
     std::fs::write(
         &nft,

@@ -65,20 +65,24 @@ pub(super) struct EveOptions {
     pub flow_exception: bool,
 }
 
+/// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
+/// are always written), and the switch of each.
+type KindSwitch = fn(&mut EveOptions) -> &mut bool;
+const KINDS: [(&str, KindSwitch); 7] = [
+    ("flow", |e| &mut e.flow),
+    ("drop", |e| &mut e.drop),
+    ("stats", |e| &mut e.stats),
+    ("http", |e| &mut e.log.http),
+    ("dns", |e| &mut e.log.dns),
+    ("tls", |e| &mut e.log.tls),
+    ("files", |e| &mut e.log.files),
+];
+
 impl EveOptions {
-    /// The switch of a record kind as suricata.yaml's eve-log types name it, for the
-    /// kinds that have one (alerts are always written).
+    /// The switch of record kind `name` ([`KINDS`]).
     fn kind(&mut self, name: &str) -> Option<&mut bool> {
-        Some(match name {
-            "flow" => &mut self.flow,
-            "drop" => &mut self.drop,
-            "stats" => &mut self.stats,
-            "http" => &mut self.log.http,
-            "dns" => &mut self.log.dns,
-            "tls" => &mut self.log.tls,
-            "files" => &mut self.log.files,
-            _ => return None,
-        })
+        let (_, switch) = KINDS.iter().find(|(n, _)| *n == name)?;
+        Some(switch(self))
     }
 }
 
@@ -427,9 +431,10 @@ impl Settings {
         put("defrag.memcap", self.defrag_bytes.to_string());
         put("defrag.trackers", self.defrag_datagrams.to_string());
         let mut eve = self.eve;
-        let kinds: Vec<&str> = ["flow", "drop", "stats", "http", "dns", "tls", "files"]
-            .into_iter()
-            .filter(|k| eve.kind(k).is_some_and(|on| *on))
+        let kinds: Vec<&str> = KINDS
+            .iter()
+            .filter(|(_, switch)| *switch(&mut eve))
+            .map(|(name, _)| *name)
             .collect();
         put(
             "outputs.eve-log.types",
