@@ -12,6 +12,8 @@
 //!   id), headers split across segments and folded lines, `Content-Length` and chunked
 //!   bodies, gzip and deflate response bodies decoded for `file.data`.
 //! - [`uri::normalize`] gives `http.uri` from the raw request target.
+//! - [`smtp::Smtp`] reads SMTP sessions into mails (envelope and message), and
+//!   [`mime::Mime`] decodes a message's headers and attachments.
 //!
 //! Hostile input is expected. Every buffer has a limit (head size, header count, body
 //! bytes kept, open transactions, decoded size), and input that cannot be parsed ends
@@ -21,7 +23,9 @@
 pub use netsieve_wire::Direction;
 pub mod dns;
 pub mod http;
+pub mod mime;
 pub mod session;
+pub mod smtp;
 pub mod tls;
 pub mod uri;
 
@@ -33,11 +37,13 @@ pub enum AppProto {
     Http,
     Tls,
     Dns,
+    Smtp,
 }
 
 impl AppProto {
     /// Every protocol netsieve parses.
-    pub const ALL: &'static [AppProto] = &[AppProto::Http, AppProto::Tls, AppProto::Dns];
+    pub const ALL: &'static [AppProto] =
+        &[AppProto::Http, AppProto::Tls, AppProto::Dns, AppProto::Smtp];
 
     /// The name EVE and rule headers use.
     pub fn name(self) -> &'static str {
@@ -45,6 +51,7 @@ impl AppProto {
             AppProto::Http => "http",
             AppProto::Tls => "tls",
             AppProto::Dns => "dns",
+            AppProto::Smtp => "smtp",
         }
     }
 }
@@ -116,6 +123,17 @@ pub fn probe(data: &[u8]) -> Probe {
             _ => {}
         }
     }
+    // SMTP: a client's greeting (the server's `220` banner names no protocol: FTP's
+    // is the same).
+    for verb in [&b"EHLO "[..], b"HELO "] {
+        let n = verb.len().min(data.len());
+        if data[..n].eq_ignore_ascii_case(&verb[..n]) {
+            if n == verb.len() {
+                return Probe::Is(AppProto::Smtp);
+            }
+            more = true;
+        }
+    }
     if more {
         Probe::NeedMore
     } else {
@@ -142,5 +160,8 @@ mod tests {
         assert_eq!(probe(&[0x16, 3]), Probe::NeedMore);
         assert_eq!(probe(&[0x16, 3, 1, 0, 0x50, 9]), Probe::Unknown);
         assert_eq!(probe(b""), Probe::NeedMore);
+        assert_eq!(probe(b"ehlo mx\r\n"), Probe::Is(AppProto::Smtp));
+        assert_eq!(probe(b"HEL"), Probe::NeedMore);
+        assert_eq!(probe(b"220 mx ESMTP\r\n"), Probe::Unknown);
     }
 }

@@ -15,6 +15,7 @@ pub enum Parser {
     Http(Box<Http>),
     Tls(Box<crate::tls::Tls>),
     Dns(Box<crate::dns::Dns>),
+    Smtp(Box<crate::smtp::Smtp>),
 }
 
 /// A flow's application-layer state.
@@ -72,6 +73,7 @@ impl Session {
             AppProto::Http => Parser::Http(Box::new(Http::new(self.limits))),
             AppProto::Tls => Parser::Tls(Box::default()),
             AppProto::Dns => Parser::Dns(Box::default()),
+            AppProto::Smtp => Parser::Smtp(Box::default()),
         });
     }
 
@@ -128,6 +130,7 @@ impl Session {
                 .any(|p| matches!(p, Progress::RequestDone(_) | Progress::ResponseDone(_))),
             Some(Parser::Tls(t)) => t.feed(dir, data),
             Some(Parser::Dns(d)) => d.stream(dir, data),
+            Some(Parser::Smtp(s)) => s.feed(dir, data),
             None => false,
         }
     }
@@ -153,8 +156,12 @@ impl Session {
 
     /// The flow ended: whatever is half-parsed counts as complete.
     pub fn finish(&mut self) {
-        if let Some(Parser::Http(h)) = &mut self.parser {
-            h.finish_all();
+        match &mut self.parser {
+            Some(Parser::Http(h)) => {
+                h.finish_all();
+            }
+            Some(Parser::Smtp(s)) => s.finish(),
+            _ => {}
         }
     }
 
@@ -180,6 +187,13 @@ impl Session {
     pub fn dns(&self) -> Option<&crate::dns::Dns> {
         match &self.parser {
             Some(Parser::Dns(d)) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn smtp(&self) -> Option<&crate::smtp::Smtp> {
+        match &self.parser {
+            Some(Parser::Smtp(s)) => Some(s),
             _ => None,
         }
     }

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 
 use netsieve_applayer::http::{self, Message};
-use netsieve_applayer::{AppProto, Direction, dns, tls, uri};
+use netsieve_applayer::{AppProto, Direction, dns, smtp, tls, uri};
 use netsieve_rules::{AppBuffer, Transform};
 
 /// How far a transaction got in one direction.
@@ -46,9 +46,11 @@ pub struct Buf {
 }
 
 impl Buf {
-    /// The buffer, if the engine inspects it.
-    pub fn new(buffer: AppBuffer) -> Option<Buf> {
-        let (proto, side, stage) = inspected(buffer)?;
+    /// The buffer, if the engine inspects it, in a rule whose header names protocol
+    /// `header` (`alert smtp`): a buffer that several protocols have (`file.data`) is
+    /// that protocol's.
+    pub fn new(buffer: AppBuffer, header: Option<AppProto>) -> Option<Buf> {
+        let (proto, side, stage) = inspected(buffer, header)?;
         Some(Buf {
             buffer,
             proto,
@@ -77,10 +79,11 @@ impl Buf {
 
 /// What the engine knows of each buffer: (protocol, side, stage), or `None` for the
 /// buffers that parse and are not inspected yet. A buffer added to the rules crate
-/// must be placed here, and given an arm in [`fill`].
-fn inspected(b: AppBuffer) -> Option<(AppProto, Side, Stage)> {
+/// must be placed here, and given an arm in [`fill`]. `header` is the protocol the
+/// rule's header names, which picks the protocol of a buffer several have.
+fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, Stage)> {
     use AppBuffer::*;
-    use AppProto::{Dns, Http, Tls};
+    use AppProto::{Dns, Http, Smtp, Tls};
     use Side::{Either, Request, Response};
     use Stage::{Done, Head, Line};
     Some(match b {
@@ -94,7 +97,14 @@ fn inspected(b: AppBuffer) -> Option<(AppProto, Side, Stage)> {
         | HttpResponseLine => (Http, Response, Head),
         HttpRequestBody => (Http, Request, Done),
         HttpResponseBody => (Http, Response, Done),
+        FileData | FileName if header == Some(Smtp) => (Smtp, Request, Done),
         FileData => (Http, Either, Done),
+        // An SMTP mail: the session's name once given, the sender once given, the rest
+        // once the mail ended.
+        SmtpHelo => (Smtp, Request, Line),
+        SmtpMailFrom => (Smtp, Request, Head),
+        SmtpRcptTo | EmailFrom | EmailTo | EmailCc | EmailSubject | EmailDate | EmailMessageId
+        | EmailXMailer | EmailReceived => (Smtp, Request, Done),
         DnsQuery => (Dns, Request, Done),
         DnsQueriesRrname | DnsAnswersRrname | DnsOpcode | DnsRcode | DnsRrtype => {
             (Dns, Either, Done)
@@ -106,9 +116,9 @@ fn inspected(b: AppBuffer) -> Option<(AppProto, Side, Stage)> {
             (Tls, Response, Done)
         }
         TlsRandom | TlsRandomTime | TlsRandomBytes => (Tls, Either, Head),
-        HttpCookieRaw | HttpParam | HttpTrueIp | TlsCertFingerprint | TlsVersion | SshProto
-        | SshSoftware | SipMethod | SipStatCode | SipHeader | SipUri | Smb | DceStubData
-        | Base64Data | JsData => return None,
+        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | TlsCertFingerprint | TlsVersion
+        | SshProto | SshSoftware | SipMethod | SipStatCode | SipHeader | SipUri | Smb
+        | DceStubData | Base64Data | JsData => return None,
     })
 }
 
@@ -118,6 +128,7 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
         "http" | "http1" => AppProto::Http,
         "tls" | "ssl" => AppProto::Tls,
         "dns" => AppProto::Dns,
+        "smtp" => AppProto::Smtp,
         _ => return None,
     })
 }
@@ -161,6 +172,7 @@ pub enum TxRef<'a> {
     Dns(&'a dns::Tx),
     /// TLS keeps one state per flow: a single transaction, id 0.
     Tls(&'a tls::Tls),
+    Smtp(&'a smtp::Tx),
 }
 
 impl TxRef<'_> {
@@ -169,6 +181,7 @@ impl TxRef<'_> {
             TxRef::Http(t) => t.id,
             TxRef::Dns(t) => t.id,
             TxRef::Tls(_) => 0,
+            TxRef::Smtp(t) => t.id,
         }
     }
 
@@ -207,6 +220,11 @@ impl TxRef<'_> {
                     Stage::None
                 }
             }
+            // A mail is the client's: its commands and message.
+            TxRef::Smtp(_) if d == Direction::ToClient => Stage::None,
+            TxRef::Smtp(t) if t.complete => Stage::Done,
+            TxRef::Smtp(t) if t.mail_from.is_some() || !t.rcpt_to.is_empty() => Stage::Head,
+            TxRef::Smtp(_) => Stage::Line,
         }
     }
 }
@@ -448,5 +466,42 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
                 _ => {}
             }
         }
+        TxRef::Smtp(t) => fill_smtp(buf, t, out),
+    }
+}
+
+/// The buffers of an SMTP mail.
+fn fill_smtp<'a>(buf: AppBuffer, t: &'a smtp::Tx, out: &mut Vec<Cow<'a, [u8]>>) {
+    use AppBuffer::*;
+    let mime = t.mime.as_deref();
+    let header = |name: &'static str| mime.and_then(|m| m.header(name)).map(Cow::Borrowed);
+    match buf {
+        SmtpHelo => out.extend(t.helo.as_deref().map(Cow::Borrowed)),
+        SmtpMailFrom => out.extend(t.mail_from.as_deref().map(Cow::Borrowed)),
+        SmtpRcptTo => out.extend(t.rcpt_to.iter().map(|r| Cow::Borrowed(&r[..]))),
+        EmailFrom => out.extend(header("from")),
+        EmailTo => out.extend(header("to")),
+        EmailCc => out.extend(header("cc")),
+        EmailSubject => out.extend(header("subject")),
+        EmailDate => out.extend(header("date")),
+        EmailMessageId => out.extend(header("message-id")),
+        EmailXMailer => out.extend(header("x-mailer")),
+        EmailReceived => out.extend(
+            mime.into_iter()
+                .flat_map(|m| m.headers_named("received"))
+                .map(Cow::Borrowed),
+        ),
+        FileData => out.extend(
+            mime.into_iter()
+                .flat_map(|m| &m.files)
+                .filter(|f| !f.data.is_empty())
+                .map(|f| Cow::Borrowed(&f.data[..])),
+        ),
+        FileName => out.extend(
+            mime.into_iter()
+                .flat_map(|m| &m.files)
+                .map(|f| Cow::Borrowed(&f.name[..])),
+        ),
+        _ => {}
     }
 }

@@ -39,7 +39,7 @@ use netsieve_applayer::{AppProto, Parser, Session};
 
 use crate::app::{Stage, TxRef, fill, transform};
 use crate::eval::{Ctx, matches};
-use crate::log::{AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta};
+use crate::log::{AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta, smtp_files};
 use crate::ruleset::{
     Extra, GroupId, PortGroup, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group,
 };
@@ -1596,6 +1596,26 @@ impl Detector {
                     }
                 }
             }
+            Some(Parser::Smtp(x)) => {
+                for t in &x.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    if seen.quiet || seen.logged || !(t.complete || end) {
+                        continue;
+                    }
+                    seen.logged = true;
+                    if want.files {
+                        for file in smtp_files(t) {
+                            log(
+                                Direction::ToServer,
+                                Logged::File(Box::new(file), meta(TxRef::Smtp(t))),
+                            );
+                        }
+                    }
+                    if want.smtp {
+                        log(Direction::ToServer, Logged::Tx(meta(TxRef::Smtp(t))));
+                    }
+                }
+            }
             Some(Parser::Tls(t)) => {
                 let seen = TxSeen::of(tx_seen, 0);
                 let started = t.client_hello.is_some() || t.server_hello.is_some();
@@ -1638,6 +1658,7 @@ impl Detector {
             Some(Parser::Http(h)) => h.txs.iter().map(TxRef::Http).collect(),
             Some(Parser::Dns(x)) => x.txs.iter().map(TxRef::Dns).collect(),
             Some(Parser::Tls(t)) => vec![TxRef::Tls(t)],
+            Some(Parser::Smtp(x)) => x.txs.iter().map(TxRef::Smtp).collect(),
             None => Vec::new(),
         };
         let mut bufs = Vec::new();
@@ -1774,6 +1795,22 @@ impl Detector {
                 x.prune(keep);
                 tx_seen.retain(|s| s.id >= keep);
             }
+            Some(Parser::Smtp(x)) => {
+                // A mail is the client's: done once inspected complete that way.
+                let keep = x
+                    .txs
+                    .iter()
+                    .find(|t| {
+                        !tx_seen.iter().any(|s| {
+                            s.id == t.id
+                                && s.stage[Direction::ToServer] == Stage::Done
+                                && (s.logged || !logging)
+                        })
+                    })
+                    .map_or(u64::MAX, |t| t.id);
+                x.prune(keep);
+                tx_seen.retain(|s| s.id >= keep);
+            }
             _ => {}
         }
     }
@@ -1859,6 +1896,7 @@ fn tx_pending(fd: &FlowData, d: Direction) -> bool {
         Some(Parser::Http(h)) => h.txs.iter().any(|t| TxRef::Http(t).stage(d) > seen(t.id)),
         Some(Parser::Dns(x)) => x.txs.iter().any(|t| TxRef::Dns(t).stage(d) > seen(t.id)),
         Some(Parser::Tls(t)) => TxRef::Tls(t).stage(d) > seen(0),
+        Some(Parser::Smtp(x)) => x.txs.iter().any(|t| TxRef::Smtp(t).stage(d) > seen(t.id)),
         None => false,
     }
 }

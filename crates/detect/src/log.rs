@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use netsieve_applayer::http::{self, Message};
-use netsieve_applayer::{AppProto, Direction, dns, tls, uri};
+use netsieve_applayer::{AppProto, Direction, dns, smtp, tls, uri};
 use netsieve_packet::PerDir;
 
 use crate::app::TxRef;
@@ -29,6 +29,7 @@ pub enum AppMeta {
     Http(Box<HttpMeta>),
     Dns(Box<DnsMeta>),
     Tls(Box<TlsMeta>),
+    Smtp(Box<SmtpMeta>),
 }
 
 impl AppMeta {
@@ -37,6 +38,7 @@ impl AppMeta {
             AppMeta::Http(_) => AppProto::Http,
             AppMeta::Dns(_) => AppProto::Dns,
             AppMeta::Tls(_) => AppProto::Tls,
+            AppMeta::Smtp(_) => AppProto::Smtp,
         }
     }
 }
@@ -160,6 +162,31 @@ pub struct TlsMeta {
     pub resumed: bool,
 }
 
+/// An SMTP mail: EVE's `smtp` object (its envelope) and `email` object (its message).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SmtpMeta {
+    pub helo: Option<String>,
+    pub mail_from: Option<String>,
+    pub rcpt_to: Vec<String>,
+    /// Once the message began.
+    pub email: Option<EmailMeta>,
+    /// Its attachments, once the mail ended (alerts list them).
+    pub files: Vec<FileMeta>,
+}
+
+/// A mail's message, as EVE's `email` object gives it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EmailMeta {
+    pub from: Option<String>,
+    /// The To and Cc headers' addresses.
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+    /// The message was read to its end.
+    pub done: bool,
+    /// The attachments' names.
+    pub attachment: Vec<String>,
+}
+
 /// A file a transaction carried (EVE's `fileinfo` object). Its state is always
 /// Suricata's `CLOSED`: a body cut short by the end of its flow is closed as it is, as
 /// Suricata closes it; `TRUNCATED` (a stream gap, the stream depth) is not told apart
@@ -235,13 +262,14 @@ pub struct LogTypes {
     pub http: bool,
     pub dns: bool,
     pub tls: bool,
-    /// `fileinfo`: the files HTTP transactions carry.
+    pub smtp: bool,
+    /// `fileinfo`: the files HTTP and SMTP transactions carry.
     pub files: bool,
 }
 
 impl LogTypes {
     pub fn any(self) -> bool {
-        self.http || self.dns || self.tls || self.files
+        self.http || self.dns || self.tls || self.smtp || self.files
     }
 
     /// Records of this protocol's transactions are made.
@@ -250,6 +278,7 @@ impl LogTypes {
             AppProto::Http => self.http || self.files,
             AppProto::Dns => self.dns,
             AppProto::Tls => self.tls,
+            AppProto::Smtp => self.smtp || self.files,
         }
     }
 }
@@ -264,11 +293,53 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
         TxRef::Http(t) => AppMeta::Http(Box::new(http_meta(t))),
         TxRef::Dns(t) => AppMeta::Dns(Box::new(dns_meta(&t.msg))),
         TxRef::Tls(t) => AppMeta::Tls(Box::new(tls_meta(t))),
+        TxRef::Smtp(t) => AppMeta::Smtp(Box::new(smtp_meta(t))),
     };
     TxMeta {
         tx_id: tx.id(),
         app,
     }
+}
+
+fn smtp_meta(t: &smtp::Tx) -> SmtpMeta {
+    let list = |v: Option<&[u8]>| -> Vec<String> {
+        v.map(|v| {
+            v.split(|&c| c == b',')
+                .map(|a| text(a.trim_ascii()))
+                .filter(|a| !a.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    SmtpMeta {
+        helo: t.helo.as_deref().map(text),
+        mail_from: t.mail_from.as_deref().map(text),
+        rcpt_to: t.rcpt_to.iter().map(|r| text(r)).collect(),
+        email: t.mime.as_deref().map(|m| EmailMeta {
+            from: m.header("from").map(text),
+            to: list(m.header("to")),
+            cc: list(m.header("cc")),
+            done: m.done,
+            attachment: m.files.iter().map(|f| text(&f.name)).collect(),
+        }),
+        files: smtp_files(t),
+    }
+}
+
+/// The attachments of an SMTP mail, once it ended.
+pub fn smtp_files(t: &smtp::Tx) -> Vec<FileMeta> {
+    let Some(m) = t.mime.as_deref().filter(|_| t.complete) else {
+        return Vec::new();
+    };
+    m.files
+        .iter()
+        .map(|f| FileMeta {
+            name: text(&f.name),
+            size: f.size,
+            range: None,
+            tx_id: t.id,
+        })
+        .collect()
 }
 
 fn http_meta(t: &http::Tx) -> HttpMeta {

@@ -591,6 +591,7 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::Http => 0,
         AppProto::Tls => 1,
         AppProto::Dns => 2,
+        AppProto::Smtp => 3,
     };
     i * 2 + dir.index()
 }
@@ -1405,7 +1406,7 @@ impl RuleSet {
                 <[Group; 4]>::try_from(v).unwrap_or_else(|_| unreachable!("four groups"))
             },
             || {
-                (0..6)
+                (0..AppProto::ALL.len() * 2)
                     .into_par_iter()
                     .map(|g| build_tx_group(&sigs, g, &reuse))
                     .collect::<Vec<TxGroup>>()
@@ -1760,6 +1761,14 @@ impl<'a> Patterns<'a> {
     }
 }
 
+/// The application protocol a rule's header names (`alert smtp`), if netsieve parses it.
+fn header_proto(rule: &Rule) -> Option<AppProto> {
+    match &rule.proto {
+        Proto::App(p) => proto_by_name(p),
+        _ => None,
+    }
+}
+
 /// The application protocol a rule needs, or the first name that needs one the
 /// engine does not parse (a protocol, buffer or transform).
 fn app_needs(rule: &Rule) -> (Option<AppProto>, Option<String>) {
@@ -1775,7 +1784,7 @@ fn app_needs(rule: &Rule) -> (Option<AppProto>, Option<String>) {
     };
     for need in &rule.app_layer {
         let r = match need {
-            AppNeed::Buffer(b) => match Buf::new(*b) {
+            AppNeed::Buffer(b) => match Buf::new(*b, header_proto(rule)) {
                 Some(b) => set(b.proto(), b.buffer().name()),
                 None => Some(b.name().to_string()),
             },
@@ -1806,7 +1815,8 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListErro
         let Buffer::App(b) = l.buffer else {
             continue;
         };
-        let buf = Buf::new(b).ok_or_else(|| ListError::from(format!("buffer {b}")))?;
+        let buf = Buf::new(b, header_proto(rule))
+            .ok_or_else(|| ListError::from(format!("buffer {b}")))?;
         lists.push(TxList {
             buf,
             transforms: l.transforms.clone(),
@@ -1863,7 +1873,7 @@ type TxBuf = (Buf, Vec<Transform>);
 fn tx_fast_pattern(rule: &Rule) -> Option<(TxBuf, (Vec<u8>, bool))> {
     let mut best: Option<(Buf, &[Transform], &netsieve_rules::Content)> = None;
     for l in &rule.lists {
-        let Some(buf) = l.buffer.app().and_then(Buf::new) else {
+        let Some(buf) = l.buffer.app().and_then(|b| Buf::new(b, header_proto(rule))) else {
             continue;
         };
         for m in &l.matches {

@@ -1307,3 +1307,65 @@ fn the_stats_record_counts_verdicts_and_lost_alerts() {
         .expect("stats")["stats"];
     assert_eq!(stats["tcp"]["reassembly_gap"], 1, "{stats}");
 }
+
+#[test]
+fn smtp_mails_are_inspected_and_logged_as_suricata_does() {
+    let client_msg: &[u8] = b"MAIL FROM:<a@example.com>\r\nRCPT TO:<b@example.org>\r\nDATA\r\n";
+    let message: &[u8] = b"From: A <a@example.com>\r\nTo: b@example.org, c@example.org\r\n\
+        Subject: hello\r\nContent-Type: multipart/mixed; boundary=\"XX\"\r\n\r\n\
+        --XX\r\nContent-Type: text/plain\r\n\r\nbody\r\n\
+        --XX\r\nContent-Disposition: attachment; filename=\"m.exe\"\r\n\
+        Content-Transfer-Encoding: base64\r\n\r\nTVpwYXlsb2Fk\r\n--XX--\r\n.\r\n";
+    let session = conversation(&[
+        (false, b"220 mx ESMTP\r\n"),
+        (true, b"EHLO client.example\r\n"),
+        (false, b"250 mx\r\n"),
+        (true, client_msg),
+        (false, b"250 ok\r\n250 ok\r\n354 go on\r\n"),
+        (true, message),
+        (false, b"250 queued\r\n"),
+        (true, b"QUIT\r\n"),
+    ]);
+    let session = on_port(session, 25);
+    let rules = "alert smtp any any -> any any (smtp.helo; content:\"client.example\"; sid:1;)\n\
+        alert smtp any any -> any any (smtp.rcpt_to; content:\"b@example.org\"; sid:2;)\n\
+        alert smtp any any -> any any (email.subject; content:\"hello\"; bsize:5; sid:3;)\n\
+        alert smtp any any -> any any (file.data; content:\"MZpayload\"; startswith; sid:4;)\n\
+        alert smtp any any -> any any (file.name; content:\"m.exe\"; sid:5;)\n\
+        alert smtp any any -> any any (file.data; content:\"TVpw\"; sid:6;)\n\
+        alert smtp any any -> any any (content:\"TVpwYXlsb2Fk\"; sid:7;)\n";
+    let recs = eve(&session, rules, &[]);
+    let mut sids: Vec<u64> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "alert")
+        .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
+        .collect();
+    sids.sort();
+    // The HELO name alerts on the mail and on the QUIT's transaction; the encoded
+    // attachment is not file data, but it is stream data.
+    assert_eq!(sids, [1, 1, 2, 3, 4, 5, 7], "{recs:?}");
+    let smtp: Vec<_> = recs.iter().filter(|r| r["event_type"] == "smtp").collect();
+    assert_eq!(smtp.len(), 2, "{recs:?}");
+    assert_eq!(smtp[0]["tx_id"], 0);
+    assert_eq!(smtp[0]["smtp"]["helo"], "client.example");
+    assert_eq!(smtp[0]["smtp"]["mail_from"], "<a@example.com>");
+    assert_eq!(smtp[0]["smtp"]["rcpt_to"][0], "<b@example.org>");
+    assert_eq!(smtp[0]["email"]["from"], "A <a@example.com>");
+    assert_eq!(smtp[0]["email"]["to"][1], "c@example.org");
+    assert_eq!(smtp[0]["email"]["status"], "PARSE_DONE");
+    assert_eq!(smtp[0]["email"]["attachment"][0], "m.exe");
+    assert_eq!(smtp[1]["tx_id"], 1);
+    let f: Vec<_> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "fileinfo")
+        .collect();
+    assert_eq!(f.len(), 1, "{recs:?}");
+    assert_eq!(f[0]["app_proto"], "smtp");
+    assert_eq!(f[0]["fileinfo"]["filename"], "m.exe");
+    assert_eq!(f[0]["fileinfo"]["size"], 9);
+    let file_alert = recs
+        .iter()
+        .find(|r| r["alert"]["signature_id"] == 4)
+        .unwrap();
+    assert_eq!(file_alert["files"][0]["filename"], "m.exe");
+}

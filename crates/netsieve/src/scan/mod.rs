@@ -402,10 +402,16 @@ fn keyword_list() -> String {
             let what = match class {
                 KeywordClass::Option | KeywordClass::Hint => "inspected".to_string(),
                 KeywordClass::Transform => "inspected (on application-layer buffers)".to_string(),
-                KeywordClass::Buffer(b) => match netsieve_detect::app::Buf::new(b) {
-                    Some(buf) => format!("inspected ({} buffer)", buf.proto().name()),
-                    None => "parsed, not inspected (no parser for its protocol yet)".to_string(),
-                },
+                KeywordClass::Buffer(b) => {
+                    match netsieve_detect::app::Buf::new(b, None).or_else(|| {
+                        netsieve_detect::app::Buf::new(b, Some(netsieve_applayer::AppProto::Smtp))
+                    }) {
+                        Some(buf) => format!("inspected ({} buffer)", buf.proto().name()),
+                        None => {
+                            "parsed, not inspected (no parser for its protocol yet)".to_string()
+                        }
+                    }
+                }
                 KeywordClass::Unsupported => "parsed, not inspected".to_string(),
             };
             format!("{name}: {what}\n")

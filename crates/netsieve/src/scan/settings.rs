@@ -68,13 +68,14 @@ pub(super) struct EveOptions {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 7] = [
+const KINDS: [(&str, KindSwitch); 8] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
     ("http", |e| &mut e.log.http),
     ("dns", |e| &mut e.log.dns),
     ("tls", |e| &mut e.log.tls),
+    ("smtp", |e| &mut e.log.smtp),
     ("files", |e| &mut e.log.files),
 ];
 
@@ -101,6 +102,7 @@ impl Default for EveOptions {
                 http: true,
                 dns: true,
                 tls: true,
+                smtp: true,
                 files: true,
             },
             flow_exception: false,

@@ -135,7 +135,6 @@ const UNSUPPORTED: &[&str] = &[
     "filesha1",
     "filesha256",
     "filesize",
-    "file.name",
     "file.magic",
     "to_md5",
     "to_sha1",

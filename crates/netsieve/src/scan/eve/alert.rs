@@ -4,11 +4,12 @@
 use std::collections::BTreeMap;
 
 use base64::Engine;
+use netsieve_detect::log::AppMeta;
 use netsieve_detect::{Alert, RuleSet, Verdict};
 use netsieve_packet::Direction;
 use serde::Serialize;
 
-use super::{EveOptions, Traffic, ip_str, linktype_name, proto_name, timestamp, tx};
+use super::{EveOptions, Traffic, fileinfo, ip_str, linktype_name, proto_name, timestamp, tx};
 
 #[derive(Serialize)]
 pub(super) struct Record<'a> {
@@ -44,6 +45,9 @@ pub(super) struct Record<'a> {
     /// The transaction's object, under its protocol's name (`http`, `dns`, `tls`).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     app: Option<tx::App<'a>>,
+    /// The files of the transaction (an SMTP mail's attachments).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    files: Vec<fileinfo::Object<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     app_proto: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -212,6 +216,7 @@ impl<'a> Record<'a> {
                 pkt_src: "wire/pcap",
             }),
             app: None,
+            files: Vec::new(),
             app_proto: al.app_proto.map(|p| p.name()),
             direction: al.dir.map(|d| match d {
                 Direction::ToServer => "to_server",
@@ -243,6 +248,9 @@ impl<'a> Record<'a> {
         };
         if let Some(t) = &al.tx {
             rec.tx_id = Some(t.tx_id);
+            if let AppMeta::Smtp(m) = &t.app {
+                rec.files = m.files.iter().map(fileinfo::Object::of).collect();
+            }
             rec.app = Some(tx::App {
                 tx: t,
                 ja3: set.uses_ja3(),

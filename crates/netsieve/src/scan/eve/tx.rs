@@ -7,7 +7,7 @@ use netsieve_detect::log::{AppMeta, Logged, TxLog, TxMeta};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use super::{Ip, Timestamp, dns, fileinfo, http, proto_name, tls};
+use super::{Ip, Timestamp, dns, fileinfo, http, proto_name, smtp, tls};
 
 /// A transaction's object under its protocol's name (`"http": {...}`), to be flattened
 /// into the record that carries it; `ja3` writes TLS's JA3 fingerprints.
@@ -18,7 +18,7 @@ pub(super) struct App<'a> {
 
 impl Serialize for App<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(1))?;
+        let mut m = s.serialize_map(None)?;
         let name = self.tx.app.proto().name();
         match &self.tx.app {
             AppMeta::Http(h) => m.serialize_entry(name, &http::Object::of(h))?,
@@ -30,6 +30,12 @@ impl Serialize for App<'_> {
                 },
             )?,
             AppMeta::Tls(t) => m.serialize_entry(name, &tls::Object::of(t, self.ja3))?,
+            AppMeta::Smtp(t) => {
+                m.serialize_entry(name, &smtp::Object::of(t))?;
+                if let Some(e) = &t.email {
+                    m.serialize_entry("email", &smtp::Email::of(e))?;
+                }
+            }
         }
         m.end()
     }
@@ -50,7 +56,7 @@ pub(in crate::scan) struct Record<'a> {
     proto: String,
     ip_v: u8,
     pkt_src: &'static str,
-    /// HTTP records name their transaction here; DNS ones in their object.
+    /// HTTP and SMTP records name their transaction here; DNS ones in their object.
     #[serde(skip_serializing_if = "Option::is_none")]
     tx_id: Option<u64>,
     #[serde(flatten)]
@@ -91,7 +97,8 @@ impl<'a> Record<'a> {
                 None if t.pseudo.is_some() => "stream (flow timeout)",
                 None => "wire/pcap",
             },
-            tx_id: (file.is_none() && matches!(tx.app, AppMeta::Http(_))).then_some(tx.tx_id),
+            tx_id: (file.is_none() && matches!(tx.app, AppMeta::Http(_) | AppMeta::Smtp(_)))
+                .then_some(tx.tx_id),
             app: App { tx, ja3 },
             app_proto: file.is_some().then_some(proto.name()),
             fileinfo: file,

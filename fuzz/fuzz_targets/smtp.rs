@@ -1,0 +1,39 @@
+//! The SMTP parser and its MIME decoder on arbitrary bytes: both directions of a
+//! session in pieces (a leading byte picks the direction and the length of each),
+//! then the flow's end. No panic, no endless loop, and memory within the limits.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use netsieve_applayer::Direction;
+use netsieve_applayer::mime::{FILE_KEEP, Mime};
+use netsieve_applayer::smtp::{MAX_LINE, Smtp};
+
+fuzz_target!(|data: &[u8]| {
+    let mut s = Smtp::default();
+    let mut m = Mime::new();
+    let mut rest = data;
+    while let Some((&b, tail)) = rest.split_first() {
+        let n = (b & 0x7f) as usize;
+        let take = n.min(tail.len());
+        let dir = if b & 0x80 == 0 {
+            Direction::ToServer
+        } else {
+            Direction::ToClient
+        };
+        s.feed(dir, &tail[..take]);
+        m.line(&tail[..take]);
+        rest = &tail[take..];
+    }
+    s.finish();
+    m.finish();
+    assert!(s.txs.len() <= 64);
+    for t in &s.txs {
+        assert!(t.complete);
+        assert!(t.helo.as_ref().is_none_or(|h| h.len() <= MAX_LINE));
+        for f in t.mime.iter().flat_map(|m| &m.files) {
+            assert!(f.data.len() <= FILE_KEEP && f.data.len() as u64 <= f.size);
+        }
+    }
+    assert!(m.files.iter().all(|f| f.closed));
+});
