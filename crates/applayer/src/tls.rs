@@ -123,6 +123,28 @@ impl ClientHello {
     }
 }
 
+impl ClientHello {
+    /// The highest version offered: its supported_versions' (GREASE left out), else
+    /// the legacy field.
+    pub fn offered_version(&self) -> u16 {
+        self.versions
+            .iter()
+            .copied()
+            .filter(|&v| v & 0x0f0f != 0x0a0a)
+            .map(final_version)
+            .max()
+            .unwrap_or(self.version)
+    }
+}
+
+/// A TLS 1.3 draft (IETF `0x7fNN`, Facebook's `0x7eNN` and `0xfbNN`) as 1.3.
+pub fn final_version(v: u16) -> u16 {
+    match v >> 8 {
+        0x7f | 0x7e | 0xfb => 0x0304,
+        _ => v,
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServerHello {
     /// The version chosen (the supported_versions extension's, if present).
@@ -537,6 +559,19 @@ pub fn is_tls13(v: u16) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_version_a_client_offers() {
+        let mut c = ClientHello {
+            version: 0x0301,
+            ..ClientHello::default()
+        };
+        assert_eq!(c.offered_version(), 0x0301);
+        c.versions = vec![0x3a3a, 0x0304, 0x0303];
+        assert_eq!(c.offered_version(), 0x0304);
+        c.versions = vec![0x7e02, 0x0303];
+        assert_eq!(c.offered_version(), 0x0304);
+    }
+
     use super::*;
 
     /// A ClientHello record with SNI `example.com` and a GREASE cipher.

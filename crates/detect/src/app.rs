@@ -115,10 +115,10 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCerts | TlsCertChainLen => {
             (Tls, Response, Done)
         }
-        TlsRandom | TlsRandomTime | TlsRandomBytes => (Tls, Either, Head),
-        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | TlsCertFingerprint | TlsVersion
-        | SshProto | SshSoftware | SipMethod | SipStatCode | SipHeader | SipUri | Smb
-        | DceStubData | Base64Data | JsData => return None,
+        TlsRandom | TlsRandomTime | TlsRandomBytes | TlsVersion => (Tls, Either, Head),
+        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | TlsCertFingerprint | SshProto
+        | SshSoftware | SipMethod | SipStatCode | SipHeader | SipUri | Smb | DceStubData
+        | Base64Data | JsData => return None,
     })
 }
 
@@ -448,6 +448,17 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
                 TlsCerts => out.extend(t.certs.iter().map(|c| Cow::Borrowed(&c.der[..]))),
                 TlsCertChainLen => {
                     out.push(Cow::Owned((t.certs.len() as u64).to_be_bytes().to_vec()))
+                }
+                // The version of the direction's hello: the highest the client offers
+                // (its supported_versions, drafts as 1.3, else its legacy field), the
+                // server's choice as sent (a draft is not 1.3 there, as in Suricata).
+                TlsVersion => {
+                    let v = if d == Direction::ToServer {
+                        ch.map(tls::ClientHello::offered_version)
+                    } else {
+                        sh.map(|s| s.version)
+                    };
+                    out.extend(v.map(|v| Cow::Owned(u64::from(v).to_be_bytes().to_vec())));
                 }
                 // The hello of the direction inspected: the client's to the server.
                 TlsRandom | TlsRandomTime | TlsRandomBytes => {

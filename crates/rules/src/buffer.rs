@@ -118,7 +118,7 @@ app_buffers! {
     TlsRandom = "tls.random" { "tls.random": Sticky };
     TlsRandomTime = "tls.random_time" { "tls.random_time": Sticky };
     TlsRandomBytes = "tls.random_bytes" { "tls.random_bytes": Sticky };
-    TlsVersion = "tls.version" { "tls.version": Sticky };
+    TlsVersion = "tls.version" { "tls.version": Integer };
     Ja3Hash = "ja3.hash" { "ja3.hash": Sticky, "ja3_hash": Sticky };
     Ja3String = "ja3.string" { "ja3.string": Sticky, "ja3_string": Sticky };
     Ja3sHash = "ja3s.hash" { "ja3s.hash": Sticky, "ja3s_hash": Sticky };

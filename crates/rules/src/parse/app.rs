@@ -1,9 +1,9 @@
 //! Buffers: a buffer's name (sticky, legacy modifier or integer keyword), `pkt_data`
 //! back to the payload, and `urilen`.
 
-use super::{Builder, Opt, ParseError, parse_cmp};
+use super::{Builder, Opt, ParseError, parse_cmp, parse_num};
 use crate::buffer::{AppBuffer, AppNeed, Spelling};
-use crate::rule::{Buffer, Match};
+use crate::rule::{Buffer, Cmp, Match};
 
 /// A keyword naming buffer `buf`. `after_content`: the option before it was a content
 /// or one of its modifiers.
@@ -22,12 +22,31 @@ pub(super) fn buffer(
         }
         Spelling::Sticky | Spelling::Modifier => b.stick(Buffer::App(buf)),
         Spelling::Integer => {
-            let c = parse_cmp(o.need()?).ok_or_else(|| o.bad("bad number"))?;
+            let v = o.need()?;
+            let c = match buf {
+                AppBuffer::TlsVersion => tls_version(v),
+                _ => parse_cmp(v),
+            };
+            let c = c.ok_or_else(|| o.bad("bad number"))?;
             let l = b.list_for(Buffer::App(buf));
             b.push_to(l, Match::Uint(c));
         }
     }
     Ok(())
+}
+
+/// `tls.version:1.2`: a version by its name (`1.0` to `1.3`, `3.0` for SSLv3) or its
+/// number (`0x0303`), as the record layer writes it.
+fn tls_version(v: &str) -> Option<Cmp> {
+    let n = match v.trim() {
+        "3.0" | "ssl3" | "sslv3" => 0x0300,
+        "1.0" => 0x0301,
+        "1.1" => 0x0302,
+        "1.2" => 0x0303,
+        "1.3" => 0x0304,
+        other => parse_num(other)?,
+    };
+    Some(Cmp::Eq(n))
 }
 
 /// Moves the last content into buffer `buf` (a legacy modifier).
@@ -76,4 +95,18 @@ pub(super) fn urilen(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let l = b.list_for(Buffer::App(buf));
     b.push_to(l, Match::Bsize(c));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_versions_by_name_or_number() {
+        assert_eq!(tls_version("1.2"), Some(Cmp::Eq(0x0303)));
+        assert_eq!(tls_version(" 1.0 "), Some(Cmp::Eq(0x0301)));
+        assert_eq!(tls_version("3.0"), Some(Cmp::Eq(0x0300)));
+        assert_eq!(tls_version("0x0304"), Some(Cmp::Eq(0x0304)));
+        assert_eq!(tls_version("1.9"), None);
+    }
 }
