@@ -14,6 +14,8 @@
 //! - [`uri::normalize`] gives `http.uri` from the raw request target.
 //! - [`smtp::Smtp`] reads SMTP sessions into mails (envelope and message), and
 //!   [`mime::Mime`] decodes a message's headers and attachments.
+//! - [`ftp::Ftp`] pairs FTP commands and replies; [`ssh::Ssh`] reads SSH's
+//!   identification lines.
 //!
 //! Hostile input is expected. Every buffer has a limit (head size, header count, body
 //! bytes kept, open transactions, decoded size), and input that cannot be parsed ends
@@ -22,10 +24,12 @@
 
 pub use netsieve_wire::Direction;
 pub mod dns;
+pub mod ftp;
 pub mod http;
 pub mod mime;
 pub mod session;
 pub mod smtp;
+pub mod ssh;
 pub mod tls;
 pub mod uri;
 
@@ -38,12 +42,26 @@ pub enum AppProto {
     Tls,
     Dns,
     Smtp,
+    Ssh,
+    Ftp,
+    /// Recognised by its greeting only: no parser yet (rules on its payload apply).
+    Pop3,
+    /// Recognised by its greeting only, as POP3.
+    Imap,
 }
 
 impl AppProto {
     /// Every protocol netsieve parses.
-    pub const ALL: &'static [AppProto] =
-        &[AppProto::Http, AppProto::Tls, AppProto::Dns, AppProto::Smtp];
+    pub const ALL: &'static [AppProto] = &[
+        AppProto::Http,
+        AppProto::Tls,
+        AppProto::Dns,
+        AppProto::Smtp,
+        AppProto::Ssh,
+        AppProto::Ftp,
+        AppProto::Pop3,
+        AppProto::Imap,
+    ];
 
     /// The name EVE and rule headers use.
     pub fn name(self) -> &'static str {
@@ -52,6 +70,10 @@ impl AppProto {
             AppProto::Tls => "tls",
             AppProto::Dns => "dns",
             AppProto::Smtp => "smtp",
+            AppProto::Ssh => "ssh",
+            AppProto::Ftp => "ftp",
+            AppProto::Pop3 => "pop3",
+            AppProto::Imap => "imap",
         }
     }
 }
@@ -86,6 +108,22 @@ const METHODS: &[&[u8]] = &[
     b"LOCK",
     b"UNLOCK",
     b"SEARCH",
+];
+
+/// First words that name a line protocol.
+const LINE_PROTOCOLS: &[(&[u8], AppProto)] = &[
+    (b"EHLO ", AppProto::Smtp),
+    (b"HELO ", AppProto::Smtp),
+    (b"USER ", AppProto::Ftp),
+    (b"PASS ", AppProto::Ftp),
+    (b"PORT ", AppProto::Ftp),
+    (b"FEAT\r\n", AppProto::Ftp),
+    (b"SYST\r\n", AppProto::Ftp),
+    (b"AUTH TLS", AppProto::Ftp),
+    (b"AUTH SSL", AppProto::Ftp),
+    (b"+OK", AppProto::Pop3),
+    (b"* OK", AppProto::Imap),
+    (b"SSH-", AppProto::Ssh),
 ];
 
 /// Names the protocol of a direction from its first bytes (`data` is everything the
@@ -123,13 +161,14 @@ pub fn probe(data: &[u8]) -> Probe {
             _ => {}
         }
     }
-    // SMTP: a client's greeting (the server's `220` banner names no protocol: FTP's
-    // is the same).
-    for verb in [&b"EHLO "[..], b"HELO "] {
-        let n = verb.len().min(data.len());
-        if data[..n].eq_ignore_ascii_case(&verb[..n]) {
-            if n == verb.len() {
-                return Probe::Is(AppProto::Smtp);
+    // Line protocols by a first word (case-insensitive): SMTP and FTP by the client's
+    // (their servers' `220` greetings are alike), POP3 and IMAP by the server's (their
+    // clients' `USER` is FTP's too; the greeting comes first), SSH by either's.
+    for (word, proto) in LINE_PROTOCOLS {
+        let n = word.len().min(data.len());
+        if data[..n].eq_ignore_ascii_case(&word[..n]) {
+            if n == word.len() {
+                return Probe::Is(*proto);
             }
             more = true;
         }
@@ -152,7 +191,7 @@ mod tests {
         assert_eq!(probe(b"PROPFIND /x"), Probe::Is(AppProto::Http));
         assert_eq!(probe(b"GE"), Probe::NeedMore);
         assert_eq!(probe(b"GETX"), Probe::Unknown);
-        assert_eq!(probe(b"SSH-2.0-OpenSSH"), Probe::Unknown);
+        assert_eq!(probe(b"SSH-2.0-OpenSSH"), Probe::Is(AppProto::Ssh));
         assert_eq!(
             probe(&[0x16, 3, 1, 0, 0x50, 1, 0]),
             Probe::Is(AppProto::Tls)
@@ -163,5 +202,9 @@ mod tests {
         assert_eq!(probe(b"ehlo mx\r\n"), Probe::Is(AppProto::Smtp));
         assert_eq!(probe(b"HEL"), Probe::NeedMore);
         assert_eq!(probe(b"220 mx ESMTP\r\n"), Probe::Unknown);
+        assert_eq!(probe(b"user anonymous\r\n"), Probe::Is(AppProto::Ftp));
+        assert_eq!(probe(b"+OK POP3 ready\r\n"), Probe::Is(AppProto::Pop3));
+        assert_eq!(probe(b"SSH-2.0-OpenSSH_9.6\r\n"), Probe::Is(AppProto::Ssh));
+        assert_eq!(probe(b"SS"), Probe::NeedMore);
     }
 }

@@ -16,6 +16,8 @@ pub enum Parser {
     Tls(Box<crate::tls::Tls>),
     Dns(Box<crate::dns::Dns>),
     Smtp(Box<crate::smtp::Smtp>),
+    Ssh(Box<crate::ssh::Ssh>),
+    Ftp(Box<crate::ftp::Ftp>),
 }
 
 /// A flow's application-layer state.
@@ -69,12 +71,15 @@ impl Session {
 
     fn start(&mut self, proto: AppProto) {
         self.proto = Some(proto);
-        self.parser = Some(match proto {
-            AppProto::Http => Parser::Http(Box::new(Http::new(self.limits))),
-            AppProto::Tls => Parser::Tls(Box::default()),
-            AppProto::Dns => Parser::Dns(Box::default()),
-            AppProto::Smtp => Parser::Smtp(Box::default()),
-        });
+        self.parser = match proto {
+            AppProto::Http => Some(Parser::Http(Box::new(Http::new(self.limits)))),
+            AppProto::Tls => Some(Parser::Tls(Box::default())),
+            AppProto::Dns => Some(Parser::Dns(Box::default())),
+            AppProto::Smtp => Some(Parser::Smtp(Box::default())),
+            AppProto::Ssh => Some(Parser::Ssh(Box::default())),
+            AppProto::Ftp => Some(Parser::Ftp(Box::default())),
+            AppProto::Pop3 | AppProto::Imap => None,
+        };
     }
 
     /// Feeds in-order stream bytes of one direction. Returns whether a message of that
@@ -86,6 +91,14 @@ impl Session {
         }
         if self.proto.is_none() {
             if self.unknown[d] {
+                // Held while the other side may still name a protocol that greets
+                // first, up to the probe's limit (past it, the side is lost).
+                if self.pending[d].len() + data.len() > PROBE_BYTES {
+                    self.pending[d] = Vec::new();
+                    self.gap[d] = true;
+                } else {
+                    self.pending[d].extend_from_slice(data);
+                }
                 return false;
             }
             self.pending[d].extend_from_slice(data);
@@ -94,16 +107,28 @@ impl Session {
                 (Probe::NeedMore, _) if self.pending[d].len() < PROBE_BYTES => return false,
                 (_, Some(p)) => self.start(p),
                 (_, None) => {
+                    // Kept: a server's greeting names no protocol, its client's
+                    // first command does.
                     self.unknown[d] = true;
-                    self.pending[d] = Vec::new();
+                    if self.given_up() {
+                        self.pending = PerDir::default();
+                    }
                     return false;
                 }
             }
-            // Both directions' held bytes go to the new parser, requests first.
+            // Both directions' held bytes go to the new parser: for a protocol whose
+            // server greets first, the greeting first; otherwise requests first, and
+            // the bytes of a side that named no protocol are dropped.
+            let greets = matches!(self.proto, Some(AppProto::Ftp | AppProto::Smtp));
+            let order = if greets {
+                [d.reverse(), d]
+            } else {
+                Direction::BOTH
+            };
             let mut done = false;
-            for dd in Direction::BOTH {
+            for dd in order {
                 let held = std::mem::take(&mut self.pending[dd]);
-                if !held.is_empty() && !self.unknown[dd] {
+                if !held.is_empty() && (!self.unknown[dd] || greets) {
                     let r = self.parse(dd, &held);
                     done |= r && dd == d;
                 }
@@ -131,6 +156,8 @@ impl Session {
             Some(Parser::Tls(t)) => t.feed(dir, data),
             Some(Parser::Dns(d)) => d.stream(dir, data),
             Some(Parser::Smtp(s)) => s.feed(dir, data),
+            Some(Parser::Ssh(s)) => s.feed(dir, data),
+            Some(Parser::Ftp(f)) => f.feed(dir, data),
             None => false,
         }
     }

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 
 use netsieve_applayer::http::{self, Message};
-use netsieve_applayer::{AppProto, Direction, dns, smtp, tls, uri};
+use netsieve_applayer::{AppProto, Direction, dns, ftp, smtp, ssh, tls, uri};
 use netsieve_rules::{AppBuffer, Transform};
 
 /// How far a transaction got in one direction.
@@ -83,7 +83,7 @@ impl Buf {
 /// rule's header names, which picks the protocol of a buffer several have.
 fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, Stage)> {
     use AppBuffer::*;
-    use AppProto::{Dns, Http, Smtp, Tls};
+    use AppProto::{Dns, Ftp, Http, Smtp, Ssh, Tls};
     use Side::{Either, Request, Response};
     use Stage::{Done, Head, Line};
     Some(match b {
@@ -116,9 +116,19 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
             (Tls, Response, Done)
         }
         TlsRandom | TlsRandomTime | TlsRandomBytes | TlsVersion => (Tls, Either, Head),
-        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | TlsCertFingerprint | SshProto
-        | SshSoftware | SipMethod | SipStatCode | SipHeader | SipUri | Smb | DceStubData
-        | Base64Data | JsData => return None,
+        // Each side's identification, inspected in its own direction.
+        SshProto | SshSoftware => (Ssh, Either, Head),
+        SshHassh | SshHasshString => (Ssh, Request, Done),
+        SshHasshServer | SshHasshServerString => (Ssh, Response, Done),
+        // An FTP command is known at once, the rest once its reply completed.
+        FtpCommand | FtpCommandData => (Ftp, Request, Head),
+        FtpReply | FtpCompletionCode => (Ftp, Response, Done),
+        FtpDynamicPort | FtpMode => (Ftp, Either, Done),
+        FtpReplyReceived => (Ftp, Request, Done),
+        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | TlsCertFingerprint | SipMethod
+        | SipStatCode | SipHeader | SipUri | Smb | DceStubData | Base64Data | JsData => {
+            return None;
+        }
     })
 }
 
@@ -129,6 +139,10 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
         "tls" | "ssl" => AppProto::Tls,
         "dns" => AppProto::Dns,
         "smtp" => AppProto::Smtp,
+        "ssh" => AppProto::Ssh,
+        "ftp" => AppProto::Ftp,
+        "pop3" => AppProto::Pop3,
+        "imap" => AppProto::Imap,
         _ => return None,
     })
 }
@@ -173,6 +187,9 @@ pub enum TxRef<'a> {
     /// TLS keeps one state per flow: a single transaction, id 0.
     Tls(&'a tls::Tls),
     Smtp(&'a smtp::Tx),
+    /// SSH keeps one state per flow: a single transaction, id 0.
+    Ssh(&'a ssh::Ssh),
+    Ftp(&'a ftp::Tx),
 }
 
 impl TxRef<'_> {
@@ -182,6 +199,8 @@ impl TxRef<'_> {
             TxRef::Dns(t) => t.id,
             TxRef::Tls(_) => 0,
             TxRef::Smtp(t) => t.id,
+            TxRef::Ssh(_) => 0,
+            TxRef::Ftp(t) => t.id,
         }
     }
 
@@ -225,6 +244,16 @@ impl TxRef<'_> {
             TxRef::Smtp(t) if t.complete => Stage::Done,
             TxRef::Smtp(t) if t.mail_from.is_some() || !t.rcpt_to.is_empty() => Stage::Head,
             TxRef::Smtp(_) => Stage::Line,
+            // Each side: its identification, then its key exchange offer.
+            TxRef::Ssh(t) if t.hassh[d].is_some() => Stage::Done,
+            TxRef::Ssh(t) if t.banner[d].is_some() => Stage::Head,
+            TxRef::Ssh(_) => Stage::None,
+            // A command is known when seen; all of it once its final reply came.
+            // The server's greeting is nothing the client sent.
+            TxRef::Ftp(t) if d == Direction::ToServer && t.command.is_none() => Stage::None,
+            TxRef::Ftp(t) if t.complete => Stage::Done,
+            TxRef::Ftp(_) if d == Direction::ToServer => Stage::Head,
+            TxRef::Ftp(_) => Stage::None,
         }
     }
 }
@@ -478,6 +507,44 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
             }
         }
         TxRef::Smtp(t) => fill_smtp(buf, t, out),
+        TxRef::Ssh(t) => {
+            let banner = t.banner[d].as_ref();
+            let client = t.hassh[Direction::ToServer].as_deref();
+            let server = t.hassh[Direction::ToClient].as_deref();
+            let hash = |h: &[u8]| Cow::Owned(crate::md5::hex(h).into_bytes());
+            match buf {
+                SshProto => out.extend(banner.map(|b| Cow::Borrowed(&b.proto_version[..]))),
+                SshSoftware => out.extend(banner.map(|b| Cow::Borrowed(&b.software_version[..]))),
+                SshHassh => out.extend(client.map(hash)),
+                SshHasshString => out.extend(client.map(Cow::Borrowed)),
+                SshHasshServer => out.extend(server.map(hash)),
+                SshHasshServerString => out.extend(server.map(Cow::Borrowed)),
+                _ => {}
+            }
+        }
+        TxRef::Ftp(t) => match buf {
+            FtpCommand => out.extend(t.command.as_deref().map(Cow::Borrowed)),
+            FtpCommandData => out.extend(
+                t.command
+                    .as_ref()
+                    .filter(|_| !t.command_data.is_empty())
+                    .map(|_| Cow::Borrowed(&t.command_data[..])),
+            ),
+            FtpReply => out.extend(t.replies.iter().map(|r| Cow::Borrowed(&r[..]))),
+            FtpCompletionCode => {
+                out.extend(t.completion_codes.iter().map(|c| Cow::Borrowed(&c[..])))
+            }
+            FtpDynamicPort => out.extend(
+                t.dynamic_port
+                    .map(|(p, _)| Cow::Owned(u64::from(p).to_be_bytes().to_vec())),
+            ),
+            FtpReplyReceived => out.push(Cow::Owned(u64::from(t.complete).to_be_bytes().to_vec())),
+            FtpMode => out.extend(t.dynamic_port.map(|(_, m)| {
+                let active = u64::from(m == ftp::Mode::Active);
+                Cow::Owned(active.to_be_bytes().to_vec())
+            })),
+            _ => {}
+        },
     }
 }
 

@@ -1616,6 +1616,23 @@ impl Detector {
                     }
                 }
             }
+            Some(Parser::Ssh(t)) => {
+                let seen = TxSeen::of(tx_seen, 0);
+                let started = t.banner.values().any(Option::is_some);
+                if !seen.logged && !seen.quiet && started && (t.both() || end) {
+                    seen.logged = true;
+                    log(Direction::ToServer, Logged::Tx(meta(TxRef::Ssh(t))));
+                }
+            }
+            Some(Parser::Ftp(x)) => {
+                for t in &x.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    if !seen.logged && !seen.quiet && (t.complete || end) {
+                        seen.logged = true;
+                        log(Direction::ToServer, Logged::Tx(meta(TxRef::Ftp(t))));
+                    }
+                }
+            }
             Some(Parser::Tls(t)) => {
                 let seen = TxSeen::of(tx_seen, 0);
                 let started = t.client_hello.is_some() || t.server_hello.is_some();
@@ -1659,6 +1676,8 @@ impl Detector {
             Some(Parser::Dns(x)) => x.txs.iter().map(TxRef::Dns).collect(),
             Some(Parser::Tls(t)) => vec![TxRef::Tls(t)],
             Some(Parser::Smtp(x)) => x.txs.iter().map(TxRef::Smtp).collect(),
+            Some(Parser::Ssh(t)) => vec![TxRef::Ssh(t)],
+            Some(Parser::Ftp(x)) => x.txs.iter().map(TxRef::Ftp).collect(),
             None => Vec::new(),
         };
         let mut bufs = Vec::new();
@@ -1781,6 +1800,15 @@ impl Detector {
                 h.prune(keep);
                 tx_seen.retain(|x| x.id >= keep || !done(x));
             }
+            Some(Parser::Ftp(f)) => {
+                let keep = f
+                    .txs
+                    .iter()
+                    .find(|t| !tx_seen.iter().any(|x| x.id == t.id && done(x)))
+                    .map_or(u64::MAX, |t| t.id);
+                f.prune(keep);
+                tx_seen.retain(|x| x.id >= keep || !done(x));
+            }
             Some(Parser::Dns(x)) => {
                 // A DNS message has one direction: it is done once inspected there.
                 let keep = x
@@ -1897,6 +1925,8 @@ fn tx_pending(fd: &FlowData, d: Direction) -> bool {
         Some(Parser::Dns(x)) => x.txs.iter().any(|t| TxRef::Dns(t).stage(d) > seen(t.id)),
         Some(Parser::Tls(t)) => TxRef::Tls(t).stage(d) > seen(0),
         Some(Parser::Smtp(x)) => x.txs.iter().any(|t| TxRef::Smtp(t).stage(d) > seen(t.id)),
+        Some(Parser::Ssh(t)) => TxRef::Ssh(t).stage(d) > seen(0),
+        Some(Parser::Ftp(x)) => x.txs.iter().any(|t| TxRef::Ftp(t).stage(d) > seen(t.id)),
         None => false,
     }
 }

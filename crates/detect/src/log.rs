@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use netsieve_applayer::http::{self, Message};
-use netsieve_applayer::{AppProto, Direction, dns, smtp, tls, uri};
+use netsieve_applayer::{AppProto, Direction, dns, ftp, smtp, tls, uri};
 use netsieve_packet::PerDir;
 
 use crate::app::TxRef;
@@ -30,6 +30,8 @@ pub enum AppMeta {
     Dns(Box<DnsMeta>),
     Tls(Box<TlsMeta>),
     Smtp(Box<SmtpMeta>),
+    Ssh(Box<SshMeta>),
+    Ftp(Box<FtpMeta>),
 }
 
 impl AppMeta {
@@ -39,6 +41,8 @@ impl AppMeta {
             AppMeta::Dns(_) => AppProto::Dns,
             AppMeta::Tls(_) => AppProto::Tls,
             AppMeta::Smtp(_) => AppProto::Smtp,
+            AppMeta::Ssh(_) => AppProto::Ssh,
+            AppMeta::Ftp(_) => AppProto::Ftp,
         }
     }
 }
@@ -187,6 +191,26 @@ pub struct EmailMeta {
     pub attachment: Vec<String>,
 }
 
+/// An SSH flow's identifications: (proto_version, software_version) of each side.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SshMeta {
+    pub client: Option<(String, String)>,
+    pub server: Option<(String, String)>,
+}
+
+/// An FTP command and its reply (EVE's `ftp` object).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FtpMeta {
+    pub command: Option<String>,
+    pub command_data: Option<String>,
+    pub completion_code: Vec<String>,
+    pub reply: Vec<String>,
+    pub dynamic_port: Option<u16>,
+    /// `passive` or `active`, with the port.
+    pub mode: Option<&'static str>,
+    pub reply_received: bool,
+}
+
 /// A file a transaction carried (EVE's `fileinfo` object). Its state is always
 /// Suricata's `CLOSED`: a body cut short by the end of its flow is closed as it is, as
 /// Suricata closes it; `TRUNCATED` (a stream gap, the stream depth) is not told apart
@@ -263,13 +287,15 @@ pub struct LogTypes {
     pub dns: bool,
     pub tls: bool,
     pub smtp: bool,
+    pub ssh: bool,
+    pub ftp: bool,
     /// `fileinfo`: the files HTTP and SMTP transactions carry.
     pub files: bool,
 }
 
 impl LogTypes {
     pub fn any(self) -> bool {
-        self.http || self.dns || self.tls || self.smtp || self.files
+        self.http || self.dns || self.tls || self.smtp || self.ssh || self.ftp || self.files
     }
 
     /// Records of this protocol's transactions are made.
@@ -279,6 +305,9 @@ impl LogTypes {
             AppProto::Dns => self.dns,
             AppProto::Tls => self.tls,
             AppProto::Smtp => self.smtp || self.files,
+            AppProto::Ssh => self.ssh,
+            AppProto::Ftp => self.ftp,
+            AppProto::Pop3 | AppProto::Imap => false,
         }
     }
 }
@@ -294,10 +323,37 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
         TxRef::Dns(t) => AppMeta::Dns(Box::new(dns_meta(&t.msg))),
         TxRef::Tls(t) => AppMeta::Tls(Box::new(tls_meta(t))),
         TxRef::Smtp(t) => AppMeta::Smtp(Box::new(smtp_meta(t))),
+        TxRef::Ssh(t) => {
+            let side = |d: Direction| {
+                t.banner[d]
+                    .as_ref()
+                    .map(|b| (text(&b.proto_version), text(&b.software_version)))
+            };
+            AppMeta::Ssh(Box::new(SshMeta {
+                client: side(Direction::ToServer),
+                server: side(Direction::ToClient),
+            }))
+        }
+        TxRef::Ftp(t) => AppMeta::Ftp(Box::new(ftp_meta(t))),
     };
     TxMeta {
         tx_id: tx.id(),
         app,
+    }
+}
+
+fn ftp_meta(t: &ftp::Tx) -> FtpMeta {
+    FtpMeta {
+        command: t.command.as_deref().map(text),
+        command_data: (!t.command_data.is_empty()).then(|| text(&t.command_data)),
+        completion_code: t.completion_codes.iter().map(|c| text(c)).collect(),
+        reply: t.replies.iter().map(|r| text(r)).collect(),
+        dynamic_port: t.dynamic_port.map(|(p, _)| p),
+        mode: t.dynamic_port.map(|(_, m)| match m {
+            ftp::Mode::Passive => "passive",
+            ftp::Mode::Active => "active",
+        }),
+        reply_received: t.complete,
     }
 }
 

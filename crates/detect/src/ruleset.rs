@@ -592,6 +592,10 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::Tls => 1,
         AppProto::Dns => 2,
         AppProto::Smtp => 3,
+        AppProto::Ssh => 4,
+        AppProto::Ftp => 5,
+        AppProto::Pop3 => 6,
+        AppProto::Imap => 7,
     };
     i * 2 + dir.index()
 }

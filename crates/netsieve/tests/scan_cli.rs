@@ -721,7 +721,10 @@ fn build_info_and_lists_answer_without_a_capture() {
     let info = run("--build-info");
     assert!(info.contains(env!("CARGO_PKG_VERSION")), "{info}");
     assert!(info.contains("AF_PACKET") && info.contains("dfc"), "{info}");
-    assert_eq!(run("--list-app-layer-protos"), "http\ntls\ndns\nsmtp\n");
+    assert_eq!(
+        run("--list-app-layer-protos"),
+        "http\ntls\ndns\nsmtp\nssh\nftp\npop3\nimap\n"
+    );
     let kw = run("--list-keywords");
     let line = |name: &str| {
         kw.lines()

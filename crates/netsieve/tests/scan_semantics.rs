@@ -1369,3 +1369,91 @@ fn smtp_mails_are_inspected_and_logged_as_suricata_does() {
         .unwrap();
     assert_eq!(file_alert["files"][0]["filename"], "m.exe");
 }
+
+#[test]
+fn ftp_and_ssh_are_found_by_their_bytes_inspected_and_logged() {
+    // FTP: the greeting is a transaction of its own; PASV's reply names the port.
+    let ftp = on_port(
+        conversation(&[
+            (false, b"220 (vsFTPd 3.0.3)\r\n"),
+            (true, b"USER anonymous\r\n"),
+            (false, b"331 Please specify the password.\r\n"),
+            (true, b"PASV\r\n"),
+            (false, b"227 Entering Passive Mode (10,0,0,1,100,85).\r\n"),
+            (true, b"QUIT\r\n"),
+            (false, b"221 Goodbye.\r\n"),
+        ]),
+        2121,
+    );
+    let rules = "alert ftp any any -> any any (flow:to_server; ftp.command; content:\"USER\"; sid:1;)\n\
+        alert ftp any any -> any any (ftp.completion_code; content:\"331\"; sid:2;)\n\
+        alert ftp any any -> any any (flow:to_server; ftp.dynamic_port:25685; sid:3;)\n\
+        alert ftp any any -> any any (flow:to_client; ftp.mode:passive; sid:4;)\n\
+        alert ssh any any -> any any (ftp.command; content:\"USER\"; sid:5;)\n";
+    let recs = eve(&ftp, rules, &[]);
+    let mut sids: Vec<u64> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "alert")
+        .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
+        .collect();
+    sids.sort();
+    assert_eq!(sids, [1, 2, 3, 4], "{recs:?}");
+    let f: Vec<_> = recs.iter().filter(|r| r["event_type"] == "ftp").collect();
+    assert_eq!(f.len(), 4, "{recs:?}");
+    assert_eq!(f[0]["ftp"]["completion_code"][0], "220");
+    assert!(f[0]["ftp"]["command"].is_null());
+    assert_eq!(f[1]["ftp"]["command"], "USER");
+    assert_eq!(f[1]["ftp"]["command_data"], "anonymous");
+    assert_eq!(f[2]["ftp"]["dynamic_port"], 25685);
+    assert_eq!(f[2]["ftp"]["mode"], "passive");
+    assert_eq!(f[3]["ftp"]["reply_received"], "yes");
+    let flow = recs.iter().find(|r| r["event_type"] == "flow").unwrap();
+    assert_eq!(flow["app_proto"], "ftp");
+
+    // SSH: each side's identification, and the client's HASSH.
+    let mut client = b"SSH-2.0-OpenSSH_9.6 Debian\r\n".to_vec();
+    let mut kex = vec![20u8];
+    kex.extend_from_slice(&[0; 16]);
+    for l in [
+        "curve25519-sha256",
+        "ssh-ed25519",
+        "aes128-ctr",
+        "aes128-ctr",
+    ] {
+        kex.extend_from_slice(&(l.len() as u32).to_be_bytes());
+        kex.extend_from_slice(l.as_bytes());
+    }
+    for l in ["hmac-sha2-256", "hmac-sha2-256", "none", "none", "", ""] {
+        kex.extend_from_slice(&(l.len() as u32).to_be_bytes());
+        kex.extend_from_slice(l.as_bytes());
+    }
+    kex.extend_from_slice(&[0; 5]);
+    client.extend_from_slice(&((kex.len() + 1 + 4) as u32).to_be_bytes());
+    client.push(4);
+    client.extend_from_slice(&kex);
+    client.extend_from_slice(&[0; 4]);
+    let ssh = on_port(
+        conversation(&[(false, b"SSH-2.0-OpenSSH_8.4\r\n"), (true, &client)]),
+        2222,
+    );
+    // (A rule escapes the string's semicolons.)
+    let hassh = r"curve25519-sha256\;aes128-ctr\;hmac-sha2-256\;none";
+    let rules = format!(
+        "alert ssh any any -> any any (ssh.software; content:\"OpenSSH_9.6\"; sid:1;)\n\
+         alert ssh any any -> any any (ssh.proto; content:\"2.0\"; bsize:3; sid:2;)\n\
+         alert ssh any any -> any any (ssh.hassh.string; content:\"{hassh}\"; sid:3;)\n"
+    );
+    let recs = eve(&ssh, &rules, &[]);
+    let mut sids: Vec<u64> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "alert")
+        .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
+        .collect();
+    sids.sort();
+    // ssh.proto alerts in each direction.
+    assert_eq!(sids, [1, 2, 2, 3], "{recs:?}");
+    let s: Vec<_> = recs.iter().filter(|r| r["event_type"] == "ssh").collect();
+    assert_eq!(s.len(), 1, "{recs:?}");
+    assert_eq!(s[0]["ssh"]["client"]["software_version"], "OpenSSH_9.6");
+    assert_eq!(s[0]["ssh"]["server"]["proto_version"], "2.0");
+}

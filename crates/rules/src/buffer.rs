@@ -125,6 +125,17 @@ app_buffers! {
     Ja3sString = "ja3s.string" { "ja3s.string": Sticky, "ja3s_string": Sticky };
     SshProto = "ssh.proto" { "ssh.proto": Sticky, "ssh_proto": Sticky };
     SshSoftware = "ssh.software" { "ssh.software": Sticky, "ssh_software": Sticky };
+    SshHassh = "ssh.hassh" { "ssh.hassh": Sticky, "ssh-hassh": Sticky };
+    SshHasshString = "ssh.hassh.string" { "ssh.hassh.string": Sticky, "ssh-hassh-string": Sticky };
+    SshHasshServer = "ssh.hassh.server" { "ssh.hassh.server": Sticky, "ssh-hassh-server": Sticky };
+    SshHasshServerString = "ssh.hassh.server.string" { "ssh.hassh.server.string": Sticky, "ssh-hassh-server-string": Sticky };
+    FtpCommand = "ftp.command" { "ftp.command": Sticky };
+    FtpCommandData = "ftp.command_data" { "ftp.command_data": Sticky };
+    FtpReply = "ftp.reply" { "ftp.reply": Sticky };
+    FtpCompletionCode = "ftp.completion_code" { "ftp.completion_code": Sticky };
+    FtpDynamicPort = "ftp.dynamic_port" { "ftp.dynamic_port": Integer };
+    FtpMode = "ftp.mode" { "ftp.mode": Integer };
+    FtpReplyReceived = "ftp.reply_received" { "ftp.reply_received": Integer };
     SipMethod = "sip.method" { "sip.method": Sticky, "sip_method": Sticky };
     SipStatCode = "sip.stat_code" { "sip.stat_code": Sticky, "sip_stat_code": Sticky };
     SipHeader = "sip.header" { "sip.header": Sticky, "sip_header": Sticky };

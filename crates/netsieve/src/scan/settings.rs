@@ -68,7 +68,7 @@ pub(super) struct EveOptions {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 8] = [
+const KINDS: [(&str, KindSwitch); 10] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
@@ -76,6 +76,8 @@ const KINDS: [(&str, KindSwitch); 8] = [
     ("dns", |e| &mut e.log.dns),
     ("tls", |e| &mut e.log.tls),
     ("smtp", |e| &mut e.log.smtp),
+    ("ssh", |e| &mut e.log.ssh),
+    ("ftp", |e| &mut e.log.ftp),
     ("files", |e| &mut e.log.files),
 ];
 
@@ -103,6 +105,8 @@ impl Default for EveOptions {
                 dns: true,
                 tls: true,
                 smtp: true,
+                ssh: true,
+                ftp: true,
                 files: true,
             },
             flow_exception: false,

@@ -25,6 +25,8 @@ pub(super) fn buffer(
             let v = o.need()?;
             let c = match buf {
                 AppBuffer::TlsVersion => tls_version(v),
+                AppBuffer::FtpMode => ftp_mode(v),
+                AppBuffer::FtpReplyReceived => yes_no(v),
                 _ => parse_cmp(v),
             };
             let c = c.ok_or_else(|| o.bad("bad number"))?;
@@ -47,6 +49,25 @@ fn tls_version(v: &str) -> Option<Cmp> {
         other => parse_num(other)?,
     };
     Some(Cmp::Eq(n))
+}
+
+/// `ftp.mode:active` (or `passive`): how the data channel opens, as the number the
+/// engine's `ftp.mode` buffer holds (1 active, 0 passive).
+fn ftp_mode(v: &str) -> Option<Cmp> {
+    match v.trim() {
+        "active" => Some(Cmp::Eq(1)),
+        "passive" => Some(Cmp::Eq(0)),
+        _ => None,
+    }
+}
+
+/// `yes`/`on` as 1, `no`/`off` as 0 (`ftp.reply_received:yes`).
+fn yes_no(v: &str) -> Option<Cmp> {
+    match v.trim() {
+        "yes" | "on" => Some(Cmp::Eq(1)),
+        "no" | "off" => Some(Cmp::Eq(0)),
+        _ => None,
+    }
 }
 
 /// Moves the last content into buffer `buf` (a legacy modifier).

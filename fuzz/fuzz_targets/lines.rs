@@ -1,17 +1,22 @@
-//! The SMTP parser and its MIME decoder on arbitrary bytes: both directions of a
-//! session in pieces (a leading byte picks the direction and the length of each),
-//! then the flow's end. No panic, no endless loop, and memory within the limits.
+//! The line protocols' parsers on arbitrary bytes (SMTP with its MIME decoder, FTP,
+//! SSH): both directions of a session in pieces (a leading byte picks the direction
+//! and the length of each), then the flow's end. No panic, no endless loop, and memory
+//! within the limits.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use netsieve_applayer::Direction;
+use netsieve_applayer::ftp::{self, Ftp};
+use netsieve_applayer::ssh::{MAX_BANNER, Ssh};
 use netsieve_applayer::mime::{FILE_KEEP, Mime};
 use netsieve_applayer::smtp::{MAX_LINE, Smtp};
 
 fuzz_target!(|data: &[u8]| {
     let mut s = Smtp::default();
     let mut m = Mime::new();
+    let mut f = Ftp::default();
+    let mut h = Ssh::default();
     let mut rest = data;
     while let Some((&b, tail)) = rest.split_first() {
         let n = (b & 0x7f) as usize;
@@ -23,6 +28,8 @@ fuzz_target!(|data: &[u8]| {
         };
         s.feed(dir, &tail[..take]);
         m.line(&tail[..take]);
+        f.feed(dir, &tail[..take]);
+        h.feed(dir, &tail[..take]);
         rest = &tail[take..];
     }
     s.finish();
@@ -36,4 +43,11 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     assert!(m.files.iter().all(|f| f.closed));
+    assert!(f.txs.len() <= 256);
+    for t in &f.txs {
+        assert!(t.command_data.len() <= ftp::MAX_LINE && t.replies.len() <= 64);
+    }
+    for b in h.banner.values().flatten() {
+        assert!(b.proto_version.len() + b.software_version.len() <= MAX_BANNER);
+    }
 });
