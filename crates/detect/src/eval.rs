@@ -70,6 +70,14 @@ pub enum CMatch {
         multiplier: u64,
         align: u8,
     },
+    /// Decodes base64 where the rule says; `data` (the rule's `base64_data` list)
+    /// must match what it decoded.
+    Base64Decode {
+        bytes: Option<u64>,
+        offset: u64,
+        relative: bool,
+        data: Vec<CMatch>,
+    },
     IsDataAt {
         offset: CVal,
         relative: bool,
@@ -220,6 +228,16 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
             },
             Match::Bsize(c) => CMatch::Bsize(*c),
             Match::Uint(c) => CMatch::Uint(*c),
+            Match::Base64Decode {
+                bytes,
+                offset,
+                relative,
+            } => CMatch::Base64Decode {
+                bytes: *bytes,
+                offset: *offset,
+                relative: *relative,
+                data: Vec::new(),
+            },
         });
     }
     Ok(out)
@@ -493,6 +511,20 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
             };
             ok != *negated && step(rest, buf, prev, cx)
         }
+        CMatch::Base64Decode {
+            bytes,
+            offset,
+            relative,
+            data,
+        } => {
+            let base = if *relative { prev as u64 } else { 0 };
+            let start = base.saturating_add(*offset).min(buf.len() as u64) as usize;
+            let end = bytes.map_or(buf.len(), |n| {
+                (start as u64).saturating_add(n).min(buf.len() as u64) as usize
+            });
+            let decoded = base64_decode(&buf[start..end]);
+            !decoded.is_empty() && step(data, &decoded, 0, cx) && step(rest, buf, prev, cx)
+        }
         CMatch::Bsize(c) => c.test(buf.len() as i64) && step(rest, buf, prev, cx),
         CMatch::Uint(c) => {
             // A number's buffer holds it big-endian, in at most 8 bytes.
@@ -521,7 +553,52 @@ fn rest_is_relative(rest: &[CMatch]) -> bool {
         CMatch::ByteTest { read, .. }
         | CMatch::ByteJump { read, .. }
         | CMatch::ByteExtract { read, .. } => read.relative,
-        CMatch::IsDataAt { relative, .. } => *relative,
+        CMatch::IsDataAt { relative, .. } | CMatch::Base64Decode { relative, .. } => *relative,
         CMatch::Bsize(_) | CMatch::Uint(_) => false,
     })
+}
+
+/// Base64 (RFC 4648's alphabet) decoded up to the first byte outside it or the first
+/// `=`; an incomplete last group gives what its characters hold.
+fn base64_decode(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let (mut acc, mut n) = (0u32, 0);
+    for &c in text {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => break,
+        };
+        acc = acc << 6 | u32::from(v);
+        n += 1;
+        if n == 4 {
+            out.extend_from_slice(&acc.to_be_bytes()[1..]);
+            (acc, n) = (0, 0);
+        }
+    }
+    match n {
+        2 => out.push((acc >> 4) as u8),
+        3 => out.extend_from_slice(&((acc >> 2) as u16).to_be_bytes()),
+        _ => {}
+    }
+    out
+}
+
+/// Gives the first `base64_decode` of `lists` the rule's `base64_data` list (a rule
+/// has one decoded buffer; a later `base64_decode` only needs to decode something).
+/// Returns the list back if no `base64_decode` took it.
+pub fn attach_base64_data<'a>(
+    lists: impl IntoIterator<Item = &'a mut Vec<CMatch>>,
+    data: Vec<CMatch>,
+) -> Option<Vec<CMatch>> {
+    for m in lists.into_iter().flatten() {
+        if let CMatch::Base64Decode { data: d, .. } = m {
+            *d = data;
+            return None;
+        }
+    }
+    Some(data)
 }

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use netsieve_rules::{
-    Action, AddrExpr, AppNeed, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd, Match, Proto,
-    Rule, Transform,
+    Action, AddrExpr, AppBuffer, AppNeed, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd,
+    Match, Proto, Rule, Transform,
 };
 
 use netsieve_applayer::AppProto;
@@ -28,7 +28,7 @@ use netsieve_packet::{Direction, PerDir};
 
 use crate::addrindex::{AddrIndex, AddrSet};
 use crate::app::{Buf, Side, Stage, proto_by_name};
-use crate::eval::{CMatch, ListError, compile_list};
+use crate::eval::{CMatch, ListError, attach_base64_data, compile_list};
 use crate::portgroup::{PortGroups, PortSet, dest_ports};
 
 /// Which multi-pattern matcher runs the prefilter.
@@ -1081,6 +1081,22 @@ fn compile_rule(rule: Rule) -> Compiled {
         .and_then(|lists| match app {
             Some(_) => Ok((lists, tx_sig(&rule, &mut vars)?)),
             None => Ok((lists, None)),
+        })
+        .and_then(|(mut lists, mut tx)| {
+            // The `base64_data` list goes to the `base64_decode` that fills it.
+            let Some(l) = rule.lists.iter().find(|l| l.buffer == BASE64_DATA) else {
+                return Ok((lists, tx));
+            };
+            let data = compile_list(&l.matches, &mut vars)?;
+            let tx_lists = tx
+                .iter_mut()
+                .flat_map(|t| t.lists.iter_mut().map(|l| &mut l.matches));
+            match attach_base64_data(lists.iter_mut().chain(tx_lists), data) {
+                None => Ok((lists, tx)),
+                Some(_) => Err(ListError::from(
+                    "base64_data without base64_decode".to_string(),
+                )),
+            }
         });
     match compiled {
         Ok((lists, tx)) => {
@@ -1765,6 +1781,9 @@ impl<'a> Patterns<'a> {
     }
 }
 
+/// The buffer of what a rule's `base64_decode` decoded: not an application layer's.
+const BASE64_DATA: Buffer = Buffer::App(AppBuffer::Base64Data);
+
 /// The application protocol a rule's header names (`alert smtp`), if netsieve parses it.
 fn header_proto(rule: &Rule) -> Option<AppProto> {
     match &rule.proto {
@@ -1788,6 +1807,7 @@ fn app_needs(rule: &Rule) -> (Option<AppProto>, Option<String>) {
     };
     for need in &rule.app_layer {
         let r = match need {
+            AppNeed::Buffer(AppBuffer::Base64Data) => None,
             AppNeed::Buffer(b) => match Buf::new(*b, header_proto(rule)) {
                 Some(b) => set(b.proto(), b.buffer().name()),
                 None => Some(b.name().to_string()),
@@ -1819,6 +1839,9 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListErro
         let Buffer::App(b) = l.buffer else {
             continue;
         };
+        if l.buffer == BASE64_DATA {
+            continue;
+        }
         let buf = Buf::new(b, header_proto(rule))
             .ok_or_else(|| ListError::from(format!("buffer {b}")))?;
         lists.push(TxList {

@@ -173,3 +173,57 @@ fn tls_random_follows_the_direction_and_chains_have_lengths() {
     let len = get(&t, AppBuffer::TlsCertChainLen, Direction::ToClient);
     assert!(!matches(&compiled, &len[0], &mut Ctx::default()));
 }
+
+/// `hits` for a rule with a `base64_data` list, attached to its `base64_decode` as the
+/// rule set does.
+fn b64_hits(options: &str, buf: &[u8]) -> bool {
+    let rule = parse_rule(
+        &format!("alert tcp any any -> any any ({options} sid:1;)"),
+        &Vars::default(),
+    )
+    .unwrap();
+    let mut vars = Vec::new();
+    let mut payload = compile_list(&rule.lists[0].matches, &mut vars).unwrap();
+    let data = compile_list(&rule.lists[1].matches, &mut vars).unwrap();
+    assert!(netsieve_detect::eval::attach_base64_data([&mut payload], data).is_none());
+    matches(&payload, buf, &mut Ctx::default())
+}
+
+#[test]
+fn base64_decode_feeds_base64_data() {
+    // "aGVsbG8gd29ybGQ=" is "hello world".
+    let buf = b"GET /?q=aGVsbG8gd29ybGQ= HTTP/1.1";
+    let rule = |opts: &str, data: &str| format!("content:\"q=\"; {opts} base64_data; {data}");
+    assert!(b64_hits(
+        &rule("base64_decode:relative;", "content:\"hello world\";"),
+        buf
+    ));
+    assert!(b64_hits(
+        &rule(
+            "base64_decode:bytes 8,offset 0,relative;",
+            "content:\"hello\"; bsize:6;"
+        ),
+        buf
+    ));
+    assert!(!b64_hits(
+        &rule("base64_decode:bytes 8,relative;", "content:\"world\";"),
+        buf
+    ));
+    // Absolute: from the buffer's start, which is no base64 at all ("GET" stops at ' ').
+    assert!(!b64_hits(
+        &rule("base64_decode;", "content:\"hello\";"),
+        buf
+    ));
+    assert!(b64_hits(
+        &rule(
+            "base64_decode:offset 8;",
+            "content:\"hello world\"; endswith;"
+        ),
+        buf
+    ));
+    // Nothing decoded: no match, even for a negated content.
+    assert!(!b64_hits(
+        &rule("base64_decode:offset 40;", "content:!\"x\";"),
+        buf
+    ));
+}

@@ -256,6 +256,23 @@ impl Printer<'_> {
                 self.opt("isdataat", Some(&format!("{neg}{offset}{rel}")));
             }
             Match::Bsize(c) => self.opt("bsize", Some(c)),
+            Match::Base64Decode {
+                bytes,
+                offset,
+                relative,
+            } => {
+                let mut v = Vec::new();
+                if let Some(n) = bytes {
+                    v.push(format!("bytes {n}"));
+                }
+                if *offset != 0 || v.is_empty() {
+                    v.push(format!("offset {offset}"));
+                }
+                if *relative {
+                    v.push("relative".to_string());
+                }
+                self.opt("base64_decode", Some(&v.join(",")));
+            }
             // The parser puts these only in integer buffers' lists, which `list` prints
             // with their keyword; a hand-made rule may put one elsewhere, where no
             // keyword can say it: the nearest is its length.

@@ -319,6 +319,14 @@ pub enum Match {
     /// The buffer's value as an unsigned integer (DNS's `dns.opcode`, `dns.rcode`,
     /// `dns.rrtype`: their buffers hold the number, big-endian).
     Uint(Cmp),
+    /// `base64_decode`: decodes base64 text from `offset` (after the detection pointer
+    /// when `relative`), at most `bytes` of it; the rule's `base64_data` list inspects
+    /// what it decoded.
+    Base64Decode {
+        bytes: Option<u64>,
+        offset: u64,
+        relative: bool,
+    },
 }
 
 /// A list of matches over one buffer, in rule order.

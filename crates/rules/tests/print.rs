@@ -122,6 +122,8 @@ fn forms_read_back() {
         r#"alert http (msg:"snort 3"; http_uri; content:"x",nocase; service:http; sid:12;)"#,
         r#"alert icmp any any -> any any (itype:8; icode:0; icmp_id:5; icmp_seq:6; id:7; seq:8; ack:9; sameip; ipopts:rr; flow:stateless; sid:13;)"#,
         r#"alert http any any -> any any (http.uri; http.host; content:"h"; pkt_data; content:"p"; sid:14;)"#,
+        r#"alert tcp any any -> any any (content:"a"; base64_decode:bytes 10,offset 2,relative; base64_data; content:"b"; sid:15;)"#,
+        r#"alert tcp any any -> any any (base64_decode; base64_data; content:"b"; sid:16;)"#,
     ];
     for text in rules {
         let r = parse_rule(text, &vars).unwrap_or_else(|e| panic!("{text}: {e}"));

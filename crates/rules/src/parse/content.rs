@@ -359,6 +359,33 @@ pub(super) fn isdataat(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     Ok(())
 }
 
+/// `base64_decode[:bytes N][, offset N][, relative]`.
+pub(super) fn base64_decode(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let (mut bytes, mut offset, mut relative) = (None, 0, false);
+    for part in o.value.unwrap_or("").split(',').map(str::trim) {
+        let mut words = part.split_whitespace();
+        match (words.next(), words.next(), words.next()) {
+            (None, ..) => {}
+            (Some("relative"), None, _) => relative = true,
+            (Some(k @ ("bytes" | "offset")), Some(n), None) => {
+                let n: u64 = n.parse().map_err(|_| o.bad(&format!("bad {k} '{n}'")))?;
+                if k == "bytes" {
+                    bytes = Some(n);
+                } else {
+                    offset = n;
+                }
+            }
+            _ => return Err(o.bad(&format!("unknown option '{part}'"))),
+        }
+    }
+    b.push(Match::Base64Decode {
+        bytes,
+        offset,
+        relative,
+    });
+    Ok(())
+}
+
 /// `bsize` (and Snort's `bufferlen`): the buffer's length.
 pub(super) fn bsize(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let c = parse_cmp(o.need()?).ok_or_else(|| o.bad("bad size"))?;

@@ -68,6 +68,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("fast_pattern", Kind::Modifier(content::fast_pattern)),
     ("pcre", Kind::Setup(content::pcre)),
     ("isdataat", Kind::Setup(content::isdataat)),
+    ("base64_decode", Kind::Setup(content::base64_decode)),
     ("bsize", Kind::Setup(content::bsize)),
     ("bufferlen", Kind::Setup(content::bsize)),
     // Numbers read from the buffer.
@@ -109,7 +110,6 @@ const UNSUPPORTED: &[&str] = &[
     "hostbits",
     "flowint",
     "asn1",
-    "base64_decode",
     "dce_iface",
     "dce_opnum",
     "ssl_state",

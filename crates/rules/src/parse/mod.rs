@@ -310,7 +310,7 @@ fn is_relative(m: &Match) -> bool {
         Match::ByteTest { read, .. }
         | Match::ByteJump { read, .. }
         | Match::ByteExtract { read, .. } => read.relative,
-        Match::IsDataAt { relative, .. } => *relative,
+        Match::IsDataAt { relative, .. } | Match::Base64Decode { relative, .. } => *relative,
         Match::Bsize(_) | Match::Uint(_) => false,
     }
 }
