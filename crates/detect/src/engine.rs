@@ -23,7 +23,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use netsieve_packet::decode::{Ip, Packet, Tcp, ipopt, tcp_flags as tcp};
@@ -39,6 +39,7 @@ use netsieve_applayer::{AppProto, Parser, Session};
 
 use crate::app::{Stage, TxRef, fill, transform};
 use crate::eval::{Ctx, matches};
+use crate::hostbits::HostBits;
 use crate::log::{AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta, smtp_files};
 use crate::ruleset::{
     Extra, GroupId, PortGroup, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group,
@@ -482,6 +483,8 @@ pub struct Detector {
     pkt_events: Vec<AppEvent>,
     /// The DNS message the packet being inspected brought (UDP): its transaction id.
     pkt_dns_tx: Option<u64>,
+    /// Bits kept on hosts (`xbits`), shared with the other workers.
+    hostbits: Arc<Mutex<HostBits>>,
 }
 
 /// What Suricata calls an exception policy: what happens to a flow or packet the
@@ -704,7 +707,35 @@ impl Detector {
             logs: Vec::new(),
             pkt_events: Vec::new(),
             pkt_dns_tx: None,
+            hostbits: HostBits::shared(),
         }
+    }
+
+    /// Makes the detector keep its host bits (`xbits`) in `table`, which other
+    /// detectors share.
+    pub fn share_hostbits(&mut self, table: Arc<Mutex<HostBits>>) {
+        self.hostbits = table;
+    }
+
+    /// Whether the `xbits` tests of rule `s` hold for the packet (an expired bit they
+    /// find is removed).
+    fn xbits_hold(&self, s: &Sig, ctx: &Pkt<'_>) -> bool {
+        s.xbits.is_empty()
+            || self
+                .hostbits()
+                .tests_hold(&s.xbits, ctx.src, ctx.dst, ctx.p.ts)
+    }
+
+    /// Applies the `xbits` changes of rule `s`, which matched the packet.
+    fn apply_xbits(&self, s: &Sig, ctx: &Pkt<'_>) {
+        if !s.xbits.is_empty() {
+            self.hostbits().apply(&s.xbits, ctx.src, ctx.dst, ctx.p.ts);
+        }
+    }
+
+    fn hostbits(&self) -> std::sync::MutexGuard<'_, HostBits> {
+        // A worker that panicked holding the lock left a table that is still whole.
+        self.hostbits.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The records of transactions and files made since the last call, in the order
@@ -1317,7 +1348,9 @@ impl Detector {
                 continue;
             }
             let fd = flow.as_mut().map(|(f, _)| &mut f.user);
-            if !flowbits_ok(s, fd.as_deref().map(|f| f.bits.as_slice())) {
+            if !flowbits_ok(s, fd.as_deref().map(|f| f.bits.as_slice()))
+                || !self.xbits_hold(s, &ctx)
+            {
                 continue;
             }
             self.counts.evaluated += 1;
@@ -1357,6 +1390,7 @@ impl Detector {
             if let Some((f, _)) = flow.as_mut() {
                 apply_flowbits(s, &mut f.user.bits);
             }
+            self.apply_xbits(s, &ctx);
             // Pass and drop decide the flow when the rule has no payload or packet
             // keywords or matched on the stream; otherwise they decide this packet
             // (Suricata's signature types). The first flow decision stands, and a
@@ -1717,7 +1751,7 @@ impl Detector {
                 if !(seen < t.stage[d] && t.stage[d] <= stage && header_ok(s, ctx)) {
                     continue;
                 }
-                if !flowbits_ok(s, Some(bits)) {
+                if !flowbits_ok(s, Some(bits)) || !self.xbits_hold(s, ctx) {
                     continue;
                 }
                 self.counts.evaluated += 1;
@@ -1743,6 +1777,7 @@ impl Detector {
                     continue;
                 }
                 apply_flowbits(s, bits);
+                self.apply_xbits(s, ctx);
                 if s.rule.quiet_tx {
                     TxSeen::of(tx_seen, id).quiet = true;
                     if let TxRef::Dns(t) = tx

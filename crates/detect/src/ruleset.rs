@@ -625,6 +625,8 @@ pub struct Sig {
     pub lists: Vec<Vec<CMatch>>,
     /// Flowbit commands with the bits' ids.
     pub flowbits: Vec<(FlowbitCmd, Vec<u32>, bool)>,
+    /// `xbits` and `hostbits`: bits kept on hosts, by name (they outlive the rule set).
+    pub xbits: Vec<crate::hostbits::XbitOp>,
     pub category: String,
     pub severity: u8,
     /// Needs the payload to be non-empty (has a content list).
@@ -761,16 +763,15 @@ impl BuildOptions {
     /// action's rank, then rules that set flowbits before rules that test them, then
     /// priority.
     fn order_key(&self, s: &Sig) -> (u8, u8, u8) {
-        let sets = s.flowbits.iter().any(|f| {
-            matches!(
-                f.0,
-                FlowbitCmd::Set | FlowbitCmd::Unset | FlowbitCmd::Toggle
-            )
-        });
-        let reads = s
-            .flowbits
-            .iter()
-            .any(|f| matches!(f.0, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
+        let cmds = || {
+            s.flowbits
+                .iter()
+                .map(|f| f.0)
+                .chain(s.xbits.iter().map(|x| x.cmd))
+        };
+        let sets =
+            cmds().any(|c| matches!(c, FlowbitCmd::Set | FlowbitCmd::Unset | FlowbitCmd::Toggle));
+        let reads = cmds().any(|c| matches!(c, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
         let fb = match (sets, reads) {
             (true, false) => 0,
             (true, true) => 1,
@@ -936,7 +937,10 @@ impl<'a> Linker<'a> {
         let flowbit_test = rule
             .flowbits
             .iter()
-            .any(|f| matches!(f.cmd, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
+            .map(|f| f.cmd)
+            .chain(rule.xbits.iter().map(|x| x.cmd))
+            .any(|c| matches!(c, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
+        let xbits = rule.xbits.iter().map(crate::hostbits::XbitOp::of).collect();
         let flow_action = (!had_lists && rule.conds.is_empty() && !flowbit_test) || tx.is_some();
         let ip_only = flow_action
             && app.is_none()
@@ -961,6 +965,7 @@ impl<'a> Linker<'a> {
             proto,
             lists,
             flowbits,
+            xbits,
             category,
             severity,
             needs_payload,

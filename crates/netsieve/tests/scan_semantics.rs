@@ -1457,3 +1457,29 @@ fn ftp_and_ssh_are_found_by_their_bytes_inspected_and_logged() {
     assert_eq!(s[0]["ssh"]["client"]["software_version"], "OpenSSH_9.6");
     assert_eq!(s[0]["ssh"]["server"]["proto_version"], "2.0");
 }
+
+#[test]
+fn xbits_reach_across_flows_and_threads() {
+    // One flow sets a bit on its client; another flow of that client reads it, and a
+    // flow from the server (the bit's host as destination) too.
+    let frames = vec![
+        udp(true, 1000, b"SET"),
+        udp(true, 2000, b"CHECK"),
+        udp(false, 3000, b"BACK"),
+        udp(false, 3000, b"DROP"),
+        udp(true, 4000, b"GONE"),
+    ];
+    let rules = "alert udp any any -> any any (content:\"SET\"; xbits:set,b,track ip_src; noalert; sid:1;)\n\
+        alert udp any any -> any any (content:\"CHECK\"; xbits:isset,b,track ip_src; sid:2;)\n\
+        alert udp any any -> any any (content:\"BACK\"; hostbits:isset,b,dst; sid:3;)\n\
+        alert udp any any -> any any (content:\"DROP\"; xbits:unset,b,track ip_dst; noalert; sid:4;)\n\
+        alert udp any any -> any any (content:\"GONE\"; xbits:isnotset,b,track ip_src; sid:5;)\n";
+    for threads in ["1", "2"] {
+        let mut sids: Vec<u64> = records(&frames, rules, &["--threads", threads])
+            .iter()
+            .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
+            .collect();
+        sids.sort();
+        assert_eq!(sids, [2, 3, 5], "--threads {threads}");
+    }
+}

@@ -377,6 +377,13 @@ impl Printer<'_> {
             }
             self.opt("flowbits", Some(&format!("{},{names}", fb.cmd)));
         }
+        for x in &r.xbits {
+            let mut v = format!("{},{},track {}", x.cmd, x.name, x.track);
+            if let Some(e) = x.expire {
+                v.push_str(&format!(",expire {e}"));
+            }
+            self.opt("xbits", Some(&v));
+        }
         if r.noalert {
             self.opt("noalert", None);
         }

@@ -416,6 +416,28 @@ pub struct Flowbit {
 }
 
 named! {
+    /// Where an `xbits` bit is kept: on the packet's source host, its destination
+    /// host, or the pair of them.
+    pub enum XbitTrack {
+        IpSrc = "ip_src",
+        IpDst = "ip_dst",
+        IpPair = "ip_pair",
+    }
+}
+
+/// An `xbits` option (and `hostbits`, the same on hosts): a bit kept beyond the flow,
+/// for `expire` seconds after it is set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Xbit {
+    pub cmd: FlowbitCmd,
+    pub name: String,
+    pub track: XbitTrack,
+    /// Seconds; Suricata's default is 30 (measured: a bit set without `expire` is gone
+    /// 31 s later).
+    pub expire: Option<u32>,
+}
+
+named! {
     pub enum Track {
         BySrc = "by_src",
         ByDst = "by_dst",
@@ -589,6 +611,7 @@ pub struct Rule {
     pub conds: Vec<Cond>,
     pub flow: FlowOpts,
     pub flowbits: Vec<Flowbit>,
+    pub xbits: Vec<Xbit>,
     pub noalert: bool,
     /// `alert` on a pass rule: it alerts as well as passing.
     pub pass_alert: bool,

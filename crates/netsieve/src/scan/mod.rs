@@ -119,7 +119,8 @@ pub struct Args {
     simulate_ips: bool,
     /// Detection threads (1 to 1024; default: the machine's cores, as Suricata, and 1
     /// inline). Flows are spread over them by a hash of their addresses and ports;
-    /// alerts are merged back in packet order, so the output is the same for every value.
+    /// alerts are merged back in packet order, so the output is the same for every value
+    /// (except for `xbits`, which flows share across threads, as in Suricata).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS as i64))]
     threads: Option<u16>,
     /// Prefilter matcher.

@@ -257,9 +257,12 @@ impl Pool {
         records: Records,
         profile: bool,
     ) -> Pool {
+        // Bits kept on hosts (`xbits`) are one table, whatever the thread.
+        let hostbits = netsieve_detect::hostbits::HostBits::shared();
         let worker = |share| {
             let mut w = Worker::new(set, flow, share, det);
             w.records = records;
+            w.det.share_hostbits(Arc::clone(&hostbits));
             w
         };
         let lanes = if n <= 1 || profile {

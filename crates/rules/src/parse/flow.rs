@@ -1,7 +1,7 @@
 //! Flow state: `flow`, `flowbits`, `stream_size`.
 
 use super::{Builder, Opt, ParseError, parse_num};
-use crate::rule::{Cmp, Cond, Flowbit, FlowbitCmd, StreamSide};
+use crate::rule::{Cmp, Cond, Flowbit, FlowbitCmd, StreamSide, Xbit, XbitTrack};
 
 /// `flow:established,to_server` and the rest of its words.
 pub(super) fn flow(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
@@ -42,6 +42,80 @@ pub(super) fn flowbits(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
         any,
     });
     Ok(())
+}
+
+/// `xbits:set,name,track ip_src[,expire 30]` (and `unset`, `toggle`, `isset`,
+/// `isnotset`).
+pub(super) fn xbits(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?;
+    let mut parts = v.split(',').map(str::trim);
+    let (cmd, name) = bit_and_name(o, &mut parts)?;
+    let (mut track, mut expire) = (None, None);
+    for p in parts {
+        match p.split_whitespace().collect::<Vec<_>>()[..] {
+            ["track", t] => {
+                track = Some(
+                    XbitTrack::by_name(t).ok_or_else(|| o.bad(&format!("unknown track '{t}'")))?,
+                )
+            }
+            ["expire", n] => {
+                expire = Some(n.parse().map_err(|_| o.bad(&format!("bad expire '{n}'")))?)
+            }
+            _ => return Err(o.bad(&format!("unknown option '{p}'"))),
+        }
+    }
+    let track = track.ok_or_else(|| o.bad("xbits need a track"))?;
+    b.rule.xbits.push(Xbit {
+        cmd,
+        name,
+        track,
+        expire,
+    });
+    Ok(())
+}
+
+/// `hostbits:set,name[,src|dst][,expire 30]`: `xbits` on a host (the source by
+/// default); `hostbits:noalert` as `flowbits:noalert`.
+pub(super) fn hostbits(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?;
+    if v.trim() == "noalert" {
+        b.rule.noalert = true;
+        return Ok(());
+    }
+    let mut parts = v.split(',').map(str::trim);
+    let (cmd, name) = bit_and_name(o, &mut parts)?;
+    let (mut track, mut expire) = (XbitTrack::IpSrc, None);
+    for p in parts {
+        match p.split_whitespace().collect::<Vec<_>>()[..] {
+            ["src"] => track = XbitTrack::IpSrc,
+            ["dst"] => track = XbitTrack::IpDst,
+            ["expire", n] => {
+                expire = Some(n.parse().map_err(|_| o.bad(&format!("bad expire '{n}'")))?)
+            }
+            _ => return Err(o.bad(&format!("unknown option '{p}'"))),
+        }
+    }
+    b.rule.xbits.push(Xbit {
+        cmd,
+        name,
+        track,
+        expire,
+    });
+    Ok(())
+}
+
+/// The command and the bit's name that start `xbits` and `hostbits`.
+fn bit_and_name<'a>(
+    o: &Opt<'_>,
+    parts: &mut impl Iterator<Item = &'a str>,
+) -> Result<(FlowbitCmd, String), ParseError> {
+    let cmd = parts.next().unwrap_or("");
+    let cmd = FlowbitCmd::by_name(cmd).ok_or_else(|| o.bad(&format!("unknown command '{cmd}'")))?;
+    let name = parts
+        .next()
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| o.bad("no bit name"))?;
+    Ok((cmd, name.to_string()))
 }
 
 /// `stream_size:server|client|both|either, op, n`.

@@ -78,6 +78,8 @@ const KEYWORDS: &[(&str, Kind)] = &[
     // Flow state.
     ("flow", Kind::Setup(flow::flow)),
     ("flowbits", Kind::Setup(flow::flowbits)),
+    ("xbits", Kind::Setup(flow::xbits)),
+    ("hostbits", Kind::Setup(flow::hostbits)),
     ("stream_size", Kind::Setup(flow::stream_size)),
     // Packet header fields.
     ("dsize", Kind::Setup(packet::dsize)),
@@ -106,8 +108,6 @@ const KEYWORDS: &[(&str, Kind)] = &[
 
 /// Keywords that parse and that the engine does not evaluate yet.
 const UNSUPPORTED: &[&str] = &[
-    "xbits",
-    "hostbits",
     "flowint",
     "asn1",
     "dce_iface",

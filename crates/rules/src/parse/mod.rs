@@ -485,6 +485,7 @@ impl Rule {
             conds: Vec::new(),
             flow: FlowOpts::default(),
             flowbits: Vec::new(),
+            xbits: Vec::new(),
             noalert: false,
             pass_alert: false,
             quiet_tx: false,
