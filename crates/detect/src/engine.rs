@@ -31,8 +31,8 @@ use netsieve_packet::flow::{Flow, FlowTable, Observed};
 use netsieve_packet::reassembly::{OverlapPolicy, RunView};
 use netsieve_packet::{Direction, L4, PerDir, Tunnel};
 use netsieve_rules::{
-    Action, Cmp, Cond, FlagsMode, FlowbitCmd, GlobalKind, StreamSide, SuppressTrack, Threshold,
-    ThresholdConfig, ThresholdKind, Track,
+    Action, Cmp, Cond, FlagsMode, FlowbitCmd, FlowintOp, GlobalKind, StreamSide, SuppressTrack,
+    Threshold, ThresholdConfig, ThresholdKind, Track,
 };
 
 use netsieve_applayer::{AppProto, Parser, Session};
@@ -42,7 +42,7 @@ use crate::eval::{Ctx, matches};
 use crate::hostbits::HostBits;
 use crate::log::{AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta, smtp_files};
 use crate::ruleset::{
-    Extra, GroupId, PortGroup, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group,
+    Extra, GroupId, IntVal, PortGroup, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group,
 };
 use netsieve_packet::AppEvent;
 
@@ -85,6 +85,8 @@ impl TxSeen {
 pub struct FlowData {
     /// Flowbits set, by id.
     bits: Vec<u32>,
+    /// `flowint` counters set: (id, value), ids shared with the flowbits.
+    ints: Vec<(u32, u64)>,
     /// Each direction's streaming prefilter.
     scan: PerDir<StreamScan>,
     /// Stream offset up to which each direction was inspected.
@@ -125,6 +127,18 @@ pub struct FlowData {
 }
 
 impl FlowData {
+    /// The flow's TCP session started over (its streams did): what followed the old
+    /// streams' offsets starts over too, the application layer with it.
+    fn restart_session(&mut self) {
+        self.scan = PerDir::default();
+        self.fed = PerDir::default();
+        self.trigger = PerDir::default();
+        self.app = None;
+        self.app_fed = PerDir::default();
+        self.app_closed = PerDir::default();
+        self.tx_seen.clear();
+    }
+
     /// A rule alerted on the flow (before thresholds; Suricata's `flow.alerted`).
     pub fn alerted(&self) -> bool {
         self.alerted
@@ -173,6 +187,11 @@ impl FlowData {
             .bits
             .iter()
             .filter_map(|&b| ids.get(old.flowbit_name(b)).copied())
+            .collect();
+        self.ints = self
+            .ints
+            .iter()
+            .filter_map(|&(b, v)| ids.get(old.flowbit_name(b)).map(|&id| (id, v)))
             .collect();
         for d in [Direction::ToServer, Direction::ToClient] {
             self.scan[d].forget();
@@ -842,6 +861,9 @@ impl Detector {
         out: &mut Vec<Alert>,
     ) {
         if let Some((f, obs)) = flow.as_mut() {
+            if obs.reused {
+                f.user.restart_session();
+            }
             if obs.new_flow
                 && let L4::Tcp(t) = p.l4
             {
@@ -1020,6 +1042,7 @@ impl Detector {
                 seg: 0..0,
                 normalized: None,
                 other: 0..0,
+                reused: false,
             };
             let first = f.first_packet();
             let n = out.len();
@@ -1349,6 +1372,7 @@ impl Detector {
             }
             let fd = flow.as_mut().map(|(f, _)| &mut f.user);
             if !flowbits_ok(s, fd.as_deref().map(|f| f.bits.as_slice()))
+                || !flowints_ok(s, fd.as_deref().map(|f| f.ints.as_slice()))
                 || !self.xbits_hold(s, &ctx)
             {
                 continue;
@@ -1389,6 +1413,7 @@ impl Detector {
             // Post-match: flowbit changes, then thresholds, then the alert.
             if let Some((f, _)) = flow.as_mut() {
                 apply_flowbits(s, &mut f.user.bits);
+                apply_flowints(s, &mut f.user.ints);
             }
             self.apply_xbits(s, &ctx);
             // Pass and drop decide the flow when the rule has no payload or packet
@@ -1698,6 +1723,7 @@ impl Detector {
             tx_seen,
             quiet_dns,
             bits,
+            ints,
             passed,
             dropped,
             ..
@@ -1751,7 +1777,10 @@ impl Detector {
                 if !(seen < t.stage[d] && t.stage[d] <= stage && header_ok(s, ctx)) {
                     continue;
                 }
-                if !flowbits_ok(s, Some(bits)) || !self.xbits_hold(s, ctx) {
+                if !flowbits_ok(s, Some(bits))
+                    || !flowints_ok(s, Some(ints))
+                    || !self.xbits_hold(s, ctx)
+                {
                     continue;
                 }
                 self.counts.evaluated += 1;
@@ -1777,6 +1806,7 @@ impl Detector {
                     continue;
                 }
                 apply_flowbits(s, bits);
+                apply_flowints(s, ints);
                 self.apply_xbits(s, ctx);
                 if s.rule.quiet_tx {
                     TxSeen::of(tx_seen, id).quiet = true;
@@ -2355,6 +2385,65 @@ fn traffic(set: &RuleSet, bits: &[u32]) -> Vec<u32> {
         .collect();
     t.sort_by(|a, b| set.flowbit_names[*a as usize].cmp(&set.flowbit_names[*b as usize]));
     t
+}
+
+/// The value of a `flowint` operand, if it has one (a counter that is not set has
+/// none).
+fn int_val(v: Option<IntVal>, ints: &[(u32, u64)]) -> Option<u64> {
+    match v? {
+        IntVal::Num(n) => Some(n),
+        IntVal::Var(id) => ints.iter().find(|x| x.0 == id).map(|x| x.1),
+    }
+}
+
+/// Whether the `flowint` tests of `s` hold (a test of a counter that is not set fails,
+/// but `notset`).
+fn flowints_ok(s: &Sig, ints: Option<&[(u32, u64)]>) -> bool {
+    let ints = ints.unwrap_or(&[]);
+    s.flowints.iter().all(|&(id, op, value)| {
+        let cur = ints.iter().find(|x| x.0 == id).map(|x| x.1);
+        let v = int_val(value, ints);
+        match (op, cur, v) {
+            (FlowintOp::IsSet, ..) => cur.is_some(),
+            (FlowintOp::NotSet, ..) => cur.is_none(),
+            (op, _, _) if op.changes() => true,
+            (_, None, _) | (_, _, None) => false,
+            (FlowintOp::Eq, Some(c), Some(v)) => c == v,
+            (FlowintOp::Ne, Some(c), Some(v)) => c != v,
+            (FlowintOp::Lt, Some(c), Some(v)) => c < v,
+            (FlowintOp::Gt, Some(c), Some(v)) => c > v,
+            (FlowintOp::Le, Some(c), Some(v)) => c <= v,
+            (FlowintOp::Ge, Some(c), Some(v)) => c >= v,
+            _ => true,
+        }
+    })
+}
+
+/// Applies the `flowint` changes of `s`, which matched: `=` sets, `+` and `-` add
+/// and subtract (from 0 for a counter not set; an operand that is not set changes
+/// nothing).
+fn apply_flowints(s: &Sig, ints: &mut Vec<(u32, u64)>) {
+    for &(id, op, value) in &s.flowints {
+        if !op.changes() {
+            continue;
+        }
+        let Some(v) = int_val(value, ints) else {
+            continue;
+        };
+        let at = match ints.iter().position(|x| x.0 == id) {
+            Some(i) => i,
+            None => {
+                ints.push((id, 0));
+                ints.len() - 1
+            }
+        };
+        let c = &mut ints[at].1;
+        *c = match op {
+            FlowintOp::Set => v,
+            FlowintOp::Add => c.wrapping_add(v),
+            _ => c.wrapping_sub(v),
+        };
+    }
 }
 
 fn apply_flowbits(s: &Sig, bits: &mut Vec<u32>) {

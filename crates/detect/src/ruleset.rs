@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use netsieve_rules::{
     Action, AddrExpr, AppBuffer, AppNeed, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd,
-    Match, Proto, Rule, Transform,
+    FlowintOp, FlowintVal, Match, Proto, Rule, Transform,
 };
 
 use netsieve_applayer::AppProto;
@@ -600,6 +600,13 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
     i * 2 + dir.index()
 }
 
+/// A `flowint` operand, resolved: a number or a counter's id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntVal {
+    Num(u64),
+    Var(u32),
+}
+
 /// A compiled rule.
 pub struct Sig {
     /// The application protocol the flow must speak (`alert http`, or implied by an
@@ -627,6 +634,8 @@ pub struct Sig {
     pub flowbits: Vec<(FlowbitCmd, Vec<u32>, bool)>,
     /// `xbits` and `hostbits`: bits kept on hosts, by name (they outlive the rule set).
     pub xbits: Vec<crate::hostbits::XbitOp>,
+    /// `flowint` options: (counter id, operator, operand), ids shared with flowbits.
+    pub flowints: Vec<(u32, FlowintOp, Option<IntVal>)>,
     pub category: String,
     pub severity: u8,
     /// Needs the payload to be non-empty (has a content list).
@@ -769,9 +778,11 @@ impl BuildOptions {
                 .map(|f| f.0)
                 .chain(s.xbits.iter().map(|x| x.cmd))
         };
-        let sets =
-            cmds().any(|c| matches!(c, FlowbitCmd::Set | FlowbitCmd::Unset | FlowbitCmd::Toggle));
-        let reads = cmds().any(|c| matches!(c, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
+        let sets = cmds()
+            .any(|c| matches!(c, FlowbitCmd::Set | FlowbitCmd::Unset | FlowbitCmd::Toggle))
+            || s.flowints.iter().any(|f| f.1.changes());
+        let reads = cmds().any(|c| matches!(c, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet))
+            || s.flowints.iter().any(|f| !f.1.changes());
         let fb = match (sets, reads) {
             (true, false) => 0,
             (true, true) => 1,
@@ -941,7 +952,20 @@ impl<'a> Linker<'a> {
             .chain(rule.xbits.iter().map(|x| x.cmd))
             .any(|c| matches!(c, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
         let xbits = rule.xbits.iter().map(crate::hostbits::XbitOp::of).collect();
-        let flow_action = (!had_lists && rule.conds.is_empty() && !flowbit_test) || tx.is_some();
+        let flowints = rule
+            .flowints
+            .iter()
+            .map(|f| {
+                let value = f.value.as_ref().map(|v| match v {
+                    FlowintVal::Num(n) => IntVal::Num(*n),
+                    FlowintVal::Var(name) => IntVal::Var(self.bit_id(name)),
+                });
+                (self.bit_id(&f.name), f.op, value)
+            })
+            .collect();
+        let flowint_test = rule.flowints.iter().any(|f| !f.op.changes());
+        let flow_action =
+            (!had_lists && rule.conds.is_empty() && !flowbit_test && !flowint_test) || tx.is_some();
         let ip_only = flow_action
             && app.is_none()
             && rule.flow == FlowOpts::default()
@@ -966,6 +990,7 @@ impl<'a> Linker<'a> {
             lists,
             flowbits,
             xbits,
+            flowints,
             category,
             severity,
             needs_payload,

@@ -299,6 +299,9 @@ pub struct Observed {
     /// Stream offsets that became in order in the other direction (its holes acknowledged
     /// by this packet).
     pub other: Range<u64>,
+    /// The packet opened a new TCP session in the flow, whose last one was reset
+    /// (Suricata's session reuse): the streams start over.
+    pub reused: bool,
 }
 
 /// Counters of the table's life.
@@ -427,6 +430,20 @@ fn flow_id(key: &Key, first: Duration) -> u64 {
     h.0 & ((1 << 53) - 1)
 }
 
+/// A new flow's streams, each reassembled as its receiver would.
+fn new_streams(config: &FlowConfig, client: IpAddr, server: IpAddr) -> PerDir<Reassembler> {
+    let depth = if config.depth == 0 {
+        u64::MAX
+    } else {
+        config.depth
+    };
+    let stream = |receiver: IpAddr| {
+        let policy = config.policy_for(receiver);
+        Reassembler::with(depth, policy, config.max_pending)
+    };
+    PerDir::new(stream(server), stream(client))
+}
+
 fn key_of(p: &Packet) -> Option<(Key, bool)> {
     let ip = p.ip.as_ref()?;
     // A fragment waits for its datagram; a packet the decoder gave up on has no flow
@@ -534,17 +551,7 @@ impl<T: Default> FlowTable<T> {
                     }
                 }
             }
-            let depth = if self.config.depth == 0 {
-                u64::MAX
-            } else {
-                self.config.depth
-            };
-            // Each direction's stream is reassembled as its receiver would.
-            let stream = |receiver: IpAddr| {
-                let policy = self.config.policy_for(receiver);
-                Reassembler::with(depth, policy, self.config.max_pending)
-            };
-            let streams = PerDir::new(stream(server.0), stream(client.0));
+            let streams = new_streams(&self.config, client.0, server.0);
             self.flows.insert(
                 key,
                 Flow {
@@ -602,6 +609,7 @@ impl<T: Default> FlowTable<T> {
         // the handshake is not yet established (Suricata sets the packet's flow flags
         // before its stream engine runs).
         let established = f.established();
+        let mut reused = false;
         if let L4::Tcp(t) = p.l4
             && f.tracked
         {
@@ -609,6 +617,17 @@ impl<T: Default> FlowTable<T> {
             let o = dir.reverse();
             let syn = t.flags & F::SYN != 0;
             let ack = t.flags & F::ACK != 0;
+            // Closed -> SynSent: the client opens a new session on the same ports after
+            // the last one was reset. The flow goes on (its counters too); its streams
+            // start over, as Suricata's do on session reuse.
+            if f.state == TcpState::Closed && syn && !ack && dir == Direction::ToServer {
+                f.state = TcpState::SynSent;
+                f.synack = None;
+                f.server_syn = false;
+                f.first_fin = None;
+                f.streams = new_streams(&self.config, f.client.0, f.server.0);
+                reused = true;
+            }
             match (f.state, dir) {
                 (TcpState::SynSent, Direction::ToClient) if syn && ack => {
                     f.state = TcpState::SynRecv;
@@ -681,6 +700,7 @@ impl<T: Default> FlowTable<T> {
                 seg,
                 normalized,
                 other,
+                reused,
             },
         ))
     }

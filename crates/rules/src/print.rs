@@ -377,6 +377,14 @@ impl Printer<'_> {
             }
             self.opt("flowbits", Some(&format!("{},{names}", fb.cmd)));
         }
+        for fi in &r.flowints {
+            let v = match &fi.value {
+                Some(FlowintVal::Num(n)) => format!("{},{},{n}", fi.name, fi.op),
+                Some(FlowintVal::Var(v)) => format!("{},{},{v}", fi.name, fi.op),
+                None => format!("{},{}", fi.name, fi.op),
+            };
+            self.opt("flowint", Some(&v));
+        }
         for x in &r.xbits {
             let mut v = format!("{},{},track {}", x.cmd, x.name, x.track);
             if let Some(e) = x.expire {

@@ -416,6 +416,47 @@ pub struct Flowbit {
 }
 
 named! {
+    /// What a `flowint` option does with its counter: changes it (after the rule
+    /// matched) or tests it (before).
+    pub enum FlowintOp {
+        Set = "=",
+        Add = "+",
+        Sub = "-",
+        Eq = "==",
+        Ne = "!=",
+        Le = "<=",
+        Ge = ">=",
+        Lt = "<",
+        Gt = ">",
+        IsSet = "isset",
+        NotSet = "notset",
+    }
+}
+
+/// A `flowint` operand: a number or another counter of the flow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FlowintVal {
+    Num(u64),
+    Var(String),
+}
+
+/// A `flowint` option: `flowint:name,+,1;`, `flowint:name,>,5;`, `flowint:name,isset;`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Flowint {
+    pub name: String,
+    pub op: FlowintOp,
+    /// The operand (none for `isset` and `notset`).
+    pub value: Option<FlowintVal>,
+}
+
+impl FlowintOp {
+    /// Whether it changes the counter (rather than test it).
+    pub fn changes(self) -> bool {
+        matches!(self, FlowintOp::Set | FlowintOp::Add | FlowintOp::Sub)
+    }
+}
+
+named! {
     /// Where an `xbits` bit is kept: on the packet's source host, its destination
     /// host, or the pair of them.
     pub enum XbitTrack {
@@ -612,6 +653,7 @@ pub struct Rule {
     pub flow: FlowOpts,
     pub flowbits: Vec<Flowbit>,
     pub xbits: Vec<Xbit>,
+    pub flowints: Vec<Flowint>,
     pub noalert: bool,
     /// `alert` on a pass rule: it alerts as well as passing.
     pub pass_alert: bool,

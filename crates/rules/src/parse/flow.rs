@@ -1,7 +1,9 @@
 //! Flow state: `flow`, `flowbits`, `stream_size`.
 
 use super::{Builder, Opt, ParseError, parse_num};
-use crate::rule::{Cmp, Cond, Flowbit, FlowbitCmd, StreamSide, Xbit, XbitTrack};
+use crate::rule::{
+    Cmp, Cond, Flowbit, FlowbitCmd, Flowint, FlowintOp, FlowintVal, StreamSide, Xbit, XbitTrack,
+};
 
 /// `flow:established,to_server` and the rest of its words.
 pub(super) fn flow(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
@@ -116,6 +118,44 @@ fn bit_and_name<'a>(
         .filter(|n| !n.is_empty())
         .ok_or_else(|| o.bad("no bit name"))?;
     Ok((cmd, name.to_string()))
+}
+
+/// `flowint:name,op[,value]`: a counter of the flow, changed (`=`, `+`, `-`) or tested
+/// (`==`, `!=`, `<`, `>`, `<=`, `>=`, `isset`, `notset`/`isnotset`); the value is a
+/// number or another counter's name.
+pub(super) fn flowint(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let parts: Vec<&str> = o.need()?.split(',').map(str::trim).collect();
+    let (name, op) = match parts[..] {
+        [name, op] | [name, op, _] if !name.is_empty() => (name, op),
+        _ => return Err(o.bad("expected name, operator[, value]")),
+    };
+    let op = match op {
+        "isnotset" => FlowintOp::NotSet,
+        op => FlowintOp::by_name(op).ok_or_else(|| o.bad(&format!("unknown operator '{op}'")))?,
+    };
+    let value = match (op, parts.get(2)) {
+        (FlowintOp::IsSet | FlowintOp::NotSet, None) => None,
+        (FlowintOp::IsSet | FlowintOp::NotSet, Some(_)) => {
+            return Err(o.bad(&format!("'{op}' takes no value")));
+        }
+        (_, None) => return Err(o.bad("no value")),
+        (_, Some(v)) => Some(match v.parse() {
+            Ok(n) => FlowintVal::Num(n),
+            Err(_)
+                if v.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) =>
+            {
+                FlowintVal::Var(v.to_string())
+            }
+            Err(_) => return Err(o.bad(&format!("bad value '{v}'"))),
+        }),
+    };
+    b.rule.flowints.push(Flowint {
+        name: name.to_string(),
+        op,
+        value,
+    });
+    Ok(())
 }
 
 /// `stream_size:server|client|both|either, op, n`.

@@ -79,6 +79,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("flow", Kind::Setup(flow::flow)),
     ("flowbits", Kind::Setup(flow::flowbits)),
     ("xbits", Kind::Setup(flow::xbits)),
+    ("flowint", Kind::Setup(flow::flowint)),
     ("hostbits", Kind::Setup(flow::hostbits)),
     ("stream_size", Kind::Setup(flow::stream_size)),
     // Packet header fields.
@@ -108,7 +109,6 @@ const KEYWORDS: &[(&str, Kind)] = &[
 
 /// Keywords that parse and that the engine does not evaluate yet.
 const UNSUPPORTED: &[&str] = &[
-    "flowint",
     "asn1",
     "dce_iface",
     "dce_opnum",

@@ -486,6 +486,7 @@ impl Rule {
             flow: FlowOpts::default(),
             flowbits: Vec::new(),
             xbits: Vec::new(),
+            flowints: Vec::new(),
             noalert: false,
             pass_alert: false,
             quiet_tx: false,
