@@ -48,6 +48,10 @@ pub enum AppProto {
     Pop3,
     /// Recognised by its greeting only, as POP3.
     Imap,
+    /// SMB 1, 2 and 3 over TCP, recognised by its first message's header only.
+    Smb,
+    /// DCE/RPC over TCP, recognised by its first bind only.
+    Dcerpc,
 }
 
 impl AppProto {
@@ -61,6 +65,8 @@ impl AppProto {
         AppProto::Ftp,
         AppProto::Pop3,
         AppProto::Imap,
+        AppProto::Smb,
+        AppProto::Dcerpc,
     ];
 
     /// The name EVE and rule headers use.
@@ -74,6 +80,8 @@ impl AppProto {
             AppProto::Ftp => "ftp",
             AppProto::Pop3 => "pop3",
             AppProto::Imap => "imap",
+            AppProto::Smb => "smb",
+            AppProto::Dcerpc => "dcerpc",
         }
     }
 }
@@ -161,6 +169,28 @@ pub fn probe(data: &[u8]) -> Probe {
             _ => {}
         }
     }
+    // SMB: a NetBIOS session message holding an SMB 1 (`\xffSMB`), SMB 2 (`\xfeSMB`) or
+    // SMB 3 transform (`\xfdSMB`) header.
+    if data[0] == 0 {
+        match data {
+            [0, _, _, _, 0xfd..=0xff, b'S', b'M', b'B', ..] => {
+                return Probe::Is(AppProto::Smb);
+            }
+            _ if data.len() < 8 => more = true,
+            _ => {}
+        }
+    }
+    // DCE/RPC: a connection-oriented bind or alter-context, or their answers (version
+    // 5.0 or 5.1). Suricata also takes a request (`05 01 00`, which is SOCKS 5's greeting
+    // too); on the nDPI captures that names as many flows wrongly as rightly, so it is
+    // left out.
+    if data[0] == 5 {
+        match data {
+            [5, 0 | 1, 11..=15, ..] => return Probe::Is(AppProto::Dcerpc),
+            _ if data.len() < 3 => more = true,
+            _ => {}
+        }
+    }
     // Line protocols by a first word (case-insensitive): SMTP and FTP by the client's
     // (their servers' `220` greetings are alike), POP3 and IMAP by the server's (their
     // clients' `USER` is FTP's too; the greeting comes first), SSH by either's.
@@ -206,5 +236,13 @@ mod tests {
         assert_eq!(probe(b"+OK POP3 ready\r\n"), Probe::Is(AppProto::Pop3));
         assert_eq!(probe(b"SSH-2.0-OpenSSH_9.6\r\n"), Probe::Is(AppProto::Ssh));
         assert_eq!(probe(b"SS"), Probe::NeedMore);
+        assert_eq!(
+            probe(b"\x00\x00\x00\x2f\xffSMBr\x00"),
+            Probe::Is(AppProto::Smb)
+        );
+        assert_eq!(probe(b"\x00\x00\x00\x2f\xfeSM"), Probe::NeedMore);
+        assert_eq!(probe(b"\x00\x00\x00\x2f\x01\x02\x03\x04"), Probe::Unknown);
+        assert_eq!(probe(b"\x05\x00\x0b\x03"), Probe::Is(AppProto::Dcerpc));
+        assert_eq!(probe(b"\x05\x00\x03\x03"), Probe::Unknown);
     }
 }

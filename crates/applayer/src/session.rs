@@ -78,7 +78,7 @@ impl Session {
             AppProto::Smtp => Some(Parser::Smtp(Box::default())),
             AppProto::Ssh => Some(Parser::Ssh(Box::default())),
             AppProto::Ftp => Some(Parser::Ftp(Box::default())),
-            AppProto::Pop3 | AppProto::Imap => None,
+            AppProto::Pop3 | AppProto::Imap | AppProto::Smb | AppProto::Dcerpc => None,
         };
     }
 

@@ -143,6 +143,8 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
         "ftp" => AppProto::Ftp,
         "pop3" => AppProto::Pop3,
         "imap" => AppProto::Imap,
+        "smb" => AppProto::Smb,
+        "dcerpc" => AppProto::Dcerpc,
         _ => return None,
     })
 }

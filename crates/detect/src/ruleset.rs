@@ -596,6 +596,8 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::Ftp => 5,
         AppProto::Pop3 => 6,
         AppProto::Imap => 7,
+        AppProto::Smb => 8,
+        AppProto::Dcerpc => 9,
     };
     i * 2 + dir.index()
 }
