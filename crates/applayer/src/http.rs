@@ -16,7 +16,7 @@
 use std::collections::VecDeque;
 use std::io::Read;
 
-use netsieve_wire::{Direction, PerDir};
+use netsieve_wire::{AppEvent, Direction, PerDir};
 
 /// Bounds on what a flow's HTTP state keeps (defaults as Suricata's libhtp settings).
 #[derive(Clone, Copy, Debug)]
@@ -73,7 +73,24 @@ pub enum Event {
     TooManyTransactions,
     /// A response without a request.
     UnsolicitedResponse,
+    /// A request's `Transfer-Encoding` other than `chunked`.
+    InvalidTransferEncodingRequest,
 }
+
+impl Event {
+    /// The event as rules name it (`app-layer-event:http.…`), if they do.
+    pub fn app_event(self) -> Option<AppEvent> {
+        match self {
+            Event::InvalidTransferEncodingRequest => {
+                Some(AppEvent::HttpInvalidTransferEncodingValueInRequest)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Events kept at most per flow (the oldest are dropped).
+const MAX_EVENTS: usize = 64;
 
 /// One header line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -232,7 +249,10 @@ pub struct Http {
     /// The last request was HEAD, per waiting id (its response has no body).
     head_requests: Vec<u64>,
     sides: PerDir<Side>,
+    /// The last events raised (at most [`MAX_EVENTS`]).
     pub events: Vec<Event>,
+    /// Events raised since the flow began.
+    raised: u64,
 }
 
 impl Http {
@@ -365,7 +385,7 @@ impl Http {
                             self.head(dir, &head, &mut out);
                         }
                         HeadStep::Truncated(head) => {
-                            self.events.push(Event::HeadTooLong);
+                            self.raise(Event::HeadTooLong);
                             at += head.len();
                             self.sides[s].scan = HeadScan::default();
                             self.head(dir, &head, &mut out);
@@ -423,7 +443,7 @@ impl Http {
                                 && dir == Direction::ToClient
                                 && first.is_some_and(|c| !c.is_ascii_hexdigit())
                             {
-                                self.events.push(Event::InvalidChunk);
+                                self.raise(Event::InvalidChunk);
                                 self.sides[s].framing = Framing::UntilClose;
                                 continue;
                             }
@@ -453,7 +473,7 @@ impl Http {
                                 None if dir == Direction::ToClient => {
                                     // Not chunked after all: the rest of the response,
                                     // from this line on, is its body (as libhtp does).
-                                    self.events.push(Event::InvalidChunk);
+                                    self.raise(Event::InvalidChunk);
                                     at = line_at;
                                     self.unframing(dir, nl as u64 + 1);
                                     self.sides[s].framing = Framing::UntilClose;
@@ -466,7 +486,7 @@ impl Http {
                             Chunk::DataEnd => {
                                 if !line.is_empty() {
                                     // Data ran into the next size line.
-                                    self.events.push(Event::InvalidChunk);
+                                    self.raise(Event::InvalidChunk);
                                     at = line_at;
                                     self.unframing(dir, nl as u64 + 1);
                                 }
@@ -547,7 +567,7 @@ impl Http {
         }
         let v = trim(m.header("content-length")?);
         if v.is_empty() || v.len() > 18 || !v.iter().all(u8::is_ascii_digit) {
-            self.events.push(Event::InvalidContentLength);
+            self.raise(Event::InvalidContentLength);
             return None;
         }
         std::str::from_utf8(v)
@@ -582,8 +602,21 @@ impl Http {
         }
     }
 
-    fn fail(&mut self, s: Direction, e: Event) {
+    fn raise(&mut self, e: Event) {
+        if self.events.len() == MAX_EVENTS {
+            self.events.remove(0);
+        }
         self.events.push(e);
+        self.raised += 1;
+    }
+
+    /// Events raised since the flow began (those kept are the last of them).
+    pub fn raised(&self) -> u64 {
+        self.raised
+    }
+
+    fn fail(&mut self, s: Direction, e: Event) {
+        self.raise(e);
         self.sides[s].framing = Framing::Broken;
     }
 
@@ -617,7 +650,7 @@ impl Http {
             self.head_requests.push(id);
         }
         if self.txs.len() >= self.limits.open_txs {
-            self.events.push(Event::TooManyTransactions);
+            self.raise(Event::TooManyTransactions);
             if let Some(old) = self.txs.pop_front() {
                 self.waiting.retain(|&w| w != old.id);
                 self.head_requests.retain(|&w| w != old.id);
@@ -651,6 +684,14 @@ impl Http {
             protocol: protocol.to_vec(),
             line_only: false,
         };
+        // libhtp's reading: a request's Transfer-Encoding is `chunked` or invalid.
+        if req
+            .msg
+            .header("transfer-encoding")
+            .is_some_and(|v| !trim(v).eq_ignore_ascii_case(b"chunked"))
+        {
+            self.raise(Event::InvalidTransferEncodingRequest);
+        }
         let framing = self.body_framing(&req.msg).unwrap_or(Framing::Length(0));
         // The transaction its request line opened, if it is still held.
         let opened = self.sides[s].line_tx.take();
@@ -685,7 +726,7 @@ impl Http {
         let status = if status.len() == 3 && status.iter().all(u8::is_ascii_digit) {
             status
         } else {
-            self.events.push(Event::InvalidStatusLine);
+            self.raise(Event::InvalidStatusLine);
             b""
         };
         let headers = self.headers(rest);
@@ -739,7 +780,7 @@ impl Http {
         if let Some(id) = self.waiting.pop_front() {
             return id;
         }
-        self.events.push(Event::UnsolicitedResponse);
+        self.raise(Event::UnsolicitedResponse);
         let id = self.next_id;
         self.next_id += 1;
         self.txs.push_back(Tx {
@@ -754,7 +795,7 @@ impl Http {
     /// close.
     fn response_09(&mut self, out: &mut Vec<Progress>) {
         let s = Direction::ToClient;
-        self.events.push(Event::InvalidStatusLine);
+        self.raise(Event::InvalidStatusLine);
         let id = self.response_tx();
         if let Some(t) = self.tx_mut(id) {
             t.response = Some(Response::default());
@@ -814,7 +855,7 @@ impl Http {
             if out.len() >= self.limits.headers {
                 // Past the limit, headers are ignored with an event (as libhtp does);
                 // the message goes on with those kept.
-                self.events.push(Event::TooManyHeaders);
+                self.raise(Event::TooManyHeaders);
                 break;
             }
             let mut probe = [httparse::EMPTY_HEADER; 1];
@@ -832,7 +873,7 @@ impl Http {
             });
         }
         if odd {
-            self.events.push(Event::InvalidHeader);
+            self.raise(Event::InvalidHeader);
         }
         out
     }
@@ -908,7 +949,7 @@ impl Http {
             }
         }
         if failed {
-            self.events.push(Event::DecompressionFailed);
+            self.raise(Event::DecompressionFailed);
         }
         out.push(match dir {
             Direction::ToServer => Progress::RequestDone(id),

@@ -197,6 +197,7 @@ impl Session {
     pub fn events_raised(&self) -> u64 {
         match &self.parser {
             Some(Parser::Dns(d)) => d.raised(),
+            Some(Parser::Http(h)) => h.raised(),
             _ => 0,
         }
     }
@@ -204,10 +205,22 @@ impl Session {
     /// The events (as rules name them) raised after `count` were, as far as they are
     /// kept.
     pub fn events_since(&self, count: u64, out: &mut Vec<netsieve_wire::AppEvent>) {
-        if let Some(Parser::Dns(d)) = &self.parser {
-            let new = (d.raised() - count.min(d.raised())) as usize;
-            let kept = &d.events[d.events.len() - new.min(d.events.len())..];
-            out.extend(kept.iter().filter_map(|e| e.app_event()));
+        fn tail<E: Copy>(events: &[E], raised: u64, count: u64) -> &[E] {
+            let new = (raised - count.min(raised)) as usize;
+            &events[events.len() - new.min(events.len())..]
+        }
+        match &self.parser {
+            Some(Parser::Dns(d)) => out.extend(
+                tail(&d.events, d.raised(), count)
+                    .iter()
+                    .filter_map(|e| e.app_event()),
+            ),
+            Some(Parser::Http(h)) => out.extend(
+                tail(&h.events, h.raised(), count)
+                    .iter()
+                    .filter_map(|e| e.app_event()),
+            ),
+            _ => {}
         }
     }
 

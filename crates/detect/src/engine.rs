@@ -80,6 +80,9 @@ impl TxSeen {
     }
 }
 
+/// Application-layer events kept for a direction's next packet.
+const MAX_EVENTS_AHEAD: usize = 16;
+
 /// What detection keeps per flow.
 #[derive(Default, Debug)]
 pub struct FlowData {
@@ -110,6 +113,9 @@ pub struct FlowData {
     app_closed: PerDir<bool>,
     /// UDP: the flow carried a datagram no parser of netsieve's reads.
     app_failed: bool,
+    /// Application-layer events raised by each direction's bytes, for that direction's
+    /// next packet (at most [`MAX_EVENTS_AHEAD`]).
+    events_ahead: PerDir<Vec<AppEvent>>,
     /// Per transaction: how far it was inspected, and what of it was logged.
     tx_seen: Vec<TxSeen>,
     /// DNS: the message ids of requests whose logging a `config` rule turned off; the
@@ -136,6 +142,7 @@ impl FlowData {
         self.app = None;
         self.app_fed = PerDir::default();
         self.app_closed = PerDir::default();
+        self.events_ahead = PerDir::default();
         self.tx_seen.clear();
     }
 
@@ -1523,13 +1530,26 @@ impl Detector {
     /// IDS mode, the other direction's bytes this packet acknowledges (Suricata parses
     /// on the ACK); inline, this packet's own. A UDP datagram to or from port 53 is a
     /// DNS message; a TCP flow on port 53 is DNS unless its bytes say otherwise.
+    ///
+    /// An event belongs to the direction whose bytes raised it, and a packet of that
+    /// direction sees it: in IDS mode a request's event, raised on the server's ACK, is
+    /// seen by the client's next packet (where Suricata inspects the request).
     fn app_feed(&mut self, p: &Packet, f: &mut Flow<FlowData>, obs: &Observed) {
         let before = f.user.app.as_ref().map_or(0, Session::events_raised);
         self.app_feed_bytes(p, f, obs);
-        self.pkt_events.clear();
+        let d = obs.dir;
+        let fed = if matches!(p.l4, L4::Tcp(_)) && !self.opts.inline {
+            d.reverse()
+        } else {
+            d
+        };
         if let Some(a) = f.user.app.as_ref() {
-            a.events_since(before, &mut self.pkt_events);
+            let ahead = &mut f.user.events_ahead[fed];
+            a.events_since(before, ahead);
+            let over = ahead.len().saturating_sub(MAX_EVENTS_AHEAD);
+            ahead.drain(..over);
         }
+        self.pkt_events = std::mem::take(&mut f.user.events_ahead[d]);
     }
 
     fn app_feed_bytes(&mut self, p: &Packet, f: &mut Flow<FlowData>, obs: &Observed) {

@@ -1483,3 +1483,20 @@ fn xbits_reach_across_flows_and_threads() {
         assert_eq!(sids, [2, 3, 5], "--threads {threads}");
     }
 }
+
+#[test]
+fn http_requests_with_an_invalid_transfer_encoding_raise_the_event() {
+    let rule = "alert http any any -> any any (flow:to_server; \
+        app-layer-event:http.invalid_transfer_encoding_value_in_request; sid:1;)";
+    let request = |te: &str| {
+        format!(
+            "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: {te}\r\nContent-Length: 1\r\n\r\nz"
+        )
+    };
+    for (te, alerts) in [("gzip", 1), ("Chunked", 0), ("chunked, gzip", 1)] {
+        let req = request(te);
+        let frames = conversation(&[(true, req.as_bytes()), (false, RESPONSE)]);
+        let n = records(&frames, rule, &[]).len();
+        assert_eq!(n, alerts, "Transfer-Encoding: {te}");
+    }
+}

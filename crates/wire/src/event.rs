@@ -20,6 +20,8 @@ crate::named! {
     DnsZFlagSet = "dns.z_flag_set",
     /// An opcode no standard defines (3, or above 6).
     DnsInvalidOpcode = "dns.invalid_opcode",
+    /// A request's `Transfer-Encoding` other than `chunked` (libhtp's reading).
+    HttpInvalidTransferEncodingValueInRequest = "http.invalid_transfer_encoding_value_in_request",
     }
 }
 
