@@ -2323,6 +2323,7 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
             }
         }
         Cond::SameIp => c.src == c.dst,
+        Cond::FtpBounce => ftp_bounce(p.payload(), c.src),
         Cond::DecodeEvent(e) => p.events.contains(e),
         Cond::AppEvent(e) => c.app_events.contains(e),
         Cond::StreamSize { side, cmp } => {
@@ -2353,6 +2354,30 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
             ip.opts & bit != 0
         }
     }
+}
+
+/// Whether `payload` holds an FTP `PORT h1,h2,h3,h4,p1,p2` command (a line of it,
+/// case-insensitive) whose address is not `src`, the sender's.
+fn ftp_bounce(payload: &[u8], src: IpAddr) -> bool {
+    payload.split(|&c| c == b'\n').any(|line| {
+        let line = line.trim_ascii();
+        let Some(arg) = line
+            .get(..5)
+            .filter(|v| v.eq_ignore_ascii_case(b"PORT "))
+            .map(|_| &line[5..])
+        else {
+            return false;
+        };
+        let nums: Vec<u8> = arg
+            .split(|&c| c == b',')
+            .take(4)
+            .filter_map(|n| std::str::from_utf8(n.trim_ascii()).ok()?.parse().ok())
+            .collect();
+        match <[u8; 4]>::try_from(nums) {
+            Ok(a) => IpAddr::from(a) != src,
+            Err(_) => false,
+        }
+    })
 }
 
 fn cmp_u(c: Cmp, v: u64) -> bool {

@@ -504,6 +504,7 @@ impl Scope {
                     | Cond::IpProto { .. }
                     | Cond::IpOpts(_)
                     | Cond::SameIp
+                    | Cond::FtpBounce
                     | Cond::Itype(_)
                     | Cond::Icode(_)
                     | Cond::IcmpId(_)

@@ -1500,3 +1500,18 @@ fn http_requests_with_an_invalid_transfer_encoding_raise_the_event() {
         assert_eq!(n, alerts, "Transfer-Encoding: {te}");
     }
 }
+
+#[test]
+fn ftpbounce_finds_a_port_command_for_another_host() {
+    let rule = "alert tcp any any -> any any (flow:to_server; content:\"PORT\"; nocase; ftpbounce; sid:1;)";
+    // The client is 192.168.1.5.
+    for (cmd, alerts) in [
+        (&b"PORT 10,9,9,9,4,1\r\n"[..], 1),
+        (b"port 192,168,1,5,4,1\r\n", 0),
+        (b"PORT 10,9,9\r\n", 0),
+    ] {
+        let frames = on_port(conversation(&[(true, cmd)]), 21);
+        let n = records(&frames, rule, &[]).len();
+        assert_eq!(n, alerts, "{}", String::from_utf8_lossy(cmd));
+    }
+}

@@ -347,6 +347,7 @@ impl Printer<'_> {
                     self.opt("flags", Some(&v));
                 }
                 Cond::SameIp => self.opt("sameip", None),
+                Cond::FtpBounce => self.opt("ftpbounce", None),
                 Cond::StreamSize { side, cmp } => {
                     let (op, n) = match *cmp {
                         Cmp::Lt(n) => ("<", n),

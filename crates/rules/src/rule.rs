@@ -537,6 +537,9 @@ pub enum Cond {
         ignore: u8,
     },
     SameIp,
+    /// `ftpbounce`: the packet carries an FTP `PORT` command naming another address
+    /// than its sender's.
+    FtpBounce,
     /// `stream_size:server|client|both|either, op, n`.
     StreamSize {
         side: StreamSide,

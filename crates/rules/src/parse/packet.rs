@@ -112,6 +112,12 @@ pub(super) fn sameip(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
     Ok(())
 }
 
+/// `ftpbounce`.
+pub(super) fn ftpbounce(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.conds.push(Cond::FtpBounce);
+    Ok(())
+}
+
 /// `ipopts:rr` and the other IPv4 option names.
 pub(super) fn ipopts(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let v = o.need()?.trim();
