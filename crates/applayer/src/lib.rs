@@ -52,6 +52,8 @@ pub enum AppProto {
     Smb,
     /// DCE/RPC over TCP, recognised by its first bind only.
     Dcerpc,
+    /// An FTP data channel, recognised by its control flow's announcement.
+    FtpData,
 }
 
 impl AppProto {
@@ -67,6 +69,7 @@ impl AppProto {
         AppProto::Imap,
         AppProto::Smb,
         AppProto::Dcerpc,
+        AppProto::FtpData,
     ];
 
     /// The name EVE and rule headers use.
@@ -82,6 +85,7 @@ impl AppProto {
             AppProto::Imap => "imap",
             AppProto::Smb => "smb",
             AppProto::Dcerpc => "dcerpc",
+            AppProto::FtpData => "ftp-data",
         }
     }
 }

@@ -78,7 +78,11 @@ impl Session {
             AppProto::Smtp => Some(Parser::Smtp(Box::default())),
             AppProto::Ssh => Some(Parser::Ssh(Box::default())),
             AppProto::Ftp => Some(Parser::Ftp(Box::default())),
-            AppProto::Pop3 | AppProto::Imap | AppProto::Smb | AppProto::Dcerpc => None,
+            AppProto::Pop3
+            | AppProto::Imap
+            | AppProto::Smb
+            | AppProto::Dcerpc
+            | AppProto::FtpData => None,
         };
     }
 
@@ -234,6 +238,13 @@ impl Session {
     pub fn smtp(&self) -> Option<&crate::smtp::Smtp> {
         match &self.parser {
             Some(Parser::Smtp(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn ftp(&self) -> Option<&crate::ftp::Ftp> {
+        match &self.parser {
+            Some(Parser::Ftp(f)) => Some(f),
             _ => None,
         }
     }

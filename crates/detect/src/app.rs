@@ -145,6 +145,7 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
         "imap" => AppProto::Imap,
         "smb" => AppProto::Smb,
         "dcerpc" => AppProto::Dcerpc,
+        "ftp-data" => AppProto::FtpData,
         _ => return None,
     })
 }

@@ -35,10 +35,12 @@ use netsieve_rules::{
     Threshold, ThresholdConfig, ThresholdKind, Track,
 };
 
+use netsieve_applayer::ftp::Mode;
 use netsieve_applayer::{AppProto, Parser, Session};
 
 use crate::app::{Stage, TxRef, fill, transform};
 use crate::eval::{Ctx, matches};
+use crate::expect::Expected;
 use crate::hostbits::HostBits;
 use crate::log::{AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta, smtp_files};
 use crate::ruleset::{
@@ -116,6 +118,8 @@ pub struct FlowData {
     /// Application-layer events raised by each direction's bytes, for that direction's
     /// next packet (at most [`MAX_EVENTS_AHEAD`]).
     events_ahead: PerDir<Vec<AppEvent>>,
+    /// FTP: the id of the first transaction whose data channel was not announced.
+    ftp_announced: u64,
     /// Per transaction: how far it was inspected, and what of it was logged.
     tx_seen: Vec<TxSeen>,
     /// DNS: the message ids of requests whose logging a `config` rule turned off; the
@@ -509,8 +513,22 @@ pub struct Detector {
     pkt_events: Vec<AppEvent>,
     /// The DNS message the packet being inspected brought (UDP): its transaction id.
     pkt_dns_tx: Option<u64>,
-    /// Bits kept on hosts (`xbits`), shared with the other workers.
+    /// What the workers share.
+    shared: Shared,
+}
+
+/// State every worker shares: bits kept on hosts (`xbits`), and flows announced by
+/// other flows (FTP data channels).
+#[derive(Clone, Debug, Default)]
+pub struct Shared {
     hostbits: Arc<Mutex<HostBits>>,
+    expected: Arc<Mutex<Expected>>,
+}
+
+/// Locks a shared table. A worker that panicked holding the lock left a table that is
+/// still whole (each change is one map operation).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// What Suricata calls an exception policy: what happens to a flow or packet the
@@ -733,35 +751,58 @@ impl Detector {
             logs: Vec::new(),
             pkt_events: Vec::new(),
             pkt_dns_tx: None,
-            hostbits: HostBits::shared(),
+            shared: Shared::default(),
         }
     }
 
-    /// Makes the detector keep its host bits (`xbits`) in `table`, which other
-    /// detectors share.
-    pub fn share_hostbits(&mut self, table: Arc<Mutex<HostBits>>) {
-        self.hostbits = table;
+    /// Makes the detector keep its host bits and announced flows in `shared`, which
+    /// other detectors share.
+    pub fn share(&mut self, shared: Shared) {
+        self.shared = shared;
     }
 
     /// Whether the `xbits` tests of rule `s` hold for the packet (an expired bit they
     /// find is removed).
     fn xbits_hold(&self, s: &Sig, ctx: &Pkt<'_>) -> bool {
         s.xbits.is_empty()
-            || self
-                .hostbits()
-                .tests_hold(&s.xbits, ctx.src, ctx.dst, ctx.p.ts)
+            || lock(&self.shared.hostbits).tests_hold(&s.xbits, ctx.src, ctx.dst, ctx.p.ts)
     }
 
     /// Applies the `xbits` changes of rule `s`, which matched the packet.
     fn apply_xbits(&self, s: &Sig, ctx: &Pkt<'_>) {
         if !s.xbits.is_empty() {
-            self.hostbits().apply(&s.xbits, ctx.src, ctx.dst, ctx.p.ts);
+            lock(&self.shared.hostbits).apply(&s.xbits, ctx.src, ctx.dst, ctx.p.ts);
         }
     }
 
-    fn hostbits(&self) -> std::sync::MutexGuard<'_, HostBits> {
-        // A worker that panicked holding the lock left a table that is still whole.
-        self.hostbits.lock().unwrap_or_else(|e| e.into_inner())
+    /// Announces the data channels of the flow's FTP commands that name one and were
+    /// not announced yet.
+    fn announce_ftp_data(&self, f: &mut Flow<FlowData>, now: Duration) {
+        let Some(ftp) = f.user.app.as_ref().and_then(Session::ftp) else {
+            return;
+        };
+        let (client, server) = (f.client(), f.server());
+        let from = f.user.ftp_announced;
+        let mut next = from;
+        let mut found = Vec::new();
+        for t in ftp.txs.iter().filter(|t| t.id >= from) {
+            match t.dynamic_port {
+                // Passive: the client connects to the server's port; active: the
+                // server connects to the client's.
+                Some((port, Mode::Passive)) => found.push((server.0, port)),
+                Some((port, Mode::Active)) => found.push((client.0, port)),
+                None if !t.complete => break,
+                None => {}
+            }
+            next = t.id + 1;
+        }
+        f.user.ftp_announced = next;
+        if !found.is_empty() {
+            let mut e = lock(&self.shared.expected);
+            for to in found {
+                e.announce(to, AppProto::FtpData, now);
+            }
+        }
     }
 
     /// The records of transactions and files made since the last call, in the order
@@ -870,6 +911,13 @@ impl Detector {
         if let Some((f, obs)) = flow.as_mut() {
             if obs.reused {
                 f.user.restart_session();
+            }
+            // A flow another announced (an FTP data channel) speaks what it said.
+            if obs.new_flow
+                && matches!(p.l4, L4::Tcp(_))
+                && let Some(proto) = lock(&self.shared.expected).take(f.server(), p.ts)
+            {
+                f.user.app = Some(Session::with(proto));
             }
             if obs.new_flow
                 && let L4::Tcp(t) = p.l4
@@ -1550,6 +1598,7 @@ impl Detector {
             ahead.drain(..over);
         }
         self.pkt_events = std::mem::take(&mut f.user.events_ahead[d]);
+        self.announce_ftp_data(f, p.ts);
     }
 
     fn app_feed_bytes(&mut self, p: &Packet, f: &mut Flow<FlowData>, obs: &Observed) {

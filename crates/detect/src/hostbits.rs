@@ -1,7 +1,7 @@
 //! Bits kept on hosts and pairs of hosts (`xbits`, `hostbits`): set by one flow, read
 //! by another, until they expire.
 //!
-//! The table is shared by every worker ([`HostBits::shared`]), as Suricata's host and
+//! The table is shared by every worker ([`crate::engine::Shared`]), as Suricata's host and
 //! IP-pair tables are: with several threads, a set and a read in flows on different
 //! threads are ordered by when the threads get there (Suricata documents the same).
 //! A bit is named, not numbered, so that it survives a rule reload whatever the new
@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use netsieve_rules::{FlowbitCmd, Xbit, XbitTrack};
@@ -76,11 +76,6 @@ pub struct HostBits {
 }
 
 impl HostBits {
-    /// An empty table to share between workers.
-    pub fn shared() -> Arc<Mutex<HostBits>> {
-        Arc::new(Mutex::new(HostBits::default()))
-    }
-
     /// Whether every test of `ops` holds for a packet from `src` to `dst` at `now`.
     pub fn tests_hold(&mut self, ops: &[XbitOp], src: IpAddr, dst: IpAddr, now: Duration) -> bool {
         ops.iter().all(|op| match op.cmd {

@@ -12,6 +12,7 @@ pub mod addrindex;
 pub mod app;
 pub mod engine;
 pub mod eval;
+pub mod expect;
 pub mod hostbits;
 pub mod log;
 mod md5;

@@ -307,7 +307,11 @@ impl LogTypes {
             AppProto::Smtp => self.smtp || self.files,
             AppProto::Ssh => self.ssh,
             AppProto::Ftp => self.ftp,
-            AppProto::Pop3 | AppProto::Imap | AppProto::Smb | AppProto::Dcerpc => false,
+            AppProto::Pop3
+            | AppProto::Imap
+            | AppProto::Smb
+            | AppProto::Dcerpc
+            | AppProto::FtpData => false,
         }
     }
 }

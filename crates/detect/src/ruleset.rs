@@ -599,6 +599,7 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::Imap => 7,
         AppProto::Smb => 8,
         AppProto::Dcerpc => 9,
+        AppProto::FtpData => 10,
     };
     i * 2 + dir.index()
 }

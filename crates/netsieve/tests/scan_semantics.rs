@@ -1515,3 +1515,36 @@ fn ftpbounce_finds_a_port_command_for_another_host() {
         assert_eq!(n, alerts, "{}", String::from_utf8_lossy(cmd));
     }
 }
+
+#[test]
+fn an_ftp_data_channel_is_named_by_its_control_flow() {
+    // The control flow (client port 41424 -> 21) enters passive mode on port 25685 of
+    // the server; the client's next flow to that port is FTP data, whatever its bytes.
+    let mut frames = on_port(
+        conversation(&[
+            (false, b"220 ready\r\n"),
+            (true, b"USER a\r\n"),
+            (false, b"331 ok\r\n"),
+            (true, b"PASV\r\n"),
+            (
+                false,
+                b"227 Entering Passive Mode (192,168,1,1,100,85).\r\n",
+            ),
+        ]),
+        21,
+    );
+    frames.extend(on_port(conversation(&[(false, b"file bytes")]), 25685));
+    let rule = "alert ftp-data any any -> any any (content:\"file bytes\"; sid:1;)";
+    // (One thread: across threads, the data flow may be seen before the reply that
+    // announces it, as in Suricata's autofp mode.)
+    let recs = eve(&frames, rule, &["--threads", "1"]);
+    let apps: Vec<_> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "flow")
+        .map(|r| (r["dest_port"].as_u64().unwrap(), r["app_proto"].clone()))
+        .collect();
+    assert!(apps.contains(&(25685, "ftp-data".into())), "{apps:?}");
+    assert!(apps.contains(&(21, "ftp".into())), "{apps:?}");
+    let alerts = recs.iter().filter(|r| r["event_type"] == "alert").count();
+    assert_eq!(alerts, 1, "{recs:?}");
+}

@@ -257,12 +257,13 @@ impl Pool {
         records: Records,
         profile: bool,
     ) -> Pool {
-        // Bits kept on hosts (`xbits`) are one table, whatever the thread.
-        let hostbits = netsieve_detect::hostbits::HostBits::shared();
+        // Bits kept on hosts (`xbits`) and announced flows are one table each,
+        // whatever the thread.
+        let shared = netsieve_detect::engine::Shared::default();
         let worker = |share| {
             let mut w = Worker::new(set, flow, share, det);
             w.records = records;
-            w.det.share_hostbits(Arc::clone(&hostbits));
+            w.det.share(shared.clone());
             w
         };
         let lanes = if n <= 1 || profile {
