@@ -11,6 +11,8 @@ use std::collections::VecDeque;
 
 use netsieve_wire::{Direction, PerDir};
 
+use crate::lines::Lines;
+
 /// Bytes of a line kept.
 pub const MAX_LINE: usize = 4096;
 /// Transactions kept (the oldest go first).
@@ -58,8 +60,7 @@ pub struct Tx {
 pub struct Ftp {
     pub txs: VecDeque<Tx>,
     next_id: u64,
-    line: PerDir<Vec<u8>>,
-    cut: PerDir<bool>,
+    lines: PerDir<Lines>,
     /// The lines of the reply being read.
     reply: Vec<Vec<u8>>,
 }
@@ -69,28 +70,11 @@ impl Ftp {
     pub fn feed(&mut self, dir: Direction, bytes: &[u8]) -> bool {
         let mut done = false;
         let mut rest = bytes;
-        while !rest.is_empty() {
-            let (take, eol) = match rest.iter().position(|&c| c == b'\n') {
-                Some(i) => (i + 1, true),
-                None => (rest.len(), false),
-            };
-            let chunk = &rest[..take];
-            rest = &rest[take..];
-            if self.cut[dir] {
-                self.cut[dir] = !eol;
-                continue;
-            }
-            let line = &mut self.line[dir];
-            let room = MAX_LINE - line.len();
-            line.extend_from_slice(&chunk[..take.min(room)]);
-            if eol || line.len() >= MAX_LINE {
-                self.cut[dir] = !eol;
-                let line = std::mem::take(&mut self.line[dir]);
-                let text = line.trim_ascii_end();
-                match dir {
-                    Direction::ToServer => self.command(text),
-                    Direction::ToClient => done |= self.reply(text),
-                }
+        while let Some(line) = self.lines[dir].next(&mut rest, MAX_LINE) {
+            let text = line.trim_ascii_end();
+            match dir {
+                Direction::ToServer => self.command(text),
+                Direction::ToClient => done |= self.reply(text),
             }
         }
         done

@@ -249,7 +249,7 @@ pub struct Http {
     /// The last request was HEAD, per waiting id (its response has no body).
     head_requests: Vec<u64>,
     sides: PerDir<Side>,
-    /// The last events raised (at most [`MAX_EVENTS`]).
+    /// The last events raised (at most 64).
     pub events: Vec<Event>,
     /// Events raised since the flow began.
     raised: u64,

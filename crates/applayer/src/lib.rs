@@ -26,6 +26,7 @@ pub use netsieve_wire::Direction;
 pub mod dns;
 pub mod ftp;
 pub mod http;
+pub mod lines;
 pub mod mime;
 pub mod session;
 pub mod smtp;

@@ -306,17 +306,25 @@ pub fn param(value: &[u8], name: &str) -> Option<Vec<u8>> {
     None
 }
 
+/// The value of a character of base64's alphabet (RFC 4648's, `+` and `/`).
+pub fn base64_value(c: u8) -> Option<u8> {
+    Some(match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => return None,
+    })
+}
+
 /// Decodes the base64 characters of `line` (others are skipped), carrying an
 /// incomplete group in `pending`.
 fn base64_line(pending: &mut Vec<u8>, line: &[u8], out: &mut Vec<u8>) {
     for &c in line {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => 64,
+        let v = match (c, base64_value(c)) {
+            (_, Some(v)) => v,
+            (b'=', None) => 64,
             _ => continue,
         };
         pending.push(v);

@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 
 use netsieve_wire::{Direction, PerDir};
 
+use crate::lines::Lines;
 use crate::mime::Mime;
 
 /// Bytes of a line kept.
@@ -43,9 +44,7 @@ pub struct Smtp {
     /// The last HELO/EHLO name, carried into each new transaction.
     helo: Option<Vec<u8>>,
     /// Each direction's line so far.
-    line: PerDir<Vec<u8>>,
-    /// The line being read was cut at [`MAX_LINE`].
-    cut: PerDir<bool>,
+    lines: PerDir<Lines>,
     /// The client sends a message (after `DATA`, up to its `.` line).
     data: bool,
     /// Message bytes were read since `DATA`: a reply to it no longer takes it back.
@@ -57,29 +56,11 @@ impl Smtp {
     pub fn feed(&mut self, dir: Direction, bytes: &[u8]) -> bool {
         let mut ended = false;
         let mut rest = bytes;
-        while !rest.is_empty() {
-            let (take, eol) = match rest.iter().position(|&c| c == b'\n') {
-                Some(i) => (i + 1, true),
-                None => (rest.len(), false),
+        while let Some(line) = self.lines[dir].next(&mut rest, MAX_LINE) {
+            ended |= match dir {
+                Direction::ToServer => self.client_line(&line),
+                Direction::ToClient => self.server_line(&line),
             };
-            let chunk = &rest[..take];
-            rest = &rest[take..];
-            if self.cut[dir] {
-                // The rest of a line cut at its limit.
-                self.cut[dir] = !eol;
-                continue;
-            }
-            let line = &mut self.line[dir];
-            let room = MAX_LINE - line.len();
-            line.extend_from_slice(&chunk[..take.min(room)]);
-            if eol || line.len() >= MAX_LINE {
-                self.cut[dir] = !eol;
-                let line = std::mem::take(&mut self.line[dir]);
-                ended |= match dir {
-                    Direction::ToServer => self.client_line(&line),
-                    Direction::ToClient => self.server_line(&line),
-                };
-            }
         }
         ended
     }

@@ -564,13 +564,8 @@ fn base64_decode(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len() / 4 * 3);
     let (mut acc, mut n) = (0u32, 0);
     for &c in text {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => break,
+        let Some(v) = netsieve_applayer::mime::base64_value(c) else {
+            break;
         };
         acc = acc << 6 | u32::from(v);
         n += 1;

@@ -65,6 +65,17 @@ fn records(frames: &[Vec<u8>], rules: &str, args: &[&str]) -> Vec<serde_json::Va
         .collect()
 }
 
+/// The signature ids of the alerts among `recs`, sorted.
+fn alert_sids(recs: &[serde_json::Value]) -> Vec<u64> {
+    let mut sids: Vec<u64> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "alert")
+        .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
+        .collect();
+    sids.sort();
+    sids
+}
+
 /// Every record of scanning `frames` with `rules`.
 fn eve(frames: &[Vec<u8>], rules: &str, args: &[&str]) -> Vec<serde_json::Value> {
     let dir = tempfile::tempdir().unwrap();
@@ -1335,12 +1346,7 @@ fn smtp_mails_are_inspected_and_logged_as_suricata_does() {
         alert smtp any any -> any any (file.data; content:\"TVpw\"; sid:6;)\n\
         alert smtp any any -> any any (content:\"TVpwYXlsb2Fk\"; sid:7;)\n";
     let recs = eve(&session, rules, &[]);
-    let mut sids: Vec<u64> = recs
-        .iter()
-        .filter(|r| r["event_type"] == "alert")
-        .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
-        .collect();
-    sids.sort();
+    let sids = alert_sids(&recs);
     // The HELO name alerts on the mail and on the QUIT's transaction; the encoded
     // attachment is not file data, but it is stream data.
     assert_eq!(sids, [1, 1, 2, 3, 4, 5, 7], "{recs:?}");
@@ -1391,12 +1397,7 @@ fn ftp_and_ssh_are_found_by_their_bytes_inspected_and_logged() {
         alert ftp any any -> any any (flow:to_client; ftp.mode:passive; sid:4;)\n\
         alert ssh any any -> any any (ftp.command; content:\"USER\"; sid:5;)\n";
     let recs = eve(&ftp, rules, &[]);
-    let mut sids: Vec<u64> = recs
-        .iter()
-        .filter(|r| r["event_type"] == "alert")
-        .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
-        .collect();
-    sids.sort();
+    let sids = alert_sids(&recs);
     assert_eq!(sids, [1, 2, 3, 4], "{recs:?}");
     let f: Vec<_> = recs.iter().filter(|r| r["event_type"] == "ftp").collect();
     assert_eq!(f.len(), 4, "{recs:?}");
@@ -1444,12 +1445,7 @@ fn ftp_and_ssh_are_found_by_their_bytes_inspected_and_logged() {
          alert ssh any any -> any any (ssh.hassh.string; content:\"{hassh}\"; sid:3;)\n"
     );
     let recs = eve(&ssh, &rules, &[]);
-    let mut sids: Vec<u64> = recs
-        .iter()
-        .filter(|r| r["event_type"] == "alert")
-        .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
-        .collect();
-    sids.sort();
+    let sids = alert_sids(&recs);
     // ssh.proto alerts in each direction.
     assert_eq!(sids, [1, 2, 2, 3], "{recs:?}");
     let s: Vec<_> = recs.iter().filter(|r| r["event_type"] == "ssh").collect();
@@ -1475,11 +1471,7 @@ fn xbits_reach_across_flows_and_threads() {
         alert udp any any -> any any (content:\"DROP\"; xbits:unset,b,track ip_dst; noalert; sid:4;)\n\
         alert udp any any -> any any (content:\"GONE\"; xbits:isnotset,b,track ip_src; sid:5;)\n";
     for threads in ["1", "2"] {
-        let mut sids: Vec<u64> = records(&frames, rules, &["--threads", threads])
-            .iter()
-            .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
-            .collect();
-        sids.sort();
+        let sids = alert_sids(&records(&frames, rules, &["--threads", threads]));
         assert_eq!(sids, [2, 3, 5], "--threads {threads}");
     }
 }

@@ -49,54 +49,41 @@ pub(super) fn flowbits(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
 /// `xbits:set,name,track ip_src[,expire 30]` (and `unset`, `toggle`, `isset`,
 /// `isnotset`).
 pub(super) fn xbits(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    bits_on_hosts(b, o, false)
+}
+
+/// `hostbits:set,name[,src|dst][,expire 30]`: `xbits` on a host (the source by
+/// default); `hostbits:noalert` as `flowbits:noalert`.
+pub(super) fn hostbits(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    bits_on_hosts(b, o, true)
+}
+
+/// `xbits`, or with `hostbits` its older spelling.
+fn bits_on_hosts(b: &mut Builder, o: &Opt<'_>, hostbits: bool) -> Result<(), ParseError> {
     let v = o.need()?;
+    if hostbits && v.trim() == "noalert" {
+        b.rule.noalert = true;
+        return Ok(());
+    }
     let mut parts = v.split(',').map(str::trim);
     let (cmd, name) = bit_and_name(o, &mut parts)?;
-    let (mut track, mut expire) = (None, None);
+    let (mut track, mut expire) = (hostbits.then_some(XbitTrack::IpSrc), None);
     for p in parts {
-        match p.split_whitespace().collect::<Vec<_>>()[..] {
-            ["track", t] => {
+        match (hostbits, &p.split_whitespace().collect::<Vec<_>>()[..]) {
+            (false, ["track", t]) => {
                 track = Some(
                     XbitTrack::by_name(t).ok_or_else(|| o.bad(&format!("unknown track '{t}'")))?,
                 )
             }
-            ["expire", n] => {
+            (true, ["src"]) => track = Some(XbitTrack::IpSrc),
+            (true, ["dst"]) => track = Some(XbitTrack::IpDst),
+            (_, ["expire", n]) => {
                 expire = Some(n.parse().map_err(|_| o.bad(&format!("bad expire '{n}'")))?)
             }
             _ => return Err(o.bad(&format!("unknown option '{p}'"))),
         }
     }
     let track = track.ok_or_else(|| o.bad("xbits need a track"))?;
-    b.rule.xbits.push(Xbit {
-        cmd,
-        name,
-        track,
-        expire,
-    });
-    Ok(())
-}
-
-/// `hostbits:set,name[,src|dst][,expire 30]`: `xbits` on a host (the source by
-/// default); `hostbits:noalert` as `flowbits:noalert`.
-pub(super) fn hostbits(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
-    let v = o.need()?;
-    if v.trim() == "noalert" {
-        b.rule.noalert = true;
-        return Ok(());
-    }
-    let mut parts = v.split(',').map(str::trim);
-    let (cmd, name) = bit_and_name(o, &mut parts)?;
-    let (mut track, mut expire) = (XbitTrack::IpSrc, None);
-    for p in parts {
-        match p.split_whitespace().collect::<Vec<_>>()[..] {
-            ["src"] => track = XbitTrack::IpSrc,
-            ["dst"] => track = XbitTrack::IpDst,
-            ["expire", n] => {
-                expire = Some(n.parse().map_err(|_| o.bad(&format!("bad expire '{n}'")))?)
-            }
-            _ => return Err(o.bad(&format!("unknown option '{p}'"))),
-        }
-    }
     b.rule.xbits.push(Xbit {
         cmd,
         name,

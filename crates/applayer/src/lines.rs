@@ -1,0 +1,59 @@
+//! A direction's bytes as lines, for the line protocols (SMTP, FTP): bytes arrive in
+//! any split, a line may span calls, and a line longer than its limit is cut there
+//! (handed over as it is, the rest of it dropped) so that memory stays bounded.
+
+/// One direction's line being read.
+#[derive(Debug, Default)]
+pub struct Lines {
+    line: Vec<u8>,
+    /// The rest of a line cut at its limit is being skipped.
+    cut: bool,
+}
+
+impl Lines {
+    /// The next complete line (with its `\n`, if it has one) taken from the front of
+    /// `rest`, or `None` once `rest` is used up with no line completed.
+    pub fn next(&mut self, rest: &mut &[u8], max: usize) -> Option<Vec<u8>> {
+        while !rest.is_empty() {
+            let (take, eol) = match rest.iter().position(|&c| c == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (rest.len(), false),
+            };
+            let chunk = &rest[..take];
+            *rest = &rest[take..];
+            if self.cut {
+                self.cut = !eol;
+                continue;
+            }
+            let room = max.saturating_sub(self.line.len());
+            self.line.extend_from_slice(&chunk[..take.min(room)]);
+            if eol || self.line.len() >= max {
+                self.cut = !eol;
+                return Some(std::mem::take(&mut self.line));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(l: &mut Lines, mut bytes: &[u8], max: usize) -> Vec<Vec<u8>> {
+        std::iter::from_fn(|| l.next(&mut bytes, max)).collect()
+    }
+
+    #[test]
+    fn lines_across_calls_and_cut_at_the_limit() {
+        let mut l = Lines::default();
+        assert!(all(&mut l, b"ab", 8).is_empty());
+        assert_eq!(
+            all(&mut l, b"c\r\nd\n", 8),
+            [b"abc\r\n".to_vec(), b"d\n".to_vec()]
+        );
+        // Cut at 4; the rest of the line, over two calls, is dropped.
+        assert_eq!(all(&mut l, b"123456", 4), [b"1234".to_vec()]);
+        assert_eq!(all(&mut l, b"78\nok\n", 4), [b"ok\n".to_vec()]);
+    }
+}
