@@ -379,8 +379,49 @@ impl SweepClock {
 /// A hash of the packet's flow key, the same for both directions (for spreading flows
 /// over workers). `None` for packets without a flow.
 pub fn flow_hash(p: &Packet) -> Option<u64> {
-    let (key, _) = key_of(p)?;
+    // An ICMP error goes where the flow it is about is.
+    let key = match quoted_flow(p) {
+        Some((key, _)) => key,
+        None => key_of(p)?.0,
+    };
     Some(key.fnv().0)
+}
+
+/// The flow an ICMPv4 error (unreachable, source quench, redirect, time exceeded,
+/// parameter problem) is about: the key of the TCP or UDP packet it quotes, and that
+/// packet's sender.
+fn quoted_flow(p: &Packet) -> Option<(Key, (IpAddr, u16))> {
+    let L4::Icmp {
+        v6: false, itype, ..
+    } = p.l4
+    else {
+        return None;
+    };
+    if !matches!(itype, 3 | 4 | 5 | 11 | 12) {
+        return None;
+    }
+    let q = p.payload();
+    let vihl = *q.first()?;
+    let ihl = usize::from(vihl & 0x0f) * 4;
+    if vihl >> 4 != 4 || ihl < 20 || q.len() < ihl + 4 || !matches!(q[9], 6 | 17) {
+        return None;
+    }
+    let ip4 = |at: usize| IpAddr::from([q[at], q[at + 1], q[at + 2], q[at + 3]]);
+    let port = |at: usize| u16::from_be_bytes([q[at], q[at + 1]]);
+    let sender = (ip4(12), port(ihl));
+    let receiver = (ip4(16), port(ihl + 2));
+    let (lo, hi) = if sender <= receiver {
+        (sender, receiver)
+    } else {
+        (receiver, sender)
+    };
+    let key = Key {
+        lo,
+        hi,
+        proto: q[9],
+        vlan: p.vlan,
+    };
+    Some((key, sender))
 }
 
 /// FNV-1a, 64 bits: a hash with a fixed definition (Rust does not promise to keep
@@ -497,6 +538,27 @@ impl<T: Default> FlowTable<T> {
         self.held
     }
 
+    /// An ICMPv4 error about a TCP or UDP packet belongs to that packet's flow: it
+    /// counts there, toward the quoted packet's sender, as Suricata counts it, and makes
+    /// no flow of its own (nor when the table does not hold that flow: where it is
+    /// handled follows the quoted flow, not its own addresses).
+    fn icmp_error_of_a_flow(&mut self, p: &Packet) -> bool {
+        let Some((key, sender)) = quoted_flow(p) else {
+            return false;
+        };
+        let Some(f) = self.flows.get_mut(&key) else {
+            return true;
+        };
+        let dir = if sender == f.client {
+            Direction::ToClient
+        } else {
+            Direction::ToServer
+        };
+        f.pkts[dir] += 1;
+        f.bytes[dir] += u64::from(p.wire_len);
+        true
+    }
+
     fn timeout(&self, f: &Flow<T>) -> Duration {
         if f.established() {
             self.config.timeout_established
@@ -509,6 +571,9 @@ impl<T: Default> FlowTable<T> {
     /// without a flow (not IP, or an unreassembled fragment). `track_stream` false keeps
     /// the TCP payload out of reassembly (a packet with a bad checksum).
     pub fn packet(&mut self, p: &Packet, track_stream: bool) -> Option<(&mut Flow<T>, Observed)> {
+        if self.icmp_error_of_a_flow(p) {
+            return None;
+        }
         let (key, _) = key_of(p)?;
         let ip = p.ip?;
         let now = p.ts;

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use netsieve_packet::flow::{FlowConfig, FlowTable, TcpState};
+use netsieve_packet::flow::{FlowConfig, FlowTable, TcpState, flow_hash};
 use netsieve_packet::reassembly::OverlapPolicy;
 use netsieve_packet::{Decoder, Direction, Frame, Packet};
 
@@ -273,4 +273,56 @@ fn a_new_syn_after_a_reset_starts_the_session_over() {
     // A SYN from the server's side, or on a session that is not closed, is no reuse.
     let (_, obs) = t.packet(&tcp(8, 1, 2, SYN, 1000, 0, b""), true).unwrap();
     assert!(!obs.reused);
+}
+
+/// An ICMPv4 error from router 10.0.0.`r` to 10.0.0.`to`, quoting `quoted` (an IP
+/// packet, as the tests' `tcp` builds them).
+fn icmp_error(num: u64, r: u8, to: u8, quoted: &[u8]) -> Packet {
+    let mut icmp = vec![3, 4, 0, 0, 0, 0, 2, 0x40];
+    icmp.extend_from_slice(&quoted[..quoted.len().min(28)]);
+    let total = (20 + icmp.len()) as u16;
+    let mut ip = vec![
+        0x45, 0, 0, 0, 0, 1, 0, 0, 64, 1, 0, 0, 10, 0, 0, r, 10, 0, 0, to,
+    ];
+    ip[2..4].copy_from_slice(&total.to_be_bytes());
+    ip.extend_from_slice(&icmp);
+    let frame = Frame {
+        ts: Duration::from_secs(num),
+        linktype: 101,
+        orig_len: ip.len() as u32,
+        data: ip,
+    };
+    let mut p = Packet::default();
+    Decoder::new(false).decode(&frame, num, &mut p);
+    p
+}
+
+/// What an ICMP error quotes of a TCP packet from 10.0.0.`a` to 10.0.0.`b` (ports
+/// 1000 + x): its IP header and first 8 bytes.
+fn quoted_tcp(a: u8, b: u8) -> Vec<u8> {
+    let mut q = vec![
+        0x45, 0, 0, 40, 0, 1, 0, 0, 64, 6, 0, 0, 10, 0, 0, a, 10, 0, 0, b,
+    ];
+    q.extend_from_slice(&(1000 + a as u16).to_be_bytes());
+    q.extend_from_slice(&(1000 + b as u16).to_be_bytes());
+    q.extend_from_slice(&1001u32.to_be_bytes());
+    q
+}
+
+#[test]
+fn an_icmp_error_counts_in_the_flow_it_quotes() {
+    let mut t: FlowTable<()> = FlowTable::new(FlowConfig::default());
+    t.packet(&tcp(1, 1, 2, SYN, 1000, 0, b""), true);
+    // The router 10.0.0.9 tells the client its packet to the server did not fit.
+    let quoted = quoted_tcp(1, 2);
+    let err = icmp_error(3, 9, 1, &quoted);
+    assert_eq!(flow_hash(&err), flow_hash(&tcp(4, 2, 1, ACK, 1, 1001, b"")));
+    assert!(t.packet(&err, true).is_none());
+    assert_eq!(t.len(), 1);
+    let (f, _) = t.packet(&tcp(5, 1, 2, ACK, 1001, 1, b""), true).unwrap();
+    assert_eq!(f.pkts()[Direction::ToClient], 1);
+    // An error about a flow the table does not hold makes no flow either.
+    let other = icmp_error(6, 9, 7, &quoted_tcp(7, 8));
+    assert!(t.packet(&other, true).is_none());
+    assert_eq!(t.len(), 1);
 }
