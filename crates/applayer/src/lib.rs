@@ -73,6 +73,12 @@ impl AppProto {
         AppProto::FtpData,
     ];
 
+    /// Its server speaks first (a greeting that names no protocol by itself): the
+    /// greeting is held until the client's first words name the protocol.
+    pub fn server_greets(self) -> bool {
+        matches!(self, AppProto::Smtp | AppProto::Ftp)
+    }
+
     /// The name EVE and rule headers use.
     pub fn name(self) -> &'static str {
         match self {

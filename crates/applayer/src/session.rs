@@ -123,7 +123,7 @@ impl Session {
             // Both directions' held bytes go to the new parser: for a protocol whose
             // server greets first, the greeting first; otherwise requests first, and
             // the bytes of a side that named no protocol are dropped.
-            let greets = matches!(self.proto, Some(AppProto::Ftp | AppProto::Smtp));
+            let greets = self.proto.is_some_and(AppProto::server_greets);
             let order = if greets {
                 [d.reverse(), d]
             } else {

@@ -40,12 +40,18 @@ fn tcp_with_options(
     t.extend_from_slice(&[words << 4, flags, 0xff, 0xff, 0, 0, 0, 0]);
     t.extend_from_slice(&opts);
     t.extend_from_slice(payload);
-    let total = (20 + t.len()) as u16;
+    ipv4(num, 6, a, b, &t)
+}
+
+/// A raw IPv4 packet of protocol `proto` from 10.0.0.`a` to 10.0.0.`b` carrying `l4`,
+/// decoded.
+fn ipv4(num: u64, proto: u8, a: u8, b: u8, l4: &[u8]) -> Packet {
+    let total = (20 + l4.len()) as u16;
     let mut ip = vec![
-        0x45, 0, 0, 0, 0, 1, 0, 0, 64, 6, 0, 0, 10, 0, 0, a, 10, 0, 0, b,
+        0x45, 0, 0, 0, 0, 1, 0, 0, 64, proto, 0, 0, 10, 0, 0, a, 10, 0, 0, b,
     ];
     ip[2..4].copy_from_slice(&total.to_be_bytes());
-    ip.extend_from_slice(&t);
+    ip.extend_from_slice(l4);
     let frame = Frame {
         ts: Duration::from_secs(num),
         linktype: 101,
@@ -280,21 +286,7 @@ fn a_new_syn_after_a_reset_starts_the_session_over() {
 fn icmp_error(num: u64, r: u8, to: u8, quoted: &[u8]) -> Packet {
     let mut icmp = vec![3, 4, 0, 0, 0, 0, 2, 0x40];
     icmp.extend_from_slice(&quoted[..quoted.len().min(28)]);
-    let total = (20 + icmp.len()) as u16;
-    let mut ip = vec![
-        0x45, 0, 0, 0, 0, 1, 0, 0, 64, 1, 0, 0, 10, 0, 0, r, 10, 0, 0, to,
-    ];
-    ip[2..4].copy_from_slice(&total.to_be_bytes());
-    ip.extend_from_slice(&icmp);
-    let frame = Frame {
-        ts: Duration::from_secs(num),
-        linktype: 101,
-        orig_len: ip.len() as u32,
-        data: ip,
-    };
-    let mut p = Packet::default();
-    Decoder::new(false).decode(&frame, num, &mut p);
-    p
+    ipv4(num, 1, r, to, &icmp)
 }
 
 /// What an ICMP error quotes of a TCP packet from 10.0.0.`a` to 10.0.0.`b` (ports
