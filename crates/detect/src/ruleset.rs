@@ -6,8 +6,8 @@
 //! `flow:to_client` rule is only in the to-client half), then by the server's port: the
 //! destination port to the server, the source port to the client, as Suricata groups
 //! them ([`crate::portgroup`]). Each port group has one prefilter over its rules' *fast
-//! patterns* (one content per rule, chosen as Suricata documents: the one marked
-//! `fast_pattern`, else the longest, ties broken by the most distinct bytes) and a list
+//! patterns* (one content per rule: the one marked `fast_pattern`, else the one least
+//! likely in traffic, looked for from its rarest head on; see `fast_pattern`) and a list
 //! of its rules without one. IP-only rules (addresses and nothing else) are indexed by
 //! their narrower address list when it is narrow (see [`crate::addrindex`]) and looked
 //! up only on the first packet of each direction of a flow. A prefilter hit puts the
@@ -827,30 +827,87 @@ impl BuildOptions {
     }
 }
 
-/// How good a content is as a fast pattern, as Suricata ranks them: the one marked
-/// `fast_pattern`, else the longest, ties broken by the most distinct bytes.
-fn score(c: &netsieve_rules::Content) -> (bool, usize, usize) {
-    let mut seen = [false; 256];
-    let distinct = c
-        .pattern
-        .iter()
-        .filter(|&&b| !std::mem::replace(&mut seen[b as usize], true))
-        .count();
-    (c.fast_pattern, c.pattern.len(), distinct)
+/// How good a content is as a fast pattern: the one marked `fast_pattern`, else the one
+/// least likely to occur in traffic ([`rarity`]), ties broken by length. Any content
+/// the rule needs is a correct prefilter (the rule is checked in full after it), so the
+/// choice only decides how often the rule is a candidate. Suricata picks the longest
+/// content (ties by distinct bytes); a run of zeros then wins over a short word, and
+/// in binary traffic it is found at almost every byte.
+fn score(c: &netsieve_rules::Content) -> (bool, u32, usize) {
+    let pat = prefilter_bytes(c);
+    (c.fast_pattern, rarity(&pat, c.nocase), pat.len())
 }
 
-/// The bytes of a fast pattern the prefilter looks for (`fast_pattern:offset,length`
-/// chops it).
+/// An estimate of how unlikely `pat` is at a given place in traffic, in tenths of a bit:
+/// the sum over its bytes of -log2 of the byte's share of typical payloads (zeros, text
+/// and protocol punctuation common, other binary bytes rare), a byte that repeats the one
+/// before it counting as likelier (runs of zeros, padding), and a letter of a `nocase`
+/// pattern as either case.
+fn rarity(pat: &[u8], nocase: bool) -> u32 {
+    let mut bits = 0.0f64;
+    for (i, &b) in pat.iter().enumerate() {
+        let mut p = byte_share(b);
+        if nocase && b.is_ascii_alphabetic() {
+            p = byte_share(b.to_ascii_lowercase()) + byte_share(b.to_ascii_uppercase());
+        }
+        if i > 0 && pat[i - 1] == b {
+            p = (p * 8.0).min(0.6);
+        }
+        bits -= p.log2();
+    }
+    (bits * 10.0) as u32
+}
+
+/// A byte's share of typical payloads (a coarse model, not fitted to any capture).
+fn byte_share(b: u8) -> f64 {
+    match b {
+        0x00 => 0.08,
+        0xff => 0.015,
+        b' ' => 0.025,
+        b'\r' | b'\n' => 0.012,
+        b'a'..=b'z' => 0.016,
+        b'0'..=b'9' => 0.009,
+        b'A'..=b'Z' => 0.006,
+        b'/' | b'.' | b':' | b'=' | b'-' | b'_' | b',' | b'"' => 0.007,
+        0x21..=0x7e => 0.003,
+        0x01..=0x1f => 0.004,
+        _ => 0.0015,
+    }
+}
+
+/// The bytes of a fast pattern the prefilter looks for: the part
+/// `fast_pattern:offset,length` names, if any, from its rarest head on
+/// ([`rare_start`]).
 fn prefilter_bytes(c: &netsieve_rules::Content) -> Vec<u8> {
-    let pat = &c.pattern;
+    let mut pat = c.pattern.as_slice();
     if let Some((off, len)) = c.fast_pattern_chop {
         let s = (off as usize).min(pat.len());
         let e = s.saturating_add(len as usize).min(pat.len());
         if e > s {
-            return pat[s..e].to_vec();
+            pat = &pat[s..e];
         }
     }
-    pat.clone()
+    pat[rare_start(pat, c.nocase)..].to_vec()
+}
+
+/// Where the prefilter's copy of a content starts. DFC's work is in the windows whose
+/// first bytes pass its filters, and a pattern's first 8 bytes are its hash key and
+/// the head it compares, so a content that opens with common bytes (a run of zeros
+/// before a few distinctive ones) makes it stop and compare at every such run. Its
+/// suffix from the rarest 8-byte head on ([`rarity`]; at least 4 bytes kept, and only
+/// when that head is much rarer) is a prefilter as correct, ends where the content
+/// ends, and is cheap to look for.
+fn rare_start(pat: &[u8], nocase: bool) -> usize {
+    const HEAD: usize = 8;
+    const KEEP: usize = 4;
+    /// Tenths of a bit the head must gain: a shorter pattern is found more often.
+    const GAIN: u32 = 20;
+    let head = |i: usize| rarity(&pat[i..(i + HEAD).min(pat.len())], nocase);
+    let first = head(0);
+    let (best, at) = (0..=pat.len().saturating_sub(KEEP))
+        .map(|i| (head(i), i))
+        .fold((first, 0), |b, x| if x.0 > b.0 { x } else { b });
+    if best >= first + GAIN { at } else { 0 }
 }
 
 /// The content a rule's prefilter should look for, from its payload lists.
@@ -2037,5 +2094,51 @@ mod permute_tests {
             super::permute(&mut got, &order);
             prop_assert_eq!(got, want);
         }
+    }
+}
+
+#[cfg(test)]
+mod fast_pattern_tests {
+    use netsieve_rules::{Vars, parse_rule};
+
+    fn fast(options: &str) -> Vec<u8> {
+        let rule = parse_rule(
+            &format!("alert udp any any -> any any ({options} sid:1;)"),
+            &Vars::default(),
+        )
+        .unwrap();
+        super::fast_pattern(&rule).expect("a fast pattern").0
+    }
+
+    #[test]
+    fn the_rarest_content_is_the_fast_pattern_unless_one_is_marked() {
+        // Suricata would take the longer run of zeros.
+        assert_eq!(
+            fast(r#"content:"|00 00 00 00 00 00|"; content:"evil";"#),
+            b"evil"
+        );
+        assert_eq!(
+            fast(r#"content:"|00 00 00 00 00 00|"; fast_pattern; content:"evil";"#),
+            b"\0\0\0\0\0\0"
+        );
+        // Among words, the longer.
+        assert_eq!(fast(r#"content:"abc"; content:"abcd";"#), b"abcd");
+    }
+
+    #[test]
+    fn a_common_head_is_left_to_the_rule_a_rare_suffix_is_looked_for() {
+        // Eleven zeros then "2": the prefilter looks for the end of the run and the "2",
+        // so it does not stop at every run of zeros.
+        let got = fast(r#"content:"|00 00 00 00 00 00 00 00 00 00 00 32|"; fast_pattern:only;"#);
+        assert!(got.len() >= 4 && got.len() < 12, "{got:?}");
+        assert!(b"\0\0\0\0\0\0\0\0\0\0\0\x32".ends_with(&got));
+        // Applied to the part `fast_pattern:offset,length` names.
+        let got = fast(r#"content:"|00 00 00 00 00 00 00 00 00 00|Linux|20|"; fast_pattern:1,15;"#);
+        assert!(got.len() >= 4 && got.ends_with(b"Linux "), "{got:?}");
+        // Text is kept whole.
+        assert_eq!(
+            fast(r#"content:"User-Agent|3a 20|curl";"#),
+            b"User-Agent: curl"
+        );
     }
 }
