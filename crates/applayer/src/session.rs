@@ -228,6 +228,13 @@ impl Session {
         }
     }
 
+    /// Direction `d` of a TLS session sent application data: it went encrypted
+    /// (the detector then stops inspecting the flow's payload, as Suricata's default
+    /// `encryption-handling: track-only` does).
+    pub fn application_data(&self, d: Direction) -> bool {
+        matches!(&self.parser, Some(Parser::Tls(t)) if t.application_data(d))
+    }
+
     pub fn dns(&self) -> Option<&crate::dns::Dns> {
         match &self.parser {
             Some(Parser::Dns(d)) => Some(d),

@@ -201,6 +201,10 @@ struct Side {
     /// Handshake bytes of an incomplete message.
     hs: Vec<u8>,
     done: bool,
+    /// Past the clear part, record headers are still read (bodies skipped) until
+    /// application data shows: `skip` body bytes are left of the current record.
+    skim: bool,
+    skip: usize,
 }
 
 /// A flow's TLS state.
@@ -217,7 +221,12 @@ pub struct Tls {
     pub resumed: bool,
     pub events: Vec<Event>,
     sides: PerDir<Side>,
+    /// Each direction sent an application data record: what follows is encrypted.
+    app_data: PerDir<bool>,
 }
+
+/// The `early_data` extension (RFC 8446).
+const EARLY_DATA: u16 = 42;
 
 fn u16at(b: &[u8], i: usize) -> Option<u16> {
     Some(u16::from_be_bytes([*b.get(i)?, *b.get(i + 1)?]))
@@ -241,11 +250,15 @@ fn join(v: &[u16]) -> String {
 }
 
 impl Tls {
-    /// Feeds in-order bytes of one direction. Returns whether a handshake message
-    /// completed (an inspection point).
+    /// Feeds in-order bytes of one direction. Returns whether a handshake message or
+    /// a ChangeCipherSpec was read: an inspection point of the stream, as Suricata
+    /// inspects a TLS stream after each.
     pub fn feed(&mut self, dir: Direction, data: &[u8]) -> bool {
         let d = dir;
         if self.sides[d].done {
+            if self.sides[d].skim {
+                self.skim(d, data);
+            }
             return false;
         }
         self.sides[d].rec.extend_from_slice(data);
@@ -270,10 +283,19 @@ impl Tls {
                     self.sides[d].hs.extend_from_slice(&body);
                     any |= self.handshake(d);
                 }
-                // ChangeCipherSpec, application data: the rest is encrypted.
+                // ChangeCipherSpec, application data: the rest is encrypted; its
+                // records are skimmed for the first application data.
                 20 | 23 => {
-                    self.sides[d].done = true;
-                    break;
+                    if ctype == 23 {
+                        self.saw_application_data(d);
+                    }
+                    let side = &mut self.sides[d];
+                    side.done = true;
+                    side.skim = !self.app_data[d];
+                    side.hs = Vec::new();
+                    let rest = std::mem::take(&mut side.rec);
+                    self.skim(d, &rest);
+                    return any || ctype == 20;
                 }
                 _ => {}
             }
@@ -286,6 +308,54 @@ impl Tls {
             self.sides[d].hs = Vec::new();
         }
         any
+    }
+
+    /// Encrypted records of direction `d`: their headers are read and their bodies
+    /// skipped, until one is application data (or the stream is not TLS).
+    fn skim(&mut self, d: Direction, mut data: &[u8]) {
+        while self.sides[d].skim && !data.is_empty() {
+            let side = &mut self.sides[d];
+            if side.skip > 0 {
+                let n = side.skip.min(data.len());
+                side.skip -= n;
+                data = &data[n..];
+                continue;
+            }
+            let n = (5 - side.rec.len()).min(data.len());
+            side.rec.extend_from_slice(&data[..n]);
+            data = &data[n..];
+            if side.rec.len() < 5 {
+                return;
+            }
+            let (ctype, len) = (side.rec[0], u16at(&side.rec, 3).unwrap_or(0) as usize);
+            let valid = side.rec[1] == 3 && (20..=24).contains(&ctype);
+            side.rec.clear();
+            side.skip = len;
+            if !valid {
+                side.skim = false;
+            } else if ctype == 23 {
+                self.saw_application_data(d);
+                self.sides[d].skim = !self.app_data[d];
+            }
+        }
+    }
+
+    /// An application data record in direction `d`. It means the handshake is over,
+    /// unless it is a client's early data (TLS 1.3 0-RTT: offered in its hello) before
+    /// the server's hello, as Suricata reads it.
+    fn saw_application_data(&mut self, d: Direction) {
+        let early = d == Direction::ToServer
+            && self.server_hello.is_none()
+            && self
+                .client_hello
+                .as_ref()
+                .is_some_and(|c| c.extensions.contains(&EARLY_DATA));
+        self.app_data[d] |= !early;
+    }
+
+    /// Direction `d` sent application data: it is encrypted from there on.
+    pub fn application_data(&self, d: Direction) -> bool {
+        self.app_data[d]
     }
 
     /// Direction `d` is past the clear part of the handshake (encrypted, ended or
@@ -335,7 +405,7 @@ impl Tls {
                 _ => Some(()),
             };
             match ok {
-                Some(()) => any |= matches!(mtype, 1 | 2 | 11),
+                Some(()) => any = true,
                 None => {
                     self.fail(d, Event::InvalidHandshake);
                     break;
@@ -576,6 +646,11 @@ mod tests {
 
     /// A ClientHello record with SNI `example.com` and a GREASE cipher.
     pub fn client_hello_record() -> Vec<u8> {
+        client_hello_with(&[])
+    }
+
+    /// The same with `more` extensions (type, length, body) after the others.
+    fn client_hello_with(more: &[u8]) -> Vec<u8> {
         let mut ch = vec![3, 3];
         ch.extend((0..32).map(|i| 0xa0 + i as u8));
         ch.push(0);
@@ -592,7 +667,7 @@ mod tests {
         sni.extend_from_slice(name);
         let groups = [0, 10, 0, 4, 0, 2, 0, 23];
         let formats = [0, 11, 0, 2, 1, 0];
-        let exts: Vec<u8> = [&sni[..], &groups[..], &formats[..]].concat();
+        let exts: Vec<u8> = [&sni[..], &groups[..], &formats[..], more].concat();
         ch.extend_from_slice(&(exts.len() as u16).to_be_bytes());
         ch.extend_from_slice(&exts);
         let mut hs = vec![1, 0, (ch.len() >> 8) as u8, ch.len() as u8];
@@ -620,6 +695,58 @@ mod tests {
             assert_eq!(c.random[..4], [0xa0, 0xa1, 0xa2, 0xa3]);
             assert_eq!(c.random[31], 0xbf);
         }
+    }
+
+    /// A record of type `ctype` with `len` bytes of body.
+    fn record(ctype: u8, len: usize) -> Vec<u8> {
+        let mut r = vec![ctype, 3, 3, (len >> 8) as u8, len as u8];
+        r.resize(5 + len, 0x5a);
+        r
+    }
+
+    #[test]
+    fn the_flow_is_encrypted_from_the_first_application_data_in_any_split() {
+        // The client's hello, then ChangeCipherSpec, an encrypted Finished (a
+        // handshake record), and application data: encrypted once that record's
+        // header is in.
+        let mut to_server = client_hello_record();
+        let before = [record(20, 1), record(22, 40)].concat();
+        to_server.extend_from_slice(&before);
+        let clear = to_server.len();
+        to_server.extend_from_slice(&record(23, 300));
+        for cut in 0..to_server.len() {
+            let mut t = Tls::default();
+            t.feed(Direction::ToServer, &to_server[..cut]);
+            assert_eq!(
+                t.application_data(Direction::ToServer),
+                cut >= clear + 5,
+                "cut {cut}"
+            );
+            t.feed(Direction::ToServer, &to_server[cut..]);
+            assert!(t.application_data(Direction::ToServer), "cut {cut}");
+        }
+        // Records after ChangeCipherSpec that are not TLS end the skimming.
+        let mut t = Tls::default();
+        t.feed(Direction::ToServer, &client_hello_record());
+        t.feed(Direction::ToServer, &record(20, 1));
+        t.feed(Direction::ToServer, b"GET / HTTP/1.1\r\n");
+        t.feed(Direction::ToServer, &record(23, 10));
+        assert!(!t.application_data(Direction::ToServer));
+    }
+
+    #[test]
+    fn early_data_before_the_server_hello_is_not_the_end_of_the_handshake() {
+        // The client offers early data (an empty extension 42) and sends some.
+        let rec = client_hello_with(&[0, 42, 0, 0]);
+        let mut t = Tls::default();
+        t.feed(Direction::ToServer, &rec);
+        assert!(
+            t.client_hello
+                .as_ref()
+                .is_some_and(|c| c.extensions.contains(&EARLY_DATA))
+        );
+        t.feed(Direction::ToServer, &record(23, 30));
+        assert!(!t.application_data(Direction::ToServer));
     }
 
     #[test]

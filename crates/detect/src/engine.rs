@@ -126,6 +126,9 @@ pub struct FlowData {
     /// response with the same id is not logged either (as Suricata's DNS parser passes a
     /// request's config on to its response).
     quiet_dns: Vec<u16>,
+    /// The number of the packet on which the flow was found encrypted (TLS
+    /// application data): later packets' payloads and the streams are not inspected.
+    encrypted_at: Option<u64>,
     /// A pass rule matched: the flow is not inspected further.
     passed: bool,
     /// A drop rule matched in IPS mode: the flow's packets are dropped.
@@ -148,6 +151,7 @@ impl FlowData {
         self.app_closed = PerDir::default();
         self.events_ahead = PerDir::default();
         self.tx_seen.clear();
+        self.encrypted_at = None;
     }
 
     /// A rule alerted on the flow (before thresholds; Suricata's `flow.alerted`).
@@ -958,7 +962,21 @@ impl Detector {
             && (self.set.needs_app || self.opts.log.any())
         {
             let t = self.prof.is_some().then(std::time::Instant::now);
+            let sent =
+                |f: &Flow<FlowData>, d| f.user.app.as_ref().is_some_and(|a| a.application_data(d));
+            let client_before = sent(f, Direction::ToServer);
+            let fed = f.user.app_fed;
             self.app_feed(p, f, obs);
+            // A TLS flow goes encrypted when its parser reads the server's application
+            // data, or reads anything after the client's (as measured on Suricata 8):
+            // from this packet on its streams are not inspected, and from the next
+            // on no payload.
+            let parsed = f.user.app_fed != fed;
+            if f.user.encrypted_at.is_none()
+                && (sent(f, Direction::ToClient) || (client_before && parsed))
+            {
+                f.user.encrypted_at = Some(p.num);
+            }
             since(t, self.prof.as_mut().map(|p| &mut p.app));
         }
         if let (Some((f, obs)), L4::Tcp(_)) = (flow.as_mut(), p.l4) {
@@ -999,7 +1017,9 @@ impl Detector {
                     || f.user.trigger[d];
                 from..if ready { acked } else { from }
             };
-            if !range.is_empty() {
+            // An encrypted flow's streams are not inspected (Suricata turns raw
+            // reassembly off).
+            if !range.is_empty() && f.user.encrypted_at.is_none_or(|n| n == p.num) {
                 f.user.trigger[d] = false;
                 stream = Some((d, range));
             }
@@ -1051,7 +1071,10 @@ impl Detector {
         since(t_app, self.prof.as_mut().map(|p| &mut p.app));
         for dir in Direction::BOTH {
             let d = dir;
-            let range = f.user.fed[d]..f.stream(d).offset();
+            let range = match f.user.encrypted_at {
+                None => f.user.fed[d]..f.stream(d).offset(),
+                Some(_) => 0..0,
+            };
             if range.is_empty() && !tx_pending(&f.user, d) {
                 continue;
             }
@@ -1253,7 +1276,12 @@ impl Detector {
         // Packet candidates.
         let t_pf = self.prof.is_some().then(std::time::Instant::now);
         self.cands.clear();
-        let payload = p.payload();
+        // The payload of a packet after its flow went encrypted is not inspected.
+        let payload_off = packet
+            && flow
+                .as_ref()
+                .is_some_and(|(f, _)| f.user.encrypted_at.is_some_and(|n| n < p.num));
+        let payload = if payload_off { &[][..] } else { p.payload() };
         self.counts.packets += 1;
         // The packet's port group: by its direction in the flow and the server's port.
         let pg = match ctx.dir {
@@ -1264,7 +1292,7 @@ impl Detector {
         // A TCP payload that is the stream's next bytes goes through the stream's
         // prefilter now, which finds the packet's hits as well.
         let searched = match (packet, flow.as_mut()) {
-            (true, Some((f, obs))) if group == GroupId::Tcp && obs.added => {
+            (true, Some((f, obs))) if group == GroupId::Tcp && obs.added && !payload_off => {
                 self.feed_ahead(pg, f, obs, payload)
             }
             _ => false,
@@ -1420,8 +1448,8 @@ impl Detector {
                 }
             };
             let (si, pkt_cand, stream_cand) = next;
-            let pkt_cand = pkt_cand && packet;
             let s = &set.sigs[si as usize];
+            let pkt_cand = pkt_cand && packet && !(payload_off && s.payload_rule);
             if (s.ip_only && !ip_only) || set.is_removed(si) || !header_ok(s, &ctx) {
                 continue;
             }

@@ -556,6 +556,12 @@ pub struct TxList {
 
 /// How a rule inspects transactions.
 impl Sig {
+    /// The rule needs flows parsed: it names a protocol, or judges payloads (which
+    /// an encrypted flow stops offering, and only its parser tells when).
+    pub fn needs_app_layer(&self) -> bool {
+        self.app.is_some() || self.payload_rule
+    }
+
     /// The rule inspects a JA3 or JA3S buffer.
     fn uses_ja3(&self) -> bool {
         use netsieve_rules::AppBuffer::{Ja3Hash, Ja3String, Ja3sHash, Ja3sString};
@@ -644,6 +650,10 @@ pub struct Sig {
     pub severity: u8,
     /// Needs the payload to be non-empty (has a content list).
     pub needs_payload: bool,
+    /// Judges a packet only by its payload (Suricata's `SIG_MASK_REQUIRE_PAYLOAD`):
+    /// payload keywords, or a `dsize` an empty payload fails. Such a rule is not
+    /// judged on a packet whose payload is not inspected (an encrypted flow's).
+    pub payload_rule: bool,
     /// Where its payload keywords look.
     pub scope: Scope,
     /// Judged on addresses alone (no payload, packet or flow keywords, any ports, no
@@ -716,7 +726,8 @@ pub struct RuleSet {
     pub(crate) groups: [Group; 4],
     /// Transaction rules by [`tx_group`].
     pub(crate) tx_groups: Vec<TxGroup>,
-    /// Some rule needs an application protocol: flows are parsed.
+    /// Some rule needs the application layer (see [`Sig::needs_app_layer`]): flows
+    /// are parsed.
     pub(crate) needs_app: bool,
     /// Some rule inspects a JA3 or JA3S buffer (Suricata's `ja3-fingerprints: auto`
     /// then writes them in `tls` objects).
@@ -1006,6 +1017,11 @@ impl<'a> Linker<'a> {
             l.iter()
                 .any(|m| matches!(m, CMatch::Content(c) if !c.negated))
         });
+        let payload_rule = !lists.is_empty()
+            || rule
+                .conds
+                .iter()
+                .any(|c| matches!(c, Cond::Dsize(cmp) if !cmp.test(0)));
         let flowbit_test = rule
             .flowbits
             .iter()
@@ -1055,6 +1071,7 @@ impl<'a> Linker<'a> {
             category,
             severity,
             needs_payload,
+            payload_rule,
             scope,
         }
     }
@@ -1353,7 +1370,7 @@ impl RuleSet {
             if !set.removed.is_empty() {
                 set.removed.push(false);
             }
-            set.needs_app |= sig.app.is_some();
+            set.needs_app |= sig.needs_app_layer();
             set.ja3 |= sig.uses_ja3();
             set.stats.inspected += 1;
             set.stats.app_layer += usize::from(sig.tx.is_some());
@@ -1504,7 +1521,7 @@ impl RuleSet {
         permute(&mut sigs, &order);
         stats.inspected = sigs.len();
         stats.app_layer = sigs.iter().filter(|s| s.tx.is_some()).count();
-        let needs_app = sigs.iter().any(|s| s.app.is_some());
+        let needs_app = sigs.iter().any(|s| s.needs_app_layer());
         let ja3 = sigs.iter().any(|s| s.uses_ja3());
         let reuse = Reuse::of(prev.filter(|p| p.opts.mpm == mpm), mpm);
         // The groups, and the port groups in them, are independent: built on every core.

@@ -1540,3 +1540,84 @@ fn an_ftp_data_channel_is_named_by_its_control_flow() {
     let alerts = recs.iter().filter(|r| r["event_type"] == "alert").count();
     assert_eq!(alerts, 1, "{recs:?}");
 }
+
+/// A TLS record of type `ctype` around `body`.
+fn tls_record(ctype: u8, body: &[u8]) -> Vec<u8> {
+    let mut r = vec![ctype, 3, 3];
+    r.extend_from_slice(&(body.len() as u16).to_be_bytes());
+    r.extend_from_slice(body);
+    r
+}
+
+/// A handshake message of type `mtype` around `body`, in a record.
+fn tls_handshake(mtype: u8, body: &[u8]) -> Vec<u8> {
+    let mut m = vec![mtype, 0];
+    m.extend_from_slice(&(body.len() as u16).to_be_bytes());
+    m.extend_from_slice(body);
+    tls_record(22, &m)
+}
+
+/// Once a TLS flow is encrypted, neither its packets' payloads nor its streams are
+/// inspected (Suricata's default `encryption-handling: track-only`). When that takes
+/// effect is what the reference Suricata 8.0.6 gives on this capture, and on four
+/// variants measured with it (client data first, server data first, no handshake).
+#[test]
+fn an_encrypted_tls_flow_is_not_inspected() {
+    use Step::*;
+    let leak = |v: Vec<u8>| -> &'static [u8] { Box::leak(v.into_boxed_slice()) };
+    let hello = |mtype: u8, cipher: [u8; 2]| {
+        let mut b = vec![3, 3];
+        b.extend_from_slice(&[0; 32]);
+        b.push(0);
+        if mtype == 1 {
+            b.extend_from_slice(&[0, 2]);
+        }
+        b.extend_from_slice(&cipher);
+        if mtype == 1 {
+            b.extend_from_slice(&[1, 0, 0, 0]);
+        } else {
+            b.push(0);
+        }
+        tls_handshake(mtype, &b)
+    };
+    // ChangeCipherSpec and an (encrypted) Finished.
+    let finished = [tls_record(20, &[1]), tls_record(22, &[0; 40])].concat();
+    let app = leak(tls_record(23, &b"xxsecretxx".repeat(5)));
+    let frames = script(&[
+        C(leak(hello(1, [0x13, 0x01]))),
+        S(leak([hello(2, [0xc0, 0x2f]), finished.clone()].concat())),
+        C(leak(finished)),
+        SAck,
+        C(app),
+        S(app),
+        C(app),
+        S(app),
+        C(app),
+        S(app),
+        CFin,
+        SFin,
+        CAck,
+    ]);
+    let rules = "alert tcp any any -> any any (content:\"secret\"; sid:1;)\n\
+                 alert tcp any any -> any any (dsize:>0; sid:2;)\n\
+                 alert tcp any any -> any any (content:\"|14 03|\"; sid:6;)\n";
+    let mut got = ids_alerts(&frames, rules, &[]);
+    got.sort();
+    // Payloads up to the packet after the server's first application data was read
+    // (10); the ChangeCipherSpecs on the streams, each inspected once its side's
+    // handshake was read; the application data never.
+    let want: Vec<(u64, Option<u64>)> = [
+        (2, 4),
+        (2, 5),
+        (2, 6),
+        (2, 8),
+        (2, 9),
+        (2, 10),
+        (6, 7),
+        (6, 8),
+    ]
+    .iter()
+    .map(|&(s, p)| (s, Some(p)))
+    .collect();
+    assert_eq!(got, want);
+}
