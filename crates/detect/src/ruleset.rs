@@ -846,7 +846,7 @@ impl BuildOptions {
 /// in binary traffic it is found at almost every byte.
 fn score(c: &netsieve_rules::Content) -> (bool, u32, usize) {
     let pat = prefilter_bytes(c);
-    (c.fast_pattern, rarity(&pat, c.nocase), pat.len())
+    (c.fast_pattern, rarity(pat, c.nocase), pat.len())
 }
 
 /// An estimate of how unlikely `pat` is at a given place in traffic, in tenths of a bit:
@@ -855,18 +855,32 @@ fn score(c: &netsieve_rules::Content) -> (bool, u32, usize) {
 /// before it counting as likelier (runs of zeros, padding), and a letter of a `nocase`
 /// pattern as either case.
 fn rarity(pat: &[u8], nocase: bool) -> u32 {
-    let mut bits = 0.0f64;
-    for (i, &b) in pat.iter().enumerate() {
-        let mut p = byte_share(b);
-        if nocase && b.is_ascii_alphabetic() {
-            p = byte_share(b.to_ascii_lowercase()) + byte_share(b.to_ascii_uppercase());
+    /// Tenths of a bit per byte: by `nocase`, then by whether it repeats the byte
+    /// before it.
+    static BITS: std::sync::LazyLock<[[[u32; 256]; 2]; 2]> = std::sync::LazyLock::new(|| {
+        let mut t = [[[0; 256]; 2]; 2];
+        for (nocase, by_repeat) in t.iter_mut().enumerate() {
+            for (repeat, row) in by_repeat.iter_mut().enumerate() {
+                for (b, bits) in row.iter_mut().enumerate() {
+                    let b = b as u8;
+                    let mut p = byte_share(b);
+                    if nocase == 1 && b.is_ascii_alphabetic() {
+                        p = byte_share(b.to_ascii_lowercase()) + byte_share(b.to_ascii_uppercase());
+                    }
+                    if repeat == 1 {
+                        p = (p * 8.0).min(0.6);
+                    }
+                    *bits = (-p.log2() * 10.0) as u32;
+                }
+            }
         }
-        if i > 0 && pat[i - 1] == b {
-            p = (p * 8.0).min(0.6);
-        }
-        bits -= p.log2();
-    }
-    (bits * 10.0) as u32
+        t
+    });
+    let t = &BITS[usize::from(nocase)];
+    pat.iter()
+        .enumerate()
+        .map(|(i, &b)| t[usize::from(i > 0 && pat[i - 1] == b)][b as usize])
+        .sum()
 }
 
 /// A byte's share of typical payloads (a coarse model, not fitted to any capture).
@@ -889,7 +903,7 @@ fn byte_share(b: u8) -> f64 {
 /// The bytes of a fast pattern the prefilter looks for: the part
 /// `fast_pattern:offset,length` names, if any, from its rarest head on
 /// ([`rare_start`]).
-fn prefilter_bytes(c: &netsieve_rules::Content) -> Vec<u8> {
+fn prefilter_bytes(c: &netsieve_rules::Content) -> &[u8] {
     let mut pat = c.pattern.as_slice();
     if let Some((off, len)) = c.fast_pattern_chop {
         let s = (off as usize).min(pat.len());
@@ -898,7 +912,7 @@ fn prefilter_bytes(c: &netsieve_rules::Content) -> Vec<u8> {
             pat = &pat[s..e];
         }
     }
-    pat[rare_start(pat, c.nocase)..].to_vec()
+    &pat[rare_start(pat, c.nocase)..]
 }
 
 /// Where the prefilter's copy of a content starts. DFC's work is in the windows whose
@@ -932,15 +946,10 @@ fn fast_pattern(rule: &Rule) -> Option<(Vec<u8>, bool)> {
             Match::Content(c) if !c.negated => Some(c),
             _ => None,
         });
-    let mut best: Option<&netsieve_rules::Content> = None;
-    for c in contents {
-        if best.is_none_or(|b| score(c) > score(b)) {
-            best = Some(c);
-        }
-    }
-    let c = best?;
+    // The first of the best.
+    let c = contents.rev().max_by_key(|c| score(c))?;
     let pat = prefilter_bytes(c);
-    Some((pat, c.nocase))
+    Some((pat.to_vec(), c.nocase))
 }
 
 /// Puts `v` in the order `order` gives (`order[k]` is the index of the element that goes
@@ -1998,15 +2007,13 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListErro
     Ok(Some(TxSig { lists, dirs, stage }))
 }
 
-/// The fast pattern of a transaction rule: (buffer, pattern, nocase). Only lists
-/// without transforms qualify (the prefilter sees buffers untransformed).
 /// A transaction buffer as rules see it: the buffer and the transforms applied to it.
 type TxBuf = (Buf, Vec<Transform>);
 
 /// A transaction rule's fast pattern: the buffer (with the transforms its list applies)
 /// and the bytes the prefilter looks for there.
 fn tx_fast_pattern(rule: &Rule) -> Option<(TxBuf, (Vec<u8>, bool))> {
-    let mut best: Option<(Buf, &[Transform], &netsieve_rules::Content)> = None;
+    let mut best: Option<(_, Buf, &[Transform], &netsieve_rules::Content)> = None;
     for l in &rule.lists {
         let Some(buf) = l.buffer.app().and_then(|b| Buf::new(b, header_proto(rule))) else {
             continue;
@@ -2014,14 +2021,19 @@ fn tx_fast_pattern(rule: &Rule) -> Option<(TxBuf, (Vec<u8>, bool))> {
         for m in &l.matches {
             if let Match::Content(c) = m
                 && !c.negated
-                && best.is_none_or(|(.., b)| score(c) > score(b))
             {
-                best = Some((buf, &l.transforms, c));
+                let sc = score(c);
+                if best.as_ref().is_none_or(|b| sc > b.0) {
+                    best = Some((sc, buf, &l.transforms, c));
+                }
             }
         }
     }
-    let (buf, transforms, c) = best?;
-    Some(((buf, transforms.to_vec()), (prefilter_bytes(c), c.nocase)))
+    let (_, buf, transforms, c) = best?;
+    Some((
+        (buf, transforms.to_vec()),
+        (prefilter_bytes(c).to_vec(), c.nocase),
+    ))
 }
 
 fn build_tx_group(sigs: &[Arc<Sig>], g: usize, reuse: &Reuse) -> TxGroup {
