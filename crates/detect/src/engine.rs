@@ -31,8 +31,8 @@ use netsieve_packet::flow::{Flow, FlowTable, Observed};
 use netsieve_packet::reassembly::{OverlapPolicy, RunView};
 use netsieve_packet::{Direction, L4, PerDir, Tunnel};
 use netsieve_rules::{
-    Action, Cmp, Cond, FlagsMode, FlowbitCmd, FlowintOp, GlobalKind, StreamSide, SuppressTrack,
-    Threshold, ThresholdConfig, ThresholdKind, Track,
+    Action, Cmp, Cond, FlagsMode, FlowbitCmd, FlowintOp, GlobalKind, HeaderBuffer, StreamSide,
+    SuppressTrack, Threshold, ThresholdConfig, ThresholdKind, Track,
 };
 
 use netsieve_applayer::ftp::Mode;
@@ -1473,7 +1473,11 @@ impl Detector {
             // Payload keywords (content, pcre, isdataat, byte_*) never match a packet
             // without payload, as in Suricata: not even negated or absence tests.
             if pkt_here && pkt_cand && (!has_lists || !payload.is_empty()) {
-                matched = s.lists.iter().all(|l| matches(l, payload, &mut self.cx));
+                matched = s
+                    .hdr_lists
+                    .iter()
+                    .all(|(h, l)| header(p, *h).is_some_and(|b| matches(l, b, &mut self.cx)))
+                    && s.lists.iter().all(|l| matches(l, payload, &mut self.cx));
             }
             if !matched
                 && scope.stream
@@ -2371,12 +2375,60 @@ fn header_ok(s: &Sig, c: &Pkt<'_>) -> bool {
     r.conds.iter().all(|cond| cond_ok(cond, c))
 }
 
+/// The bytes of header `h` of packet `p`, options (IPv6: extension headers) included,
+/// if it has that header (a reassembled datagram has no IP header of its own).
+fn header(p: &Packet, h: HeaderBuffer) -> Option<&[u8]> {
+    let ip = p.ip?;
+    let l3 = (!ip.reassembled).then(|| p.data.get(p.l3_at..)).flatten();
+    match h {
+        HeaderBuffer::Ipv4 if ip.src.is_ipv4() => {
+            let l3 = l3?;
+            l3.get(..usize::from(l3.first()? & 0x0f) * 4)
+        }
+        // With its extension headers, up to the transport header.
+        HeaderBuffer::Ipv6 if ip.src.is_ipv6() => {
+            let end = match p.l4 {
+                L4::None => 40,
+                _ => p.l4_at.checked_sub(p.l3_at)?,
+            };
+            l3?.get(..end.max(40))
+        }
+        HeaderBuffer::Tcp if matches!(p.l4, L4::Tcp(_)) => p.data.get(p.l4_at..p.payload.start),
+        HeaderBuffer::Udp if matches!(p.l4, L4::Udp { .. }) => p.data.get(p.l4_at..p.l4_at + 8),
+        _ => None,
+    }
+}
+
+/// The value of a TCP packet's MSS option (kind 2, length 4), if it has one.
+fn tcp_mss(p: &Packet) -> Option<u16> {
+    let opts = header(p, HeaderBuffer::Tcp)?.get(20..)?;
+    let mut i = 0;
+    while let Some(&kind) = opts.get(i) {
+        match kind {
+            0 => return None,
+            1 => i += 1,
+            _ => {
+                let len = usize::from(*opts.get(i + 1)?);
+                if kind == 2 && len == 4 {
+                    return Some(u16::from_be_bytes([*opts.get(i + 2)?, *opts.get(i + 3)?]));
+                }
+                if len < 2 {
+                    return None;
+                }
+                i += len;
+            }
+        }
+    }
+    None
+}
+
 fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
     let p = c.p;
     let ip = p.ip.expect("checked by the caller");
     match cond {
         Cond::Dsize(cmp) => cmp.test(p.payload.len() as i64),
         Cond::Ttl(cmp) => cmp.test(ip.ttl as i64),
+        Cond::TcpMss(cmp) => tcp_mss(p).is_some_and(|m| cmp.test(i64::from(m))),
         Cond::Itype(cmp) => matches!(p.l4, L4::Icmp { itype, .. } if cmp.test(itype as i64)),
         Cond::Icode(cmp) => matches!(p.l4, L4::Icmp { icode, .. } if cmp.test(icode as i64)),
         Cond::IcmpId(v) => {

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use netsieve_rules::{
     Action, AddrExpr, AppBuffer, AppNeed, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd,
-    FlowintOp, FlowintVal, Match, Proto, Rule, Transform,
+    FlowintOp, FlowintVal, HeaderBuffer, Match, Proto, Rule, Transform,
 };
 
 use netsieve_applayer::AppProto;
@@ -497,6 +497,7 @@ impl Scope {
                 c,
                 Cond::Dsize(_)
                     | Cond::Ttl(_)
+                    | Cond::TcpMss(_)
                     | Cond::Flags { .. }
                     | Cond::IpId(_)
                     | Cond::TcpSeq(_)
@@ -512,7 +513,10 @@ impl Scope {
                     | Cond::DecodeEvent(_)
                     | Cond::AppEvent(_)
             )
-        });
+        }) || rule
+            .lists
+            .iter()
+            .any(|l| matches!(l.buffer, Buffer::Header(_)));
         let anchored = rule.payload_lists().any(|l| {
             l.matches.iter().any(|m| {
                 matches!(m, Match::Content(c)
@@ -640,6 +644,8 @@ pub struct Sig {
     pub proto: SigProto,
     /// Payload lists (each evaluated over the packet payload or the stream).
     pub lists: Vec<Vec<CMatch>>,
+    /// Lists over the packet's headers (`tcp.hdr`), evaluated before the payload's.
+    pub hdr_lists: Vec<(HeaderBuffer, Vec<CMatch>)>,
     /// Flowbit commands with the bits' ids.
     pub flowbits: Vec<(FlowbitCmd, Vec<u32>, bool)>,
     /// `xbits` and `hostbits`: bits kept on hosts, by name (they outlive the rule set).
@@ -1006,6 +1012,7 @@ impl<'a> Linker<'a> {
             proto,
             scope,
             lists,
+            hdr_lists,
             tx,
             fast,
             tx_fast,
@@ -1074,6 +1081,7 @@ impl<'a> Linker<'a> {
             rule,
             proto,
             lists,
+            hdr_lists,
             flowbits,
             xbits,
             flowints,
@@ -1157,6 +1165,7 @@ struct Ready {
     proto: SigProto,
     scope: Scope,
     lists: Vec<Vec<CMatch>>,
+    hdr_lists: Vec<(HeaderBuffer, Vec<CMatch>)>,
     tx: Option<TxSig>,
     fast: Option<(Vec<u8>, bool)>,
     tx_fast: Option<(TxBuf, (Vec<u8>, bool))>,
@@ -1191,9 +1200,21 @@ fn compile_rule(rule: Rule) -> Compiled {
     };
     let scope = Scope::of(&rule, app);
     let mut vars = Vec::new();
+    let mut hdr_lists = Vec::new();
     let compiled = rule
-        .payload_lists()
-        .map(|l| compile_list(&l.matches, &mut vars))
+        .lists
+        .iter()
+        .filter_map(|l| match l.buffer {
+            Buffer::Payload => Some(compile_list(&l.matches, &mut vars)),
+            Buffer::Header(h) => match compile_list(&l.matches, &mut vars) {
+                Ok(c) => {
+                    hdr_lists.push((h, c));
+                    None
+                }
+                Err(e) => Some(Err(e)),
+            },
+            Buffer::App(_) => None,
+        })
         .collect::<Result<Vec<_>, _>>()
         .and_then(|lists| match app {
             Some(_) => Ok((lists, tx_sig(&rule, &mut vars)?)),
@@ -1228,6 +1249,7 @@ fn compile_rule(rule: Rule) -> Compiled {
                 proto,
                 scope,
                 lists,
+                hdr_lists,
                 tx,
                 fast,
                 tx_fast,

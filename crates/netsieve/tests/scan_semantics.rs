@@ -795,6 +795,25 @@ fn ip_id_and_tcp_sequence_numbers_are_header_conditions() {
     assert_eq!(alerts(&frames, rules, &[]), [(2, 1), (1, 3), (1, 4)]);
 }
 
+/// Header buffers (`ipv4.hdr`, `tcp.hdr`, `udp.hdr`) hold a header's bytes, options
+/// included, and judge packets only (tcp-hdr-keyword, ipv4-hdr-keyword, udp-hdr-keyword);
+/// `tcp.mss` needs the option (tcp-mss-keyword).
+#[test]
+fn header_buffers_hold_the_headers_bytes() {
+    // Destination port 80 (bytes 2-3 of the TCP header): packets to the server; the
+    // IPv4 header's TTL 64 and protocol 6 at bytes 8-9; a UDP header's length 8 + 2.
+    let rules = "alert tcp any any -> any any (tcp.hdr; content:\"|00 50|\"; offset:2; depth:2; sid:1;)\n\
+                 alert ip any any -> any any (ipv4.hdr; content:\"|40 06|\"; offset:8; depth:2; sid:2;)\n\
+                 alert ip any any -> any any (udp.hdr; content:\"|00 0a|\"; offset:4; depth:2; sid:3;)\n\
+                 alert tcp any any -> any any (tcp.hdr; content:\"|00 50|\"; offset:2; depth:2; content:\"Hi\"; pkt_data; content:\"zz\"; sid:4;)\n\
+                 alert tcp any any -> any any (tcp.mss:>0; sid:5;)\n";
+    let mut frames = three_packets(b"Hi world");
+    frames.push(udp(true, 53, b"ab"));
+    let mut got = alerts(&frames, rules, &[]);
+    got.sort();
+    assert_eq!(got, [(1, 1), (1, 3), (2, 1), (2, 2), (2, 3), (3, 4)]);
+}
+
 /// A rule that names an application protocol and nothing else is Suricata's
 /// "application layer protocol" type: judged on every packet of a flow once it is known
 /// to speak the protocol (not once per transaction). Inline the request packet is the

@@ -153,6 +153,17 @@ impl fmt::Display for AppBuffer {
 }
 
 named! {
+    /// A packet's header as a sticky buffer (`tcp.hdr;`): the header's bytes as the
+    /// packet carries them, options included.
+    pub enum HeaderBuffer {
+        Ipv4 = "ipv4.hdr",
+        Ipv6 = "ipv6.hdr",
+        Tcp = "tcp.hdr",
+        Udp = "udp.hdr",
+    }
+}
+
+named! {
     /// A transform: it changes a buffer before the matches of its list see it.
     pub enum Transform {
         DotPrefix = "dotprefix",

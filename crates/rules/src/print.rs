@@ -106,6 +106,10 @@ impl Printer<'_> {
                 self.stick(Buffer::Payload);
                 return self.matches(&l.transforms, &l.matches);
             }
+            Buffer::Header(_) => {
+                self.stick(l.buffer);
+                return self.matches(&l.transforms, &l.matches);
+            }
             Buffer::App(b) => b,
         };
         let (keyword, spelling) = buf.keyword();
@@ -134,6 +138,7 @@ impl Printer<'_> {
         let keyword = match buf {
             Buffer::Payload => "pkt_data",
             Buffer::App(b) => b.keyword().0,
+            Buffer::Header(h) => h.name(),
         };
         self.opt(keyword, None);
         self.sticky = Some(buf);
@@ -321,6 +326,7 @@ impl Printer<'_> {
             match c {
                 Cond::Dsize(c) => self.opt("dsize", Some(c)),
                 Cond::Ttl(c) => self.opt("ttl", Some(c)),
+                Cond::TcpMss(c) => self.opt("tcp.mss", Some(c)),
                 Cond::Itype(c) => self.opt("itype", Some(c)),
                 Cond::Icode(c) => self.opt("icode", Some(c)),
                 Cond::IcmpId(n) => self.opt("icmp_id", Some(n)),

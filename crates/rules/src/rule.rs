@@ -1,6 +1,6 @@
 //! The rule IR: what a parsed rule says, in plain data.
 
-use crate::buffer::{AppBuffer, AppNeed, Transform};
+use crate::buffer::{AppBuffer, AppNeed, HeaderBuffer, Transform};
 use crate::vars::{AddrExpr, PortExpr};
 use netsieve_wire::named;
 
@@ -148,13 +148,15 @@ pub enum Buffer {
     Payload,
     /// An application-layer buffer (`http.uri`, `dns.query`).
     App(AppBuffer),
+    /// A header of the packet (`tcp.hdr`).
+    Header(HeaderBuffer),
 }
 
 impl Buffer {
     /// The application-layer buffer, if it is one.
     pub fn app(self) -> Option<AppBuffer> {
         match self {
-            Buffer::Payload => None,
+            Buffer::Payload | Buffer::Header(_) => None,
             Buffer::App(b) => Some(b),
         }
     }
@@ -517,6 +519,8 @@ pub struct Threshold {
 pub enum Cond {
     Dsize(Cmp),
     Ttl(Cmp),
+    /// The TCP MSS option's value (a packet without one fails).
+    TcpMss(Cmp),
     Itype(Cmp),
     Icode(Cmp),
     IcmpId(u16),

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::{Builder, Opt, ParseError, app, byte, content, flow, meta, packet};
-use crate::buffer::{AppBuffer, Spelling, Transform};
+use crate::buffer::{AppBuffer, HeaderBuffer, Spelling, Transform};
 use crate::rule::Content;
 
 /// Sets an option up on the rule being built.
@@ -24,6 +24,8 @@ pub(super) enum Kind {
     Modifier(Modify),
     /// Names an application-layer buffer.
     Buffer(AppBuffer, Spelling),
+    /// Names a packet header as a sticky buffer.
+    Header(HeaderBuffer),
     /// Transforms the current list's buffer.
     Transform(Transform),
     /// A hint that does not change whether a rule matches: `prefilter` (use this option
@@ -85,6 +87,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     // Packet header fields.
     ("dsize", Kind::Setup(packet::dsize)),
     ("ttl", Kind::Setup(packet::ttl)),
+    ("tcp.mss", Kind::Setup(packet::tcp_mss)),
     ("itype", Kind::Setup(packet::itype)),
     ("icode", Kind::Setup(packet::icode)),
     ("icmp_id", Kind::Setup(packet::icmp_id)),
@@ -173,11 +176,6 @@ const UNSUPPORTED: &[&str] = &[
     "app-layer-state",
     "icmpv6.hdr",
     "icmpv6.mtu",
-    "ipv4.hdr",
-    "ipv6.hdr",
-    "tcp.hdr",
-    "udp.hdr",
-    "tcp.mss",
     "tcp.flags",
     "template",
     "appid",
@@ -192,6 +190,9 @@ static TABLE: LazyLock<HashMap<&'static str, Kind>> = LazyLock::new(|| {
         for &(name, spelling) in buf.keywords() {
             t.insert(name, Kind::Buffer(buf, spelling));
         }
+    }
+    for &h in HeaderBuffer::ALL {
+        t.insert(h.name(), Kind::Header(h));
     }
     for &tr in Transform::ALL {
         t.insert(tr.name(), Kind::Transform(tr));
@@ -226,7 +227,7 @@ pub fn keyword_list() -> Vec<(&'static str, KeywordClass)> {
         .iter()
         .map(|(&name, kind)| {
             let class = match kind {
-                Kind::Setup(_) | Kind::Modifier(_) => KeywordClass::Option,
+                Kind::Setup(_) | Kind::Modifier(_) | Kind::Header(_) => KeywordClass::Option,
                 Kind::Buffer(b, _) => KeywordClass::Buffer(*b),
                 Kind::Transform(_) => KeywordClass::Transform,
                 Kind::Hint => KeywordClass::Hint,
@@ -252,7 +253,11 @@ mod tests {
     #[test]
     fn each_keyword_once() {
         let buffers: usize = AppBuffer::ALL.iter().map(|b| b.keywords().len()).sum();
-        let all = KEYWORDS.len() + buffers + Transform::ALL.len() + UNSUPPORTED.len();
+        let all = KEYWORDS.len()
+            + buffers
+            + HeaderBuffer::ALL.len()
+            + Transform::ALL.len()
+            + UNSUPPORTED.len();
         assert_eq!(TABLE.len(), all);
     }
 }

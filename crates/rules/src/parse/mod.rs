@@ -340,6 +340,10 @@ fn option(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
             Ok(())
         }
         Kind::Buffer(buf, spelling) => app::buffer(b, o, buf, spelling, after_content),
+        Kind::Header(h) => {
+            b.stick(Buffer::Header(h));
+            Ok(())
+        }
         Kind::Transform(t) => {
             let cur = b.cur();
             b.rule.lists[cur].transforms.push(t);

@@ -16,6 +16,12 @@ pub(super) fn ttl(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     Ok(())
 }
 
+/// `tcp.mss:<536`: the value of the TCP header's MSS option.
+pub(super) fn tcp_mss(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.conds.push(Cond::TcpMss(cmp(o)?));
+    Ok(())
+}
+
 pub(super) fn itype(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     b.rule.conds.push(Cond::Itype(cmp(o)?));
     Ok(())
