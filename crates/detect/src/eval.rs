@@ -8,7 +8,7 @@
 //! adversarial input (Suricata's inspection recursion limit plays the same role).
 
 use memchr::memmem;
-use netsieve_rules::{ByteOp, ByteRead, Cmp, Endian, Match, Val};
+use netsieve_rules::{ByteOp, ByteRead, Cmp, Endian, Match, MathOp, Val};
 
 use crate::pcre::Regex;
 
@@ -70,6 +70,14 @@ pub enum CMatch {
         multiplier: u64,
         align: u8,
     },
+    /// `read` (its byte count from `count`), `oper` `rvalue`, into variable `var`.
+    ByteMath {
+        read: CRead,
+        count: CVal,
+        oper: MathOp,
+        rvalue: CVal,
+        var: u8,
+    },
     /// Decodes base64 where the rule says; `data` (the rule's `base64_data` list)
     /// must match what it decoded.
     Base64Decode {
@@ -87,7 +95,7 @@ pub enum CMatch {
     Uint(Cmp),
 }
 
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct CRead {
     pub bytes: u8,
     pub offset: CVal,
@@ -215,6 +223,30 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
                     var: (vars.len() - 1) as u8,
                     multiplier: *multiplier,
                     align: *align,
+                }
+            }
+            Match::ByteMath {
+                read: r,
+                count,
+                oper,
+                rvalue,
+                result,
+            } => {
+                let (rd, count, rvalue) = (
+                    read(r, vars, &mut val)?,
+                    val(count, vars)?,
+                    val(rvalue, vars)?,
+                );
+                if vars.len() >= MAX_VARS {
+                    return Err(String::from("too many byte_extract variables").into());
+                }
+                vars.push(result.clone());
+                CMatch::ByteMath {
+                    read: rd,
+                    count,
+                    oper: *oper,
+                    rvalue,
+                    var: (vars.len() - 1) as u8,
                 }
             }
             Match::IsDataAt {
@@ -494,6 +526,38 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
             cx.vars[*var as usize] = v;
             step(rest, buf, after, cx)
         }
+        CMatch::ByteMath {
+            read,
+            count,
+            oper,
+            rvalue,
+            var,
+        } => {
+            let n = cx.val(*count);
+            let max = if read.base.is_some() { 10 } else { 4 };
+            if !(1..=max).contains(&n) {
+                return false;
+            }
+            let read = CRead {
+                bytes: n as u8,
+                ..*read
+            };
+            let Some((v, _)) = read_number(&read, buf, prev, cx) else {
+                return false;
+            };
+            let (v, r) = (v as i64, cx.val(*rvalue));
+            let out = match oper {
+                MathOp::Add => v.checked_add(r),
+                MathOp::Sub => v.checked_sub(r),
+                MathOp::Mul => v.checked_mul(r),
+                MathOp::Div => v.checked_div(r),
+                MathOp::Shl => u32::try_from(r).ok().and_then(|r| v.checked_shl(r)),
+                MathOp::Shr => u32::try_from(r).ok().and_then(|r| v.checked_shr(r)),
+            };
+            let Some(out) = out else { return false };
+            cx.vars[*var as usize] = out;
+            step(rest, buf, prev, cx)
+        }
         CMatch::IsDataAt {
             offset,
             relative,
@@ -552,7 +616,8 @@ fn rest_is_relative(rest: &[CMatch]) -> bool {
         CMatch::Pcre { relative, .. } => *relative,
         CMatch::ByteTest { read, .. }
         | CMatch::ByteJump { read, .. }
-        | CMatch::ByteExtract { read, .. } => read.relative,
+        | CMatch::ByteExtract { read, .. }
+        | CMatch::ByteMath { read, .. } => read.relative,
         CMatch::IsDataAt { relative, .. } | CMatch::Base64Decode { relative, .. } => *relative,
         CMatch::Bsize(_) | CMatch::Uint(_) => false,
     })

@@ -227,3 +227,43 @@ fn base64_decode_feeds_base64_data() {
         buf
     ));
 }
+
+/// `byte_math` reads, computes and stores; the detection pointer stays where it was
+/// (detect-bytemath-*).
+#[test]
+fn byte_math_computes_into_a_variable() {
+    let buf = [0x05, 0x06, 0x14, 0x00, 0x02];
+    assert!(hits(
+        "byte_math:bytes 1, offset 0, oper +, rvalue 1, result r; byte_test:1,=,r,1;",
+        &buf
+    ));
+    assert!(!hits(
+        "byte_math:bytes 1, offset 0, oper +, rvalue 2, result r; byte_test:1,=,r,1;",
+        &buf
+    ));
+    assert!(hits(
+        "byte_math:bytes 1, offset 0, oper <<, rvalue 2, result r; byte_test:1,=,r,2;",
+        &buf
+    ));
+    // Division by zero fails the rule.
+    assert!(!hits(
+        "byte_math:bytes 1, offset 0, oper /, rvalue 0, result r;",
+        &buf
+    ));
+    // The byte count from a variable: 2 bytes at offset 3 (0x0002), times 3.
+    assert!(hits(
+        "byte_extract:1,4,n; byte_math:bytes n, offset 3, oper *, rvalue 3, result r; byte_test:1,=,r,1;",
+        &buf
+    ));
+    // Relative to the last match, and the pointer stays: `relative` reads after "|06|".
+    assert!(hits(
+        "content:\"|06|\"; byte_math:bytes 1, offset 0, oper -, rvalue 20, result r, relative; byte_test:1,=,20,0,relative; byte_test:1,=,r,3;",
+        &buf
+    ));
+    // A bad operator is a parse error.
+    assert!(netsieve_rules::parse_rule(
+        "alert tcp any any -> any any (byte_math:bytes 1, offset 0, oper %, rvalue 1, result r; sid:1;)",
+        &netsieve_rules::Vars::default()
+    )
+    .is_err());
+}

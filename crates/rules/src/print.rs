@@ -251,6 +251,21 @@ impl Printer<'_> {
                 }
                 self.opt("byte_extract", Some(&v));
             }
+            Match::ByteMath {
+                read,
+                count,
+                oper,
+                rvalue,
+                result,
+            } => {
+                let mut v = format!(
+                    "bytes {count},offset {},oper {},rvalue {rvalue},result {result}",
+                    read.offset,
+                    oper.name()
+                );
+                byte_read(&mut v, read);
+                self.opt("byte_math", Some(&v));
+            }
             Match::IsDataAt {
                 offset,
                 relative,

@@ -248,6 +248,42 @@ pub struct ByteRead {
     pub dce: bool,
 }
 
+/// `byte_math`'s operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MathOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Shl,
+    Shr,
+}
+
+impl MathOp {
+    pub fn by_name(s: &str) -> Option<MathOp> {
+        Some(match s {
+            "+" => MathOp::Add,
+            "-" => MathOp::Sub,
+            "*" => MathOp::Mul,
+            "/" => MathOp::Div,
+            "<<" => MathOp::Shl,
+            ">>" => MathOp::Shr,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MathOp::Add => "+",
+            MathOp::Sub => "-",
+            MathOp::Mul => "*",
+            MathOp::Div => "/",
+            MathOp::Shl => "<<",
+            MathOp::Shr => ">>",
+        }
+    }
+}
+
 /// `byte_test`'s operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ByteOp {
@@ -310,6 +346,15 @@ pub enum Match {
         name: String,
         multiplier: u64,
         align: u8,
+    },
+    /// `byte_math`: a number read from the buffer (`count` bytes: a number or a
+    /// variable), `oper` `rvalue`, into variable `result`. The detection pointer stays.
+    ByteMath {
+        read: ByteRead,
+        count: Val,
+        oper: MathOp,
+        rvalue: Val,
+        result: String,
     },
     IsDataAt {
         offset: Val,

@@ -1,7 +1,7 @@
-//! Numbers read from the buffer: `byte_test`, `byte_jump`, `byte_extract`.
+//! Numbers read from the buffer: `byte_test`, `byte_jump`, `byte_extract`, `byte_math`.
 
 use super::{Builder, Opt, ParseError, parse_num, parse_val};
-use crate::rule::{ByteOp, ByteRead, Endian, Match, Val};
+use crate::rule::{ByteOp, ByteRead, Endian, Match, MathOp, Val};
 
 pub(super) fn byte_test(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let parts = fields(o, 4, "expected bytes, operator, value, offset")?;
@@ -84,6 +84,57 @@ pub(super) fn byte_extract(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseErro
         name,
         multiplier,
         align,
+    });
+    Ok(())
+}
+
+/// `byte_math:bytes 2, offset 0, oper +, rvalue 10, result sum[, relative, endian big,
+/// string dec, dce, bitmask 0xff]`: named fields in any order.
+pub(super) fn byte_math(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let parts = fields(o, 5, "expected bytes, offset, oper, rvalue, result")?;
+    // `endian big` and `string dec` name what the shared options spell `big`, `dec`.
+    let mut shared = Vec::new();
+    for p in &parts {
+        match p.split_once(char::is_whitespace) {
+            Some(("endian", v)) => shared.push(v.trim()),
+            Some(("string", v)) => shared.extend(["string", v.trim()]),
+            _ => shared.push(p),
+        }
+    }
+    let (mut count, mut offset, mut oper, mut rvalue, mut result) = (None, None, None, None, None);
+    let mut read = byte_read_opts(o, 0, Val::Num(0), &shared, &mut |k, v| {
+        let v = v.ok_or_else(|| o.bad(&format!("{k} needs a value")))?;
+        match k {
+            "bytes" => count = Some(parse_val(v).ok_or_else(|| o.bad("bad byte count"))?),
+            "offset" => offset = Some(parse_val(v).ok_or_else(|| o.bad("bad offset"))?),
+            "oper" => oper = Some(MathOp::by_name(v).ok_or_else(|| o.bad("unknown operator"))?),
+            "rvalue" => rvalue = Some(parse_val(v).ok_or_else(|| o.bad("bad rvalue"))?),
+            "result" => result = Some(v.to_string()),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
+    let (Some(count), Some(offset), Some(oper), Some(rvalue), Some(result)) =
+        (count, offset, oper, rvalue, result)
+    else {
+        return Err(o.bad("expected bytes, offset, oper, rvalue, result"));
+    };
+    if result.is_empty() || parse_num(&result).is_some() {
+        return Err(o.bad("bad variable name"));
+    }
+    let max = if read.string_base.is_some() { 10 } else { 4 };
+    if let Val::Num(n) = count
+        && !(1..=max).contains(&n)
+    {
+        return Err(o.bad(&format!("bytes must be 1 to {max}")));
+    }
+    read.offset = offset;
+    b.push(Match::ByteMath {
+        read,
+        count,
+        oper,
+        rvalue,
+        result,
     });
     Ok(())
 }

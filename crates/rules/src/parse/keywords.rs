@@ -77,6 +77,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("byte_test", Kind::Setup(byte::byte_test)),
     ("byte_jump", Kind::Setup(byte::byte_jump)),
     ("byte_extract", Kind::Setup(byte::byte_extract)),
+    ("byte_math", Kind::Setup(byte::byte_math)),
     // Flow state.
     ("flow", Kind::Setup(flow::flow)),
     ("flowbits", Kind::Setup(flow::flowbits)),
@@ -147,7 +148,6 @@ const UNSUPPORTED: &[&str] = &[
     "header_lowercase",
     "strip_pseudo_headers",
     "from_base64",
-    "byte_math",
     "datarep",
     "dataset",
     "iprep",

@@ -309,7 +309,8 @@ fn is_relative(m: &Match) -> bool {
         Match::Pcre(p) => p.relative,
         Match::ByteTest { read, .. }
         | Match::ByteJump { read, .. }
-        | Match::ByteExtract { read, .. } => read.relative,
+        | Match::ByteExtract { read, .. }
+        | Match::ByteMath { read, .. } => read.relative,
         Match::IsDataAt { relative, .. } | Match::Base64Decode { relative, .. } => *relative,
         Match::Bsize(_) | Match::Uint(_) => false,
     }
