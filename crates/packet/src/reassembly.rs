@@ -177,8 +177,15 @@ impl Reassembler {
         let hi = end.min(self.depth.min(i64::MAX as u64) as i64);
         if lo < hi {
             let piece = &payload[(lo - start) as usize..(hi - start) as usize];
-            self.add_pending(lo as u64, piece);
-            self.drain();
+            if lo as u64 == self.next && self.pending.is_empty() && self.max_pending > 0 {
+                // The next bytes, with nothing waiting: straight into the stream (what
+                // the waiting pieces would do, without a piece to allocate).
+                self.next += piece.len() as u64;
+                self.data.extend_from_slice(piece);
+            } else {
+                self.add_pending(lo as u64, piece);
+                self.drain();
+            }
         }
         before..self.next
     }
