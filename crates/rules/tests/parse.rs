@@ -421,3 +421,24 @@ fn requires_leaves_a_rule_uninspected_when_unmet() {
         assert_eq!(r.unsupported.len(), 1, "{unmet}");
     }
 }
+
+/// A header buffer named again right after its own options goes on with its list;
+/// an application buffer named again starts a new one (each instance apart).
+#[test]
+fn header_buffers_named_twice_continue_one_list() {
+    let r = p(
+        r#"alert tcp-pkt any any -> any 80 (tcp.hdr; content:"|00 50|"; offset:2; depth:2; tcp.hdr; content:"|50 18|"; distance:8; within:2; sid:3;)"#,
+    );
+    assert_eq!(r.lists.len(), 1);
+    assert_eq!(r.lists[0].buffer, Buffer::Header(HeaderBuffer::Tcp));
+    assert_eq!(r.lists[0].matches.len(), 2);
+    let r = p(
+        r#"alert tcp any any -> any any (ipv4.hdr; content:"a"; tcp.hdr; content:"b"; ipv4.hdr; content:"c"; sid:1;)"#,
+    );
+    assert_eq!(r.lists.len(), 3);
+    let r = p(
+        r#"alert dns any any -> any any (dns.query; content:"a"; dns.query; content:"b"; sid:1;)"#,
+    );
+    assert_eq!(r.lists.len(), 2);
+    assert_eq!(r.lists[1].buffer, app("dns.query"));
+}

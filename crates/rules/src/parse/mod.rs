@@ -210,6 +210,16 @@ impl Builder {
 
     /// Starts a list over `buf` that the options after it go to (a sticky buffer).
     fn stick(&mut self, buf: Buffer) {
+        // A header buffer named again right after its own options goes on with its
+        // list (issue-3267-tcphdr: `tcp.hdr; content:...; tcp.hdr; content:...;
+        // distance:8;`). Application buffers start a new list instead: Suricata
+        // matches each instance of a multi-buffer (one DNS query, one header) apart.
+        if let Some(l) = self.sticky
+            && matches!(buf, Buffer::Header(_))
+            && self.rule.lists[l].buffer == buf
+        {
+            return;
+        }
         self.sticky = Some(self.list_for(buf));
     }
 
