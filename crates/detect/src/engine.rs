@@ -2395,6 +2395,21 @@ fn header(p: &Packet, h: HeaderBuffer) -> Option<&[u8]> {
         }
         HeaderBuffer::Tcp if matches!(p.l4, L4::Tcp(_)) => p.data.get(p.l4_at..p.payload.start),
         HeaderBuffer::Udp if matches!(p.l4, L4::Udp { .. }) => p.data.get(p.l4_at..p.l4_at + 8),
+        HeaderBuffer::Icmpv4 if matches!(p.l4, L4::Icmp { v6: false, .. }) => {
+            // As Suricata counts it: 8 bytes, and a router advertisement's addresses.
+            let icmp = p.data.get(p.l4_at..)?;
+            let mut len = 8;
+            if let [9, _, _, _, n, size, ..] = *icmp {
+                let addrs = usize::from(n) * usize::from(size) * 4;
+                if icmp.len() >= len + addrs {
+                    len += addrs;
+                }
+            }
+            icmp.get(..len)
+        }
+        HeaderBuffer::Icmpv6 if matches!(p.l4, L4::Icmp { v6: true, .. }) => {
+            p.data.get(p.l4_at..p.l4_at + 8)
+        }
         _ => None,
     }
 }

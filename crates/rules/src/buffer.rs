@@ -160,6 +160,8 @@ named! {
         Ipv6 = "ipv6.hdr",
         Tcp = "tcp.hdr",
         Udp = "udp.hdr",
+        Icmpv4 = "icmpv4.hdr",
+        Icmpv6 = "icmpv6.hdr",
     }
 }
 

@@ -174,7 +174,6 @@ const UNSUPPORTED: &[&str] = &[
     "decode_event",
     "stream-event",
     "app-layer-state",
-    "icmpv6.hdr",
     "icmpv6.mtu",
     "tcp.flags",
     "template",
