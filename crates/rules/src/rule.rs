@@ -248,39 +248,15 @@ pub struct ByteRead {
     pub dce: bool,
 }
 
-/// `byte_math`'s operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MathOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Shl,
-    Shr,
-}
-
-impl MathOp {
-    pub fn by_name(s: &str) -> Option<MathOp> {
-        Some(match s {
-            "+" => MathOp::Add,
-            "-" => MathOp::Sub,
-            "*" => MathOp::Mul,
-            "/" => MathOp::Div,
-            "<<" => MathOp::Shl,
-            ">>" => MathOp::Shr,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            MathOp::Add => "+",
-            MathOp::Sub => "-",
-            MathOp::Mul => "*",
-            MathOp::Div => "/",
-            MathOp::Shl => "<<",
-            MathOp::Shr => ">>",
-        }
+named! {
+    /// `byte_math`'s operators.
+    pub enum MathOp {
+        Add = "+",
+        Sub = "-",
+        Mul = "*",
+        Div = "/",
+        Shl = "<<",
+        Shr = ">>",
     }
 }
 
