@@ -34,7 +34,7 @@ pub mod ssh;
 pub mod tls;
 pub mod uri;
 
-pub use session::{Parser, Session};
+pub use session::{Encryption, Parser, Session};
 
 /// An application protocol netsieve parses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -37,6 +37,18 @@ pub struct Session {
     fallback: Option<AppProto>,
 }
 
+/// How far a session went encrypted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encryption {
+    Clear,
+    /// TLS: the client sent application data, the server not yet.
+    ClientFirst,
+    /// TLS: the server sent application data.
+    Both,
+    /// SSH: both sides sent `SSH_MSG_NEWKEYS`.
+    Keys,
+}
+
 impl Session {
     /// Probing gave up on both directions: nothing will be parsed.
     pub fn given_up(&self) -> bool {
@@ -228,11 +240,19 @@ impl Session {
         }
     }
 
-    /// Direction `d` of a TLS session sent application data: it went encrypted
-    /// (the detector then stops inspecting the flow's payload, as Suricata's default
-    /// `encryption-handling: track-only` does).
-    pub fn application_data(&self, d: Direction) -> bool {
-        matches!(&self.parser, Some(Parser::Tls(t)) if t.application_data(d))
+    /// How far the session went encrypted (the detector then stops inspecting the
+    /// flow's payload, as Suricata's default `encryption-handling: track-only` does).
+    pub fn encryption(&self) -> Encryption {
+        match &self.parser {
+            Some(Parser::Tls(t)) if t.application_data(Direction::ToClient) => Encryption::Both,
+            Some(Parser::Tls(t)) if t.application_data(Direction::ToServer) => {
+                Encryption::ClientFirst
+            }
+            Some(Parser::Ssh(s)) if Direction::BOTH.iter().all(|&d| s.newkeys(d)) => {
+                Encryption::Keys
+            }
+            _ => Encryption::Clear,
+        }
     }
 
     pub fn dns(&self) -> Option<&crate::dns::Dns> {

@@ -1,8 +1,8 @@
 //! SSH (RFC 4253): each side's identification line, `SSH-protoversion-softwareversion
 //! [comments]`, and its first binary packet, the key exchange offer (`SSH_MSG_KEXINIT`),
 //! whose algorithm lists give HASSH (Salesforce's fingerprint). A server may send
-//! other lines before its identification (section 4.2); the packets after the offer
-//! are not read (they are encrypted soon after).
+//! other lines before its identification (section 4.2); of the packets after the offer
+//! only the message types are read, up to `SSH_MSG_NEWKEYS`: encrypted after it.
 //!
 //! A flow holds one transaction (id 0), as in Suricata: it is complete in a direction
 //! once that side identified itself.
@@ -17,6 +17,8 @@ const MAX_PRE_LINES: usize = 64;
 const MAX_PACKET: usize = 35_000;
 /// `SSH_MSG_KEXINIT`.
 const KEXINIT: u8 = 20;
+/// `SSH_MSG_NEWKEYS`: the packets after it are encrypted.
+const NEWKEYS: u8 = 21;
 
 /// What one side said of itself.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -45,6 +47,12 @@ pub struct Ssh {
     pre_lines: PerDir<usize>,
     /// The side sent something that is not SSH: nothing more is read from it.
     gave_up: PerDir<bool>,
+    /// After the offer, the packets' first bytes (length, padding, message type) until
+    /// `SSH_MSG_NEWKEYS`; `skip` bytes are left of the packet being passed over.
+    head: PerDir<Vec<u8>>,
+    skip: PerDir<usize>,
+    /// The side sent `SSH_MSG_NEWKEYS`: what follows is encrypted.
+    newkeys: PerDir<bool>,
 }
 
 impl Ssh {
@@ -69,14 +77,56 @@ impl Ssh {
         }
         let named = self.banner[dir].is_some() && rest.len() < bytes.len();
         if self.banner[dir].is_some() && self.hassh[dir].is_none() && !self.gave_up[dir] {
-            return self.offer(dir, rest) || named;
+            let (done, after) = self.offer(dir, rest);
+            if done {
+                self.skim(dir, after);
+            }
+            return done || named;
+        }
+        if self.hassh[dir].is_some() {
+            self.skim(dir, rest);
         }
         named
     }
 
+    /// The clear packets after the offer (the key exchange), read up to the side's
+    /// `SSH_MSG_NEWKEYS`: their first six bytes, the rest passed over.
+    fn skim(&mut self, dir: Direction, mut bytes: &[u8]) {
+        while !self.newkeys[dir] && !self.gave_up[dir] && !bytes.is_empty() {
+            if self.skip[dir] > 0 {
+                let n = self.skip[dir].min(bytes.len());
+                self.skip[dir] -= n;
+                bytes = &bytes[n..];
+                continue;
+            }
+            let head = &mut self.head[dir];
+            let n = (6 - head.len()).min(bytes.len());
+            head.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+            if head.len() < 6 {
+                return;
+            }
+            let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+            let msg = head[5];
+            head.clear();
+            if !(2..=MAX_PACKET).contains(&len) {
+                self.give_up(dir);
+                return;
+            }
+            // The packet's length counts the padding length byte and the message type.
+            self.skip[dir] = len - 2;
+            self.newkeys[dir] = msg == NEWKEYS;
+        }
+    }
+
+    /// The side sent `SSH_MSG_NEWKEYS`: it is encrypted from there on.
+    pub fn newkeys(&self, dir: Direction) -> bool {
+        self.newkeys[dir]
+    }
+
     /// Bytes after the identification: the first binary packet, the key exchange
-    /// offer. Returns whether it completed.
-    fn offer(&mut self, dir: Direction, bytes: &[u8]) -> bool {
+    /// offer. Returns whether it completed, and the bytes after it.
+    fn offer<'b>(&mut self, dir: Direction, bytes: &'b [u8]) -> (bool, &'b [u8]) {
         let p = &mut self.packet[dir];
         let want = |p: &[u8]| {
             p.get(..4)
@@ -89,22 +139,21 @@ impl Ssh {
         if let Some(total) = want(p) {
             if total > MAX_PACKET + 4 {
                 self.give_up(dir);
-                return false;
+                return (false, &[]);
             }
             let more = total.saturating_sub(p.len()).min(rest.len());
             p.extend_from_slice(&rest[..more]);
             rest = &rest[more..];
-            let _ = rest;
             if p.len() == total {
                 let packet = std::mem::take(&mut self.packet[dir]);
                 match hassh(&packet[4..], dir) {
                     Some(h) => self.hassh[dir] = Some(h),
                     None => self.give_up(dir),
                 }
-                return self.hassh[dir].is_some();
+                return (self.hassh[dir].is_some(), rest);
             }
         }
-        false
+        (false, &[])
     }
 
     fn line_done(&mut self, dir: Direction, line: &[u8]) {
@@ -125,6 +174,7 @@ impl Ssh {
         self.gave_up[dir] = true;
         self.line[dir] = Vec::new();
         self.packet[dir] = Vec::new();
+        self.head[dir] = Vec::new();
     }
 
     /// Both sides identified themselves.
@@ -239,6 +289,41 @@ mod tests {
         let mut s = Ssh::default();
         s.feed(ToServer, b"SSH-2.0-x\r\n\xff\xff\xff\xff");
         assert!(s.gave_up[ToServer] && s.packet[ToServer].is_empty());
+    }
+
+    /// A binary packet around `payload` (message type first).
+    fn packet(payload: &[u8]) -> Vec<u8> {
+        let mut p = ((payload.len() + 1 + 4) as u32).to_be_bytes().to_vec();
+        p.push(4);
+        p.extend_from_slice(payload);
+        p.extend_from_slice(&[0; 4]);
+        p
+    }
+
+    #[test]
+    fn newkeys_of_each_side_in_any_split() {
+        let lists = ["kx", "hk", "e1", "e2", "m1", "m2", "c1", "c2", "", ""];
+        let mut client = b"SSH-2.0-x\r\n".to_vec();
+        client.extend_from_slice(&kexinit(lists));
+        client.extend_from_slice(&packet(&[30; 40]));
+        let before = client.len();
+        client.extend_from_slice(&packet(&[NEWKEYS]));
+        client.extend_from_slice(b"encrypted bytes");
+        for cut in 0..client.len() {
+            let mut s = Ssh::default();
+            s.feed(ToServer, &client[..cut]);
+            // The message type is the packet's sixth byte.
+            assert_eq!(s.newkeys(ToServer), cut >= before + 6, "{cut}");
+            s.feed(ToServer, &client[cut..]);
+            assert!(s.newkeys(ToServer) && !s.newkeys(ToClient), "{cut}");
+            assert!(s.hassh[ToServer].is_some());
+        }
+        // A packet length past the limit ends the reading.
+        let mut s = Ssh::default();
+        s.feed(ToServer, b"SSH-2.0-x\r\n");
+        s.feed(ToServer, &kexinit(lists));
+        s.feed(ToServer, &[0x7f, 0xff, 0xff, 0xff, 0, NEWKEYS]);
+        assert!(!s.newkeys(ToServer) && s.gave_up[ToServer]);
     }
 
     #[test]

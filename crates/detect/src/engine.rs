@@ -36,7 +36,7 @@ use netsieve_rules::{
 };
 
 use netsieve_applayer::ftp::Mode;
-use netsieve_applayer::{AppProto, Parser, Session};
+use netsieve_applayer::{AppProto, Encryption, Parser, Session};
 
 use crate::app::{Stage, TxRef, fill, transform};
 use crate::eval::{Ctx, matches};
@@ -129,6 +129,10 @@ pub struct FlowData {
     /// The number of the packet on which the flow was found encrypted (TLS
     /// application data): later packets' payloads and the streams are not inspected.
     encrypted_at: Option<u64>,
+    /// SSH, once encrypted: each stream's offset then. What is before it is still
+    /// inspected (Suricata stops adding to an SSH stream, where it stops inspecting a
+    /// TLS one).
+    kept: Option<PerDir<u64>>,
     /// A pass rule matched: the flow is not inspected further.
     passed: bool,
     /// A drop rule matched in IPS mode: the flow's packets are dropped.
@@ -152,6 +156,7 @@ impl FlowData {
         self.events_ahead = PerDir::default();
         self.tx_seen.clear();
         self.encrypted_at = None;
+        self.kept = None;
     }
 
     /// A rule alerted on the flow (before thresholds; Suricata's `flow.alerted`).
@@ -962,20 +967,38 @@ impl Detector {
             && (self.set.needs_app || self.opts.log.any())
         {
             let t = self.prof.is_some().then(std::time::Instant::now);
-            let sent =
-                |f: &Flow<FlowData>, d| f.user.app.as_ref().is_some_and(|a| a.application_data(d));
-            let client_before = sent(f, Direction::ToServer);
+            let encryption = |f: &Flow<FlowData>| {
+                f.user
+                    .app
+                    .as_ref()
+                    .map_or(Encryption::Clear, Session::encryption)
+            };
+            let before = encryption(f);
             let fed = f.user.app_fed;
             self.app_feed(p, f, obs);
-            // A TLS flow goes encrypted when its parser reads the server's application
-            // data, or reads anything after the client's (as measured on Suricata 8):
-            // from this packet on its streams are not inspected, and from the next
-            // on no payload.
+            // A flow goes encrypted when its parser reads the server's TLS application
+            // data (or anything after the client's), or the second SSH_MSG_NEWKEYS (as
+            // measured on Suricata 8): from this packet on its streams are not
+            // inspected, and from the next on no payload.
             let parsed = f.user.app_fed != fed;
+            let now = encryption(f);
             if f.user.encrypted_at.is_none()
-                && (sent(f, Direction::ToClient) || (client_before && parsed))
+                && (matches!(now, Encryption::Both | Encryption::Keys)
+                    || (before == Encryption::ClientFirst && parsed))
             {
                 f.user.encrypted_at = Some(p.num);
+                if now == Encryption::Keys {
+                    // This packet's own bytes came after: Suricata reads the other
+                    // side's bytes before it adds a packet's to its stream.
+                    let held = |d| match obs.stream.start {
+                        s if d == obs.dir && !obs.stream.is_empty() => s,
+                        _ => f.stream(d).offset(),
+                    };
+                    f.user.kept = Some(PerDir::new(
+                        held(Direction::ToServer),
+                        held(Direction::ToClient),
+                    ));
+                }
             }
             since(t, self.prof.as_mut().map(|p| &mut p.app));
         }
@@ -1017,9 +1040,14 @@ impl Detector {
                     || f.user.trigger[d];
                 from..if ready { acked } else { from }
             };
-            // An encrypted flow's streams are not inspected (Suricata turns raw
-            // reassembly off).
-            if !range.is_empty() && f.user.encrypted_at.is_none_or(|n| n == p.num) {
+            // An encrypted TLS flow's streams are not inspected (Suricata turns raw
+            // reassembly off); an SSH flow's up to what they held then.
+            let range = match f.user.kept {
+                Some(k) => range.start..range.end.min(k[d]).max(range.start),
+                None => range,
+            };
+            let open = f.user.kept.is_some() || f.user.encrypted_at.is_none_or(|n| n == p.num);
+            if !range.is_empty() && open {
                 f.user.trigger[d] = false;
                 stream = Some((d, range));
             }
@@ -1071,9 +1099,11 @@ impl Detector {
         since(t_app, self.prof.as_mut().map(|p| &mut p.app));
         for dir in Direction::BOTH {
             let d = dir;
-            let range = match f.user.encrypted_at {
-                None => f.user.fed[d]..f.stream(d).offset(),
-                Some(_) => 0..0,
+            let end = f.stream(d).offset();
+            let range = match (f.user.encrypted_at, f.user.kept) {
+                (None, _) => f.user.fed[d]..end,
+                (Some(_), Some(k)) => f.user.fed[d]..end.min(k[d]).max(f.user.fed[d]),
+                (Some(_), None) => 0..0,
             };
             if range.is_empty() && !tx_pending(&f.user, d) {
                 continue;

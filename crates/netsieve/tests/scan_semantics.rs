@@ -1640,3 +1640,69 @@ fn an_encrypted_tls_flow_is_not_inspected() {
     .collect();
     assert_eq!(got, want);
 }
+
+/// An SSH flow is encrypted once both sides sent `SSH_MSG_NEWKEYS`: the packets after
+/// the one whose parsing read the second are not inspected, nor are their bytes added
+/// to what the stream inspects (what it held before still is). The reference Suricata
+/// 8.0.6 gives the same on this capture.
+#[test]
+fn an_encrypted_ssh_flow_is_not_inspected() {
+    use Step::*;
+    let leak = |v: Vec<u8>| -> &'static [u8] { Box::leak(v.into_boxed_slice()) };
+    // A binary packet around `payload`, padded to 8 bytes (at least 4).
+    let packet = |payload: &[u8]| {
+        let mut pad = 8 - (payload.len() + 5) % 8;
+        if pad < 4 {
+            pad += 8;
+        }
+        let mut p = ((payload.len() + pad + 1) as u32).to_be_bytes().to_vec();
+        p.push(pad as u8);
+        p.extend_from_slice(payload);
+        p.extend(std::iter::repeat_n(0, pad));
+        p
+    };
+    let mut kex = vec![20];
+    kex.extend_from_slice(&[0; 16]);
+    for l in [
+        "kx",
+        "hk",
+        "aes128-ctr",
+        "aes128-ctr",
+        "m",
+        "m",
+        "none",
+        "none",
+        "",
+        "",
+    ] {
+        kex.extend_from_slice(&(l.len() as u32).to_be_bytes());
+        kex.extend_from_slice(l.as_bytes());
+    }
+    kex.extend_from_slice(&[0; 5]);
+    let kexinit = leak(packet(&kex));
+    let enc = leak(b"\x11\x22xxsecretxx".repeat(5));
+    let frames = script(&[
+        C(b"SSH-2.0-OpenSSH_8.9\r\n"),
+        S(b"SSH-2.0-OpenSSH_8.0\r\n"),
+        C(kexinit),
+        S(kexinit),
+        C(leak(packet(&[30; 37]))),
+        S(leak([packet(&[31; 101]), packet(&[21])].concat())),
+        C(leak(packet(&[21]))),
+        S(enc),
+        C(enc),
+        S(enc),
+        C(enc),
+        SAck,
+        CFin,
+        SFin,
+        CAck,
+    ]);
+    let rules = "alert tcp any any -> any any (content:\"secret\"; sid:1;)\n\
+                 alert tcp any any -> any any (dsize:>0; sid:2;)\n";
+    let mut got = ids_alerts(&frames, rules, &[]);
+    got.sort();
+    // The client's NEWKEYS (10) is read on packet 11: payloads up to 11.
+    let want: Vec<(u64, Option<u64>)> = (4..=11).map(|n| (2, Some(n))).collect();
+    assert_eq!(got, want);
+}
