@@ -256,14 +256,7 @@ mod tests {
             payload.extend_from_slice(l.as_bytes());
         }
         payload.extend_from_slice(&[0, 0, 0, 0, 0]);
-        let pad = 4u8;
-        let mut p = ((payload.len() + 1 + pad as usize) as u32)
-            .to_be_bytes()
-            .to_vec();
-        p.push(pad);
-        p.extend_from_slice(&payload);
-        p.extend_from_slice(&[0; 4]);
-        p
+        packet(&payload)
     }
 
     #[test]

@@ -1432,26 +1432,18 @@ fn ftp_and_ssh_are_found_by_their_bytes_inspected_and_logged() {
 
     // SSH: each side's identification, and the client's HASSH.
     let mut client = b"SSH-2.0-OpenSSH_9.6 Debian\r\n".to_vec();
-    let mut kex = vec![20u8];
-    kex.extend_from_slice(&[0; 16]);
-    for l in [
+    client.extend_from_slice(&ssh_kexinit([
         "curve25519-sha256",
         "ssh-ed25519",
         "aes128-ctr",
         "aes128-ctr",
-    ] {
-        kex.extend_from_slice(&(l.len() as u32).to_be_bytes());
-        kex.extend_from_slice(l.as_bytes());
-    }
-    for l in ["hmac-sha2-256", "hmac-sha2-256", "none", "none", "", ""] {
-        kex.extend_from_slice(&(l.len() as u32).to_be_bytes());
-        kex.extend_from_slice(l.as_bytes());
-    }
-    kex.extend_from_slice(&[0; 5]);
-    client.extend_from_slice(&((kex.len() + 1 + 4) as u32).to_be_bytes());
-    client.push(4);
-    client.extend_from_slice(&kex);
-    client.extend_from_slice(&[0; 4]);
+        "hmac-sha2-256",
+        "hmac-sha2-256",
+        "none",
+        "none",
+        "",
+        "",
+    ]));
     let ssh = on_port(
         conversation(&[(false, b"SSH-2.0-OpenSSH_8.4\r\n"), (true, &client)]),
         2222,
@@ -1583,7 +1575,6 @@ fn tls_handshake(mtype: u8, body: &[u8]) -> Vec<u8> {
 #[test]
 fn an_encrypted_tls_flow_is_not_inspected() {
     use Step::*;
-    let leak = |v: Vec<u8>| -> &'static [u8] { Box::leak(v.into_boxed_slice()) };
     let hello = |mtype: u8, cipher: [u8; 2]| {
         let mut b = vec![3, 3];
         b.extend_from_slice(&[0; 32]);
@@ -1648,22 +1639,7 @@ fn an_encrypted_tls_flow_is_not_inspected() {
 #[test]
 fn an_encrypted_ssh_flow_is_not_inspected() {
     use Step::*;
-    let leak = |v: Vec<u8>| -> &'static [u8] { Box::leak(v.into_boxed_slice()) };
-    // A binary packet around `payload`, padded to 8 bytes (at least 4).
-    let packet = |payload: &[u8]| {
-        let mut pad = 8 - (payload.len() + 5) % 8;
-        if pad < 4 {
-            pad += 8;
-        }
-        let mut p = ((payload.len() + pad + 1) as u32).to_be_bytes().to_vec();
-        p.push(pad as u8);
-        p.extend_from_slice(payload);
-        p.extend(std::iter::repeat_n(0, pad));
-        p
-    };
-    let mut kex = vec![20];
-    kex.extend_from_slice(&[0; 16]);
-    for l in [
+    let kexinit = leak(ssh_kexinit([
         "kx",
         "hk",
         "aes128-ctr",
@@ -1674,21 +1650,16 @@ fn an_encrypted_ssh_flow_is_not_inspected() {
         "none",
         "",
         "",
-    ] {
-        kex.extend_from_slice(&(l.len() as u32).to_be_bytes());
-        kex.extend_from_slice(l.as_bytes());
-    }
-    kex.extend_from_slice(&[0; 5]);
-    let kexinit = leak(packet(&kex));
+    ]));
     let enc = leak(b"\x11\x22xxsecretxx".repeat(5));
     let frames = script(&[
         C(b"SSH-2.0-OpenSSH_8.9\r\n"),
         S(b"SSH-2.0-OpenSSH_8.0\r\n"),
         C(kexinit),
         S(kexinit),
-        C(leak(packet(&[30; 37]))),
-        S(leak([packet(&[31; 101]), packet(&[21])].concat())),
-        C(leak(packet(&[21]))),
+        C(leak(ssh_packet(&[30; 37]))),
+        S(leak([ssh_packet(&[31; 101]), ssh_packet(&[21])].concat())),
+        C(leak(ssh_packet(&[21]))),
         S(enc),
         C(enc),
         S(enc),
@@ -1705,4 +1676,34 @@ fn an_encrypted_ssh_flow_is_not_inspected() {
     // The client's NEWKEYS (10) is read on packet 11: payloads up to 11.
     let want: Vec<(u64, Option<u64>)> = (4..=11).map(|n| (2, Some(n))).collect();
     assert_eq!(got, want);
+}
+
+/// Bytes that live as long as the test (scripted steps borrow them).
+fn leak(v: Vec<u8>) -> &'static [u8] {
+    Box::leak(v.into_boxed_slice())
+}
+
+/// An SSH binary packet around `payload`, padded to 8 bytes (at least 4).
+fn ssh_packet(payload: &[u8]) -> Vec<u8> {
+    let mut pad = 8 - (payload.len() + 5) % 8;
+    if pad < 4 {
+        pad += 8;
+    }
+    let mut p = ((payload.len() + pad + 1) as u32).to_be_bytes().to_vec();
+    p.push(pad as u8);
+    p.extend_from_slice(payload);
+    p.extend(std::iter::repeat_n(0, pad));
+    p
+}
+
+/// An SSH key exchange offer with these name lists.
+fn ssh_kexinit(lists: [&str; 10]) -> Vec<u8> {
+    let mut kex = vec![20];
+    kex.extend_from_slice(&[0; 16]);
+    for l in lists {
+        kex.extend_from_slice(&(l.len() as u32).to_be_bytes());
+        kex.extend_from_slice(l.as_bytes());
+    }
+    kex.extend_from_slice(&[0; 5]);
+    ssh_packet(&kex)
 }
