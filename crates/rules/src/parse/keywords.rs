@@ -98,6 +98,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("ack", Kind::Setup(packet::ack)),
     ("ip_proto", Kind::Setup(packet::ip_proto)),
     ("flags", Kind::Setup(packet::flags)),
+    ("tcp.flags", Kind::Setup(packet::flags)),
     ("sameip", Kind::Setup(packet::sameip)),
     ("ftpbounce", Kind::Setup(packet::ftpbounce)),
     ("decode-event", Kind::Setup(packet::decode_event)),
@@ -175,7 +176,6 @@ const UNSUPPORTED: &[&str] = &[
     "stream-event",
     "app-layer-state",
     "icmpv6.mtu",
-    "tcp.flags",
     "template",
     "appid",
 ];
