@@ -42,11 +42,11 @@ pub struct Session {
 pub enum Encryption {
     Clear,
     /// TLS: the client sent application data, the server not yet.
-    ClientFirst,
+    ClientData,
     /// TLS: the server sent application data.
-    Both,
+    ServerData,
     /// SSH: both sides sent `SSH_MSG_NEWKEYS`.
-    Keys,
+    NewKeys,
 }
 
 impl Session {
@@ -244,12 +244,14 @@ impl Session {
     /// flow's payload, as Suricata's default `encryption-handling: track-only` does).
     pub fn encryption(&self) -> Encryption {
         match &self.parser {
-            Some(Parser::Tls(t)) if t.application_data(Direction::ToClient) => Encryption::Both,
+            Some(Parser::Tls(t)) if t.application_data(Direction::ToClient) => {
+                Encryption::ServerData
+            }
             Some(Parser::Tls(t)) if t.application_data(Direction::ToServer) => {
-                Encryption::ClientFirst
+                Encryption::ClientData
             }
             Some(Parser::Ssh(s)) if Direction::BOTH.iter().all(|&d| s.newkeys(d)) => {
-                Encryption::Keys
+                Encryption::NewKeys
             }
             _ => Encryption::Clear,
         }

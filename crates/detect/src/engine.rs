@@ -159,6 +159,26 @@ impl FlowData {
         self.kept = None;
     }
 
+    /// Where inspection of direction `d`'s stream, which holds bytes up to `end`, may go
+    /// on packet `num` (`None`: at the flow's end). Once the flow went encrypted, a TLS
+    /// stream goes no further (Suricata turns its raw reassembly off; the packet that
+    /// found it encrypted still inspects what it was due to), an SSH stream up to what
+    /// it held then.
+    fn stream_end(&self, d: Direction, num: Option<u64>, end: u64) -> u64 {
+        match (self.encrypted_at, self.kept) {
+            (None, _) => end,
+            (Some(_), Some(kept)) => end.min(kept[d]),
+            (Some(at), None) if num == Some(at) => end,
+            (Some(_), None) => 0,
+        }
+    }
+
+    /// Whether packet `num`'s payload is inspected: not after the packet that found the
+    /// flow encrypted.
+    fn payload_inspected(&self, num: u64) -> bool {
+        self.encrypted_at.is_none_or(|at| num <= at)
+    }
+
     /// A rule alerted on the flow (before thresholds; Suricata's `flow.alerted`).
     pub fn alerted(&self) -> bool {
         self.alerted
@@ -983,11 +1003,11 @@ impl Detector {
             let parsed = f.user.app_fed != fed;
             let now = encryption(f);
             if f.user.encrypted_at.is_none()
-                && (matches!(now, Encryption::Both | Encryption::Keys)
-                    || (before == Encryption::ClientFirst && parsed))
+                && (matches!(now, Encryption::ServerData | Encryption::NewKeys)
+                    || (before == Encryption::ClientData && parsed))
             {
                 f.user.encrypted_at = Some(p.num);
-                if now == Encryption::Keys {
+                if now == Encryption::NewKeys {
                     // This packet's own bytes came after: Suricata reads the other
                     // side's bytes before it adds a packet's to its stream.
                     let held = |d| match obs.stream.start {
@@ -1040,14 +1060,11 @@ impl Detector {
                     || f.user.trigger[d];
                 from..if ready { acked } else { from }
             };
-            // An encrypted TLS flow's streams are not inspected (Suricata turns raw
-            // reassembly off); an SSH flow's up to what they held then.
-            let range = match f.user.kept {
-                Some(k) => range.start..range.end.min(k[d]).max(range.start),
-                None => range,
-            };
-            let open = f.user.kept.is_some() || f.user.encrypted_at.is_none_or(|n| n == p.num);
-            if !range.is_empty() && open {
+            let range = range.start
+                ..f.user
+                    .stream_end(d, Some(p.num), range.end)
+                    .max(range.start);
+            if !range.is_empty() {
                 f.user.trigger[d] = false;
                 stream = Some((d, range));
             }
@@ -1099,12 +1116,8 @@ impl Detector {
         since(t_app, self.prof.as_mut().map(|p| &mut p.app));
         for dir in Direction::BOTH {
             let d = dir;
-            let end = f.stream(d).offset();
-            let range = match (f.user.encrypted_at, f.user.kept) {
-                (None, _) => f.user.fed[d]..end,
-                (Some(_), Some(k)) => f.user.fed[d]..end.min(k[d]).max(f.user.fed[d]),
-                (Some(_), None) => 0..0,
-            };
+            let from = f.user.fed[d];
+            let range = from..f.user.stream_end(d, None, f.stream(d).offset()).max(from);
             if range.is_empty() && !tx_pending(&f.user, d) {
                 continue;
             }
@@ -1310,7 +1323,7 @@ impl Detector {
         let payload_off = packet
             && flow
                 .as_ref()
-                .is_some_and(|(f, _)| f.user.encrypted_at.is_some_and(|n| n < p.num));
+                .is_some_and(|(f, _)| !f.user.payload_inspected(p.num));
         let payload = if payload_off { &[][..] } else { p.payload() };
         self.counts.packets += 1;
         // The packet's port group: by its direction in the flow and the server's port.

@@ -1200,44 +1200,29 @@ fn compile_rule(rule: Rule) -> Compiled {
     };
     let scope = Scope::of(&rule, app);
     let mut vars = Vec::new();
-    let mut hdr_lists = Vec::new();
-    let compiled = rule
-        .lists
-        .iter()
-        .filter_map(|l| match l.buffer {
-            Buffer::Payload => Some(compile_list(&l.matches, &mut vars)),
-            Buffer::Header(h) => match compile_list(&l.matches, &mut vars) {
-                Ok(c) => {
-                    hdr_lists.push((h, c));
-                    None
-                }
-                Err(e) => Some(Err(e)),
-            },
-            Buffer::App(_) => None,
+    let compiled = packet_lists(&rule, &mut vars)
+        .and_then(|(lists, hdr_lists)| match app {
+            Some(_) => Ok((lists, hdr_lists, tx_sig(&rule, &mut vars)?)),
+            None => Ok((lists, hdr_lists, None)),
         })
-        .collect::<Result<Vec<_>, _>>()
-        .and_then(|lists| match app {
-            Some(_) => Ok((lists, tx_sig(&rule, &mut vars)?)),
-            None => Ok((lists, None)),
-        })
-        .and_then(|(mut lists, mut tx)| {
+        .and_then(|(mut lists, hdr_lists, mut tx)| {
             // The `base64_data` list goes to the `base64_decode` that fills it.
             let Some(l) = rule.lists.iter().find(|l| l.buffer == BASE64_DATA) else {
-                return Ok((lists, tx));
+                return Ok((lists, hdr_lists, tx));
             };
             let data = compile_list(&l.matches, &mut vars)?;
             let tx_lists = tx
                 .iter_mut()
                 .flat_map(|t| t.lists.iter_mut().map(|l| &mut l.matches));
             match attach_base64_data(lists.iter_mut().chain(tx_lists), data) {
-                None => Ok((lists, tx)),
+                None => Ok((lists, hdr_lists, tx)),
                 Some(_) => Err(ListError::from(
                     "base64_data without base64_decode".to_string(),
                 )),
             }
         });
     match compiled {
-        Ok((lists, tx)) => {
+        Ok((lists, hdr_lists, tx)) => {
             let fast = fast_pattern(&rule);
             let tx_fast = tx_fast_pattern(&rule);
             let mut rule = rule;
@@ -1264,6 +1249,22 @@ fn compile_rule(rule: Rule) -> Compiled {
             Compiled::Failed(rule.sid, format!("{at}: sid {}: {}", rule.sid, e.message))
         }
     }
+}
+
+/// A rule's lists over the packet, compiled in rule order (a variable one extracts is
+/// seen by the next): its payload lists, and its lists over headers (`tcp.hdr`).
+type PacketLists = (Vec<Vec<CMatch>>, Vec<(HeaderBuffer, Vec<CMatch>)>);
+
+fn packet_lists(rule: &Rule, vars: &mut Vec<String>) -> Result<PacketLists, ListError> {
+    let (mut lists, mut hdr_lists) = (Vec::new(), Vec::new());
+    for l in &rule.lists {
+        match l.buffer {
+            Buffer::Payload => lists.push(compile_list(&l.matches, vars)?),
+            Buffer::Header(h) => hdr_lists.push((h, compile_list(&l.matches, vars)?)),
+            Buffer::App(_) => {}
+        }
+    }
+    Ok((lists, hdr_lists))
 }
 
 impl RuleSet {
@@ -2174,6 +2175,29 @@ mod fast_pattern_tests {
         );
         // Among words, the longer.
         assert_eq!(fast(r#"content:"abc"; content:"abcd";"#), b"abcd");
+    }
+
+    proptest::proptest! {
+        /// The prefilter's bytes are a suffix of the content (so every buffer that holds
+        /// the content holds them, and they end where it ends), at least 4 bytes long
+        /// unless the content is shorter.
+        #[test]
+        fn the_prefilter_looks_for_a_suffix_of_the_content(
+            pat in proptest::collection::vec(
+                proptest::sample::select(vec![0u8, 0, 0, b'a', b'Z', 0x17, 0xff, b' ']),
+                1..40,
+            ),
+            nocase: bool,
+        ) {
+            let c = netsieve_rules::Content {
+                pattern: pat.clone(),
+                nocase,
+                ..Default::default()
+            };
+            let got = super::prefilter_bytes(&c);
+            proptest::prop_assert!(pat.ends_with(got));
+            proptest::prop_assert!(got.len() >= pat.len().min(4));
+        }
     }
 
     #[test]
