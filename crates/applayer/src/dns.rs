@@ -191,6 +191,11 @@ impl Dns {
         self.next_id += 1;
     }
 
+    /// Transactions begun since the flow began.
+    pub fn tx_count(&self) -> u64 {
+        self.next_id
+    }
+
     /// Drops transactions older than `keep_from`.
     pub fn prune(&mut self, keep_from: u64) {
         while self.txs.front().is_some_and(|t| t.id < keep_from) {

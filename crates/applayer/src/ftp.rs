@@ -80,6 +80,11 @@ impl Ftp {
         done
     }
 
+    /// Transactions begun since the flow began.
+    pub fn tx_count(&self) -> u64 {
+        self.next_id
+    }
+
     /// Drops the transactions before id `keep`.
     pub fn prune(&mut self, keep: u64) {
         self.txs.retain(|t| t.id >= keep);

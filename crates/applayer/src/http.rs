@@ -274,6 +274,11 @@ impl Http {
         self.txs.get_mut(id.checked_sub(first)? as usize)
     }
 
+    /// Transactions begun since the flow began.
+    pub fn tx_count(&self) -> u64 {
+        self.next_id
+    }
+
     /// Drops transactions that are complete both ways and older than `keep_from`.
     pub fn prune(&mut self, keep_from: u64) {
         while let Some(t) = self.txs.front() {

@@ -16,6 +16,8 @@
 //!   [`mime::Mime`] decodes a message's headers and attachments.
 //! - [`ftp::Ftp`] pairs FTP commands and replies; [`ssh::Ssh`] reads SSH's
 //!   identification lines.
+//! - [`sip::Sip`] reads SIP requests and responses over UDP and TCP, and [`sdp`] the
+//!   session descriptions in their bodies.
 //!
 //! Hostile input is expected. Every buffer has a limit (head size, header count, body
 //! bytes kept, open transactions, decoded size), and input that cannot be parsed ends
@@ -28,7 +30,9 @@ pub mod ftp;
 pub mod http;
 pub mod lines;
 pub mod mime;
+pub mod sdp;
 pub mod session;
+pub mod sip;
 pub mod smtp;
 pub mod ssh;
 pub mod tls;
@@ -45,6 +49,8 @@ pub enum AppProto {
     Smtp,
     Ssh,
     Ftp,
+    /// SIP over UDP or TCP.
+    Sip,
     /// Recognised by its greeting only: no parser yet (rules on its payload apply).
     Pop3,
     /// Recognised by its greeting only, as POP3.
@@ -66,6 +72,7 @@ impl AppProto {
         AppProto::Smtp,
         AppProto::Ssh,
         AppProto::Ftp,
+        AppProto::Sip,
         AppProto::Pop3,
         AppProto::Imap,
         AppProto::Smb,
@@ -79,6 +86,11 @@ impl AppProto {
         matches!(self, AppProto::Smtp | AppProto::Ftp)
     }
 
+    /// It runs over UDP as well as over TCP.
+    pub fn over_udp(self) -> bool {
+        matches!(self, AppProto::Dns | AppProto::Sip)
+    }
+
     /// The name EVE and rule headers use.
     pub fn name(self) -> &'static str {
         match self {
@@ -88,6 +100,7 @@ impl AppProto {
             AppProto::Smtp => "smtp",
             AppProto::Ssh => "ssh",
             AppProto::Ftp => "ftp",
+            AppProto::Sip => "sip",
             AppProto::Pop3 => "pop3",
             AppProto::Imap => "imap",
             AppProto::Smb => "smb",
@@ -151,8 +164,15 @@ pub fn probe(data: &[u8]) -> Probe {
     if data.is_empty() {
         return Probe::NeedMore;
     }
-    // HTTP: a known method and a space, or a status line.
     let mut more = false;
+    // SIP before HTTP: `OPTIONS` opens requests of both, told apart by the version at
+    // the end of the line; a whole first word of SIP's waits for it.
+    match sip::probe(data) {
+        Probe::Unknown => {}
+        Probe::NeedMore if !data.contains(&b' ') => more = true,
+        p => return p,
+    }
+    // HTTP: a known method and a space, or a status line.
     let status: &[u8] = b"HTTP/";
     for &m in METHODS.iter().chain([&status]) {
         let want = if m == status {
@@ -255,5 +275,12 @@ mod tests {
         assert_eq!(probe(b"\x00\x00\x00\x2f\x01\x02\x03\x04"), Probe::Unknown);
         assert_eq!(probe(b"\x05\x00\x0b\x03"), Probe::Is(AppProto::Dcerpc));
         assert_eq!(probe(b"\x05\x00\x03\x03"), Probe::Unknown);
+        assert_eq!(
+            probe(b"OPTIONS sip:a SIP/2.0\r\n"),
+            Probe::Is(AppProto::Sip)
+        );
+        assert_eq!(probe(b"OPTIONS sip:a"), Probe::NeedMore);
+        assert_eq!(probe(b"OPTIONS / HTTP/1.1\r\n"), Probe::Is(AppProto::Http));
+        assert_eq!(probe(b"SI"), Probe::NeedMore);
     }
 }

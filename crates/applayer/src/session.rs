@@ -18,6 +18,7 @@ pub enum Parser {
     Smtp(Box<crate::smtp::Smtp>),
     Ssh(Box<crate::ssh::Ssh>),
     Ftp(Box<crate::ftp::Ftp>),
+    Sip(Box<crate::sip::Sip>),
 }
 
 /// A flow's application-layer state.
@@ -90,6 +91,7 @@ impl Session {
             AppProto::Smtp => Some(Parser::Smtp(Box::default())),
             AppProto::Ssh => Some(Parser::Ssh(Box::default())),
             AppProto::Ftp => Some(Parser::Ftp(Box::default())),
+            AppProto::Sip => Some(Parser::Sip(Box::default())),
             AppProto::Pop3
             | AppProto::Imap
             | AppProto::Smb
@@ -155,10 +157,11 @@ impl Session {
         self.parse(dir, data)
     }
 
-    /// A datagram (DNS over UDP): one message.
+    /// A datagram (DNS or SIP over UDP): one message.
     pub fn datagram(&mut self, dir: Direction, data: &[u8]) -> bool {
         match &mut self.parser {
             Some(Parser::Dns(d)) => d.datagram(dir, data),
+            Some(Parser::Sip(s)) => s.datagram(dir, data),
             _ => false,
         }
     }
@@ -174,7 +177,33 @@ impl Session {
             Some(Parser::Smtp(s)) => s.feed(dir, data),
             Some(Parser::Ssh(s)) => s.feed(dir, data),
             Some(Parser::Ftp(f)) => f.feed(dir, data),
+            Some(Parser::Sip(s)) => s.feed(dir, data),
             None => false,
+        }
+    }
+
+    /// Transactions begun since the flow began (a TLS or SSH flow has one).
+    pub fn tx_count(&self) -> u64 {
+        match &self.parser {
+            Some(Parser::Http(h)) => h.tx_count(),
+            Some(Parser::Dns(x)) => x.tx_count(),
+            Some(Parser::Smtp(x)) => x.tx_count(),
+            Some(Parser::Ftp(x)) => x.tx_count(),
+            Some(Parser::Sip(x)) => x.tx_count(),
+            Some(Parser::Tls(_) | Parser::Ssh(_)) => 1,
+            None => 0,
+        }
+    }
+
+    /// Drops the transactions before id `keep` (a TLS or SSH flow's one state stays).
+    pub fn prune(&mut self, keep: u64) {
+        match &mut self.parser {
+            Some(Parser::Http(h)) => h.prune(keep),
+            Some(Parser::Dns(x)) => x.prune(keep),
+            Some(Parser::Smtp(x)) => x.prune(keep),
+            Some(Parser::Ftp(x)) => x.prune(keep),
+            Some(Parser::Sip(x)) => x.prune(keep),
+            Some(Parser::Tls(_) | Parser::Ssh(_)) | None => {}
         }
     }
 
@@ -274,6 +303,13 @@ impl Session {
     pub fn ftp(&self) -> Option<&crate::ftp::Ftp> {
         match &self.parser {
             Some(Parser::Ftp(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    pub fn sip(&self) -> Option<&crate::sip::Sip> {
+        match &self.parser {
+            Some(Parser::Sip(s)) => Some(s),
             _ => None,
         }
     }

@@ -7,9 +7,10 @@
 //! reaches the highest stage its buffers need.
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 
 use netsieve_applayer::http::{self, Message};
-use netsieve_applayer::{AppProto, Direction, dns, ftp, smtp, ssh, tls, uri};
+use netsieve_applayer::{AppProto, Direction, Parser, dns, ftp, sip, smtp, ssh, tls, uri};
 use netsieve_rules::{AppBuffer, Transform};
 
 /// How far a transaction got in one direction.
@@ -83,7 +84,7 @@ impl Buf {
 /// rule's header names, which picks the protocol of a buffer several have.
 fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, Stage)> {
     use AppBuffer::*;
-    use AppProto::{Dns, Ftp, Http, Smtp, Ssh, Tls};
+    use AppProto::{Dns, Ftp, Http, Sip, Smtp, Ssh, Tls};
     use Side::{Either, Request, Response};
     use Stage::{Done, Head, Line};
     Some(match b {
@@ -125,8 +126,35 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         FtpReply | FtpCompletionCode => (Ftp, Response, Done),
         FtpDynamicPort | FtpMode => (Ftp, Either, Done),
         FtpReplyReceived => (Ftp, Request, Done),
-        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | TlsCertFingerprint | SipMethod
-        | SipStatCode | SipHeader | SipUri | Smb | DceStubData | Base64Data | JsData => {
+        // Each SIP message is a transaction of its own direction.
+        SipMethod | SipUri | SipRequestLine => (Sip, Request, Done),
+        SipStatCode | SipStatMsg | SipResponseLine => (Sip, Response, Done),
+        SipProtocol
+        | SipFrom
+        | SipTo
+        | SipVia
+        | SipUserAgent
+        | SipContentType
+        | SipContentLength
+        | SdpOrigin
+        | SdpSessionName
+        | SdpSessionInfo
+        | SdpUri
+        | SdpEmail
+        | SdpPhoneNumber
+        | SdpConnectionData
+        | SdpBandwidth
+        | SdpTime
+        | SdpRepeatTime
+        | SdpTimezone
+        | SdpEncryptionKey
+        | SdpAttribute
+        | SdpMedia
+        | SdpMediaInfo
+        | SdpMediaConnectionData
+        | SdpMediaEncryptionKey => (Sip, Either, Done),
+        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | TlsCertFingerprint | SipHeader
+        | Smb | DceStubData | Base64Data | JsData => {
             return None;
         }
     })
@@ -141,6 +169,7 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
         "smtp" => AppProto::Smtp,
         "ssh" => AppProto::Ssh,
         "ftp" => AppProto::Ftp,
+        "sip" => AppProto::Sip,
         "pop3" => AppProto::Pop3,
         "imap" => AppProto::Imap,
         "smb" => AppProto::Smb,
@@ -193,9 +222,60 @@ pub enum TxRef<'a> {
     /// SSH keeps one state per flow: a single transaction, id 0.
     Ssh(&'a ssh::Ssh),
     Ftp(&'a ftp::Tx),
+    Sip(&'a sip::Tx),
+}
+
+/// The transactions a parser holds, oldest first.
+pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
+    fn each<'a, T: 'a>(
+        v: Option<&'a VecDeque<T>>,
+        f: fn(&'a T) -> TxRef<'a>,
+    ) -> impl Iterator<Item = TxRef<'a>> {
+        v.into_iter().flatten().map(f)
+    }
+    let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut one) =
+        (None, None, None, None, None, None);
+    match parser {
+        Some(Parser::Http(h)) => http = Some(&h.txs),
+        Some(Parser::Dns(x)) => dns = Some(&x.txs),
+        Some(Parser::Smtp(x)) => smtp = Some(&x.txs),
+        Some(Parser::Ftp(x)) => ftp = Some(&x.txs),
+        Some(Parser::Sip(x)) => sip = Some(&x.txs),
+        Some(Parser::Tls(t)) => one = Some(TxRef::Tls(t)),
+        Some(Parser::Ssh(t)) => one = Some(TxRef::Ssh(t)),
+        None => {}
+    }
+    each(http, TxRef::Http)
+        .chain(each(dns, TxRef::Dns))
+        .chain(each(smtp, TxRef::Smtp))
+        .chain(each(ftp, TxRef::Ftp))
+        .chain(each(sip, TxRef::Sip))
+        .chain(one)
 }
 
 impl TxRef<'_> {
+    /// The directions it is inspected in before it is done with; none for the one
+    /// state of a TLS or SSH flow, which lasts as long as the flow.
+    pub fn sides(&self) -> &'static [Direction] {
+        const SERVER: &[Direction] = &[Direction::ToServer];
+        const CLIENT: &[Direction] = &[Direction::ToClient];
+        let own = |d: Direction| {
+            if d == Direction::ToServer {
+                SERVER
+            } else {
+                CLIENT
+            }
+        };
+        match self {
+            TxRef::Http(_) | TxRef::Ftp(_) => &Direction::BOTH,
+            TxRef::Dns(t) => own(t.dir),
+            TxRef::Sip(t) => own(t.dir),
+            // A mail is the client's.
+            TxRef::Smtp(_) => SERVER,
+            TxRef::Tls(_) | TxRef::Ssh(_) => &[],
+        }
+    }
+
     pub fn id(&self) -> u64 {
         match self {
             TxRef::Http(t) => t.id,
@@ -204,6 +284,7 @@ impl TxRef<'_> {
             TxRef::Smtp(t) => t.id,
             TxRef::Ssh(_) => 0,
             TxRef::Ftp(t) => t.id,
+            TxRef::Sip(t) => t.id,
         }
     }
 
@@ -220,13 +301,9 @@ impl TxRef<'_> {
                 (Direction::ToServer, r) => msg(r.as_ref().map(|r| &r.msg)),
                 _ => msg(t.response.as_ref().map(|r| &r.msg)),
             },
-            TxRef::Dns(t) => {
-                if t.dir == d {
-                    Stage::Done
-                } else {
-                    Stage::None
-                }
-            }
+            TxRef::Dns(t) if t.dir == d => Stage::Done,
+            TxRef::Sip(t) if t.dir == d => Stage::Done,
+            TxRef::Dns(_) | TxRef::Sip(_) => Stage::None,
             TxRef::Tls(t) => {
                 if d == Direction::ToServer {
                     if t.client_hello.is_some() {
@@ -548,6 +625,63 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
             })),
             _ => {}
         },
+        TxRef::Sip(t) => fill_sip(buf, &t.msg, out),
+    }
+}
+
+/// The buffers of a SIP message: its start line's parts, some headers (each instance,
+/// for those that may repeat) and its session description.
+fn fill_sip<'a>(buf: AppBuffer, m: &'a sip::Message, out: &mut Vec<Cow<'a, [u8]>>) {
+    use AppBuffer::*;
+    use sip::Start::{Request, Response};
+    let one = |v: &'a Option<Vec<u8>>| v.as_deref().map(Cow::Borrowed);
+    let all = |v: &'a [Vec<u8>]| v.iter().map(|x| Cow::Borrowed(&x[..]));
+    let sdp = m.sdp.as_ref();
+    let media = sdp.into_iter().flat_map(|s| &s.media);
+    let headers = |name| m.values(name).map(Cow::Borrowed);
+    match (buf, &m.start) {
+        (SipMethod, Request { method, .. }) => out.push(Cow::Borrowed(method)),
+        (SipUri, Request { uri, .. }) => out.push(Cow::Borrowed(uri)),
+        (SipRequestLine, Request { .. }) | (SipResponseLine, Response { .. }) => {
+            out.push(Cow::Borrowed(&m.line))
+        }
+        (SipStatCode, Response { code, .. }) => out.push(Cow::Borrowed(code)),
+        (SipStatMsg, Response { reason, .. }) if !reason.is_empty() => {
+            out.push(Cow::Borrowed(reason))
+        }
+        (SipProtocol, _) => out.push(Cow::Borrowed(&m.version)),
+        (SipFrom, _) => out.extend(headers("From")),
+        (SipTo, _) => out.extend(headers("To")),
+        (SipVia, _) => out.extend(headers("Via")),
+        (SipUserAgent, _) => out.extend(headers("User-Agent")),
+        (SipContentType, _) => out.extend(headers("Content-Type")),
+        (SipContentLength, _) => out.extend(headers("Content-Length")),
+        (SdpOrigin, _) => out.extend(sdp.and_then(|s| one(&s.origin))),
+        (SdpSessionName, _) => out.extend(sdp.and_then(|s| one(&s.session_name))),
+        (SdpSessionInfo, _) => out.extend(sdp.and_then(|s| one(&s.session_info))),
+        (SdpUri, _) => out.extend(sdp.and_then(|s| one(&s.uri))),
+        (SdpEmail, _) => out.extend(sdp.and_then(|s| one(&s.email))),
+        (SdpPhoneNumber, _) => out.extend(sdp.and_then(|s| one(&s.phone_number))),
+        (SdpConnectionData, _) => out.extend(sdp.and_then(|s| one(&s.connection_data))),
+        (SdpBandwidth, _) => out.extend(sdp.into_iter().flat_map(|s| all(&s.bandwidths))),
+        (SdpTime, _) => out.extend(
+            sdp.into_iter()
+                .flat_map(|s| &s.time_descriptions)
+                .map(|t| Cow::Borrowed(&t.time[..])),
+        ),
+        (SdpRepeatTime, _) => out.extend(
+            sdp.into_iter()
+                .flat_map(|s| &s.time_descriptions)
+                .filter_map(|t| one(&t.repeat_time)),
+        ),
+        (SdpTimezone, _) => out.extend(sdp.and_then(|s| one(&s.timezone))),
+        (SdpEncryptionKey, _) => out.extend(sdp.and_then(|s| one(&s.encryption_key))),
+        (SdpAttribute, _) => out.extend(sdp.into_iter().flat_map(|s| all(&s.attributes))),
+        (SdpMedia, _) => out.extend(media.map(|x| Cow::Borrowed(&x.media[..]))),
+        (SdpMediaInfo, _) => out.extend(media.filter_map(|x| one(&x.media_info))),
+        (SdpMediaConnectionData, _) => out.extend(media.filter_map(|x| one(&x.connection_data))),
+        (SdpMediaEncryptionKey, _) => out.extend(media.filter_map(|x| one(&x.encryption_key))),
+        _ => {}
     }
 }
 

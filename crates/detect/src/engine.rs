@@ -36,9 +36,9 @@ use netsieve_rules::{
 };
 
 use netsieve_applayer::ftp::Mode;
-use netsieve_applayer::{AppProto, Encryption, Parser, Session};
+use netsieve_applayer::{AppProto, Encryption, Parser, Probe, Session, sip};
 
-use crate::app::{Stage, TxRef, fill, transform};
+use crate::app::{Stage, TxRef, fill, transform, txs};
 use crate::eval::{Ctx, matches};
 use crate::expect::Expected;
 use crate::hostbits::HostBits;
@@ -217,6 +217,11 @@ impl FlowData {
             None if self.app_failed => Some(AppName::Failed),
             None => None,
         }
+    }
+
+    /// Application-layer transactions the flow began.
+    pub fn tx_count(&self) -> u64 {
+        self.app.as_ref().map_or(0, Session::tx_count)
     }
 
     /// Moves the flow's detection state from rule set `old` to a new one whose flowbit
@@ -1079,10 +1084,10 @@ impl Detector {
         );
         // What the packet completed is logged once inspected (a `config` rule may have
         // turned its logging off).
-        if let Some((f, _)) = flow
+        if let Some((f, o)) = flow
             && self.opts.log.any()
         {
-            self.log_txs(f, p.num, p.ts, None);
+            self.log_txs(f, p.num, p.ts, Logging::Packet(o.dir));
         }
     }
 
@@ -1177,7 +1182,7 @@ impl Detector {
         }
         if self.opts.log.any() {
             let first = f.first_packet();
-            self.log_txs(f, at, f.last(), Some(first));
+            self.log_txs(f, at, f.last(), Logging::FlowEnd(first));
         }
     }
 
@@ -1681,15 +1686,18 @@ impl Detector {
         let dns_port = f.client().1 == 53 || f.server().1 == 53;
         match p.l4 {
             L4::Udp { .. } => {
-                if !dns_port {
-                    f.user.app_failed |= !p.payload().is_empty();
-                    return;
-                }
-                let a = f
-                    .user
-                    .app
-                    .get_or_insert_with(|| Session::with(AppProto::Dns));
                 let payload = p.payload();
+                if f.user.app.is_none() && !f.user.app_failed && !payload.is_empty() {
+                    // DNS by its port, SIP by its first datagram.
+                    if dns_port {
+                        f.user.app = Some(Session::with(AppProto::Dns));
+                    } else if sip::probe(payload) == Probe::Is(AppProto::Sip) {
+                        f.user.app = Some(Session::with(AppProto::Sip));
+                    } else {
+                        f.user.app_failed = true;
+                    }
+                }
+                let Some(a) = f.user.app.as_mut() else { return };
                 if !payload.is_empty() && a.datagram(d, payload) {
                     self.pkt_dns_tx = a.dns().and_then(|x| x.txs.back()).map(|t| t.id);
                 }
@@ -1719,11 +1727,15 @@ impl Detector {
     }
 
     /// Makes the records of the flow's transactions and files that are ready and were
-    /// not made yet, logged on packet `packet` at `ts`; with `pseudo` (the flow's
-    /// first packet), the flow has ended and every one is ready. An HTTP transaction
+    /// not made yet, logged on packet `packet` at `ts`: one of the flow's packets, or
+    /// (its first packet given) the flow's end, where every one is ready. An HTTP transaction
     /// is ready once its response is complete, a file once its message is; a DNS
     /// message at once; a TLS handshake once both sides are past its clear part.
-    fn log_txs(&mut self, f: &mut Flow<FlowData>, packet: u64, ts: Duration, pseudo: Option<u64>) {
+    fn log_txs(&mut self, f: &mut Flow<FlowData>, packet: u64, ts: Duration, at: Logging) {
+        let (pseudo, packet_dir) = match at {
+            Logging::Packet(d) => (None, Some(d)),
+            Logging::FlowEnd(first) => (Some(first), None),
+        };
         let end = pseudo.is_some();
         let (client, server, flow_id, proto) = (f.client(), f.server(), f.id(), f.proto());
         let tunnel = f.user.tunnel;
@@ -1836,6 +1848,17 @@ impl Detector {
                     }
                 }
             }
+            Some(Parser::Sip(x)) => {
+                // Under the addresses of the packet that logs it (on TCP, in IDS mode,
+                // the other side's acknowledgement), as Suricata writes them.
+                for t in &x.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    if !seen.logged && !seen.quiet {
+                        seen.logged = true;
+                        log(packet_dir.unwrap_or(t.dir), Logged::Tx(meta(TxRef::Sip(t))));
+                    }
+                }
+            }
             Some(Parser::Tls(t)) => {
                 let seen = TxSeen::of(tx_seen, 0);
                 let started = t.client_hello.is_some() || t.server_hello.is_some();
@@ -1875,17 +1898,8 @@ impl Detector {
         let Some(sess) = app.as_ref() else { return };
         let Some(proto) = sess.proto else { return };
         let g = &set.tx_groups[tx_group(proto, d)];
-        let txs: Vec<TxRef<'_>> = match &sess.parser {
-            Some(Parser::Http(h)) => h.txs.iter().map(TxRef::Http).collect(),
-            Some(Parser::Dns(x)) => x.txs.iter().map(TxRef::Dns).collect(),
-            Some(Parser::Tls(t)) => vec![TxRef::Tls(t)],
-            Some(Parser::Smtp(x)) => x.txs.iter().map(TxRef::Smtp).collect(),
-            Some(Parser::Ssh(t)) => vec![TxRef::Ssh(t)],
-            Some(Parser::Ftp(x)) => x.txs.iter().map(TxRef::Ftp).collect(),
-            None => Vec::new(),
-        };
         let mut bufs = Vec::new();
-        for tx in txs {
+        for tx in txs(sess.parser.as_ref()) {
             let stage = tx.stage(d);
             let id = tx.id();
             let entry = TxSeen::of(tx_seen, id);
@@ -1995,62 +2009,35 @@ impl Detector {
                 }
             }
         }
-        // Transactions inspected to the end both ways (and logged, if they are to be)
-        // are dropped.
+        // Transactions inspected to their end on their sides (and logged, if they are
+        // to be) are dropped.
         let logging = self.opts.log.of(proto);
-        let done = |x: &TxSeen| x.stage == PerDir::splat(Stage::Done) && (x.logged || !logging);
-        match app.as_mut().and_then(|a| a.parser.as_mut()) {
-            Some(Parser::Http(h)) => {
-                let keep = h
-                    .txs
-                    .iter()
-                    .find(|t| !tx_seen.iter().any(|x| x.id == t.id && done(x)))
-                    .map_or(u64::MAX, |t| t.id);
-                h.prune(keep);
-                tx_seen.retain(|x| x.id >= keep || !done(x));
-            }
-            Some(Parser::Ftp(f)) => {
-                let keep = f
-                    .txs
-                    .iter()
-                    .find(|t| !tx_seen.iter().any(|x| x.id == t.id && done(x)))
-                    .map_or(u64::MAX, |t| t.id);
-                f.prune(keep);
-                tx_seen.retain(|x| x.id >= keep || !done(x));
-            }
-            Some(Parser::Dns(x)) => {
-                // A DNS message has one direction: it is done once inspected there.
-                let keep = x
-                    .txs
-                    .iter()
-                    .find(|t| {
-                        !tx_seen.iter().any(|s| {
-                            s.id == t.id && s.stage[t.dir] == Stage::Done && (s.logged || !logging)
-                        })
-                    })
-                    .map_or(u64::MAX, |t| t.id);
-                x.prune(keep);
-                tx_seen.retain(|s| s.id >= keep);
-            }
-            Some(Parser::Smtp(x)) => {
-                // A mail is the client's: done once inspected complete that way.
-                let keep = x
-                    .txs
-                    .iter()
-                    .find(|t| {
-                        !tx_seen.iter().any(|s| {
-                            s.id == t.id
-                                && s.stage[Direction::ToServer] == Stage::Done
-                                && (s.logged || !logging)
-                        })
-                    })
-                    .map_or(u64::MAX, |t| t.id);
-                x.prune(keep);
-                tx_seen.retain(|s| s.id >= keep);
-            }
-            _ => {}
+        let done = |t: &TxRef<'_>| {
+            tx_seen.iter().any(|s| {
+                s.id == t.id()
+                    && t.sides().iter().all(|&d| s.stage[d] == Stage::Done)
+                    && (s.logged || !logging)
+            })
+        };
+        let parser = app.as_ref().and_then(|a| a.parser.as_ref());
+        if matches!(parser, Some(Parser::Tls(_) | Parser::Ssh(_)) | None) {
+            return;
         }
+        let keep = txs(parser).find(|t| !done(t)).map_or(u64::MAX, |t| t.id());
+        if let Some(a) = app.as_mut() {
+            a.prune(keep);
+        }
+        tx_seen.retain(|s| s.id >= keep);
     }
+}
+
+/// Where transactions' records are logged.
+#[derive(Clone, Copy)]
+enum Logging {
+    /// On a packet of the flow, sent in this direction.
+    Packet(Direction),
+    /// At the flow's end, on a pseudo packet: the flow's first packet's number.
+    FlowEnd(u64),
 }
 
 /// An alert of rule `sig` on packet `p` (no bytes, not on the stream, no transaction).
@@ -2129,15 +2116,7 @@ fn tx_pending(fd: &FlowData, d: Direction) -> bool {
             .find(|x| x.id == id)
             .map_or(Stage::None, |x| x.stage[d])
     };
-    match &a.parser {
-        Some(Parser::Http(h)) => h.txs.iter().any(|t| TxRef::Http(t).stage(d) > seen(t.id)),
-        Some(Parser::Dns(x)) => x.txs.iter().any(|t| TxRef::Dns(t).stage(d) > seen(t.id)),
-        Some(Parser::Tls(t)) => TxRef::Tls(t).stage(d) > seen(0),
-        Some(Parser::Smtp(x)) => x.txs.iter().any(|t| TxRef::Smtp(t).stage(d) > seen(t.id)),
-        Some(Parser::Ssh(t)) => TxRef::Ssh(t).stage(d) > seen(0),
-        Some(Parser::Ftp(x)) => x.txs.iter().any(|t| TxRef::Ftp(t).stage(d) > seen(t.id)),
-        None => false,
-    }
+    txs(a.parser.as_ref()).any(|t| t.stage(d) > seen(t.id()))
 }
 
 /// Rule thresholds and detection filters, and threshold.config's suppressions,

@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use netsieve_applayer::http::{self, Message};
-use netsieve_applayer::{AppProto, Direction, dns, ftp, smtp, tls, uri};
+use netsieve_applayer::{AppProto, Direction, dns, ftp, sdp, sip, smtp, tls, uri};
 use netsieve_packet::PerDir;
 
 use crate::app::TxRef;
@@ -32,6 +32,7 @@ pub enum AppMeta {
     Smtp(Box<SmtpMeta>),
     Ssh(Box<SshMeta>),
     Ftp(Box<FtpMeta>),
+    Sip(Box<SipMeta>),
 }
 
 impl AppMeta {
@@ -43,6 +44,7 @@ impl AppMeta {
             AppMeta::Smtp(_) => AppProto::Smtp,
             AppMeta::Ssh(_) => AppProto::Ssh,
             AppMeta::Ftp(_) => AppProto::Ftp,
+            AppMeta::Sip(_) => AppProto::Sip,
         }
     }
 }
@@ -211,6 +213,16 @@ pub struct FtpMeta {
     pub reply_received: bool,
 }
 
+/// A SIP message (EVE's `sip` object): a request's method and URI, or a response's
+/// code and reason, and the session description it carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SipMeta {
+    pub start: sip::Start,
+    pub version: String,
+    pub line: String,
+    pub sdp: Option<sdp::Sdp>,
+}
+
 /// A file a transaction carried (EVE's `fileinfo` object). Its state is always
 /// Suricata's `CLOSED`: a body cut short by the end of its flow is closed as it is, as
 /// Suricata closes it; `TRUNCATED` (a stream gap, the stream depth) is not told apart
@@ -289,13 +301,21 @@ pub struct LogTypes {
     pub smtp: bool,
     pub ssh: bool,
     pub ftp: bool,
+    pub sip: bool,
     /// `fileinfo`: the files HTTP and SMTP transactions carry.
     pub files: bool,
 }
 
 impl LogTypes {
     pub fn any(self) -> bool {
-        self.http || self.dns || self.tls || self.smtp || self.ssh || self.ftp || self.files
+        self.http
+            || self.dns
+            || self.tls
+            || self.smtp
+            || self.ssh
+            || self.ftp
+            || self.sip
+            || self.files
     }
 
     /// Records of this protocol's transactions are made.
@@ -307,6 +327,7 @@ impl LogTypes {
             AppProto::Smtp => self.smtp || self.files,
             AppProto::Ssh => self.ssh,
             AppProto::Ftp => self.ftp,
+            AppProto::Sip => self.sip,
             AppProto::Pop3
             | AppProto::Imap
             | AppProto::Smb
@@ -339,6 +360,12 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
             }))
         }
         TxRef::Ftp(t) => AppMeta::Ftp(Box::new(ftp_meta(t))),
+        TxRef::Sip(t) => AppMeta::Sip(Box::new(SipMeta {
+            start: t.msg.start.clone(),
+            version: text(&t.msg.version),
+            line: text(&t.msg.line),
+            sdp: t.msg.sdp.clone(),
+        })),
     };
     TxMeta {
         tx_id: tx.id(),

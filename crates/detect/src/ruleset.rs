@@ -541,7 +541,7 @@ impl Scope {
                 streamed_packet: false,
             },
             Proto::Udp | Proto::Icmp => packet_only,
-            Proto::App(_) if app == Some(AppProto::Dns) => packet_only,
+            Proto::App(_) if app.is_some_and(AppProto::over_udp) => packet_only,
             Proto::Tcp | Proto::Ip | Proto::App(_) => Scope {
                 packet: !f.only_stream,
                 stream: !f.no_stream && !packet_keyword,
@@ -610,6 +610,7 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::Smb => 8,
         AppProto::Dcerpc => 9,
         AppProto::FtpData => 10,
+        AppProto::Sip => 11,
     };
     i * 2 + dir.index()
 }
@@ -1194,8 +1195,8 @@ fn compile_rule(rule: Rule) -> Compiled {
         Proto::Tcp | Proto::TcpPkt | Proto::TcpStream => SigProto::Tcp,
         Proto::Udp => SigProto::Udp,
         Proto::Icmp => SigProto::Icmp,
-        // HTTP and TLS run over TCP; DNS over UDP and TCP.
-        Proto::App(_) if app == Some(AppProto::Dns) => SigProto::Ip,
+        // HTTP and TLS run over TCP; DNS and SIP over UDP and TCP.
+        Proto::App(_) if app.is_some_and(AppProto::over_udp) => SigProto::Ip,
         Proto::App(_) => SigProto::Tcp,
     };
     let scope = Scope::of(&rule, app);

@@ -1707,3 +1707,59 @@ fn ssh_kexinit(lists: [&str; 10]) -> Vec<u8> {
     kex.extend_from_slice(&[0; 5]);
     ssh_packet(&kex)
 }
+
+const SIP_INVITE: &[u8] = b"INVITE sip:bob@example.com SIP/2.0\r\n\
+    v: SIP/2.0/UDP 10.0.0.1:5060\r\nFrom: <sip:alice@example.com>\r\n\
+    t: <sip:bob@example.com>\r\nTo: <sip:carol@example.com>\r\n\
+    Content-Type: application/sdp\r\nContent-Length: 9\r\n\r\n\
+    v=0\r\ns=call\r\nm=audio 4000 RTP/AVP 0\r\n";
+const SIP_OK: &[u8] = b"SIP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n";
+
+#[test]
+fn sip_messages_are_transactions_on_udp_and_tcp() {
+    // As Suricata reads SIP: each message its own transaction in its own direction; on
+    // UDP the body is the rest of the datagram, whatever Content-Length says; headers
+    // repeat (the compact `t:` is `To`), and each instance is inspected.
+    let rules = "\
+alert sip any any -> any any (flow:to_server; sip.method; content:\"INVITE\"; sid:1;)
+alert sip any any -> any any (sip.to; content:\"carol\"; sid:2;)
+alert sip any any -> any any (sdp.media.media; content:\"audio 4000\"; sid:3;)
+alert sip any any -> any any (flow:to_client; sip.stat_code; content:\"200\"; sid:4;)
+alert sip any any -> any any (sip.stat_code; content:\"INVITE\"; sid:5;)
+alert sip any any -> any any (flow:to_server; sip.stat_msg; content:\"OK\"; sid:6;)
+";
+    let frames = vec![udp(true, 5060, SIP_INVITE), udp(false, 5060, SIP_OK)];
+    let recs = eve(&frames, rules, &[]);
+    let sip: Vec<&serde_json::Value> = recs.iter().filter(|r| r["event_type"] == "sip").collect();
+    assert_eq!(sip.len(), 2);
+    assert_eq!(
+        sip[0]["sip"]["request_line"],
+        "INVITE sip:bob@example.com SIP/2.0"
+    );
+    assert_eq!(
+        sip[0]["sip"]["sdp"]["media_descriptions"][0]["media"],
+        "audio 4000 RTP/AVP 0"
+    );
+    assert_eq!(sip[1]["sip"]["code"], "200");
+    let got: Vec<(u64, u64)> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "alert")
+        .map(|r| {
+            (
+                r["alert"]["signature_id"].as_u64().unwrap(),
+                r["pcap_cnt"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [(1, 1), (2, 1), (3, 1), (4, 2)]);
+    let stats = recs.iter().find(|r| r["event_type"] == "stats").unwrap();
+    assert_eq!(stats["stats"]["app_layer"]["flow"]["sip_udp"], 1);
+    assert_eq!(stats["stats"]["app_layer"]["tx"]["sip_udp"], 2);
+
+    // On TCP, in IDS mode, a message is parsed when the other side acknowledges it.
+    let frames = on_port(conversation(&[(true, SIP_INVITE), (false, SIP_OK)]), 5060);
+    let mut got = ids_alerts(&frames, rules, &[]);
+    got.sort();
+    // The INVITE's body is its Content-Length (9 bytes): no media line.
+    assert_eq!(got, [(1, Some(7)), (2, Some(7)), (4, None)]);
+}

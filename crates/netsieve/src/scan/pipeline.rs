@@ -17,6 +17,7 @@ use std::io::IsTerminal;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
+use netsieve_detect::log::AppName;
 use netsieve_detect::{Alert, Counts, DetectOptions, Detector, FlowData, Profile, RuleSet};
 use netsieve_packet::decode::decodes_link;
 use netsieve_packet::flow::{Flow, FlowConfig, FlowStats, FlowTable, SweepClock};
@@ -25,7 +26,7 @@ use netsieve_rules::ThresholdConfig;
 
 use super::capture_filter::CaptureFilter;
 use super::control::{Control, Counters, Order};
-use super::eve::{DropRecord, FlowRecord, Record};
+use super::eve::{AppCounts, DropRecord, FlowRecord, Record};
 use super::sink::Emitter;
 use crate::interrupt::Interrupt;
 
@@ -37,8 +38,45 @@ struct Worker {
     flow_time: Duration,
     /// The records made besides alerts.
     records: Records,
-    /// Holes the streams of the flows ended so far skipped.
-    gaps: u64,
+    /// What the flows ended so far add up to.
+    ended: Ended,
+}
+
+/// What the flows that ended add up to, for the `stats` record.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Ended {
+    /// Holes the TCP streams skipped (Suricata's `tcp.reassembly_gap`).
+    pub gaps: u64,
+    /// Suricata's `app_layer.flow` and `app_layer.tx`.
+    pub app: AppCounts,
+}
+
+impl Ended {
+    fn flow(&mut self, f: &Flow<FlowData>) {
+        if f.proto() == 6 {
+            self.gaps += Direction::BOTH
+                .iter()
+                .map(|&d| f.stream(d).gaps())
+                .sum::<u64>();
+        }
+        let app = match f.user.app_proto() {
+            Some(AppName::Proto(p)) => Some(p),
+            Some(AppName::Failed) => None,
+            None => return,
+        };
+        let c = self.app.entry((app, f.proto())).or_default();
+        c.0 += 1;
+        c.1 += f.user.tx_count();
+    }
+
+    fn add(&mut self, other: Ended) {
+        self.gaps += other.gaps;
+        for (k, (flows, txs)) in other.app {
+            let c = self.app.entry(k).or_default();
+            c.0 += flows;
+            c.1 += txs;
+        }
+    }
 }
 
 /// What workers hand on: alerts, and the records of the flows that ended, of the
@@ -95,7 +133,7 @@ impl Worker {
                 flow_exception: false,
                 drop: false,
             },
-            gaps: 0,
+            ended: Ended::default(),
         }
     }
 
@@ -158,12 +196,7 @@ impl Worker {
     fn finish_flows(&mut self, flows: Vec<Flow<FlowData>>, at: u64, out: &mut Out) {
         for mut f in flows {
             self.det.flow_end(&mut f, at, &mut out.alerts);
-            if f.proto() == 6 {
-                self.gaps += Direction::BOTH
-                    .iter()
-                    .map(|&d| f.stream(d).gaps())
-                    .sum::<u64>();
-            }
+            self.ended.flow(&f);
             out.records
                 .extend(self.det.take_logs().into_iter().map(Record::Tx));
             if self.records.flow {
@@ -182,7 +215,7 @@ impl Worker {
         WorkerReport {
             flows: self.flows.stats().clone(),
             counts: self.det.counts(),
-            gaps: self.gaps,
+            ended: self.ended.clone(),
         }
     }
 }
@@ -191,7 +224,7 @@ impl Worker {
 struct WorkerReport {
     flows: FlowStats,
     counts: Counts,
-    gaps: u64,
+    ended: Ended,
 }
 
 /// What the pool did, summed over its workers.
@@ -199,8 +232,8 @@ pub(super) struct PoolReport {
     pub flows: FlowStats,
     /// What detection did.
     pub counts: Counts,
-    /// Holes the TCP streams skipped (Suricata's `tcp.reassembly_gap`).
-    pub gaps: u64,
+    /// What the flows that ended add up to.
+    pub ended: Ended,
     /// With `--profile`: the detector's stage times and the time in the flow table.
     pub profile: Option<(Profile, Duration)>,
 }
@@ -356,7 +389,7 @@ impl Pool {
                 Ok(PoolReport {
                     flows: r.flows,
                     counts: r.counts,
-                    gaps: r.gaps,
+                    ended: r.ended,
                     profile: w.det.profile().map(|p| (*p, w.flow_time)),
                 })
             }
@@ -509,7 +542,7 @@ impl Threads {
         let mut total = PoolReport {
             flows: FlowStats::default(),
             counts: Counts::default(),
-            gaps: 0,
+            ended: Ended::default(),
             profile: None,
         };
         for h in self.handles {
@@ -518,7 +551,7 @@ impl Threads {
                 .map_err(|_| "a detection thread panicked".to_string())?;
             total.flows.add(&r.flows);
             total.counts += r.counts;
-            total.gaps += r.gaps;
+            total.ended.add(r.ended);
         }
         Ok(total)
     }

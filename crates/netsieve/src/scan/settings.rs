@@ -68,7 +68,7 @@ pub(super) struct EveOptions {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 10] = [
+const KINDS: [(&str, KindSwitch); 11] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
@@ -78,6 +78,7 @@ const KINDS: [(&str, KindSwitch); 10] = [
     ("smtp", |e| &mut e.log.smtp),
     ("ssh", |e| &mut e.log.ssh),
     ("ftp", |e| &mut e.log.ftp),
+    ("sip", |e| &mut e.log.sip),
     ("files", |e| &mut e.log.files),
 ];
 
@@ -107,6 +108,7 @@ impl Default for EveOptions {
                 smtp: true,
                 ssh: true,
                 ftp: true,
+                sip: true,
                 files: true,
             },
             flow_exception: false,

@@ -86,7 +86,8 @@ impl Summary<'_> {
                 .map(|(p, n)| (p.name(), n))
                 .collect(),
             alert_overflow: self.pool.counts.alert_overflow,
-            reassembly_gaps: self.pool.gaps,
+            reassembly_gaps: self.pool.ended.gaps,
+            app_layer: self.pool.ended.app.clone(),
             ips: self.ips.then(|| {
                 let c = &self.pool.counts;
                 IpsCounts {

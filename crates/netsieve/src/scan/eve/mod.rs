@@ -1,7 +1,7 @@
 //! EVE JSON, as Suricata writes it: one typed record per line, its keys in Suricata's
 //! order. One module per record kind (`alert.rs`, `flow.rs`, `drop.rs`, `stats.rs`,
 //! `tx.rs` for the application layer's records, and one per protocol's object:
-//! `http.rs`, `dns.rs`, `tls.rs`, `smtp.rs`, `ssh.rs`, `ftp.rs`, `fileinfo.rs`), sharing the value formats here; which
+//! `http.rs`, `dns.rs`, `tls.rs`, `smtp.rs`, `ssh.rs`, `ftp.rs`, `sip.rs`, `fileinfo.rs`), sharing the value formats here; which
 //! kinds are written is suricata.yaml's `outputs.eve-log.types`.
 
 mod alert;
@@ -11,6 +11,7 @@ mod fileinfo;
 mod flow;
 mod ftp;
 mod http;
+mod sip;
 mod smtp;
 mod ssh;
 mod stats;
@@ -20,8 +21,8 @@ mod tx;
 pub(super) use drop::Record as DropRecord;
 pub(super) use flow::Record as FlowRecord;
 pub(super) use stats::{
-    Counted, Decoder as DecoderCounts, Flow as FlowCounts, Ips as IpsCounts, Record as StatsRecord,
-    Rules as RuleCounts,
+    AppCounts, Counted, Decoder as DecoderCounts, Flow as FlowCounts, Ips as IpsCounts,
+    Record as StatsRecord, Rules as RuleCounts,
 };
 
 use std::io::{self, Write};

@@ -2,9 +2,10 @@
 //! the names and nesting of Suricata 8's (which has many more; those netsieve has no
 //! counterpart for are left out rather than written as zeros).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, SystemTime};
 
+use netsieve_applayer::AppProto;
 use serde::Serialize;
 
 use super::Timestamp;
@@ -31,7 +32,14 @@ pub(in crate::scan) struct Counted {
     pub ips: Option<Ips>,
     /// Holes TCP streams skipped.
     pub reassembly_gaps: u64,
+    /// Per application protocol (`None`: detection failed) and IP protocol: flows
+    /// and transactions.
+    pub app_layer: AppCounts,
 }
+
+/// Per application protocol (`None`: detection failed) and IP protocol: flows, and the
+/// transactions they began.
+pub(in crate::scan) type AppCounts = HashMap<(Option<AppProto>, u8), (u64, u64)>;
 
 #[derive(Serialize)]
 struct Stats {
@@ -39,10 +47,46 @@ struct Stats {
     decoder: Decoder,
     flow: Flow,
     tcp: Tcp,
+    app_layer: AppLayer,
     detect: Detect,
     #[serde(skip_serializing_if = "Option::is_none")]
     ips: Option<Ips>,
     exception_policy: ExceptionPolicies,
+}
+
+/// `app_layer.flow.<name>` and `app_layer.tx.<name>`.
+#[derive(Serialize)]
+struct AppLayer {
+    flow: BTreeMap<String, u64>,
+    tx: BTreeMap<String, u64>,
+}
+
+impl AppLayer {
+    fn of(counts: AppCounts) -> AppLayer {
+        let mut a = AppLayer {
+            flow: BTreeMap::new(),
+            tx: BTreeMap::new(),
+        };
+        for ((app, ipproto), (flows, txs)) in counts {
+            let name = counter_name(app, ipproto);
+            *a.flow.entry(name.clone()).or_default() += flows;
+            if app.is_some() {
+                *a.tx.entry(name).or_default() += txs;
+            }
+        }
+        a
+    }
+}
+
+/// Suricata's counter name of a protocol: `failed_tcp` for flows whose detection
+/// failed, `<name>_<tcp|udp>` for a protocol it parses over both, else its name.
+fn counter_name(app: Option<AppProto>, ipproto: u8) -> String {
+    let transport = if ipproto == 17 { "udp" } else { "tcp" };
+    match app {
+        None => format!("failed_{transport}"),
+        Some(p) if p.over_udp() || p == AppProto::Dcerpc => format!("{}_{transport}", p.name()),
+        Some(p) => p.name().to_string(),
+    }
 }
 
 #[derive(Serialize)]
@@ -125,6 +169,7 @@ impl Record {
                 tcp: Tcp {
                     reassembly_gap: c.reassembly_gaps,
                 },
+                app_layer: AppLayer::of(c.app_layer),
                 detect: Detect {
                     engines: [c.rules],
                     alert: c.alerts,

@@ -7,7 +7,7 @@ use netsieve_detect::log::{AppMeta, Logged, TxLog, TxMeta};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use super::{Ip, Timestamp, dns, fileinfo, ftp, http, proto_name, smtp, ssh, tls};
+use super::{Ip, Timestamp, dns, fileinfo, ftp, http, proto_name, sip, smtp, ssh, tls};
 
 /// A transaction's object under its protocol's name (`"http": {...}`), to be flattened
 /// into the record that carries it; `ja3` writes TLS's JA3 fingerprints.
@@ -32,6 +32,7 @@ impl Serialize for App<'_> {
             AppMeta::Tls(t) => m.serialize_entry(name, &tls::Object::of(t, self.ja3))?,
             AppMeta::Ssh(t) => m.serialize_entry(name, &ssh::Object::of(t))?,
             AppMeta::Ftp(t) => m.serialize_entry(name, &ftp::Object::of(t))?,
+            AppMeta::Sip(t) => m.serialize_entry(name, &sip::Object::of(t))?,
             AppMeta::Smtp(t) => {
                 m.serialize_entry(name, &smtp::Object::of(t))?;
                 if let Some(e) = &t.email {
