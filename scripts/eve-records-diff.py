@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Field-for-field comparison of two eve.json files' alert, http, dns, tls and fileinfo
+"""Field-for-field comparison of two eve.json files' alert, http, dns, tls, sip and fileinfo
 records (issue 24, docs/CONFORMANCE.md "The application layer's records").
 
     scripts/eve-records-diff.py OURS THEIRS [SHOW]
@@ -14,7 +14,7 @@ import collections
 import json
 import sys
 
-KINDS = ("http", "dns", "tls", "fileinfo", "alert")
+KINDS = ("http", "dns", "tls", "fileinfo", "alert", "sip")
 TOP = ("tx_id", "app_proto", "pcap_cnt", "pkt_src", "timestamp")
 
 
@@ -41,7 +41,7 @@ def objects(kind):
     if kind == "fileinfo":
         return ["fileinfo", "http"]
     if kind == "alert":
-        return ["alert", "http", "dns", "tls"]
+        return ["alert", "http", "dns", "tls", "sip"]
     return [kind]
 
 

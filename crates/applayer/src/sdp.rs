@@ -5,7 +5,13 @@
 //! Read as Suricata reads it for its `sdp.*` keywords and the `sdp` object of EVE's
 //! `sip` record: the version line is not kept, a time description (`t=`) takes the
 //! repeat times (`r=`) that follow it, and lines of a kind SDP does not define are
-//! skipped. Values are kept as sent, without their line end.
+//! skipped. Values are kept as sent, without their line end. A session name (`s=`) of
+//! anything but ASCII letters, digits and spaces makes the whole description unread, as
+//! it does in Suricata 8 (measured: `s=-`, RFC 8866's name for "no name", and `s=a-b`
+//! give no `sdp` object there; `s=a b` does). Likewise one media line of a media type or
+//! transport outside RFC 4566's (`audio`, `video`, `text`, `application`, `message`;
+//! `udp`, `RTP/AVP`, `RTP/SAVP`) leaves every media description out: `m=image 1 udptl
+//! t38` (T.38 fax) and `RTP/SAVPF` are measured so.
 
 /// One time description: `t=` and its first `r=`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -54,12 +60,21 @@ pub fn parse(body: &[u8]) -> Option<Sdp> {
         return None;
     }
     let mut s = Sdp::default();
+    let mut bad_media = false;
     for line in lines {
         let [kind, b'=', value @ ..] = line else {
             continue;
         };
+        if *kind == b's'
+            && !value
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || *c == b' ')
+        {
+            return None;
+        }
         let value = value.to_vec();
         if *kind == b'm' {
+            bad_media |= !media_line_ok(&value);
             s.media.push(Media {
                 media: value,
                 ..Media::default()
@@ -70,7 +85,27 @@ pub fn parse(body: &[u8]) -> Option<Sdp> {
             s.field(*kind, value);
         }
     }
+    if bad_media {
+        s.media.clear();
+    }
     Some(s)
+}
+
+/// `<media> <port>[/<count>] <proto> <fmt> ...` with a media type and transport that
+/// Suricata reads.
+fn media_line_ok(value: &[u8]) -> bool {
+    let mut words = value.split(|&c| c == b' ');
+    let media = words.next().unwrap_or_default();
+    let port = words.next().unwrap_or_default();
+    let proto = words.next().unwrap_or_default();
+    let number = |p: &[u8]| !p.is_empty() && p.iter().all(u8::is_ascii_digit);
+    let port_ok = match port.iter().position(|&c| c == b'/') {
+        Some(i) => number(&port[..i]) && number(&port[i + 1..]),
+        None => number(port),
+    };
+    [&b"audio"[..], b"video", b"text", b"application", b"message"].contains(&media)
+        && port_ok
+        && [&b"udp"[..], b"RTP/AVP", b"RTP/SAVP"].contains(&proto)
 }
 
 /// Sets `slot` unless an earlier line did.

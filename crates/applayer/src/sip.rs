@@ -8,7 +8,7 @@
 //! `Content-Type` is `application/sdp` is read as a session description ([`crate::sdp`]).
 //!
 //! Bounded: a TCP message (head and body) may take [`MAX_MESSAGE`] bytes, past which the
-//! direction is given up, and at most [`MAX_TXS`] transactions are kept.
+//! direction is given up, and at most 256 transactions are kept.
 
 use std::collections::VecDeque;
 
@@ -82,6 +82,13 @@ pub struct Message {
 }
 
 impl Message {
+    /// Whether a message of its kind is read in direction `dir`: as Suricata reads
+    /// SIP, requests only from the flow's client and responses only from its server
+    /// (a request the server sends is not read).
+    fn sent_by(&self, dir: Direction) -> bool {
+        matches!(self.start, Start::Request { .. }) == (dir == Direction::ToServer)
+    }
+
     /// The values of the headers named `name` (any case), in order.
     pub fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> + 'a {
         self.headers
@@ -131,7 +138,7 @@ impl Default for Wait {
 impl Sip {
     /// One UDP datagram: one message. Returns whether it was one.
     pub fn datagram(&mut self, dir: Direction, data: &[u8]) -> bool {
-        match split(data) {
+        match split(data).filter(|m| m.sent_by(dir)) {
             Some(msg) => {
                 self.push(dir, msg);
                 true
@@ -175,9 +182,15 @@ impl Sip {
                     }
                 },
                 Wait::Body { total } if total <= data.len() => {
-                    if let Some(msg) = split(&data[..total]) {
-                        self.push(dir, msg);
-                        done = true;
+                    match split(&data[..total]) {
+                        Some(msg) if msg.sent_by(dir) => {
+                            self.push(dir, msg);
+                            done = true;
+                        }
+                        _ => {
+                            self.gave_up[dir] = true;
+                            return done;
+                        }
                     }
                     used += total;
                     self.wait[dir] = Wait::Head { searched: 0 };
@@ -384,9 +397,9 @@ mod tests {
         To: <sip:bob@example.com>\r\n\
         t: <sip:carol@example.com>\r\n\
         c: application/sdp\r\n\
-        l: 24\r\n\
+        l: 34\r\n\
         \r\n\
-        v=0\r\ns=call\r\nm=audio 1\r\n";
+        v=0\r\ns=call\r\nm=audio 1 RTP/AVP 0\r\n";
 
     #[test]
     fn a_request_with_compact_headers_and_a_body() {
@@ -412,24 +425,25 @@ mod tests {
         );
         let sdp = t.msg.sdp.as_ref().unwrap();
         assert_eq!(sdp.session_name.as_deref(), Some(&b"call"[..]));
-        assert_eq!(sdp.media[0].media, b"audio 1");
+        assert_eq!(sdp.media[0].media, b"audio 1 RTP/AVP 0");
+        // A request is read from the client only, a response from the server only.
+        assert!(!s.datagram(Direction::ToClient, INVITE));
+        assert!(!s.datagram(Direction::ToServer, b"SIP/2.0 200 OK\r\n\r\n"));
+        assert!(s.datagram(Direction::ToClient, b"SIP/2.0 200 OK\r\n\r\n"));
     }
 
     #[test]
     fn tcp_messages_in_any_split() {
-        let resp = b"SIP/2.0 200 OK\r\nContent-Length: 3\r\n\r\nabc";
-        let stream = [INVITE, resp].concat();
+        let bye = b"BYE sip:bob@example.com SIP/2.0\r\nContent-Length: 3\r\n\r\nabc";
+        let stream = [INVITE, bye].concat();
         for cut in 0..stream.len() {
             let mut s = Sip::default();
             let a = s.feed(Direction::ToServer, &stream[..cut]);
             let b = s.feed(Direction::ToServer, &stream[cut..]);
             assert!(a || b, "cut {cut}");
             assert_eq!(s.txs.len(), 2, "cut {cut}");
-            assert_eq!(s.txs[1].msg.line, b"SIP/2.0 200 OK");
-            assert!(
-                matches!(&s.txs[1].msg.start, Start::Response { code, reason }
-                if code == b"200" && reason == b"OK")
-            );
+            assert_eq!(s.txs[1].msg.line, b"BYE sip:bob@example.com SIP/2.0");
+            assert_eq!(s.txs[0].msg.sdp.as_ref().unwrap().media.len(), 1);
         }
     }
 
