@@ -75,6 +75,16 @@ pub enum Event {
     UnsolicitedResponse,
     /// A request's `Transfer-Encoding` other than `chunked`.
     InvalidTransferEncodingRequest,
+    /// A request with more than one `Content-Length` header.
+    DuplicateContentLengthRequest,
+    /// A request's chunk size line carries an extension.
+    RequestChunkExtension,
+    /// A request line without a protocol.
+    RequestLineMissingProtocol,
+    /// An `Authorization` scheme libhtp does not parse.
+    RequestAuthUnrecognized,
+    /// A request path with `%25` followed by two hex digits.
+    DoubleEncodedUri,
 }
 
 impl Event {
@@ -84,6 +94,13 @@ impl Event {
             Event::InvalidTransferEncodingRequest => {
                 Some(AppEvent::HttpInvalidTransferEncodingValueInRequest)
             }
+            Event::DuplicateContentLengthRequest => {
+                Some(AppEvent::HttpDuplicateContentLengthFieldInRequest)
+            }
+            Event::RequestChunkExtension => Some(AppEvent::HttpRequestChunkExtension),
+            Event::RequestLineMissingProtocol => Some(AppEvent::HttpRequestLineMissingProtocol),
+            Event::RequestAuthUnrecognized => Some(AppEvent::HttpRequestAuthUnrecognized),
+            Event::DoubleEncodedUri => Some(AppEvent::HttpDoubleEncodedUri),
             _ => None,
         }
     }
@@ -469,6 +486,14 @@ impl Http {
                             // Empty lines before a size line are skipped.
                             Chunk::Size if trim(&line).is_empty() => {}
                             Chunk::Size => match chunk_size(&line) {
+                                Some(n) if dir == Direction::ToServer && line.contains(&b';') => {
+                                    self.raise(Event::RequestChunkExtension);
+                                    self.sides[s].framing = if n == 0 {
+                                        Framing::Chunked(Chunk::Trailer)
+                                    } else {
+                                        Framing::Chunked(Chunk::Data(n))
+                                    };
+                                }
                                 Some(0) => {
                                     self.sides[s].framing = Framing::Chunked(Chunk::Trailer);
                                 }
@@ -689,13 +714,8 @@ impl Http {
             protocol: protocol.to_vec(),
             line_only: false,
         };
-        // libhtp's reading: a request's Transfer-Encoding is `chunked` or invalid.
-        if req
-            .msg
-            .header("transfer-encoding")
-            .is_some_and(|v| !trim(v).eq_ignore_ascii_case(b"chunked"))
-        {
-            self.raise(Event::InvalidTransferEncodingRequest);
+        for e in request_anomalies(&req) {
+            self.raise(e);
         }
         let framing = self.body_framing(&req.msg).unwrap_or(Framing::Length(0));
         // The transaction its request line opened, if it is still held.
@@ -1158,6 +1178,44 @@ fn trim(b: &[u8]) -> &[u8] {
 /// A chunk-size line, read as leniently as libhtp: leading whitespace skipped, then
 /// hexadecimal digits up to the first other byte (`fx` is 15, `0x` is 0); leading
 /// zeros are free. `None` without a digit or past 2^60.
+/// What libhtp finds odd in a request's head, as events.
+fn request_anomalies(req: &Request) -> Vec<Event> {
+    let mut out = Vec::new();
+    let named = |name: &'static str| {
+        req.msg
+            .headers
+            .iter()
+            .filter(move |h| h.name.eq_ignore_ascii_case(name.as_bytes()))
+            .map(|h| trim(&h.value))
+    };
+    // A request's Transfer-Encoding is `chunked` or invalid.
+    if named("transfer-encoding").any(|v| !v.eq_ignore_ascii_case(b"chunked")) {
+        out.push(Event::InvalidTransferEncodingRequest);
+    }
+    if named("content-length").count() > 1 {
+        out.push(Event::DuplicateContentLengthRequest);
+    }
+    if req.protocol.is_empty() {
+        out.push(Event::RequestLineMissingProtocol);
+    }
+    let known = |scheme: &[u8]| {
+        [&b"basic"[..], b"digest", b"bearer"]
+            .iter()
+            .any(|k| scheme.eq_ignore_ascii_case(k))
+    };
+    if named("authorization").any(|v| !known(v.split(|&c| c == b' ').next().unwrap_or_default())) {
+        out.push(Event::RequestAuthUnrecognized);
+    }
+    let path = req.uri.split(|&c| c == b'?').next().unwrap_or_default();
+    let double = path.windows(5).any(|w| {
+        w[..3].eq_ignore_ascii_case(b"%25") && w[3].is_ascii_hexdigit() && w[4].is_ascii_hexdigit()
+    });
+    if double {
+        out.push(Event::DoubleEncodedUri);
+    }
+    out
+}
+
 fn chunk_size(line: &[u8]) -> Option<u64> {
     let t = trim(line);
     let digits = t.iter().take_while(|c| c.is_ascii_hexdigit()).count();

@@ -22,6 +22,16 @@ crate::named! {
     DnsInvalidOpcode = "dns.invalid_opcode",
     /// A request's `Transfer-Encoding` other than `chunked` (libhtp's reading).
     HttpInvalidTransferEncodingValueInRequest = "http.invalid_transfer_encoding_value_in_request",
+    /// A request with more than one `Content-Length` header.
+    HttpDuplicateContentLengthFieldInRequest = "http.duplicate_content_length_field_in_request",
+    /// A request's chunk size line with an extension (`; name=value`).
+    HttpRequestChunkExtension = "http.request_chunk_extension",
+    /// A request line without a protocol (`GET /`, HTTP/0.9's form).
+    HttpRequestLineMissingProtocol = "http.request_line_missing_protocol",
+    /// An `Authorization` scheme other than Basic, Digest and Bearer.
+    HttpRequestAuthUnrecognized = "http.request_auth_unrecognized",
+    /// A request path with a percent-encoded `%` that is followed by two hex digits.
+    HttpDoubleEncodedUri = "http.double_encoded_uri",
     }
 }
 
