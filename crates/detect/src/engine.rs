@@ -46,7 +46,7 @@ use crate::log::{AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta, smt
 use crate::ruleset::{
     Extra, GroupId, IntVal, PortGroup, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group,
 };
-use netsieve_packet::AppEvent;
+use netsieve_packet::{AppEvent, StreamEvent};
 
 /// What became of one transaction of a flow.
 #[derive(Clone, Copy, Debug)]
@@ -767,6 +767,8 @@ struct Pkt<'a> {
     flow: Option<FlowCounts>,
     /// Application-layer events raised on what this packet brought.
     app_events: Vec<AppEvent>,
+    /// Stream events the packet raised.
+    stream_events: Vec<StreamEvent>,
 }
 
 impl Detector {
@@ -1169,6 +1171,7 @@ impl Detector {
                 normalized: None,
                 other: 0..0,
                 reused: false,
+                events: Vec::new(),
             };
             let first = f.first_packet();
             let n = out.len();
@@ -1284,6 +1287,7 @@ impl Detector {
             flow_id: None,
             stream_sizes: None,
             app_events: Vec::new(),
+            stream_events: Vec::new(),
             app: None,
             app_name: None,
             flow: None,
@@ -1308,6 +1312,7 @@ impl Detector {
             ctx.app_name = f.user.app_proto();
             if pseudo.is_none() {
                 ctx.app_events.clone_from(&self.pkt_events);
+                ctx.stream_events.clone_from(&obs.events);
             }
             ctx.established = match p.l4 {
                 L4::Tcp(_) => obs.established,
@@ -2492,6 +2497,7 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
         Cond::FtpBounce => ftp_bounce(p.payload(), c.src),
         Cond::DecodeEvent(e) => p.events.contains(e),
         Cond::AppEvent(e) => c.app_events.contains(e),
+        Cond::StreamEvent(e) => c.stream_events.contains(e),
         Cond::StreamSize { side, cmp } => {
             let Some((cl, sv)) = c.stream_sizes else {
                 return false;

@@ -512,6 +512,7 @@ impl Scope {
                     | Cond::IcmpSeq(_)
                     | Cond::DecodeEvent(_)
                     | Cond::AppEvent(_)
+                    | Cond::StreamEvent(_)
             )
         }) || rule
             .lists

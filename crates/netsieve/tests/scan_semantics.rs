@@ -1763,3 +1763,46 @@ alert sip any any -> any any (flow:to_server; sip.stat_msg; content:\"OK\"; sid:
     // The INVITE's body is its Content-Length (9 bytes): no media line.
     assert_eq!(got, [(1, Some(7)), (2, Some(7)), (4, None)]);
 }
+
+#[test]
+fn stream_events_are_raised_where_suricata_raises_them() {
+    use Step::*;
+    let rules = "\
+alert tcp any any -> any any (stream-event:reassembly_depth_reached; sid:1;)
+alert tcp any any -> any any (stream-event:stream.suspected_rst_inject; sid:2;)
+alert http any any -> any any (http.uri; content:\"/after\"; sid:3;)
+";
+    // Depth 10: raised on each direction's first segment that reaches past it (the
+    // first of 12 bytes here), once (stream-depth-reached-event: packets 4 and 5).
+    let frames = script(&[
+        C(b"0123456789ab"),
+        S(b"0123456789ab"),
+        C(b"more"),
+        S(b"more"),
+    ]);
+    let depth = ["--set", "stream.reassembly.depth=10"];
+    assert_eq!(
+        ids_alerts(&frames, rules, &depth),
+        [(1, Some(4)), (1, Some(5))]
+    );
+    // A client that sends a RST and then new data as if it had not (security-4710):
+    // the event on that data, and the session goes on (its request is parsed). A
+    // retransmission after the RST is no such sign.
+    let req = b"GET /after HTTP/1.1\r\nHost: a\r\n\r\n";
+    let frames = script(&[
+        CRst,
+        C(req),
+        S(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
+        CAck,
+    ]);
+    assert_eq!(
+        ids_alerts(&frames, rules, &[]),
+        [(2, Some(5)), (3, Some(7))]
+    );
+    let frames = script(&[C(req), CRst, C(req)]);
+    let mut retrans = frames.clone();
+    let last = retrans.len() - 1;
+    // The last request again, at its first sequence number.
+    retrans[last] = frames[3].clone();
+    assert!(!ids_alerts(&retrans, rules, &[]).iter().any(|a| a.0 == 2));
+}

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use crate::decode::{L4, Packet, tcp_flags as F};
 use crate::reassembly::{OverlapPolicy, Reassembler};
-use netsieve_wire::{Direction, PerDir};
+use netsieve_wire::{Direction, PerDir, StreamEvent};
 
 /// What a flow costs against `flow.memcap` (its state, the detector's, and the table's):
 /// Suricata's default 128 MiB holds 65,536 flows.
@@ -141,6 +141,11 @@ pub struct Flow<T> {
     server_syn: bool,
     /// The side that sent the first FIN.
     first_fin: Option<Direction>,
+    /// The side whose RST closed the session, and the state the RST found: if that
+    /// side goes on as if it had not sent it, the session goes back to that state.
+    reset_by: Option<(Direction, TcpState)>,
+    /// The direction's stream reached its depth (raised once).
+    depth_reached: PerDir<bool>,
     pkts: PerDir<u64>,
     bytes: PerDir<u64>,
     /// The TCP flags seen in each direction, OR-ed.
@@ -302,6 +307,8 @@ pub struct Observed {
     /// The packet opened a new TCP session in the flow, whose last one was reset
     /// (Suricata's session reuse): the streams start over.
     pub reused: bool,
+    /// Stream events the packet raised.
+    pub events: Vec<StreamEvent>,
 }
 
 /// Counters of the table's life.
@@ -632,6 +639,8 @@ impl<T: Default> FlowTable<T> {
                     synack: (state == TcpState::SynRecv).then_some(Direction::ToClient),
                     server_syn: false,
                     first_fin: None,
+                    reset_by: None,
+                    depth_reached: PerDir::default(),
                     pkts: PerDir::default(),
                     bytes: PerDir::default(),
                     tcp_flags: PerDir::default(),
@@ -675,6 +684,7 @@ impl<T: Default> FlowTable<T> {
         // before its stream engine runs).
         let established = f.established();
         let mut reused = false;
+        let mut events = Vec::new();
         if let L4::Tcp(t) = p.l4
             && f.tracked
         {
@@ -690,8 +700,24 @@ impl<T: Default> FlowTable<T> {
                 f.synack = None;
                 f.server_syn = false;
                 f.first_fin = None;
+                f.reset_by = None;
+                f.depth_reached = PerDir::default();
                 f.streams = new_streams(&self.config, f.client.0, f.server.0);
                 reused = true;
+            }
+            // Closed -> the state the RST found: the side that sent the RST goes on
+            // sending new data as if it had not (Suricata's suspected RST injection; a
+            // retransmission of what came before is no sign).
+            if let Some((by, before)) = f.reset_by
+                && f.state == TcpState::Closed
+                && by == dir
+                && t.flags & (F::RST | F::SYN) == 0
+                && !p.payload().is_empty()
+                && f.streams[d].span(t.seq, p.payload().len()).end > f.streams[d].offset()
+            {
+                f.state = before;
+                f.reset_by = None;
+                events.push(StreamEvent::SuspectedRstInject);
             }
             match (f.state, dir) {
                 (TcpState::SynSent, Direction::ToClient) if syn && ack => {
@@ -712,6 +738,9 @@ impl<T: Default> FlowTable<T> {
                 f.first_fin = Some(dir);
             }
             if t.flags & F::RST != 0 {
+                if f.state != TcpState::Closed {
+                    f.reset_by = Some((dir, f.state));
+                }
                 f.state = TcpState::Closed;
             } else if t.flags & F::FIN != 0 && f.established() {
                 f.state = TcpState::Closing;
@@ -736,6 +765,14 @@ impl<T: Default> FlowTable<T> {
                 let seq = if syn { t.seq.wrapping_add(1) } else { t.seq };
                 added = !f.streams[d].at_depth();
                 seg = f.streams[d].span(seq, payload.len());
+                let depth = self.config.depth;
+                // The segment reaches past the depth from within it, or the stream is
+                // at its depth already (not a segment far out of the window).
+                let past = seg.end > depth && (seg.start <= depth || !added);
+                if depth > 0 && past && !f.depth_reached[d] {
+                    f.depth_reached[d] = true;
+                    events.push(StreamEvent::ReassemblyDepthReached);
+                }
                 if self.config.inline {
                     normalized = f.streams[d].held_view(seq, payload);
                 }
@@ -766,6 +803,7 @@ impl<T: Default> FlowTable<T> {
                 normalized,
                 other,
                 reused,
+                events,
             },
         ))
     }

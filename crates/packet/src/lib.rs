@@ -25,4 +25,4 @@ pub mod reassembly;
 pub use capture::{Capture, CaptureError, Frame, FrameSource, Next};
 pub use decode::{Decoder, Ip, L4, Packet, Tunnel};
 pub use flow::{Flow, FlowConfig, FlowTable};
-pub use netsieve_wire::{AppEvent, DecodeEvent, Direction, PerDir};
+pub use netsieve_wire::{AppEvent, DecodeEvent, Direction, PerDir, StreamEvent};

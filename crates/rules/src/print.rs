@@ -384,6 +384,7 @@ impl Printer<'_> {
                 }
                 Cond::IpOpts(o) => self.opt("ipopts", Some(o)),
                 Cond::DecodeEvent(e) => self.opt("decode-event", Some(&e.name())),
+                Cond::StreamEvent(e) => self.opt("stream-event", Some(&e.name())),
                 Cond::AppEvent(e) => self.opt("app-layer-event", Some(&e.name())),
             }
         }

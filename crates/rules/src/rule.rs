@@ -578,6 +578,7 @@ pub enum Cond {
     /// `app-layer-event`: the application layer raised this event on what the packet
     /// brought.
     AppEvent(netsieve_wire::AppEvent),
+    StreamEvent(netsieve_wire::StreamEvent),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -36,6 +36,18 @@ crate::named! {
 }
 
 crate::named! {
+    /// A stream (TCP session tracking and reassembly) event, as rules name it
+    /// (`stream-event:…`).
+    pub enum StreamEvent {
+    /// A direction's first segment with bytes past `stream.reassembly.depth`.
+    ReassemblyDepthReached = "reassembly_depth_reached",
+    /// A side goes on after sending a RST (which the other side did not honour): the
+    /// session goes on from where the RST found it.
+    SuspectedRstInject = "suspected_rst_inject",
+    }
+}
+
+crate::named! {
     /// A decoder event.
     pub enum DecodeEvent {
     /// An IPv4 option whose length is below 2 or runs past the header.

@@ -41,7 +41,7 @@ macro_rules! named {
 pub mod event;
 pub mod ip_proto;
 
-pub use event::{AppEvent, DecodeEvent};
+pub use event::{AppEvent, DecodeEvent, StreamEvent};
 
 mod direction;
 

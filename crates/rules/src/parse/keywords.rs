@@ -102,6 +102,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("sameip", Kind::Setup(packet::sameip)),
     ("ftpbounce", Kind::Setup(packet::ftpbounce)),
     ("decode-event", Kind::Setup(packet::decode_event)),
+    ("stream-event", Kind::Setup(packet::stream_event)),
     ("app-layer-event", Kind::Setup(packet::app_layer_event)),
     ("ipopts", Kind::Setup(packet::ipopts)),
     // Buffers: back to the payload, and keywords over application buffers that are not
@@ -173,7 +174,6 @@ const UNSUPPORTED: &[&str] = &[
     "dhcp.leasetime",
     "ja4.hash",
     "decode_event",
-    "stream-event",
     "app-layer-state",
     "icmpv6.mtu",
     "template",

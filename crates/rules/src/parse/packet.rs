@@ -161,6 +161,20 @@ pub(super) fn app_layer_event(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseE
     Ok(())
 }
 
+/// `stream-event:reassembly_depth_reached` (or `stream.…`). An event netsieve does not
+/// raise leaves the rule not inspected, as for `app-layer-event`.
+pub(super) fn stream_event(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?.trim();
+    match netsieve_wire::StreamEvent::by_name(v.strip_prefix("stream.").unwrap_or(v)) {
+        Some(e) => b.rule.conds.push(Cond::StreamEvent(e)),
+        None => b.rule.unsupported.push(RawOption {
+            name: o.name.to_string(),
+            value: o.value.map(str::to_string),
+        }),
+    }
+    Ok(())
+}
+
 fn cmp(o: &Opt<'_>) -> Result<Cmp, ParseError> {
     parse_cmp(o.need()?).ok_or_else(|| o.bad("expected N, <N, >N, !N or N<>M"))
 }
