@@ -1805,4 +1805,18 @@ alert http any any -> any any (http.uri; content:\"/after\"; sid:3;)
     // The last request again, at its first sequence number.
     retrans[last] = frames[3].clone();
     assert!(!ids_alerts(&retrans, rules, &[]).iter().any(|a| a.0 == 2));
+
+    // SYNs with 13 sequence numbers before the SYN/ACK (bug-7657): the 10 replaced
+    // ISNs are kept, the 12th and 13th SYNs raise 3whs_syn_flood, and the SYN/ACK
+    // answers the last, whose number the client's stream takes.
+    let rules = "alert tcp any any -> any any (stream-event:3whs_syn_flood; sid:4;)\n\
+                 alert tcp any any -> any any (content:\"GET\"; sid:5;)\n";
+    let mut frames: Vec<Vec<u8>> = (0..13).map(|i| tcp(true, SYN, 1000 * i, 0, b"")).collect();
+    let isn = 12_000;
+    frames.push(tcp(false, SYN | ACK, 500, isn + 1, b""));
+    frames.push(tcp(true, ACK, isn + 1, 501, b""));
+    frames.push(tcp(true, PSH_ACK, isn + 1, 501, req));
+    frames.push(tcp(false, ACK, 501, isn + 1 + req.len() as u32, b""));
+    let got = ids_alerts(&frames, rules, &[]);
+    assert_eq!(got, [(4, Some(12)), (4, Some(13)), (5, None)]);
 }

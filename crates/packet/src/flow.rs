@@ -146,6 +146,9 @@ pub struct Flow<T> {
     reset_by: Option<(Direction, TcpState)>,
     /// The direction's stream reached its depth (raised once).
     depth_reached: PerDir<bool>,
+    /// While the handshake waits for its SYN/ACK: the sequence numbers of the client's
+    /// other SYNs, one of which the SYN/ACK may answer (at most [`MAX_SYNS_QUEUED`]).
+    syns: Vec<u32>,
     pkts: PerDir<u64>,
     bytes: PerDir<u64>,
     /// The TCP flags seen in each direction, OR-ed.
@@ -309,6 +312,42 @@ pub struct Observed {
     pub reused: bool,
     /// Stream events the packet raised.
     pub events: Vec<StreamEvent>,
+}
+
+/// Other SYNs the client may send while its handshake waits for the SYN/ACK (Suricata's
+/// `stream.max-syn-queued`).
+const MAX_SYNS_QUEUED: usize = 10;
+
+/// In `SynSent`: a client SYN with another sequence number becomes the client stream's
+/// ISN, the one it replaces being kept (past [`MAX_SYNS_QUEUED`] kept, the SYN raises
+/// `3whs_syn_flood`); a SYN/ACK that answers a kept one makes it the ISN again. This is
+/// Suricata's SYN queue, as its events and its choice of ISN show (bug-7657).
+fn queue_syn<T>(f: &mut Flow<T>, dir: Direction, t: crate::decode::Tcp) -> Option<StreamEvent> {
+    let syn = t.flags & F::SYN != 0;
+    let ack = t.flags & F::ACK != 0;
+    let client = &mut f.streams[Direction::ToServer];
+    let mut event = None;
+    match dir {
+        Direction::ToServer if syn && !ack => {
+            // The first SYN sets the ISN; its retransmissions are known.
+            let isn = client.isn().filter(|&isn| isn != t.seq)?;
+            if f.syns.len() == MAX_SYNS_QUEUED {
+                event = Some(StreamEvent::ThreeWhsSynFlood);
+            } else if !f.syns.contains(&isn) {
+                f.syns.push(isn);
+            }
+            client.reset_isn(t.seq);
+        }
+        Direction::ToClient if syn && ack => {
+            let answered = t.ack.wrapping_sub(1);
+            if f.syns.contains(&answered) {
+                client.reset_isn(answered);
+            }
+            f.syns = Vec::new();
+        }
+        _ => {}
+    }
+    event
 }
 
 /// Counters of the table's life.
@@ -641,6 +680,7 @@ impl<T: Default> FlowTable<T> {
                     first_fin: None,
                     reset_by: None,
                     depth_reached: PerDir::default(),
+                    syns: Vec::new(),
                     pkts: PerDir::default(),
                     bytes: PerDir::default(),
                     tcp_flags: PerDir::default(),
@@ -702,6 +742,7 @@ impl<T: Default> FlowTable<T> {
                 f.first_fin = None;
                 f.reset_by = None;
                 f.depth_reached = PerDir::default();
+                f.syns = Vec::new();
                 f.streams = new_streams(&self.config, f.client.0, f.server.0);
                 reused = true;
             }
@@ -718,6 +759,9 @@ impl<T: Default> FlowTable<T> {
                 f.state = before;
                 f.reset_by = None;
                 events.push(StreamEvent::SuspectedRstInject);
+            }
+            if f.state == TcpState::SynSent {
+                events.extend(queue_syn(f, dir, t));
             }
             match (f.state, dir) {
                 (TcpState::SynSent, Direction::ToClient) if syn && ack => {

@@ -136,6 +136,14 @@ impl Reassembler {
         }
     }
 
+    /// Replaces the initial sequence number of a stream that holds no data yet (the
+    /// handshake answered another of the client's SYNs).
+    pub fn reset_isn(&mut self, isn: u32) {
+        if self.next == 0 {
+            self.isn = Some(isn);
+        }
+    }
+
     pub fn isn(&self) -> Option<u32> {
         self.isn
     }

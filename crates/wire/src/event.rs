@@ -44,6 +44,9 @@ crate::named! {
     /// A side goes on after sending a RST (which the other side did not honour): the
     /// session goes on from where the RST found it.
     SuspectedRstInject = "suspected_rst_inject",
+    /// A client SYN with yet another sequence number while the handshake waits, past
+    /// the SYNs kept (Suricata's `stream.max-syn-queued`, 10).
+    ThreeWhsSynFlood = "3whs_syn_flood",
     }
 }
 
