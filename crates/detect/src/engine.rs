@@ -1718,6 +1718,12 @@ impl Detector {
                 if f.user.app.as_ref().is_some_and(Session::given_up) {
                     return;
                 }
+                // Nothing goes to the application layer before the session is
+                // established (a TCP Fast Open SYN's data waits for the packet after the
+                // handshake), as in Suricata.
+                if !obs.established && !self.opts.inline {
+                    return;
+                }
                 let x = if self.opts.inline { d } else { d.reverse() };
                 let s = f.stream(x);
                 let upto = if self.opts.inline {

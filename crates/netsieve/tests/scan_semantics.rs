@@ -1820,3 +1820,35 @@ alert http any any -> any any (http.uri; content:\"/after\"; sid:3;)
     let got = ids_alerts(&frames, rules, &[]);
     assert_eq!(got, [(4, Some(12)), (4, Some(13)), (5, None)]);
 }
+
+#[test]
+fn nothing_reaches_the_application_layer_before_the_handshake_completes() {
+    // detect-engine-proto: a TCP Fast Open SYN carries the request; the SYN/ACK
+    // acknowledges it, but Suricata hands it to the HTTP parser only once the session
+    // is established: the handshake's last ACK (4) is not yet an HTTP packet, the
+    // client's next one (6) is.
+    let req = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+    let mut syn = tcp(true, SYN, 100, 0, req);
+    // A Fast Open option (kind 34, a cookie request) and two NOPs: 4 bytes more header.
+    syn.splice(14 + 40..14 + 40, [34, 2, 1, 1]);
+    syn[14 + 32] = 0x60;
+    let total = (syn.len() - 14) as u16;
+    syn[16..18].copy_from_slice(&total.to_be_bytes());
+    let after = 101 + req.len() as u32;
+    let frames = vec![
+        syn,
+        tcp(false, SYN | ACK, 500, after, b""),
+        tcp(false, ACK, 501, after, b""),
+        tcp(true, ACK, after, 501, b""),
+        tcp(
+            false,
+            PSH_ACK,
+            501,
+            after,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        ),
+        tcp(true, ACK, after, 540, b""),
+    ];
+    let rules = "alert http any any -> any any (flow:to_server; sid:1;)\n";
+    assert_eq!(ids_alerts(&frames, rules, &[]), [(1, Some(6))]);
+}
