@@ -31,8 +31,8 @@ use netsieve_packet::flow::{Flow, FlowTable, Observed};
 use netsieve_packet::reassembly::{OverlapPolicy, RunView};
 use netsieve_packet::{Direction, L4, PerDir, Tunnel};
 use netsieve_rules::{
-    Action, Cmp, Cond, FlagsMode, FlowbitCmd, FlowintOp, GlobalKind, HeaderBuffer, StreamSide,
-    SuppressTrack, Threshold, ThresholdConfig, ThresholdKind, Track,
+    Action, Cmp, Cond, FlagsMode, FlowOpts, FlowbitCmd, FlowintOp, GlobalKind, HeaderBuffer,
+    StreamSide, SuppressTrack, Threshold, ThresholdConfig, ThresholdKind, Track,
 };
 
 use netsieve_applayer::ftp::Mode;
@@ -1580,7 +1580,12 @@ impl Detector {
             if blocked {
                 packet_dropped = true;
                 self.last_drop.get_or_insert(DropReason::Rules(si));
-                if flow_scope && let Some((f, _)) = flow.as_mut() {
+                // A drop of a rule with a `flow` keyword and nothing to inspect drops
+                // only its packet (measured: `drop tcp ... (flow:to_server;)` blocks
+                // every packet to the server in Suricata 8, TCP and UDP alike).
+                let drop_scope = flow_scope
+                    && (on_stream || s.tx.is_some() || s.rule.flow == FlowOpts::default());
+                if drop_scope && let Some((f, _)) = flow.as_mut() {
                     f.user.dropped = true;
                 }
             }

@@ -225,6 +225,16 @@ fn an_address_only_drop_drops_the_flow() {
         alerts(&three_packets(b"Hi all"), rules, &[]),
         [(1, 1), (2, 1)]
     );
+    // With a `flow` keyword it drops only its packets, each of them
+    // (detect-udp-flow-rule-02-ips; measured on TCP too).
+    let rules = "drop tcp any any -> any any (flow:to_server; sid:1;)\n";
+    let frames = three_packets(b"Hi all");
+    let to_server = frames
+        .iter()
+        .filter(|f| f[14 + 20 + 2..14 + 20 + 4] == [0, 80])
+        .count();
+    assert!(to_server > 1);
+    assert_eq!(alerts(&frames, rules, &[]).len(), to_server);
 }
 
 #[test]
@@ -254,6 +264,11 @@ fn the_handshake_ack_is_not_yet_established() {
     ];
     let rules = "alert tcp any any -> any 80 (flow:established; sid:1;)\n";
     assert_eq!(alerts(&frames, rules, &[]), [(1, 4)]);
+    // A final ACK that carries data is established already (measured on
+    // tcp-fastopen-01's capture: Suricata 8 alerts on it).
+    let mut with_data = frames.clone();
+    with_data.remove(2);
+    assert_eq!(alerts(&with_data, rules, &[]), [(1, 3)]);
 }
 
 #[test]

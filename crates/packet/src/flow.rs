@@ -721,8 +721,9 @@ impl<T: Default> FlowTable<T> {
         let held_before = f.held_bytes();
         // `flow:established` sees the state before this packet: the ACK that completes
         // the handshake is not yet established (Suricata sets the packet's flow flags
-        // before its stream engine runs).
-        let established = f.established();
+        // before its stream engine runs), unless it carries data (measured: a request
+        // on the handshake's last ACK is established for Suricata 8, a bare ACK not).
+        let mut established = f.established();
         let mut reused = false;
         let mut events = Vec::new();
         if let L4::Tcp(t) = p.l4
@@ -775,6 +776,7 @@ impl<T: Default> FlowTable<T> {
                 }
                 (TcpState::SynRecv, _) if ack && !syn && f.synack != Some(dir) => {
                     f.state = TcpState::Established;
+                    established |= !p.payload().is_empty();
                 }
                 _ => {}
             }
