@@ -4,9 +4,11 @@
 
 #![no_main]
 
+mod pieces;
+
 use libfuzzer_sys::fuzz_target;
-use netsieve_applayer::dns::{self, Dns};
 use netsieve_applayer::Direction;
+use netsieve_applayer::dns::{self, Dns};
 use netsieve_applayer::tls::{self, Tls};
 
 fuzz_target!(|data: &[u8]| {
@@ -17,18 +19,9 @@ fuzz_target!(|data: &[u8]| {
     let mut d = Dns::default();
     d.datagram(Direction::ToServer, data);
     let mut t = Tls::default();
-    let mut rest = data;
-    while let Some((&b, tail)) = rest.split_first() {
-        let n = (b & 0x7f) as usize;
-        let take = n.min(tail.len());
-        let dir = if b & 0x80 == 0 {
-            Direction::ToServer
-        } else {
-            Direction::ToClient
-        };
-        d.stream(dir, &tail[..take]);
-        t.feed(dir, &tail[..take]);
-        rest = &tail[take..];
+    for (dir, piece) in pieces::pieces(data) {
+        d.stream(dir, piece);
+        t.feed(dir, piece);
     }
     assert!(d.txs.len() <= 256);
     if let Some(c) = &t.client_hello {

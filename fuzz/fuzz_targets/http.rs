@@ -3,6 +3,8 @@
 
 #![no_main]
 
+mod pieces;
+
 use libfuzzer_sys::fuzz_target;
 use netsieve_applayer::Direction;
 use netsieve_applayer::http::{Http, Limits};
@@ -18,20 +20,9 @@ fuzz_target!(|data: &[u8]| {
         decompress_layers: 3,
     };
     let mut h = Http::new(limits);
-    // Each piece: a byte whose top bit picks the direction and whose low bits give the
-    // length of the piece that follows.
-    let mut rest = data;
-    while let Some((&b, tail)) = rest.split_first() {
-        let n = (b & 0x7f) as usize;
-        let take = n.min(tail.len());
-        let dir = if b & 0x80 == 0 {
-            Direction::ToServer
-        } else {
-            Direction::ToClient
-        };
-        let _ = probe(&tail[..take]);
-        h.feed(dir, &tail[..take]);
-        rest = &tail[take..];
+    for (dir, piece) in pieces::pieces(data) {
+        let _ = probe(piece);
+        h.feed(dir, piece);
     }
     h.close(Direction::ToClient);
     h.finish_all();

@@ -5,32 +5,24 @@
 
 #![no_main]
 
+mod pieces;
+
 use libfuzzer_sys::fuzz_target;
-use netsieve_applayer::Direction;
 use netsieve_applayer::ftp::{self, Ftp};
-use netsieve_applayer::ssh::{MAX_BANNER, Ssh};
 use netsieve_applayer::mime::{FILE_KEEP, Mime};
 use netsieve_applayer::smtp::{MAX_LINE, Smtp};
+use netsieve_applayer::ssh::{MAX_BANNER, Ssh};
 
 fuzz_target!(|data: &[u8]| {
     let mut s = Smtp::default();
     let mut m = Mime::new();
     let mut f = Ftp::default();
     let mut h = Ssh::default();
-    let mut rest = data;
-    while let Some((&b, tail)) = rest.split_first() {
-        let n = (b & 0x7f) as usize;
-        let take = n.min(tail.len());
-        let dir = if b & 0x80 == 0 {
-            Direction::ToServer
-        } else {
-            Direction::ToClient
-        };
-        s.feed(dir, &tail[..take]);
-        m.line(&tail[..take]);
-        f.feed(dir, &tail[..take]);
-        h.feed(dir, &tail[..take]);
-        rest = &tail[take..];
+    for (dir, piece) in pieces::pieces(data) {
+        s.feed(dir, piece);
+        m.line(piece);
+        f.feed(dir, piece);
+        h.feed(dir, piece);
     }
     s.finish();
     m.finish();

@@ -47,8 +47,8 @@ fuzz_target!(|data: &[u8]| {
     // A printed rule reads back as the same rule.
     for r in &rules {
         let printed = r.to_string();
-        let back = parse_rule(&printed, &Vars::default())
-            .unwrap_or_else(|e| panic!("{printed}: {e}"));
+        let back =
+            parse_rule(&printed, &Vars::default()).unwrap_or_else(|e| panic!("{printed}: {e}"));
         assert_eq!(placeless(back), placeless(r.clone()), "{printed}");
     }
     if rules.is_empty() {

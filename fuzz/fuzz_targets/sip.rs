@@ -4,25 +4,17 @@
 
 #![no_main]
 
+mod pieces;
+
 use libfuzzer_sys::fuzz_target;
-use netsieve_applayer::Direction;
 use netsieve_applayer::sip::{MAX_MESSAGE, Sip};
 
 fuzz_target!(|data: &[u8]| {
     let mut tcp = Sip::default();
     let mut udp = Sip::default();
-    let mut rest = data;
-    while let Some((&b, tail)) = rest.split_first() {
-        let n = (b & 0x7f) as usize;
-        let take = n.min(tail.len());
-        let dir = if b & 0x80 == 0 {
-            Direction::ToServer
-        } else {
-            Direction::ToClient
-        };
-        tcp.feed(dir, &tail[..take]);
-        udp.datagram(dir, &tail[..take]);
-        rest = &tail[take..];
+    for (dir, piece) in pieces::pieces(data) {
+        tcp.feed(dir, piece);
+        udp.datagram(dir, piece);
     }
     for s in [&tcp, &udp] {
         assert!(s.txs.len() <= 256);

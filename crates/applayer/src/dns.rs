@@ -7,8 +7,7 @@
 //! 128 pointers and 255 bytes per name, so a hostile message cannot loop; labels are
 //! bounded by the message.
 
-use std::collections::VecDeque;
-
+use crate::txs::{Numbered, Txs};
 use netsieve_wire::{AppEvent, Direction, PerDir};
 
 /// One question or answer record.
@@ -102,8 +101,7 @@ const MAX_RECORDS: usize = 64;
 /// A flow's DNS state.
 #[derive(Clone, Debug, Default)]
 pub struct Dns {
-    pub txs: VecDeque<Tx>,
-    next_id: u64,
+    pub txs: Txs<Tx, MAX_TXS>,
     /// TCP: bytes of an incomplete message per direction.
     buf: PerDir<Vec<u8>>,
     /// The last events raised.
@@ -180,27 +178,7 @@ impl Dns {
         if !matches!(msg.opcode, 0 | 1 | 2 | 4 | 5 | 6) {
             self.raise(Event::InvalidOpcode);
         }
-        if self.txs.len() >= MAX_TXS {
-            self.txs.pop_front();
-        }
-        self.txs.push_back(Tx {
-            id: self.next_id,
-            dir,
-            msg,
-        });
-        self.next_id += 1;
-    }
-
-    /// Transactions begun since the flow began.
-    pub fn tx_count(&self) -> u64 {
-        self.next_id
-    }
-
-    /// Drops transactions older than `keep_from`.
-    pub fn prune(&mut self, keep_from: u64) {
-        while self.txs.front().is_some_and(|t| t.id < keep_from) {
-            self.txs.pop_front();
-        }
+        self.txs.begin(|id| Tx { id, dir, msg });
     }
 }
 
@@ -385,6 +363,12 @@ pub fn rtype_name(t: u16) -> String {
         255 => "ANY".into(),
         257 => "CAA".into(),
         t => format!("{t}"),
+    }
+}
+
+impl Numbered for Tx {
+    fn id(&self) -> u64 {
+        self.id
     }
 }
 

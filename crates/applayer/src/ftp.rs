@@ -7,8 +7,7 @@
 //! name the data channel's port. Lines are cut at [`MAX_LINE`] bytes (the rest of the
 //! line is dropped), and at most 256 transactions are kept.
 
-use std::collections::VecDeque;
-
+use crate::txs::{Numbered, Txs};
 use netsieve_wire::{Direction, PerDir};
 
 use crate::lines::Lines;
@@ -58,8 +57,7 @@ pub struct Tx {
 /// A flow's FTP state.
 #[derive(Debug, Default)]
 pub struct Ftp {
-    pub txs: VecDeque<Tx>,
-    next_id: u64,
+    pub txs: Txs<Tx, MAX_TXS>,
     lines: PerDir<Lines>,
     /// The lines of the reply being read.
     reply: Vec<Vec<u8>>,
@@ -80,25 +78,8 @@ impl Ftp {
         done
     }
 
-    /// Transactions begun since the flow began.
-    pub fn tx_count(&self) -> u64 {
-        self.next_id
-    }
-
-    /// Drops the transactions before id `keep`.
-    pub fn prune(&mut self, keep: u64) {
-        self.txs.retain(|t| t.id >= keep);
-    }
-
     fn push(&mut self, tx: Tx) {
-        if self.txs.len() == MAX_TXS {
-            self.txs.pop_front();
-        }
-        self.txs.push_back(Tx {
-            id: self.next_id,
-            ..tx
-        });
-        self.next_id += 1;
+        self.txs.begin(|id| Tx { id, ..tx });
     }
 
     fn command(&mut self, text: &[u8]) {
@@ -220,6 +201,12 @@ fn eprt_port(s: &[u8]) -> Option<u16> {
     let d = *s.first()?;
     let fields: Vec<&[u8]> = s.split(|&c| c == d).collect();
     std::str::from_utf8(fields.get(3)?).ok()?.parse().ok()
+}
+
+impl Numbered for Tx {
+    fn id(&self) -> u64 {
+        self.id
+    }
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ pub mod sip;
 pub mod smtp;
 pub mod ssh;
 pub mod tls;
+pub mod txs;
 pub mod uri;
 
 pub use session::{Encryption, Parser, Session};

@@ -188,10 +188,10 @@ impl Session {
     pub fn tx_count(&self) -> u64 {
         match &self.parser {
             Some(Parser::Http(h)) => h.tx_count(),
-            Some(Parser::Dns(x)) => x.tx_count(),
-            Some(Parser::Smtp(x)) => x.tx_count(),
-            Some(Parser::Ftp(x)) => x.tx_count(),
-            Some(Parser::Sip(x)) => x.tx_count(),
+            Some(Parser::Dns(x)) => x.txs.begun(),
+            Some(Parser::Smtp(x)) => x.txs.begun(),
+            Some(Parser::Ftp(x)) => x.txs.begun(),
+            Some(Parser::Sip(x)) => x.txs.begun(),
             Some(Parser::Tls(_) | Parser::Ssh(_)) | None => 0,
         }
     }
@@ -200,10 +200,10 @@ impl Session {
     pub fn prune(&mut self, keep: u64) {
         match &mut self.parser {
             Some(Parser::Http(h)) => h.prune(keep),
-            Some(Parser::Dns(x)) => x.prune(keep),
-            Some(Parser::Smtp(x)) => x.prune(keep),
-            Some(Parser::Ftp(x)) => x.prune(keep),
-            Some(Parser::Sip(x)) => x.prune(keep),
+            Some(Parser::Dns(x)) => x.txs.prune(keep),
+            Some(Parser::Smtp(x)) => x.txs.prune(keep),
+            Some(Parser::Ftp(x)) => x.txs.prune(keep),
+            Some(Parser::Sip(x)) => x.txs.prune(keep),
             Some(Parser::Tls(_) | Parser::Ssh(_)) | None => {}
         }
     }

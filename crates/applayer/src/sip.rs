@@ -10,8 +10,7 @@
 //! Bounded: a TCP message (head and body) may take [`MAX_MESSAGE`] bytes, past which the
 //! direction is given up, and at most 256 transactions are kept.
 
-use std::collections::VecDeque;
-
+use crate::txs::{Numbered, Txs};
 use netsieve_wire::{Direction, PerDir};
 
 use crate::Probe;
@@ -109,8 +108,7 @@ pub struct Tx {
 /// A flow's SIP state.
 #[derive(Debug, Default)]
 pub struct Sip {
-    pub txs: VecDeque<Tx>,
-    next_id: u64,
+    pub txs: Txs<Tx, MAX_TXS>,
     /// TCP: each direction's bytes of the message being read.
     held: PerDir<Vec<u8>>,
     /// TCP: what each direction's held bytes wait for.
@@ -213,26 +211,8 @@ impl Sip {
         done
     }
 
-    /// Transactions begun since the flow began.
-    pub fn tx_count(&self) -> u64 {
-        self.next_id
-    }
-
-    /// Drops the transactions before id `keep`.
-    pub fn prune(&mut self, keep: u64) {
-        self.txs.retain(|t| t.id >= keep);
-    }
-
     fn push(&mut self, dir: Direction, msg: Message) {
-        if self.txs.len() == MAX_TXS {
-            self.txs.pop_front();
-        }
-        self.txs.push_back(Tx {
-            id: self.next_id,
-            dir,
-            msg,
-        });
-        self.next_id += 1;
+        self.txs.begin(|id| Tx { id, dir, msg });
     }
 }
 
@@ -384,6 +364,12 @@ fn header(line: &[u8]) -> Option<Header> {
 
 fn trim_eol(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+impl Numbered for Tx {
+    fn id(&self) -> u64 {
+        self.id
+    }
 }
 
 #[cfg(test)]

@@ -9,8 +9,7 @@
 //! Both directions are read line by line; a line longer than [`MAX_LINE`] is cut there
 //! (the rest of it is dropped). At most 64 transactions are kept.
 
-use std::collections::VecDeque;
-
+use crate::txs::{Numbered, Txs};
 use netsieve_wire::{Direction, PerDir};
 
 use crate::lines::Lines;
@@ -39,8 +38,7 @@ pub struct Tx {
 /// A flow's SMTP state.
 #[derive(Debug, Default)]
 pub struct Smtp {
-    pub txs: VecDeque<Tx>,
-    next_id: u64,
+    pub txs: Txs<Tx, MAX_TXS>,
     /// The last HELO/EHLO name, carried into each new transaction.
     helo: Option<Vec<u8>>,
     /// Each direction's line so far.
@@ -75,28 +73,15 @@ impl Smtp {
         self.data = false;
     }
 
-    /// Transactions begun since the flow began.
-    pub fn tx_count(&self) -> u64 {
-        self.next_id
-    }
-
-    /// Drops the transactions before id `keep`.
-    pub fn prune(&mut self, keep: u64) {
-        self.txs.retain(|t| t.id >= keep);
-    }
-
     /// The transaction commands go to: the open one, or a new one.
     fn tx(&mut self) -> &mut Tx {
         if self.txs.back().is_none_or(|t| t.complete) {
-            if self.txs.len() == MAX_TXS {
-                self.txs.pop_front();
-            }
-            self.txs.push_back(Tx {
-                id: self.next_id,
-                helo: self.helo.clone(),
+            let helo = self.helo.clone();
+            self.txs.begin(|id| Tx {
+                id,
+                helo,
                 ..Tx::default()
             });
-            self.next_id += 1;
         }
         self.txs.back_mut().expect("pushed above")
     }
@@ -191,6 +176,12 @@ fn strip_word<'a>(arg: &'a [u8], word: &[u8]) -> &'a [u8] {
 /// The first space-separated word (the address, before `SIZE=...` and the like).
 fn first_word(s: &[u8]) -> &[u8] {
     &s[..s.iter().position(|&c| c == b' ').unwrap_or(s.len())]
+}
+
+impl Numbered for Tx {
+    fn id(&self) -> u64 {
+        self.id
+    }
 }
 
 #[cfg(test)]

@@ -237,10 +237,10 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         (None, None, None, None, None, None);
     match parser {
         Some(Parser::Http(h)) => http = Some(&h.txs),
-        Some(Parser::Dns(x)) => dns = Some(&x.txs),
-        Some(Parser::Smtp(x)) => smtp = Some(&x.txs),
-        Some(Parser::Ftp(x)) => ftp = Some(&x.txs),
-        Some(Parser::Sip(x)) => sip = Some(&x.txs),
+        Some(Parser::Dns(x)) => dns = Some(&*x.txs),
+        Some(Parser::Smtp(x)) => smtp = Some(&*x.txs),
+        Some(Parser::Ftp(x)) => ftp = Some(&*x.txs),
+        Some(Parser::Sip(x)) => sip = Some(&*x.txs),
         Some(Parser::Tls(t)) => one = Some(TxRef::Tls(t)),
         Some(Parser::Ssh(t)) => one = Some(TxRef::Ssh(t)),
         None => {}

@@ -1,0 +1,99 @@
+//! A parser's transactions: numbered from 0 as they begin, at most `CAP` kept (the
+//! oldest go first), and dropped once the detector is done with them. DNS, SMTP, FTP and
+//! SIP keep theirs here; HTTP pairs requests and responses and keeps its own.
+
+use std::collections::VecDeque;
+use std::ops::Deref;
+
+/// A transaction that knows its number.
+pub trait Numbered {
+    fn id(&self) -> u64;
+}
+
+/// The transactions of one flow, oldest first; read them as a `VecDeque`.
+#[derive(Clone, Debug)]
+pub struct Txs<T, const CAP: usize> {
+    list: VecDeque<T>,
+    next_id: u64,
+}
+
+impl<T, const CAP: usize> Default for Txs<T, CAP> {
+    fn default() -> Self {
+        Txs {
+            list: VecDeque::new(),
+            next_id: 0,
+        }
+    }
+}
+
+impl<T: Numbered, const CAP: usize> Txs<T, CAP> {
+    /// Begins a transaction, which `make` builds given its number; past `CAP` kept, the
+    /// oldest is dropped.
+    pub fn begin(&mut self, make: impl FnOnce(u64) -> T) -> &mut T {
+        if self.list.len() == CAP {
+            self.list.pop_front();
+        }
+        self.list.push_back(make(self.next_id));
+        self.next_id += 1;
+        self.list.back_mut().expect("pushed above")
+    }
+
+    /// Transactions begun since the flow began.
+    pub fn begun(&self) -> u64 {
+        self.next_id
+    }
+
+    /// Drops the transactions before number `keep`.
+    pub fn prune(&mut self, keep: u64) {
+        self.list.retain(|t| t.id() >= keep);
+    }
+
+    pub fn back_mut(&mut self) -> Option<&mut T> {
+        self.list.back_mut()
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.list.iter_mut()
+    }
+}
+
+impl<T, const CAP: usize> Deref for Txs<T, CAP> {
+    type Target = VecDeque<T>;
+
+    fn deref(&self) -> &VecDeque<T> {
+        &self.list
+    }
+}
+
+impl<'a, T, const CAP: usize> IntoIterator for &'a Txs<T, CAP> {
+    type Item = &'a T;
+    type IntoIter = std::collections::vec_deque::Iter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.list.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    impl Numbered for (u64, char) {
+        fn id(&self) -> u64 {
+            self.0
+        }
+    }
+
+    #[test]
+    fn numbered_capped_and_pruned() {
+        let mut t: Txs<(u64, char), 2> = Txs::default();
+        for c in ['a', 'b', 'c'] {
+            t.begin(|id| (id, c));
+        }
+        assert_eq!(t.begun(), 3);
+        assert_eq!(t.iter().copied().collect::<Vec<_>>(), [(1, 'b'), (2, 'c')]);
+        t.prune(2);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0], (2, 'c'));
+    }
+}
