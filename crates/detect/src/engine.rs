@@ -326,18 +326,22 @@ pub enum DropReason {
     FlowDrop,
     /// The flow was picked up midstream and the exception policy drops it.
     StreamMidstream,
+    /// The flow's parser failed on the packet and the exception policy drops it.
+    AppLayerError,
 }
 
 impl DropReason {
     /// The names of the reasons, in [`DropReason::index`] order, as the stats record's
     /// `ips.drop_reason` counters name them.
-    pub const COUNTER_NAMES: [&'static str; 3] = ["rules", "flow_drop", "stream_midstream"];
+    pub const COUNTER_NAMES: [&'static str; 4] =
+        ["rules", "flow_drop", "stream_midstream", "applayer_error"];
 
     pub fn name(self) -> &'static str {
         match self {
             DropReason::Rules(_) => "rules",
             DropReason::FlowDrop => "flow drop",
             DropReason::StreamMidstream => "stream midstream",
+            DropReason::AppLayerError => "applayer error",
         }
     }
 
@@ -346,6 +350,7 @@ impl DropReason {
             DropReason::Rules(_) => 0,
             DropReason::FlowDrop => 1,
             DropReason::StreamMidstream => 2,
+            DropReason::AppLayerError => 3,
         }
     }
 }
@@ -484,7 +489,7 @@ pub struct Counts {
     /// [`DropReason::index`].
     pub ips_accepted: u64,
     pub ips_blocked: u64,
-    pub drop_reasons: [u64; 3],
+    pub drop_reasons: [u64; 4],
 }
 
 impl std::ops::AddAssign for Counts {
@@ -541,6 +546,8 @@ pub struct Detector {
     /// it, or its flow is dropped.
     /// Why the last packet given to [`Detector::inspect`] is dropped, if it is.
     last_drop: Option<DropReason>,
+    /// The flow's parser failed on this packet's bytes.
+    pkt_app_error: bool,
     /// Records of transactions and files made and not yet taken.
     logs: Vec<TxLog>,
     /// Application-layer events raised on what the packet being inspected brought.
@@ -652,6 +659,8 @@ pub struct DetectOptions {
     pub keep_bytes: bool,
     /// For TCP flows whose first packet is not a SYN.
     pub midstream: ExceptionPolicy,
+    /// For a packet whose bytes the flow's parser failed on (SIP's, so far).
+    pub app_error: ExceptionPolicy,
     /// IDS mode: acknowledged stream bytes that must wait before an inspection, per
     /// direction (to server, to client).
     pub chunk: PerDir<u64>,
@@ -675,6 +684,7 @@ impl Default for DetectOptions {
             inline: false,
             keep_bytes: false,
             midstream: ExceptionPolicy::Ignore,
+            app_error: ExceptionPolicy::Ignore,
             chunk: PerDir::splat(2560),
             payload_limit: 4096,
             http: netsieve_applayer::http::Limits::default(),
@@ -784,6 +794,7 @@ impl Detector {
             cx: Ctx::default(),
             counts: Counts::default(),
             last_drop: None,
+            pkt_app_error: false,
             logs: Vec::new(),
             pkt_events: Vec::new(),
             pkt_dns_tx: None,
@@ -938,6 +949,26 @@ impl Detector {
         since(t0, self.prof.as_mut().map(|p| &mut p.detect));
     }
 
+    /// Applies exception policy `policy` to the flow for this packet; `true` when the
+    /// packet is left uninspected (passed or dropped by the policy on its own).
+    fn apply(&mut self, policy: ExceptionPolicy, why: DropReason, f: &mut Flow<FlowData>) -> bool {
+        match policy {
+            ExceptionPolicy::Ignore => {}
+            ExceptionPolicy::PassPacket => return true,
+            ExceptionPolicy::DropPacket => {
+                self.last_drop = Some(why);
+                return true;
+            }
+            ExceptionPolicy::PassFlow | ExceptionPolicy::Bypass => f.user.passed = true,
+            ExceptionPolicy::DropFlow | ExceptionPolicy::Reject if !f.user.dropped => {
+                f.user.dropped = true;
+                self.last_drop = Some(why);
+            }
+            ExceptionPolicy::DropFlow | ExceptionPolicy::Reject => {}
+        }
+        false
+    }
+
     fn inspect_timed(
         &mut self,
         p: &Packet,
@@ -966,19 +997,8 @@ impl Detector {
                     f.user.exception = Some(p);
                     self.counts.midstream_exceptions[p as usize] += 1;
                 }
-                match self.opts.midstream {
-                    ExceptionPolicy::Ignore => {}
-                    ExceptionPolicy::PassPacket => return,
-                    ExceptionPolicy::DropPacket => {
-                        self.last_drop = Some(DropReason::StreamMidstream);
-                        return;
-                    }
-                    ExceptionPolicy::PassFlow | ExceptionPolicy::Bypass => f.user.passed = true,
-                    ExceptionPolicy::DropFlow | ExceptionPolicy::Reject if !f.user.dropped => {
-                        f.user.dropped = true;
-                        self.last_drop = Some(DropReason::StreamMidstream);
-                    }
-                    ExceptionPolicy::DropFlow | ExceptionPolicy::Reject => {}
+                if self.apply(self.opts.midstream, DropReason::StreamMidstream, f) {
+                    return;
                 }
             }
             if f.user.passed || f.user.dropped {
@@ -1028,6 +1048,14 @@ impl Detector {
                 }
             }
             since(t, self.prof.as_mut().map(|p| &mut p.app));
+            // The parser failed on this packet's bytes: the app-layer error policy.
+            if std::mem::take(&mut self.pkt_app_error)
+                && (self.apply(self.opts.app_error, DropReason::AppLayerError, f)
+                    || f.user.passed
+                    || f.user.dropped)
+            {
+                return;
+            }
         }
         if let (Some((f, obs)), L4::Tcp(_)) = (flow.as_mut(), p.l4) {
             let d = obs.dir;
@@ -1708,7 +1736,11 @@ impl Detector {
                     }
                 }
                 let Some(a) = f.user.app.as_mut() else { return };
-                if !payload.is_empty() && a.datagram(d, payload) {
+                let parsed = !payload.is_empty() && a.datagram(d, payload);
+                // A SIP datagram that is not a message of its direction is a parser
+                // error (a DNS one raises events instead).
+                self.pkt_app_error = !parsed && !payload.is_empty() && a.sip().is_some();
+                if parsed {
                     self.pkt_dns_tx = a.dns().and_then(|x| x.txs.back()).map(|t| t.id);
                 }
             }

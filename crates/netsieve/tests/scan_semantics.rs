@@ -1771,6 +1771,21 @@ alert sip any any -> any any (flow:to_server; sip.stat_msg; content:\"OK\"; sid:
     assert_eq!(stats["stats"]["app_layer"]["flow"]["sip_udp"], 1);
     assert_eq!(stats["stats"]["app_layer"]["tx"]["sip_udp"], 2);
 
+    // A request from the server is a parser error: the app-layer error policy takes the
+    // packet (drop-packet here; IPS's default, drop-flow, takes the rest of the flow too),
+    // as in detect-udp-flow-rule-02.
+    let frames = vec![
+        udp(true, 5060, SIP_INVITE),
+        udp(false, 5060, SIP_INVITE),
+        udp(true, 5060, SIP_INVITE),
+    ];
+    let every = "alert udp any any -> any any (content:\"INVITE\"; sid:9;)\n";
+    let ips = ["--set", "app-layer.error-policy=drop-packet"];
+    assert_eq!(alerts(&frames, every, &ips), [(9, 1), (9, 3)]);
+    let auto = ["--set", "exception-policy=auto"];
+    assert_eq!(alerts(&frames, every, &auto), [(9, 1)]);
+    assert_eq!(alerts(&frames, every, &[]).len(), 3, "ignore");
+
     // On TCP, in IDS mode, a message is parsed when the other side acknowledges it.
     let frames = on_port(conversation(&[(true, SIP_INVITE), (false, SIP_OK)]), 5060);
     let mut got = ids_alerts(&frames, rules, &[]);

@@ -262,6 +262,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         inline: settings.flow.inline,
         keep_bytes: settings.eve.payload || settings.eve.payload_printable || settings.eve.packet,
         midstream: settings.midstream_policy(ips)?,
+        app_error: settings.app_error_policy(ips)?,
         chunk: settings.chunk,
         payload_limit: settings.payload_limit,
         http: settings.http,

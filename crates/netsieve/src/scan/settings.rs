@@ -27,9 +27,11 @@ pub(super) struct Settings {
     pub threshold_file: Option<PathBuf>,
     pub eve: EveOptions,
     pub build: BuildOptions,
-    /// `exception-policy` (the master switch) and `stream.midstream-policy`.
+    /// `exception-policy` (the master switch), `stream.midstream-policy` and
+    /// `app-layer.error-policy`.
     exception_policy: Option<String>,
     midstream_policy: Option<String>,
+    app_error_policy: Option<String>,
     /// `stream.reassembly.to{server,client}-chunk-size`.
     pub chunk: PerDir<u64>,
     /// `outputs.eve-log.types.alert.payload-buffer-size`.
@@ -128,6 +130,7 @@ impl Default for Settings {
             build: BuildOptions::default(),
             exception_policy: None,
             midstream_policy: None,
+            app_error_policy: None,
             chunk: det.chunk,
             payload_limit: det.payload_limit,
             http: HttpLimits::default(),
@@ -325,6 +328,10 @@ const TABLE: &[(Key, Setter)] = &[
         s.midstream_policy = Some(v.to_string());
         Ok(Used::Yes)
     }),
+    (Key::Exact("app-layer.error-policy"), |s, _, v| {
+        s.app_error_policy = Some(v.to_string());
+        Ok(Used::Yes)
+    }),
     (Key::Exact("action-order"), |s, _, v| {
         s.build.set_action_order(v)?;
         Ok(Used::Yes)
@@ -384,6 +391,12 @@ impl Settings {
         put(
             "stream.midstream-policy",
             self.midstream_policy
+                .clone()
+                .unwrap_or_else(|| "auto".into()),
+        );
+        put(
+            "app-layer.error-policy",
+            self.app_error_policy
                 .clone()
                 .unwrap_or_else(|| "auto".into()),
         );
@@ -545,6 +558,20 @@ impl Settings {
         }
         check_var_sizes(&s.vars)?;
         Ok(s)
+    }
+
+    /// The policy for a parser's error (SIP's, so far), as Suricata resolves it:
+    /// `app-layer.error-policy`, else the `exception-policy` master switch, else `auto`
+    /// (drop-flow in IPS mode, ignore otherwise).
+    pub fn app_error_policy(&self, ips: bool) -> Result<ExceptionPolicy, String> {
+        let auto = "auto".to_string();
+        let (key, value) = match (&self.app_error_policy, &self.exception_policy) {
+            (Some(v), _) => ("app-layer.error-policy", v),
+            (None, Some(v)) => ("exception-policy", v),
+            (None, None) => ("exception-policy", &auto),
+        };
+        ExceptionPolicy::parse(value, ips)
+            .ok_or_else(|| format!("{key}: unknown exception policy {value:?}"))
     }
 
     /// The policy for TCP flows picked up midstream, as Suricata resolves it:
