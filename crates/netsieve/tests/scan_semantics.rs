@@ -308,6 +308,18 @@ fn midstream_flows_follow_the_exception_policy() {
     ];
     let args = ["--set", "exception-policy=drop-flow"];
     assert_eq!(alerts(&frames, rules, &args), [(1, 2)]);
+    // The stats record counts a flow's policy once, but pass-flow once per packet
+    // (exception-policy-midstream-01: 9 for 9 packets).
+    let frames = three_packets(b"Hi all");
+    for (policy, key, n) in [("pass-flow", "pass_flow", 3), ("drop-flow", "drop_flow", 1)] {
+        let set = format!("stream.midstream-policy={policy}");
+        let recs = eve(&frames, rules, &["--simulate-ips", "--set", &set]);
+        let stats = recs.iter().find(|r| r["event_type"] == "stats").unwrap();
+        assert_eq!(
+            stats["stats"]["exception_policy"]["tcp"]["midstream"][key], n,
+            "{policy}"
+        );
+    }
 }
 
 #[test]
