@@ -182,9 +182,8 @@ impl Session {
         }
     }
 
-    /// Transactions begun since the flow began, as Suricata's `app_layer.tx` counts
-    /// them (measured: it counts none for TLS and SSH, whose one state is no
-    /// transaction there).
+    /// Transactions begun since the flow began (a TLS or SSH flow's one state counts
+    /// as one, as Suricata's `tx_cnt` counts it).
     pub fn tx_count(&self) -> u64 {
         match &self.parser {
             Some(Parser::Http(h)) => h.tx_count(),
@@ -192,7 +191,8 @@ impl Session {
             Some(Parser::Smtp(x)) => x.txs.begun(),
             Some(Parser::Ftp(x)) => x.txs.begun(),
             Some(Parser::Sip(x)) => x.txs.begun(),
-            Some(Parser::Tls(_) | Parser::Ssh(_)) | None => 0,
+            Some(Parser::Tls(_) | Parser::Ssh(_)) => 1,
+            None => 0,
         }
     }
 

@@ -1782,6 +1782,8 @@ alert sip any any -> any any (flow:to_server; sip.stat_msg; content:\"OK\"; sid:
     let stats = recs.iter().find(|r| r["event_type"] == "stats").unwrap();
     assert_eq!(stats["stats"]["app_layer"]["flow"]["sip_udp"], 1);
     assert_eq!(stats["stats"]["app_layer"]["tx"]["sip_udp"], 2);
+    let flow = recs.iter().find(|r| r["event_type"] == "flow").unwrap();
+    assert_eq!(flow["flow"]["tx_cnt"], 2);
 
     // A request from the server is a parser error: the app-layer error policy takes the
     // packet (drop-packet here; IPS's default, drop-flow, takes the rest of the flow too),

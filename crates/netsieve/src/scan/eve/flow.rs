@@ -57,6 +57,9 @@ struct Counters {
     alerted: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     action: Option<&'static str>,
+    /// Transactions the flow's parser began.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tx_cnt: Option<u64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     exception_policy: Vec<Exception>,
 }
@@ -133,6 +136,7 @@ impl Record {
                 reason: f.end_reason().name(),
                 alerted: f.user.alerted(),
                 action: f.user.action(),
+                tx_cnt: Some(f.user.tx_count()).filter(|&n| n > 0),
                 exception_policy: exception
                     .filter(|_| exceptions)
                     .map(|p| Exception {
