@@ -220,13 +220,12 @@ impl Sip {
 /// version `SIP/2.0`, or a status line of that version.
 pub fn probe(data: &[u8]) -> Probe {
     let Some(end) = data.iter().position(|&c| c == b'\n') else {
-        let could_be = b"SIP/2.0 ".starts_with(&data[..data.len().min(8)])
-            || data.starts_with(b"SIP/2.0 ")
-            || METHODS.iter().any(|m| {
-                let want = [*m, b" "].concat();
-                let n = want.len().min(data.len());
-                data[..n] == want[..n]
-            });
+        // The bytes so far could open `SIP/2.0 ` or a method and its space.
+        let opens = |word: &[u8]| {
+            let (head, sp) = data.split_at(data.len().min(word.len()));
+            word.starts_with(head) && sp.first().is_none_or(|&c| c == b' ')
+        };
+        let could_be = opens(b"SIP/2.0") || METHODS.iter().any(|m| opens(m));
         return if could_be {
             Probe::NeedMore
         } else {

@@ -564,14 +564,7 @@ impl Settings {
     /// `app-layer.error-policy`, else the `exception-policy` master switch, else `auto`
     /// (drop-flow in IPS mode, ignore otherwise).
     pub fn app_error_policy(&self, ips: bool) -> Result<ExceptionPolicy, String> {
-        let auto = "auto".to_string();
-        let (key, value) = match (&self.app_error_policy, &self.exception_policy) {
-            (Some(v), _) => ("app-layer.error-policy", v),
-            (None, Some(v)) => ("exception-policy", v),
-            (None, None) => ("exception-policy", &auto),
-        };
-        ExceptionPolicy::parse(value, ips)
-            .ok_or_else(|| format!("{key}: unknown exception policy {value:?}"))
+        self.policy("app-layer.error-policy", &self.app_error_policy, ips)
     }
 
     /// The policy for TCP flows picked up midstream, as Suricata resolves it:
@@ -579,21 +572,31 @@ impl Settings {
     /// `auto` (drop-flow in IPS mode, ignore otherwise). With `stream.midstream` on, only ignore, pass-flow and bypass apply (a
     /// master switch of `auto` or `drop-flow` then means ignore).
     pub fn midstream_policy(&self, ips: bool) -> Result<ExceptionPolicy, String> {
-        // Neither set: Suricata's own default is `auto` (measured on the reference with
-        // no `exception-policy` in its yaml: in IPS mode it drops midstream flows).
-        let auto = "auto".to_string();
-        let (key, value) = match (&self.midstream_policy, &self.exception_policy) {
-            (Some(v), _) => ("stream.midstream-policy", v),
-            (None, Some(v)) => ("exception-policy", v),
-            (None, None) => ("exception-policy", &auto),
-        };
-        let p = ExceptionPolicy::parse(value, ips)
-            .ok_or_else(|| format!("{key}: unknown exception policy {value:?}"))?;
+        let p = self.policy("stream.midstream-policy", &self.midstream_policy, ips)?;
         Ok(match p {
             ExceptionPolicy::Ignore | ExceptionPolicy::PassFlow | ExceptionPolicy::Bypass => p,
             _ if self.flow.midstream => ExceptionPolicy::Ignore,
             _ => p,
         })
+    }
+
+    /// Exception policy `key` (set to `specific`), else the `exception-policy` master
+    /// switch, else `auto`: neither set, Suricata's own default is `auto` (measured on
+    /// the reference with no `exception-policy` in its yaml: in IPS mode it drops
+    /// midstream flows).
+    fn policy(
+        &self,
+        key: &str,
+        specific: &Option<String>,
+        ips: bool,
+    ) -> Result<ExceptionPolicy, String> {
+        let (key, value) = match (specific, &self.exception_policy) {
+            (Some(v), _) => (key, v.as_str()),
+            (None, Some(v)) => ("exception-policy", v.as_str()),
+            (None, None) => ("exception-policy", "auto"),
+        };
+        ExceptionPolicy::parse(value, ips)
+            .ok_or_else(|| format!("{key}: unknown exception policy {value:?}"))
     }
 }
 
