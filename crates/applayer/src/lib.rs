@@ -18,6 +18,7 @@
 //!   identification lines.
 //! - [`sip::Sip`] reads SIP requests and responses over UDP and TCP, and [`sdp`] the
 //!   session descriptions in their bodies.
+//! - [`mqtt::Mqtt`] reads MQTT 3.1 to 5.0 control packets into exchanges.
 //!
 //! Hostile input is expected. Every buffer has a limit (head size, header count, body
 //! bytes kept, open transactions, decoded size), and input that cannot be parsed ends
@@ -30,6 +31,7 @@ pub mod ftp;
 pub mod http;
 pub mod lines;
 pub mod mime;
+pub mod mqtt;
 pub mod sdp;
 pub mod session;
 pub mod sip;
@@ -52,6 +54,8 @@ pub enum AppProto {
     Ftp,
     /// SIP over UDP or TCP.
     Sip,
+    /// MQTT, on its port (1883).
+    Mqtt,
     /// Recognised by its greeting only: no parser yet (rules on its payload apply).
     Pop3,
     /// Recognised by its greeting only, as POP3.
@@ -74,6 +78,7 @@ impl AppProto {
         AppProto::Ssh,
         AppProto::Ftp,
         AppProto::Sip,
+        AppProto::Mqtt,
         AppProto::Pop3,
         AppProto::Imap,
         AppProto::Smb,
@@ -102,6 +107,7 @@ impl AppProto {
             AppProto::Ssh => "ssh",
             AppProto::Ftp => "ftp",
             AppProto::Sip => "sip",
+            AppProto::Mqtt => "mqtt",
             AppProto::Pop3 => "pop3",
             AppProto::Imap => "imap",
             AppProto::Smb => "smb",

@@ -19,6 +19,7 @@ pub enum Parser {
     Ssh(Box<crate::ssh::Ssh>),
     Ftp(Box<crate::ftp::Ftp>),
     Sip(Box<crate::sip::Sip>),
+    Mqtt(Box<crate::mqtt::Mqtt>),
 }
 
 /// A flow's application-layer state.
@@ -92,6 +93,7 @@ impl Session {
             AppProto::Ssh => Some(Parser::Ssh(Box::default())),
             AppProto::Ftp => Some(Parser::Ftp(Box::default())),
             AppProto::Sip => Some(Parser::Sip(Box::default())),
+            AppProto::Mqtt => Some(Parser::Mqtt(Box::default())),
             AppProto::Pop3
             | AppProto::Imap
             | AppProto::Smb
@@ -178,6 +180,7 @@ impl Session {
             Some(Parser::Ssh(s)) => s.feed(dir, data),
             Some(Parser::Ftp(f)) => f.feed(dir, data),
             Some(Parser::Sip(s)) => s.feed(dir, data),
+            Some(Parser::Mqtt(m)) => m.feed(dir, data),
             None => false,
         }
     }
@@ -191,6 +194,7 @@ impl Session {
             Some(Parser::Smtp(x)) => x.txs.begun(),
             Some(Parser::Ftp(x)) => x.txs.begun(),
             Some(Parser::Sip(x)) => x.txs.begun(),
+            Some(Parser::Mqtt(x)) => x.txs.begun(),
             Some(Parser::Tls(_) | Parser::Ssh(_)) => 1,
             None => 0,
         }
@@ -204,6 +208,7 @@ impl Session {
             Some(Parser::Smtp(x)) => x.txs.prune(keep),
             Some(Parser::Ftp(x)) => x.txs.prune(keep),
             Some(Parser::Sip(x)) => x.txs.prune(keep),
+            Some(Parser::Mqtt(x)) => x.txs.prune(keep),
             Some(Parser::Tls(_) | Parser::Ssh(_)) | None => {}
         }
     }
@@ -234,6 +239,7 @@ impl Session {
                 h.finish_all();
             }
             Some(Parser::Smtp(s)) => s.finish(),
+            Some(Parser::Mqtt(m)) => m.finish(),
             _ => {}
         }
     }
@@ -244,6 +250,7 @@ impl Session {
         match &self.parser {
             Some(Parser::Dns(d)) => d.raised(),
             Some(Parser::Http(h)) => h.raised(),
+            Some(Parser::Mqtt(m)) => m.raised(),
             _ => 0,
         }
     }
@@ -266,6 +273,7 @@ impl Session {
                     .iter()
                     .filter_map(|e| e.app_event()),
             ),
+            Some(Parser::Mqtt(m)) => out.extend(tail(&m.events, m.raised(), count)),
             _ => {}
         }
     }
@@ -311,6 +319,13 @@ impl Session {
     pub fn sip(&self) -> Option<&crate::sip::Sip> {
         match &self.parser {
             Some(Parser::Sip(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn mqtt(&self) -> Option<&crate::mqtt::Mqtt> {
+        match &self.parser {
+            Some(Parser::Mqtt(m)) => Some(m),
             _ => None,
         }
     }

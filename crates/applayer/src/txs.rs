@@ -1,6 +1,6 @@
 //! A parser's transactions: numbered from 0 as they begin, at most `CAP` kept (the
-//! oldest go first), and dropped once the detector is done with them. DNS, SMTP, FTP and
-//! SIP keep theirs here; HTTP pairs requests and responses and keeps its own.
+//! oldest go first), and dropped once the detector is done with them. DNS, SMTP, FTP, SIP
+//! and MQTT keep theirs here; HTTP pairs requests and responses and keeps its own.
 
 use std::collections::VecDeque;
 use std::ops::Deref;

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use netsieve_applayer::http::{self, Message};
-use netsieve_applayer::{AppProto, Direction, Parser, dns, ftp, sip, smtp, ssh, tls, uri};
+use netsieve_applayer::{AppProto, Direction, Parser, dns, ftp, mqtt, sip, smtp, ssh, tls, uri};
 use netsieve_rules::{AppBuffer, Transform};
 
 /// How far a transaction got in one direction.
@@ -84,7 +84,7 @@ impl Buf {
 /// rule's header names, which picks the protocol of a buffer several have.
 fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, Stage)> {
     use AppBuffer::*;
-    use AppProto::{Dns, Ftp, Http, Sip, Smtp, Ssh, Tls};
+    use AppProto::{Dns, Ftp, Http, Mqtt, Sip, Smtp, Ssh, Tls};
     use Side::{Either, Request, Response};
     use Stage::{Done, Head, Line};
     Some(match b {
@@ -153,6 +153,24 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         | SdpMediaInfo
         | SdpMediaConnectionData
         | SdpMediaEncryptionKey => (Sip, Either, Done),
+        // An MQTT exchange is inspected once complete, in either direction.
+        MqttType
+        | MqttFlags
+        | MqttQos
+        | MqttReasonCode
+        | MqttProtocolVersion
+        | MqttConnectFlags
+        | MqttConnackSessionPresent
+        | MqttConnectClientId
+        | MqttConnectUsername
+        | MqttConnectPassword
+        | MqttConnectProtocolString
+        | MqttConnectWillTopic
+        | MqttConnectWillMessage
+        | MqttPublishTopic
+        | MqttPublishMessage
+        | MqttSubscribeTopic
+        | MqttUnsubscribeTopic => (Mqtt, Either, Done),
         FileName | HttpCookieRaw | HttpParam | HttpTrueIp | TlsCertFingerprint | SipHeader
         | Smb | DceStubData | Base64Data | JsData => {
             return None;
@@ -170,6 +188,7 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
         "ssh" => AppProto::Ssh,
         "ftp" => AppProto::Ftp,
         "sip" => AppProto::Sip,
+        "mqtt" => AppProto::Mqtt,
         "pop3" => AppProto::Pop3,
         "imap" => AppProto::Imap,
         "smb" => AppProto::Smb,
@@ -223,6 +242,7 @@ pub enum TxRef<'a> {
     Ssh(&'a ssh::Ssh),
     Ftp(&'a ftp::Tx),
     Sip(&'a sip::Tx),
+    Mqtt(&'a mqtt::Tx),
 }
 
 /// The transactions a parser holds, oldest first.
@@ -233,14 +253,15 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
     ) -> impl Iterator<Item = TxRef<'a>> {
         v.into_iter().flatten().map(f)
     }
-    let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut one) =
-        (None, None, None, None, None, None);
+    let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut mqtt, mut one) =
+        (None, None, None, None, None, None, None);
     match parser {
         Some(Parser::Http(h)) => http = Some(&h.txs),
         Some(Parser::Dns(x)) => dns = Some(&*x.txs),
         Some(Parser::Smtp(x)) => smtp = Some(&*x.txs),
         Some(Parser::Ftp(x)) => ftp = Some(&*x.txs),
         Some(Parser::Sip(x)) => sip = Some(&*x.txs),
+        Some(Parser::Mqtt(x)) => mqtt = Some(&*x.txs),
         Some(Parser::Tls(t)) => one = Some(TxRef::Tls(t)),
         Some(Parser::Ssh(t)) => one = Some(TxRef::Ssh(t)),
         None => {}
@@ -250,6 +271,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         .chain(each(smtp, TxRef::Smtp))
         .chain(each(ftp, TxRef::Ftp))
         .chain(each(sip, TxRef::Sip))
+        .chain(each(mqtt, TxRef::Mqtt))
         .chain(one)
 }
 
@@ -270,6 +292,8 @@ impl TxRef<'_> {
             TxRef::Http(_) | TxRef::Ftp(_) => &Direction::BOTH,
             TxRef::Dns(t) => own(t.dir),
             TxRef::Sip(t) => own(t.dir),
+            // An MQTT exchange is inspected in the direction of its last packet.
+            TxRef::Mqtt(t) => own(t.dir),
             // A mail is the client's.
             TxRef::Smtp(_) => SERVER,
             TxRef::Tls(_) | TxRef::Ssh(_) => &[],
@@ -285,6 +309,7 @@ impl TxRef<'_> {
             TxRef::Ssh(_) => 0,
             TxRef::Ftp(t) => t.id,
             TxRef::Sip(t) => t.id,
+            TxRef::Mqtt(t) => t.id,
         }
     }
 
@@ -334,6 +359,8 @@ impl TxRef<'_> {
             TxRef::Ftp(t) if t.complete => Stage::Done,
             TxRef::Ftp(_) if d == Direction::ToServer => Stage::Head,
             TxRef::Ftp(_) => Stage::None,
+            TxRef::Mqtt(t) if t.complete && t.dir == d => Stage::Done,
+            TxRef::Mqtt(_) => Stage::None,
         }
     }
 }
@@ -626,6 +653,54 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
             _ => {}
         },
         TxRef::Sip(t) => fill_sip(buf, &t.msg, out),
+        TxRef::Mqtt(t) => fill_mqtt(buf, t, out),
+    }
+}
+
+/// The buffers of an MQTT exchange: each of its packets' fields (an integer keyword
+/// matches when any packet's value does).
+fn fill_mqtt<'a>(buf: AppBuffer, t: &'a mqtt::Tx, out: &mut Vec<Cow<'a, [u8]>>) {
+    use AppBuffer::*;
+    use mqtt::Body;
+    let number = |v: u64| Cow::Owned(v.to_be_bytes().to_vec());
+    let bytes = |b: &'a [u8]| Cow::Borrowed(b);
+    for m in &t.msgs {
+        let h = m.header;
+        match (buf, &m.body) {
+            (MqttType, _) => out.push(number(h.kind.into())),
+            (MqttFlags, _) => out.push(number(h.flags().into())),
+            (MqttQos, _) => out.push(number(h.qos.into())),
+            (MqttReasonCode, _) => {
+                out.extend(m.reason_codes().into_iter().map(|c| number(c.into())))
+            }
+            (MqttProtocolVersion, Body::Connect(c)) => out.push(number(c.protocol_version.into())),
+            (MqttConnectFlags, Body::Connect(c)) => out.push(number(c.flags.into())),
+            (
+                MqttConnackSessionPresent,
+                Body::Connack {
+                    session_present, ..
+                },
+            ) => out.push(number((*session_present).into())),
+            (MqttConnectClientId, Body::Connect(c)) => out.push(bytes(&c.client_id)),
+            (MqttConnectUsername, Body::Connect(c)) => out.extend(c.username.as_deref().map(bytes)),
+            (MqttConnectPassword, Body::Connect(c)) => out.extend(c.password.as_deref().map(bytes)),
+            (MqttConnectProtocolString, Body::Connect(c)) => out.push(bytes(&c.protocol_string)),
+            (MqttConnectWillTopic, Body::Connect(c)) => {
+                out.extend(c.will.as_ref().map(|w| bytes(&w.topic)))
+            }
+            (MqttConnectWillMessage, Body::Connect(c)) => {
+                out.extend(c.will.as_ref().map(|w| bytes(&w.message)))
+            }
+            (MqttPublishTopic, Body::Publish { topic, .. }) => out.push(bytes(topic)),
+            (MqttPublishMessage, Body::Publish { message, .. }) => out.push(bytes(message)),
+            (MqttSubscribeTopic, Body::Subscribe { topics, .. }) => {
+                out.extend(topics.iter().map(|(t, _)| bytes(t)))
+            }
+            (MqttUnsubscribeTopic, Body::Unsubscribe { topics, .. }) => {
+                out.extend(topics.iter().map(|t| bytes(t)))
+            }
+            _ => {}
+        }
     }
 }
 

@@ -1749,8 +1749,12 @@ impl Detector {
             }
             L4::Tcp(_) => {
                 if f.user.app.is_none() {
+                    // DNS and MQTT by their ports when the bytes name no protocol.
+                    let mqtt_port = f.client().1 == 1883 || f.server().1 == 1883;
                     f.user.app = Some(if dns_port {
                         Session::probing_or(self.opts.http, AppProto::Dns)
+                    } else if mqtt_port {
+                        Session::probing_or(self.opts.http, AppProto::Mqtt)
                     } else {
                         Session::new(self.opts.http)
                     });
@@ -1907,6 +1911,15 @@ impl Detector {
                     if !seen.logged && !seen.quiet {
                         seen.logged = true;
                         log(packet_dir.unwrap_or(t.dir), Logged::Tx(meta(TxRef::Sip(t))));
+                    }
+                }
+            }
+            Some(Parser::Mqtt(x)) => {
+                for t in &x.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    if !seen.logged && !seen.quiet && (t.complete || end) {
+                        seen.logged = true;
+                        log(Direction::ToServer, Logged::Tx(meta(TxRef::Mqtt(t))));
                     }
                 }
             }

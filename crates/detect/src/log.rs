@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use netsieve_applayer::http::{self, Message};
-use netsieve_applayer::{AppProto, Direction, dns, ftp, sdp, sip, smtp, tls, uri};
+use netsieve_applayer::{AppProto, Direction, dns, ftp, mqtt, sdp, sip, smtp, tls, uri};
 use netsieve_packet::PerDir;
 
 use crate::app::TxRef;
@@ -33,6 +33,8 @@ pub enum AppMeta {
     Ssh(Box<SshMeta>),
     Ftp(Box<FtpMeta>),
     Sip(Box<SipMeta>),
+    /// An MQTT exchange: its control packets as parsed.
+    Mqtt(Box<mqtt::Tx>),
 }
 
 impl AppMeta {
@@ -45,6 +47,7 @@ impl AppMeta {
             AppMeta::Ssh(_) => AppProto::Ssh,
             AppMeta::Ftp(_) => AppProto::Ftp,
             AppMeta::Sip(_) => AppProto::Sip,
+            AppMeta::Mqtt(_) => AppProto::Mqtt,
         }
     }
 }
@@ -302,6 +305,7 @@ pub struct LogTypes {
     pub ssh: bool,
     pub ftp: bool,
     pub sip: bool,
+    pub mqtt: bool,
     /// `fileinfo`: the files HTTP and SMTP transactions carry.
     pub files: bool,
 }
@@ -315,6 +319,7 @@ impl LogTypes {
             || self.ssh
             || self.ftp
             || self.sip
+            || self.mqtt
             || self.files
     }
 
@@ -328,6 +333,7 @@ impl LogTypes {
             AppProto::Ssh => self.ssh,
             AppProto::Ftp => self.ftp,
             AppProto::Sip => self.sip,
+            AppProto::Mqtt => self.mqtt,
             AppProto::Pop3
             | AppProto::Imap
             | AppProto::Smb
@@ -366,6 +372,7 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
             line: text(&t.msg.line),
             sdp: t.msg.sdp.clone(),
         })),
+        TxRef::Mqtt(t) => AppMeta::Mqtt(Box::new(t.clone())),
     };
     TxMeta {
         tx_id: tx.id(),

@@ -612,6 +612,7 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::Dcerpc => 9,
         AppProto::FtpData => 10,
         AppProto::Sip => 11,
+        AppProto::Mqtt => 12,
     };
     i * 2 + dir.index()
 }

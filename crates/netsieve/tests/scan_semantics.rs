@@ -10,10 +10,15 @@ const SERVER: [u8; 4] = [192, 168, 1, 1];
 
 /// One TCP segment, client to server or back, as an Ethernet frame.
 fn tcp(to_server: bool, flags: u8, seq: u32, ack: u32, payload: &[u8]) -> Vec<u8> {
+    tcp_on(80, to_server, flags, seq, ack, payload)
+}
+
+/// [`tcp`] to and from server port `port`.
+fn tcp_on(port: u16, to_server: bool, flags: u8, seq: u32, ack: u32, payload: &[u8]) -> Vec<u8> {
     let (src, dst, sport, dport) = if to_server {
-        (CLIENT, SERVER, 41424u16, 80u16)
+        (CLIENT, SERVER, 41424u16, port)
     } else {
-        (SERVER, CLIENT, 80, 41424)
+        (SERVER, CLIENT, port, 41424)
     };
     let mut t = Vec::new();
     t.extend_from_slice(&sport.to_be_bytes());
@@ -137,6 +142,12 @@ fn ids_alerts(frames: &[Vec<u8>], rules: &str, args: &[&str]) -> Vec<(u64, Optio
 /// A handshake, then `data` (each: to_server, payload), each acknowledged by the
 /// other side; sequence numbers follow the data.
 fn conversation(data: &[(bool, &[u8])]) -> Vec<Vec<u8>> {
+    conversation_on(80, data)
+}
+
+/// [`conversation`] with server port `port`.
+fn conversation_on(port: u16, data: &[(bool, &[u8])]) -> Vec<Vec<u8>> {
+    let tcp = |to_server, flags, seq, ack, p: &[u8]| tcp_on(port, to_server, flags, seq, ack, p);
     let (mut c, mut s) = (101u32, 501u32);
     let mut f = vec![
         tcp(true, SYN, 100, 0, b""),
@@ -1895,4 +1906,51 @@ fn nothing_reaches_the_application_layer_before_the_handshake_completes() {
     ];
     let rules = "alert http any any -> any any (flow:to_server; sid:1;)\n";
     assert_eq!(ids_alerts(&frames, rules, &[]), [(1, Some(6))]);
+}
+
+#[test]
+fn mqtt_exchanges_are_transactions() {
+    // As Suricata groups MQTT (mqtt-sub-rules, mqtt-events-*): CONNECT and its CONNACK are
+    // one exchange, inspected once in the direction that completed it; a QoS 0 PUBLISH
+    // stands alone; a PUBACK with no PUBLISH raises missing_publish.
+    let connect: &[u8] =
+        b"\x10\x1c\x00\x04MQTT\x05\xc2\x00\x3c\x03\x21\x00\x14\x00\x00\x00\x04user\x00\x04pass";
+    let rules = "\
+alert mqtt any any -> any any (mqtt.type:CONNACK; mqtt.connect.username; content:\"user\"; sid:1;)
+alert mqtt any any -> any any (mqtt.flags:!retain,!dup; mqtt.qos:0; sid:2;)
+alert mqtt any any -> any any (mqtt.publish.topic; content:\"t/x\"; sid:3;)
+alert mqtt any any -> any any (app-layer-event:mqtt.missing_publish; sid:4;)
+alert mqtt any any -> any any (mqtt.connect.flags:username,!will; mqtt.protocol_version:5; sid:5;)
+";
+    let frames = conversation_on(
+        1883,
+        &[
+            (true, connect),
+            (false, b"\x20\x03\x00\x00\x00"),
+            (true, b"\x30\x08\x00\x03t/x\x00hi"),
+            (false, b"\x40\x02\x00\x09"),
+        ],
+    );
+    // The PUBACK's event is seen by the server's next packet (events are per packet, not
+    // kept on the transaction yet: a flow that ends first does not alert on it).
+    let mut frames = frames;
+    frames.push(tcp_on(1883, false, ACK, 505, 132, b""));
+    let recs = eve(&frames, rules, &[]);
+    let mqtt: Vec<&serde_json::Value> = recs.iter().filter(|r| r["event_type"] == "mqtt").collect();
+    assert_eq!(mqtt.len(), 3);
+    assert_eq!(
+        mqtt[0]["mqtt"]["connect"]["properties"]["receive_maximum"],
+        20
+    );
+    assert_eq!(mqtt[0]["mqtt"]["connack"]["return_code"], 0);
+    assert_eq!(mqtt[1]["mqtt"]["publish"]["message"], "hi");
+    assert_eq!(mqtt[2]["mqtt"]["puback"]["message_id"], 9);
+    let mut got: Vec<u64> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "alert")
+        .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
+        .collect();
+    got.sort();
+    // sid 2 once per exchange: the CONNECT/CONNACK, the PUBLISH and the lone PUBACK.
+    assert_eq!(got, [1, 2, 2, 2, 3, 4, 5]);
 }

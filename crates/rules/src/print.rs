@@ -378,7 +378,7 @@ impl Printer<'_> {
                         Cmp::Le(n) => ("<=", n),
                         Cmp::Ge(n) => (">=", n),
                         // The parser makes no range here.
-                        Cmp::Between(n, _) | Cmp::Range(n, _) => ("=", n),
+                        Cmp::Between(n, _) | Cmp::Range(n, _) | Cmp::Mask(n, _) => ("=", n),
                     };
                     self.opt("stream_size", Some(&format!("{side},{op},{n}")));
                 }
@@ -579,6 +579,7 @@ impl Display for Cmp {
             // `a-b` reads a negative `a` as a sign: that range needs `<=>`.
             Cmp::Range(a, b) if a < 0 => write!(f, "{a}<=>{b}"),
             Cmp::Range(a, b) => write!(f, "{a}-{b}"),
+            Cmp::Mask(m, x) => write!(f, "&{m}={x}"),
         }
     }
 }

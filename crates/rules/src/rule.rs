@@ -124,6 +124,9 @@ pub enum Cmp {
     Between(i64, i64),
     /// Inclusive range `a-b`.
     Range(i64, i64),
+    /// The bits of `mask` are those of `value` (`&0x48=0x08`; flag keywords such as
+    /// `mqtt.flags:dup,!retain` become one).
+    Mask(i64, i64),
 }
 
 impl Cmp {
@@ -137,6 +140,7 @@ impl Cmp {
             Cmp::Ge(a) => v >= a,
             Cmp::Between(a, b) => a < v && v < b,
             Cmp::Range(a, b) => a <= v && v <= b,
+            Cmp::Mask(m, x) => v & m == x,
         }
     }
 }

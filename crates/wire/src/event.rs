@@ -32,6 +32,24 @@ crate::named! {
     HttpRequestAuthUnrecognized = "http.request_auth_unrecognized",
     /// A request path with a percent-encoded `%` that is followed by two hex digits.
     HttpDoubleEncodedUri = "http.double_encoded_uri",
+    /// A CONNACK with no CONNECT waiting for it.
+    MqttMissingConnect = "mqtt.missing_connect",
+    /// A PUBACK, PUBREC, PUBREL or PUBCOMP with no PUBLISH of its packet identifier.
+    MqttMissingPublish = "mqtt.missing_publish",
+    /// A SUBACK with no SUBSCRIBE of its packet identifier.
+    MqttMissingSubscribe = "mqtt.missing_subscribe",
+    /// An UNSUBACK with no UNSUBSCRIBE of its packet identifier.
+    MqttMissingUnsubscribe = "mqtt.missing_unsubscribe",
+    /// A second CONNECT.
+    MqttDoubleConnect = "mqtt.double_connect",
+    /// A packet other than CONNECT or CONNACK before any CONNECT.
+    MqttUnintroducedMessage = "mqtt.unintroduced_message",
+    /// A PUBLISH of QoS 3.
+    MqttInvalidQosLevel = "mqtt.invalid_qos_level",
+    /// A packet of type 0.
+    MqttUnassignedMsgType = "mqtt.unassigned_msg_type",
+    /// A packet that does not parse.
+    MqttMalformedTraffic = "mqtt.malformed_traffic",
     }
 }
 

@@ -70,7 +70,7 @@ pub(super) struct EveOptions {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 11] = [
+const KINDS: [(&str, KindSwitch); 12] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
@@ -81,6 +81,7 @@ const KINDS: [(&str, KindSwitch); 11] = [
     ("ssh", |e| &mut e.log.ssh),
     ("ftp", |e| &mut e.log.ftp),
     ("sip", |e| &mut e.log.sip),
+    ("mqtt", |e| &mut e.log.mqtt),
     ("files", |e| &mut e.log.files),
 ];
 
@@ -111,6 +112,7 @@ impl Default for EveOptions {
                 ssh: true,
                 ftp: true,
                 sip: true,
+                mqtt: true,
                 files: true,
             },
             flow_exception: false,

@@ -27,6 +27,19 @@ pub(super) fn buffer(
                 AppBuffer::TlsVersion => tls_version(v),
                 AppBuffer::FtpMode => ftp_mode(v),
                 AppBuffer::FtpReplyReceived => yes_no(v),
+                AppBuffer::MqttConnackSessionPresent => yes_no(v),
+                AppBuffer::MqttType => mqtt_type(v),
+                AppBuffer::MqttFlags => flags(v, &[("dup", 0x08), ("retain", 0x01)]),
+                AppBuffer::MqttConnectFlags => flags(
+                    v,
+                    &[
+                        ("username", 0x80),
+                        ("password", 0x40),
+                        ("will_retain", 0x20),
+                        ("will", 0x04),
+                        ("clean_session", 0x02),
+                    ],
+                ),
                 _ => parse_cmp(v),
             };
             let c = c.ok_or_else(|| o.bad("bad number"))?;
@@ -61,13 +74,61 @@ fn ftp_mode(v: &str) -> Option<Cmp> {
     }
 }
 
-/// `yes`/`on` as 1, `no`/`off` as 0 (`ftp.reply_received:yes`).
+/// `yes`/`on`/`true` as 1, `no`/`off`/`false` as 0 (`ftp.reply_received:yes`).
 fn yes_no(v: &str) -> Option<Cmp> {
     match v.trim() {
-        "yes" | "on" => Some(Cmp::Eq(1)),
-        "no" | "off" => Some(Cmp::Eq(0)),
+        "yes" | "on" | "true" => Some(Cmp::Eq(1)),
+        "no" | "off" | "false" => Some(Cmp::Eq(0)),
         _ => None,
     }
+}
+
+/// `mqtt.type:CONNECT`: a control packet type by its name (any case) or number.
+fn mqtt_type(v: &str) -> Option<Cmp> {
+    const TYPES: [&str; 16] = [
+        "UNASSIGNED",
+        "CONNECT",
+        "CONNACK",
+        "PUBLISH",
+        "PUBACK",
+        "PUBREC",
+        "PUBREL",
+        "PUBCOMP",
+        "SUBSCRIBE",
+        "SUBACK",
+        "UNSUBSCRIBE",
+        "UNSUBACK",
+        "PINGREQ",
+        "PINGRESP",
+        "DISCONNECT",
+        "AUTH",
+    ];
+    let v = v.trim();
+    match TYPES.iter().position(|t| t.eq_ignore_ascii_case(v)) {
+        Some(n) => Some(Cmp::Eq(n as i64)),
+        None => parse_cmp(v),
+    }
+}
+
+/// A list of flag names, each `!`-prefixed when it must be clear (`dup,!retain`), as
+/// one mask comparison; `&M=V` is taken as it is (a printed rule reads back).
+fn flags(v: &str, names: &[(&str, i64)]) -> Option<Cmp> {
+    if v.trim().starts_with('&') {
+        return parse_cmp(v);
+    }
+    let (mut mask, mut value) = (0, 0);
+    for f in v.split(',').map(str::trim) {
+        let (clear, name) = match f.strip_prefix('!') {
+            Some(n) => (true, n.trim()),
+            None => (false, f),
+        };
+        let &(_, bit) = names.iter().find(|(n, _)| *n == name)?;
+        mask |= bit;
+        if !clear {
+            value |= bit;
+        }
+    }
+    (mask != 0).then_some(Cmp::Mask(mask, value))
 }
 
 /// Moves the last content into buffer `buf` (a legacy modifier).
@@ -121,6 +182,20 @@ pub(super) fn urilen(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mqtt_types_and_flags() {
+        assert_eq!(mqtt_type("CONNACK"), Some(Cmp::Eq(2)));
+        assert_eq!(mqtt_type("unsuback"), Some(Cmp::Eq(11)));
+        assert_eq!(mqtt_type("3"), Some(Cmp::Eq(3)));
+        assert_eq!(mqtt_type("CONNECTED"), None);
+        let f = [("dup", 0x08), ("retain", 0x01)];
+        assert_eq!(flags("!retain, !dup", &f), Some(Cmp::Mask(9, 0)));
+        assert_eq!(flags("dup", &f), Some(Cmp::Mask(8, 8)));
+        assert_eq!(flags("&9=8", &f), Some(Cmp::Mask(9, 8)));
+        assert_eq!(flags("dup,bogus", &f), None);
+        assert!(Cmp::Mask(9, 8).test(0x0a) && !Cmp::Mask(9, 8).test(0x09));
+    }
 
     #[test]
     fn tls_versions_by_name_or_number() {

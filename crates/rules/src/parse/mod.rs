@@ -148,6 +148,9 @@ fn parse_val(v: &str) -> Option<Val> {
 /// `N`, `<N`, `>N`, `<=N`, `>=N`, `!N`, `=N`, `N<>M`, `N-M`.
 pub fn parse_cmp(v: &str) -> Option<Cmp> {
     let v = v.trim();
+    if let Some((m, x)) = v.strip_prefix('&').and_then(|r| r.split_once('=')) {
+        return Some(Cmp::Mask(parse_num(m)?, parse_num(x)?));
+    }
     if let Some((a, b)) = v.split_once("<=>") {
         return Some(Cmp::Range(parse_num(a)?, parse_num(b)?));
     }

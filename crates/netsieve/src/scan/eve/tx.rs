@@ -7,7 +7,7 @@ use netsieve_detect::log::{AppMeta, Logged, TxLog, TxMeta};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use super::{Ip, Timestamp, dns, fileinfo, ftp, http, proto_name, sip, smtp, ssh, tls};
+use super::{Ip, Timestamp, dns, fileinfo, ftp, http, mqtt, proto_name, sip, smtp, ssh, tls};
 
 /// A transaction's object under its protocol's name (`"http": {...}`), to be flattened
 /// into the record that carries it; `ja3` writes TLS's JA3 fingerprints.
@@ -33,6 +33,7 @@ impl Serialize for App<'_> {
             AppMeta::Ssh(t) => m.serialize_entry(name, &ssh::Object::of(t))?,
             AppMeta::Ftp(t) => m.serialize_entry(name, &ftp::Object::of(t))?,
             AppMeta::Sip(t) => m.serialize_entry(name, &sip::Object::of(t))?,
+            AppMeta::Mqtt(t) => m.serialize_entry(name, &mqtt::Object(t))?,
             AppMeta::Smtp(t) => {
                 m.serialize_entry(name, &smtp::Object::of(t))?;
                 if let Some(e) = &t.email {
