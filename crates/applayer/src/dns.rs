@@ -7,7 +7,7 @@
 //! 128 pointers and 255 bytes per name, so a hostile message cannot loop; labels are
 //! bounded by the message.
 
-use crate::txs::{Numbered, Txs};
+use crate::txs::{Events, Numbered, Txs};
 use netsieve_wire::{AppEvent, Direction, PerDir};
 
 /// One question or answer record.
@@ -89,10 +89,6 @@ impl Event {
     }
 }
 
-/// Events kept at most per flow (the oldest are dropped): a flood of bad messages
-/// cannot grow a flow's state.
-const MAX_EVENTS: usize = 64;
-
 /// Messages held at most (older ones are dropped once inspected or not).
 const MAX_TXS: usize = 256;
 /// Records parsed per section at most.
@@ -104,9 +100,8 @@ pub struct Dns {
     pub txs: Txs<Tx, MAX_TXS>,
     /// TCP: bytes of an incomplete message per direction.
     buf: PerDir<Vec<u8>>,
-    /// The last events raised.
-    pub events: Vec<Event>,
-    raised: u64,
+    /// The events raised.
+    pub events: Events<Event>,
 }
 
 impl Dns {
@@ -118,7 +113,7 @@ impl Dns {
                 true
             }
             None => {
-                self.raise(Event::Malformed);
+                self.events.raise(Event::Malformed);
                 false
             }
         }
@@ -145,38 +140,25 @@ impl Dns {
                     self.push(dir, m);
                     done = true;
                 }
-                None => self.raise(Event::Malformed),
+                None => self.events.raise(Event::Malformed),
             }
         }
         done
     }
 
-    fn raise(&mut self, e: Event) {
-        if self.events.len() >= MAX_EVENTS {
-            self.events.remove(0);
-        }
-        self.events.push(e);
-        self.raised += 1;
-    }
-
-    /// Events raised since the flow began (those kept are the last of them).
-    pub fn raised(&self) -> u64 {
-        self.raised
-    }
-
     fn push(&mut self, dir: Direction, msg: Message) {
         if msg.response != (dir == Direction::ToClient) {
-            self.raise(if msg.response {
+            self.events.raise(if msg.response {
                 Event::NotARequest
             } else {
                 Event::NotAResponse
             });
         }
         if msg.flags & 0x0040 != 0 {
-            self.raise(Event::ZFlagSet);
+            self.events.raise(Event::ZFlagSet);
         }
         if !matches!(msg.opcode, 0 | 1 | 2 | 4 | 5 | 6) {
-            self.raise(Event::InvalidOpcode);
+            self.events.raise(Event::InvalidOpcode);
         }
         self.txs.begin(|id| Tx { id, dir, msg });
     }

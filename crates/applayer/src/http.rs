@@ -16,6 +16,7 @@
 use std::collections::VecDeque;
 use std::io::Read;
 
+use crate::txs::Events;
 use netsieve_wire::{AppEvent, Direction, PerDir};
 
 /// Bounds on what a flow's HTTP state keeps (defaults as Suricata's libhtp settings).
@@ -105,9 +106,6 @@ impl Event {
         }
     }
 }
-
-/// Events kept at most per flow (the oldest are dropped).
-const MAX_EVENTS: usize = 64;
 
 /// One header line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -266,10 +264,8 @@ pub struct Http {
     /// The last request was HEAD, per waiting id (its response has no body).
     head_requests: Vec<u64>,
     sides: PerDir<Side>,
-    /// The last events raised (at most 64).
-    pub events: Vec<Event>,
-    /// Events raised since the flow began.
-    raised: u64,
+    /// The events raised.
+    pub events: Events<Event>,
 }
 
 impl Http {
@@ -407,7 +403,7 @@ impl Http {
                             self.head(dir, &head, &mut out);
                         }
                         HeadStep::Truncated(head) => {
-                            self.raise(Event::HeadTooLong);
+                            self.events.raise(Event::HeadTooLong);
                             at += head.len();
                             self.sides[s].scan = HeadScan::default();
                             self.head(dir, &head, &mut out);
@@ -465,7 +461,7 @@ impl Http {
                                 && dir == Direction::ToClient
                                 && first.is_some_and(|c| !c.is_ascii_hexdigit())
                             {
-                                self.raise(Event::InvalidChunk);
+                                self.events.raise(Event::InvalidChunk);
                                 self.sides[s].framing = Framing::UntilClose;
                                 continue;
                             }
@@ -487,7 +483,7 @@ impl Http {
                             Chunk::Size if trim(&line).is_empty() => {}
                             Chunk::Size => match chunk_size(&line) {
                                 Some(n) if dir == Direction::ToServer && line.contains(&b';') => {
-                                    self.raise(Event::RequestChunkExtension);
+                                    self.events.raise(Event::RequestChunkExtension);
                                     self.sides[s].framing = if n == 0 {
                                         Framing::Chunked(Chunk::Trailer)
                                     } else {
@@ -503,7 +499,7 @@ impl Http {
                                 None if dir == Direction::ToClient => {
                                     // Not chunked after all: the rest of the response,
                                     // from this line on, is its body (as libhtp does).
-                                    self.raise(Event::InvalidChunk);
+                                    self.events.raise(Event::InvalidChunk);
                                     at = line_at;
                                     self.unframing(dir, nl as u64 + 1);
                                     self.sides[s].framing = Framing::UntilClose;
@@ -516,7 +512,7 @@ impl Http {
                             Chunk::DataEnd => {
                                 if !line.is_empty() {
                                     // Data ran into the next size line.
-                                    self.raise(Event::InvalidChunk);
+                                    self.events.raise(Event::InvalidChunk);
                                     at = line_at;
                                     self.unframing(dir, nl as u64 + 1);
                                 }
@@ -597,7 +593,7 @@ impl Http {
         }
         let v = trim(m.header("content-length")?);
         if v.is_empty() || v.len() > 18 || !v.iter().all(u8::is_ascii_digit) {
-            self.raise(Event::InvalidContentLength);
+            self.events.raise(Event::InvalidContentLength);
             return None;
         }
         std::str::from_utf8(v)
@@ -632,21 +628,8 @@ impl Http {
         }
     }
 
-    fn raise(&mut self, e: Event) {
-        if self.events.len() == MAX_EVENTS {
-            self.events.remove(0);
-        }
-        self.events.push(e);
-        self.raised += 1;
-    }
-
-    /// Events raised since the flow began (those kept are the last of them).
-    pub fn raised(&self) -> u64 {
-        self.raised
-    }
-
     fn fail(&mut self, s: Direction, e: Event) {
-        self.raise(e);
+        self.events.raise(e);
         self.sides[s].framing = Framing::Broken;
     }
 
@@ -680,7 +663,7 @@ impl Http {
             self.head_requests.push(id);
         }
         if self.txs.len() >= self.limits.open_txs {
-            self.raise(Event::TooManyTransactions);
+            self.events.raise(Event::TooManyTransactions);
             if let Some(old) = self.txs.pop_front() {
                 self.waiting.retain(|&w| w != old.id);
                 self.head_requests.retain(|&w| w != old.id);
@@ -715,7 +698,7 @@ impl Http {
             line_only: false,
         };
         for e in request_anomalies(&req) {
-            self.raise(e);
+            self.events.raise(e);
         }
         let framing = self.body_framing(&req.msg).unwrap_or(Framing::Length(0));
         // The transaction its request line opened, if it is still held.
@@ -751,7 +734,7 @@ impl Http {
         let status = if status.len() == 3 && status.iter().all(u8::is_ascii_digit) {
             status
         } else {
-            self.raise(Event::InvalidStatusLine);
+            self.events.raise(Event::InvalidStatusLine);
             b""
         };
         let headers = self.headers(rest);
@@ -805,7 +788,7 @@ impl Http {
         if let Some(id) = self.waiting.pop_front() {
             return id;
         }
-        self.raise(Event::UnsolicitedResponse);
+        self.events.raise(Event::UnsolicitedResponse);
         let id = self.next_id;
         self.next_id += 1;
         self.txs.push_back(Tx {
@@ -820,7 +803,7 @@ impl Http {
     /// close.
     fn response_09(&mut self, out: &mut Vec<Progress>) {
         let s = Direction::ToClient;
-        self.raise(Event::InvalidStatusLine);
+        self.events.raise(Event::InvalidStatusLine);
         let id = self.response_tx();
         if let Some(t) = self.tx_mut(id) {
             t.response = Some(Response::default());
@@ -880,7 +863,7 @@ impl Http {
             if out.len() >= self.limits.headers {
                 // Past the limit, headers are ignored with an event (as libhtp does);
                 // the message goes on with those kept.
-                self.raise(Event::TooManyHeaders);
+                self.events.raise(Event::TooManyHeaders);
                 break;
             }
             let mut probe = [httparse::EMPTY_HEADER; 1];
@@ -898,7 +881,7 @@ impl Http {
             });
         }
         if odd {
-            self.raise(Event::InvalidHeader);
+            self.events.raise(Event::InvalidHeader);
         }
         out
     }
@@ -974,7 +957,7 @@ impl Http {
             }
         }
         if failed {
-            self.raise(Event::DecompressionFailed);
+            self.events.raise(Event::DecompressionFailed);
         }
         out.push(match dir {
             Direction::ToServer => Progress::RequestDone(id),

@@ -16,7 +16,7 @@
 //! Bounded: a packet may take [`MAX_MESSAGE`] bytes, past which the direction is given
 //! up, and at most 256 transactions are kept.
 
-use crate::txs::{Numbered, Txs};
+use crate::txs::{Events, Numbered, Txs};
 use netsieve_wire::{AppEvent, Direction, PerDir};
 
 /// The largest control packet read (Suricata's `app-layer.protocols.mqtt.max-msg-length`
@@ -24,8 +24,6 @@ use netsieve_wire::{AppEvent, Direction, PerDir};
 pub const MAX_MESSAGE: usize = 1 << 20;
 /// Transactions kept (the oldest go first).
 const MAX_TXS: usize = 256;
-/// Events kept per flow for rules to see.
-const MAX_EVENTS: usize = 64;
 
 /// The fixed header's first byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -254,9 +252,8 @@ pub struct Mqtt {
     connected: bool,
     /// The version the latest CONNECT named: it decides how the packets after it read.
     version: u8,
-    /// The latest events, and how many were raised in all.
-    pub events: Vec<AppEvent>,
-    raised: u64,
+    /// The events raised.
+    pub events: Events<AppEvent>,
 }
 
 /// Why a packet could not be read.
@@ -571,7 +568,7 @@ impl Mqtt {
             },
         );
         tx.complete = true;
-        self.raise(AppEvent::MqttMalformedTraffic);
+        self.events.raise(AppEvent::MqttMalformedTraffic);
     }
 
     /// Places a parsed packet in its transaction. Returns whether that completed one.
@@ -627,7 +624,7 @@ impl Mqtt {
         tx.complete = complete;
         tx.events.extend(&events);
         for e in events {
-            self.raise(e);
+            self.events.raise(e);
         }
         complete
     }
@@ -669,7 +666,7 @@ impl Mqtt {
             }
         };
         for e in events {
-            self.raise(e);
+            self.events.raise(e);
         }
         complete
     }
@@ -682,19 +679,6 @@ impl Mqtt {
             complete: false,
             events: Vec::new(),
         })
-    }
-
-    fn raise(&mut self, e: AppEvent) {
-        if self.events.len() == MAX_EVENTS {
-            self.events.remove(0);
-        }
-        self.events.push(e);
-        self.raised += 1;
-    }
-
-    /// Events raised since the flow began.
-    pub fn raised(&self) -> u64 {
-        self.raised
     }
 
     /// The flow ended: open transactions count as complete.
@@ -734,7 +718,7 @@ mod tests {
                 value: Value::Int(20)
             }]
         );
-        assert_eq!(m.raised(), 0);
+        assert_eq!(m.events.raised(), 0);
     }
 
     #[test]

@@ -248,9 +248,9 @@ impl Session {
     /// [`Session::events_since`] gives those after an earlier count.
     pub fn events_raised(&self) -> u64 {
         match &self.parser {
-            Some(Parser::Dns(d)) => d.raised(),
-            Some(Parser::Http(h)) => h.raised(),
-            Some(Parser::Mqtt(m)) => m.raised(),
+            Some(Parser::Dns(d)) => d.events.raised(),
+            Some(Parser::Http(h)) => h.events.raised(),
+            Some(Parser::Mqtt(m)) => m.events.raised(),
             _ => 0,
         }
     }
@@ -258,22 +258,12 @@ impl Session {
     /// The events (as rules name them) raised after `count` were, as far as they are
     /// kept.
     pub fn events_since(&self, count: u64, out: &mut Vec<netsieve_wire::AppEvent>) {
-        fn tail<E: Copy>(events: &[E], raised: u64, count: u64) -> &[E] {
-            let new = (raised - count.min(raised)) as usize;
-            &events[events.len() - new.min(events.len())..]
-        }
         match &self.parser {
-            Some(Parser::Dns(d)) => out.extend(
-                tail(&d.events, d.raised(), count)
-                    .iter()
-                    .filter_map(|e| e.app_event()),
-            ),
-            Some(Parser::Http(h)) => out.extend(
-                tail(&h.events, h.raised(), count)
-                    .iter()
-                    .filter_map(|e| e.app_event()),
-            ),
-            Some(Parser::Mqtt(m)) => out.extend(tail(&m.events, m.raised(), count)),
+            Some(Parser::Dns(d)) => out.extend(d.events.since(count).filter_map(|e| e.app_event())),
+            Some(Parser::Http(h)) => {
+                out.extend(h.events.since(count).filter_map(|e| e.app_event()))
+            }
+            Some(Parser::Mqtt(m)) => out.extend(m.events.since(count)),
             _ => {}
         }
     }

@@ -65,6 +65,93 @@ impl<T, const CAP: usize> Deref for Txs<T, CAP> {
     }
 }
 
+/// The latest events a parser raised (the last `CAP` kept) and how many it raised since
+/// its flow began, so that the detector can ask for those raised after a count it saw.
+/// DNS, HTTP and MQTT keep theirs here; read the kept ones as a slice.
+#[derive(Clone)]
+pub struct Events<E, const CAP: usize = 64> {
+    kept: VecDeque<E>,
+    raised: u64,
+}
+
+impl<E, const CAP: usize> Default for Events<E, CAP> {
+    fn default() -> Self {
+        Events {
+            kept: VecDeque::new(),
+            raised: 0,
+        }
+    }
+}
+
+impl<E: Copy, const CAP: usize> Events<E, CAP> {
+    pub fn raise(&mut self, e: E) {
+        if self.kept.len() == CAP {
+            self.kept.pop_front();
+        }
+        self.kept.push_back(e);
+        self.raised += 1;
+    }
+
+    /// Events raised since the flow began.
+    pub fn raised(&self) -> u64 {
+        self.raised
+    }
+
+    /// The events raised after the first `count`, as far as they are kept.
+    pub fn since(&self, count: u64) -> impl Iterator<Item = E> + '_ {
+        let new = (self.raised - count.min(self.raised)) as usize;
+        self.kept
+            .iter()
+            .copied()
+            .skip(self.kept.len() - new.min(self.kept.len()))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &E> {
+        self.kept.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    pub fn contains(&self, e: &E) -> bool
+    where
+        E: PartialEq,
+    {
+        self.kept.contains(e)
+    }
+}
+
+impl<E: std::fmt::Debug, const CAP: usize> std::fmt::Debug for Events<E, CAP> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.kept).finish()
+    }
+}
+
+impl<E: PartialEq, const CAP: usize, const N: usize> PartialEq<[E; N]> for Events<E, CAP> {
+    fn eq(&self, other: &[E; N]) -> bool {
+        self.kept.iter().eq(other.iter())
+    }
+}
+
+impl<E: PartialEq, const CAP: usize> PartialEq<&[E]> for Events<E, CAP> {
+    fn eq(&self, other: &&[E]) -> bool {
+        self.kept.iter().eq(other.iter())
+    }
+}
+
+impl<E, const CAP: usize> std::ops::Index<usize> for Events<E, CAP> {
+    type Output = E;
+
+    fn index(&self, i: usize) -> &E {
+        &self.kept[i]
+    }
+}
+
 impl<'a, T, const CAP: usize> IntoIterator for &'a Txs<T, CAP> {
     type Item = &'a T;
     type IntoIter = std::collections::vec_deque::Iter<'a, T>;
