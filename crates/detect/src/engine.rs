@@ -42,7 +42,7 @@ use crate::app::{Stage, TxRef, fill, transform, txs};
 use crate::eval::{Ctx, matches};
 use crate::expect::Expected;
 use crate::hostbits::HostBits;
-use crate::log::{AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta, smtp_files};
+use crate::log::{Anomaly, AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta, smtp_files};
 use crate::ruleset::{
     Extra, GroupId, IntVal, PortGroup, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group,
 };
@@ -316,6 +316,10 @@ impl StreamScan {
         });
     }
 }
+
+/// Where a record is logged: the packet's number, the flow's first packet when it is
+/// logged at the flow's end (no packet of its own), and the time.
+type LogAt = (u64, Option<u64>, std::time::Duration);
 
 /// Why a packet was dropped (IPS mode), as Suricata's `drop.reason` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1010,6 +1014,11 @@ impl Detector {
             f.user.linktype = p.linktype;
             f.user.vlan = p.vlan;
             f.user.tunnel = p.tunnel;
+            if self.opts.log.anomaly_stream {
+                for &e in &obs.events {
+                    self.log_anomaly(f, obs.dir, (p.num, None, p.ts), Anomaly::Stream(e));
+                }
+            }
         }
         // The stream bytes this packet inspects, in its own direction.
         let mut stream = None;
@@ -1143,9 +1152,12 @@ impl Detector {
         // The application layer gets everything and the ends of both directions.
         let t_app = self.prof.is_some().then(std::time::Instant::now);
         if f.user.app.is_some() {
+            let first = f.first_packet();
             for d in Direction::BOTH {
+                let before = f.user.app.as_ref().map_or(0, Session::events_raised);
                 let upto = f.stream(d).offset();
                 app_stream(f, d, upto, true);
+                self.log_app_events(f, before, d, (at, Some(first), f.last()));
             }
             if let Some(a) = f.user.app.as_mut() {
                 a.finish();
@@ -1718,8 +1730,52 @@ impl Detector {
             let over = ahead.len().saturating_sub(MAX_EVENTS_AHEAD);
             ahead.drain(..over);
         }
+        self.log_app_events(f, before, d, (p.num, None, p.ts));
         self.pkt_events = std::mem::take(&mut f.user.events_ahead[d]);
         self.announce_ftp_data(f, p.ts);
+    }
+
+    /// The `anomaly` records of the application-layer events flow `f`'s parser raised
+    /// after the first `before`, on the packet (or the flow's end) `at` that fed it
+    /// bytes, in direction `d`; each names the transaction the parser made or changed
+    /// last.
+    fn log_app_events(&mut self, f: &Flow<FlowData>, before: u64, d: Direction, at: LogAt) {
+        let Some(a) = f.user.app.as_ref() else { return };
+        let Some(proto) = a.proto else { return };
+        if !self.opts.log.anomaly_applayer || a.events_raised() == before {
+            return;
+        }
+        let mut new = Vec::new();
+        a.events_since(before, &mut new);
+        let tx_id = crate::app::txs(a.parser.as_ref()).last().map(|t| t.id());
+        for event in new {
+            let a = Anomaly::App {
+                proto,
+                event,
+                tx_id,
+            };
+            self.log_anomaly(f, d, at, a);
+        }
+    }
+
+    /// An `anomaly` record of flow `f`, logged at `at`, in direction `d`.
+    fn log_anomaly(&mut self, f: &Flow<FlowData>, d: Direction, at: LogAt, a: Anomaly) {
+        let (src, dst) = match d {
+            Direction::ToServer => (f.client(), f.server()),
+            Direction::ToClient => (f.server(), f.client()),
+        };
+        let (packet, pseudo, ts) = at;
+        self.logs.push(TxLog {
+            packet,
+            pseudo,
+            ts,
+            flow_id: f.id(),
+            src,
+            dst,
+            proto: f.proto(),
+            tunnel: f.user.tunnel,
+            record: Logged::Anomaly(a),
+        });
     }
 
     fn app_feed_bytes(&mut self, p: &Packet, f: &mut Flow<FlowData>, obs: &Observed) {

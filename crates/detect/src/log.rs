@@ -13,6 +13,7 @@ use std::time::Duration;
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{AppProto, Direction, dns, ftp, mqtt, sdp, sip, smtp, tls, uri};
 use netsieve_packet::PerDir;
+use netsieve_packet::{AppEvent, StreamEvent};
 
 use crate::app::TxRef;
 
@@ -265,6 +266,22 @@ pub enum Logged {
     Tx(TxMeta),
     /// A file, and the transaction that carried it.
     File(Box<FileMeta>, TxMeta),
+    /// An event the packet raised (EVE's `anomaly` record).
+    Anomaly(Anomaly),
+}
+
+/// An anomaly record's event, by the layer that raised it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Anomaly {
+    /// An application-layer parser's event, on the packet whose bytes it parsed, with
+    /// the flow's latest transaction then.
+    App {
+        proto: AppProto,
+        event: AppEvent,
+        tx_id: Option<u64>,
+    },
+    /// A stream (TCP tracking and reassembly) event.
+    Stream(StreamEvent),
 }
 
 impl TxLog {
@@ -306,6 +323,10 @@ pub struct LogTypes {
     pub ftp: bool,
     pub sip: bool,
     pub mqtt: bool,
+    /// `anomaly` records of application-layer events (Suricata's `anomaly.types`
+    /// `applayer`, on by default) and of stream events (`stream`, off by default).
+    pub anomaly_applayer: bool,
+    pub anomaly_stream: bool,
     /// `fileinfo`: the files HTTP and SMTP transactions carry.
     pub files: bool,
 }
@@ -320,6 +341,7 @@ impl LogTypes {
             || self.ftp
             || self.sip
             || self.mqtt
+            || self.anomaly_applayer
             || self.files
     }
 

@@ -1945,6 +1945,20 @@ alert mqtt any any -> any any (mqtt.connect.flags:username,!will; mqtt.protocol_
     assert_eq!(mqtt[0]["mqtt"]["connack"]["return_code"], 0);
     assert_eq!(mqtt[1]["mqtt"]["publish"]["message"], "hi");
     assert_eq!(mqtt[2]["mqtt"]["puback"]["message_id"], 9);
+    // The event's anomaly record (on by default, as in Suricata's stock configuration),
+    // on the packet whose bytes raised it (the client's ACK, in IDS mode) and naming
+    // the exchange it began.
+    let anomalies: Vec<&serde_json::Value> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "anomaly")
+        .collect();
+    assert_eq!(anomalies.len(), 1);
+    let a = anomalies[0];
+    assert_eq!(a["anomaly"]["app_proto"], "mqtt");
+    assert_eq!(a["anomaly"]["event"], "missing_publish");
+    assert_eq!(a["anomaly"]["layer"], "proto_parser");
+    assert_eq!(a["tx_id"], 2);
+    assert_eq!(a["pcap_cnt"], 11);
     let mut got: Vec<u64> = recs
         .iter()
         .filter(|r| r["event_type"] == "alert")

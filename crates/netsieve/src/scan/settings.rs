@@ -70,7 +70,7 @@ pub(super) struct EveOptions {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 12] = [
+const KINDS: [(&str, KindSwitch); 13] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
@@ -82,6 +82,8 @@ const KINDS: [(&str, KindSwitch); 12] = [
     ("ftp", |e| &mut e.log.ftp),
     ("sip", |e| &mut e.log.sip),
     ("mqtt", |e| &mut e.log.mqtt),
+    // Application-layer anomalies come with the kind; stream ones are asked for apart.
+    ("anomaly", |e| &mut e.log.anomaly_applayer),
     ("files", |e| &mut e.log.files),
 ];
 
@@ -113,6 +115,8 @@ impl Default for EveOptions {
                 ftp: true,
                 sip: true,
                 mqtt: true,
+                anomaly_applayer: true,
+                anomaly_stream: false,
                 files: true,
             },
             flow_exception: false,
@@ -277,6 +281,26 @@ const TABLE: &[(Key, Setter)] = &[
         }
         Ok(Used::Yes)
     }),
+    // Which anomalies: `types.applayer` (on with the kind) and `types.stream`; decoder
+    // anomalies (`types.decode`) are not written yet.
+    (
+        Key::Prefix("outputs.eve-log.types.anomaly."),
+        |s, opt, v| {
+            let on = config::parse_bool(v).unwrap_or(false);
+            let log = &mut s.eve.log;
+            match opt {
+                "enabled" if !on => {
+                    log.anomaly_applayer = false;
+                    log.anomaly_stream = false;
+                }
+                "enabled" => log.anomaly_applayer = true,
+                "types.applayer" => log.anomaly_applayer = on,
+                "types.stream" => log.anomaly_stream = on,
+                _ => return Ok(Used::No),
+            }
+            Ok(Used::Yes)
+        },
+    ),
     (
         Key::Exact("outputs.eve-log.types.flow.exception-policy"),
         |s, _, v| {
@@ -487,6 +511,10 @@ impl Settings {
                 yes(self.eve.drop_alerts),
             );
         }
+        put(
+            "outputs.eve-log.types.anomaly.types.stream",
+            yes(self.eve.log.anomaly_stream),
+        );
         let htp = "app-layer.protocols.http.libhtp.default-config";
         put(
             &format!("{htp}.request-body-limit"),
@@ -551,8 +579,16 @@ impl Settings {
             let (k, v) = kv
                 .split_once('=')
                 .ok_or_else(|| format!("--set {kv}: expected KEY=VALUE"))?;
-            if !s.apply(k.trim(), v.trim())? {
-                ignored.push(k.trim().to_string());
+            // A list item's index (`outputs.1.eve-log.types.2.anomaly...`) is not part of
+            // the key, as a suricata.yaml's lists are read.
+            let k: Vec<&str> = k
+                .trim()
+                .split('.')
+                .filter(|seg| !seg.bytes().all(|b| b.is_ascii_digit()))
+                .collect();
+            let k = k.join(".");
+            if !s.apply(&k, v.trim())? {
+                ignored.push(k);
             }
         }
         for k in &ignored {

@@ -5,6 +5,7 @@
 //! kinds are written is suricata.yaml's `outputs.eve-log.types`.
 
 mod alert;
+mod anomaly;
 mod dns;
 mod drop;
 mod fileinfo;
@@ -30,7 +31,7 @@ use std::io::{self, Write};
 use std::net::IpAddr;
 use std::time::Duration;
 
-use netsieve_detect::log::TxLog;
+use netsieve_detect::log::{Logged, TxLog};
 use netsieve_detect::{Alert, RuleSet};
 use serde::Serialize;
 
@@ -119,7 +120,18 @@ impl Sink for EveLog {
             }
             Record::Stats(r) if o.stats => serde_json::to_writer(&mut self.out, r)?,
             Record::Tx(t) => {
-                serde_json::to_writer(&mut self.out, &tx::Record::of(t, set.uses_ja3()))?
+                let ja3 = set.uses_ja3();
+                match &t.record {
+                    Logged::Tx(tx) => {
+                        serde_json::to_writer(&mut self.out, &tx::Record::of(t, tx, None, ja3))?
+                    }
+                    Logged::File(f, tx) => {
+                        serde_json::to_writer(&mut self.out, &tx::Record::of(t, tx, Some(f), ja3))?
+                    }
+                    Logged::Anomaly(a) => {
+                        serde_json::to_writer(&mut self.out, &anomaly::Record::of(t, a))?
+                    }
+                }
             }
             _ => return Ok(()),
         }

@@ -3,7 +3,7 @@
 //! complete or its flow ends, with the header every record shares. [`App`] is the
 //! transaction's object, which alerts on the transaction carry too.
 
-use netsieve_detect::log::{AppMeta, Logged, TxLog, TxMeta};
+use netsieve_detect::log::{AppMeta, FileMeta, TxLog, TxMeta};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
@@ -72,11 +72,9 @@ pub(in crate::scan) struct Record<'a> {
 }
 
 impl<'a> Record<'a> {
-    pub fn of(t: &'a TxLog, ja3: bool) -> Record<'a> {
-        let (tx, file) = match &t.record {
-            Logged::Tx(tx) => (tx, None),
-            Logged::File(f, tx) => (tx, Some(fileinfo::Object::of(f))),
-        };
+    /// The record of transaction `tx`, or of `file` it carried, logged as `t` says.
+    pub fn of(t: &'a TxLog, tx: &'a TxMeta, file: Option<&'a FileMeta>, ja3: bool) -> Record<'a> {
+        let file = file.map(fileinfo::Object::of);
         let proto = tx.app.proto();
         let event_type = if file.is_some() {
             "fileinfo"
