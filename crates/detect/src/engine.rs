@@ -677,7 +677,9 @@ pub struct DetectOptions {
     /// The records of transactions and files to make ([`Detector::take_logs`]).
     pub log: LogTypes,
     /// Midstream pickup is off (`stream.midstream: false`): a flow picked up midstream
-    /// triggers the `midstream` exception policy, which its flow record names.
+    /// is an exception, counted in the stats record. Either way its flow record names
+    /// the policy it met (with pickup on, `ignore` unless the master switch says
+    /// bypass or pass-flow), as Suricata 7.0.12 and later write it.
     pub midstream_exception: bool,
 }
 
@@ -999,10 +1001,12 @@ impl Detector {
                 // Counted once per flow, but per packet for pass-flow, whose packets all
                 // still meet the policy (measured: 9 for a flow of 9 packets in Suricata).
                 let again = self.opts.midstream == ExceptionPolicy::PassFlow;
-                if (obs.new_flow || again) && self.opts.midstream_exception {
+                if obs.new_flow || again {
                     let p = self.opts.midstream;
                     f.user.exception = Some(p);
-                    self.counts.midstream_exceptions[p as usize] += 1;
+                    if self.opts.midstream_exception {
+                        self.counts.midstream_exceptions[p as usize] += 1;
+                    }
                 }
                 if self.apply(self.opts.midstream, DropReason::StreamMidstream, f) {
                     return;

@@ -315,6 +315,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         mpm: &a.mpm,
         threads,
         ips,
+        midstream_exception: !settings.flow.midstream,
     };
     out.record(Record::Stats(
         summary.stats_record(t_load.elapsed(), control.last_reload()),

@@ -28,6 +28,8 @@ pub(super) struct Summary<'a> {
     pub threads: usize,
     /// IPS mode (inline or simulated): the stats record counts verdicts.
     pub ips: bool,
+    /// Midstream pickup is off: flows picked up midstream are counted as exceptions.
+    pub midstream_exception: bool,
 }
 
 impl Summary<'_> {
@@ -79,12 +81,14 @@ impl Summary<'_> {
             },
             alerts: self.alerts,
             // Every policy but `ignore`, which Suricata does not count.
-            midstream_exceptions: ExceptionPolicy::ALL
-                .iter()
-                .zip(self.pool.counts.midstream_exceptions)
-                .filter(|(p, _)| **p != ExceptionPolicy::Ignore)
-                .map(|(p, n)| (p.name(), n))
-                .collect(),
+            midstream_exceptions: self.midstream_exception.then(|| {
+                ExceptionPolicy::ALL
+                    .iter()
+                    .zip(self.pool.counts.midstream_exceptions)
+                    .filter(|(p, _)| **p != ExceptionPolicy::Ignore)
+                    .map(|(p, n)| (p.name(), n))
+                    .collect()
+            }),
             alert_overflow: self.pool.counts.alert_overflow,
             reassembly_gaps: self.pool.ended.gaps,
             app_layer: self.pool.ended.app.clone(),

@@ -24,8 +24,9 @@ pub(in crate::scan) struct Counted {
     pub flow: Flow,
     pub rules: Rules,
     pub alerts: u64,
-    /// Flows that triggered the midstream exception policy, by policy name.
-    pub midstream_exceptions: Vec<(&'static str, u64)>,
+    /// Flows that triggered the midstream exception policy, by policy name; `None`
+    /// when midstream pickup is on (no exception, no counter, as Suricata writes it).
+    pub midstream_exceptions: Option<Vec<(&'static str, u64)>>,
     /// Alerts packets lost to `packet-alert-max`.
     pub alert_overflow: u64,
     /// IPS mode: packets accepted, blocked, and blocked by reason.
@@ -51,7 +52,8 @@ struct Stats {
     detect: Detect,
     #[serde(skip_serializing_if = "Option::is_none")]
     ips: Option<Ips>,
-    exception_policy: ExceptionPolicies,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exception_policy: Option<ExceptionPolicies>,
 }
 
 /// `app_layer.flow.<name>` and `app_layer.tx.<name>`.
@@ -182,11 +184,11 @@ impl Record {
                     alert_queue_overflow: c.alert_overflow,
                 },
                 ips: c.ips,
-                exception_policy: ExceptionPolicies {
+                exception_policy: c.midstream_exceptions.map(|m| ExceptionPolicies {
                     tcp: Midstream {
-                        midstream: c.midstream_exceptions.into_iter().collect(),
+                        midstream: m.into_iter().collect(),
                     },
-                },
+                }),
             },
         }
     }
