@@ -3,7 +3,8 @@
 //!
 //! The path is percent-decoded (valid `%XX` only), `\` is read as `/`, repeated
 //! slashes are collapsed and `.` and `..` segments removed (RFC 3986 5.2.4); the query
-//! and fragment are kept as sent. An absolute-form target (`http://host/path`) keeps
+//! and fragment are percent-decoded too (measured on Suricata 8: `data=%7Dk` is matched
+//! by `http.uri; content:"data=}k"`). An absolute-form target (`http://host/path`) keeps
 //! its scheme and authority and has its path normalised.
 
 /// Normalises a raw request target.
@@ -28,7 +29,7 @@ pub fn normalize(raw: &[u8]) -> Vec<u8> {
     let decoded = percent_decode(path);
     let mut out = prefix.to_vec();
     out.extend_from_slice(&remove_dots(&decoded));
-    out.extend_from_slice(query);
+    out.extend_from_slice(&percent_decode(query));
     out
 }
 
@@ -106,12 +107,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn normalises_paths_and_keeps_queries() {
+    fn normalises_paths_and_decodes_queries() {
         let n = |s: &str| String::from_utf8(normalize(s.as_bytes())).unwrap();
         assert_eq!(n("/a/b/../c/./d"), "/a/c/d");
         assert_eq!(n("//a///b"), "/a/b");
         assert_eq!(n("/%2e%2e/etc/passwd"), "/etc/passwd");
-        assert_eq!(n("/a%20b?x=%41&y=../z"), "/a b?x=%41&y=../z");
+        // The query is percent-decoded, its dots left (Suricata 8 matches
+        // `data=%7Dk` as `data=}k`).
+        assert_eq!(n("/a%20b?x=%41&y=../z"), "/a b?x=A&y=../z");
         assert_eq!(n("/dir/"), "/dir/");
         assert_eq!(n("/a\\b\\..\\c"), "/a/c");
         assert_eq!(n("/%zz%4"), "/%zz%4");

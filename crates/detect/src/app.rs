@@ -8,10 +8,11 @@
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{AppProto, Direction, Parser, dns, ftp, mqtt, sip, smtp, ssh, tls, uri};
-use netsieve_rules::{AppBuffer, Transform};
+use netsieve_rules::{AppBuffer, Base64Mode, Plain, Transform};
 
 /// How far a transaction got in one direction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -198,36 +199,151 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
     })
 }
 
-/// Applies transforms in order.
-pub fn transform<'a>(mut b: Cow<'a, [u8]>, ts: &[Transform]) -> Cow<'a, [u8]> {
-    for t in ts {
-        b = Cow::Owned(match t {
-            Transform::DotPrefix => [b".".as_slice(), &b[..]].concat(),
-            Transform::ToLowercase => b.to_ascii_lowercase(),
-            Transform::ToUppercase => b.to_ascii_uppercase(),
-            Transform::StripWhitespace => b
-                .iter()
-                .copied()
-                .filter(|c| !c.is_ascii_whitespace())
-                .collect(),
-            Transform::CompressWhitespace => {
-                let mut out: Vec<u8> = Vec::with_capacity(b.len());
-                for &c in b.iter() {
-                    if c.is_ascii_whitespace() {
-                        if out.last().is_some_and(|l| l.is_ascii_whitespace()) {
-                            continue;
-                        }
-                        out.push(b' ');
-                    } else {
-                        out.push(c);
-                    }
+/// A transform as the engine applies it, made once at load (a `pcrexform`'s
+/// expression compiled); equal and hashed as its rule text, so that lists that
+/// transform a buffer alike share a prefilter.
+#[derive(Clone, Debug)]
+pub struct Xform {
+    spec: Transform,
+    re: Option<Arc<regex::bytes::Regex>>,
+}
+
+impl Xform {
+    pub fn new(spec: &Transform) -> Result<Xform, String> {
+        let re = match spec {
+            Transform::Pcre(src) => {
+                // Bytes, not UTF-8 text, as PCRE without its UTF mode reads them.
+                let re = regex::bytes::RegexBuilder::new(src)
+                    .unicode(false)
+                    .build()
+                    .map_err(|e| format!("pcrexform: {e}"))?;
+                if re.captures_len() < 2 {
+                    return Err("pcrexform: the expression captures no group".into());
                 }
-                out
+                Some(Arc::new(re))
             }
-            Transform::UrlDecode => uri::percent_decode(&b),
+            _ => None,
+        };
+        Ok(Xform {
+            spec: spec.clone(),
+            re,
+        })
+    }
+}
+
+impl PartialEq for Xform {
+    fn eq(&self, other: &Xform) -> bool {
+        self.spec == other.spec
+    }
+}
+
+impl Eq for Xform {}
+
+impl std::hash::Hash for Xform {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.spec.hash(h);
+    }
+}
+
+/// Applies transforms in order.
+pub fn transform<'a>(mut b: Cow<'a, [u8]>, ts: &[Xform]) -> Cow<'a, [u8]> {
+    for t in ts {
+        b = Cow::Owned(match &t.spec {
+            Transform::Plain(p) => plain(*p, &b),
+            Transform::Pcre(_) => {
+                t.re.as_ref()
+                    .and_then(|re| re.captures(&b))
+                    .and_then(|c| c.get(1))
+                    .map_or_else(Vec::new, |g| g.as_bytes().to_vec())
+            }
+            Transform::Xor(key) => b
+                .iter()
+                .zip(key.iter().cycle())
+                .map(|(x, k)| x ^ k)
+                .collect(),
+            Transform::FromBase64 {
+                offset,
+                bytes,
+                mode,
+            } => {
+                let from = (*offset as usize).min(b.len());
+                let rest = &b[from..];
+                let n = bytes.map_or(rest.len(), |n| (n as usize).min(rest.len()));
+                from_base64(&rest[..n], *mode)
+            }
+            Transform::Gunzip { max } => inflate(flate2::read::GzDecoder::new(&b[..]), *max),
+            Transform::ZlibDeflate { max } => inflate(flate2::read::ZlibDecoder::new(&b[..]), *max),
         });
     }
     b
+}
+
+fn plain(p: Plain, b: &[u8]) -> Vec<u8> {
+    match p {
+        Plain::DotPrefix => [b".".as_slice(), b].concat(),
+        Plain::ToLowercase => b.to_ascii_lowercase(),
+        Plain::ToUppercase => b.to_ascii_uppercase(),
+        Plain::StripWhitespace => b
+            .iter()
+            .copied()
+            .filter(|c| !c.is_ascii_whitespace())
+            .collect(),
+        Plain::CompressWhitespace => {
+            let mut out: Vec<u8> = Vec::with_capacity(b.len());
+            for &c in b {
+                if c.is_ascii_whitespace() {
+                    if out.last().is_some_and(|l| l.is_ascii_whitespace()) {
+                        continue;
+                    }
+                    out.push(b' ');
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        }
+        Plain::UrlDecode => uri::percent_decode(b),
+    }
+}
+
+/// `from_base64`'s decoding: RFC 4648 stops at the first byte outside the alphabet (or
+/// padding), RFC 2045 skips such bytes, strict gives nothing when there is one.
+fn from_base64(text: &[u8], mode: Base64Mode) -> Vec<u8> {
+    let valid = |c: &u8| netsieve_applayer::mime::base64_value(*c).is_some();
+    match mode {
+        Base64Mode::Rfc4648 => crate::eval::base64_decode(text),
+        Base64Mode::Rfc2045 => {
+            let kept: Vec<u8> = text.iter().copied().filter(valid).collect();
+            crate::eval::base64_decode(&kept)
+        }
+        Base64Mode::Strict => {
+            let body = text
+                .strip_suffix(b"==")
+                .or_else(|| text.strip_suffix(b"="))
+                .unwrap_or(text);
+            if body.iter().all(valid) && text.len().is_multiple_of(4) {
+                crate::eval::base64_decode(body)
+            } else {
+                Vec::new()
+            }
+        }
+    }
+}
+
+/// What a decompressor gives, up to `max` bytes; a stream that breaks off gives what
+/// came before the break.
+fn inflate(r: impl std::io::Read, max: u32) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let mut r = r.take(u64::from(max));
+    let mut chunk = [0u8; 4096];
+    loop {
+        match r.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => out.extend_from_slice(&chunk[..n]),
+        }
+    }
+    out
 }
 
 /// One transaction of a flow, whatever its protocol.
@@ -793,5 +909,87 @@ fn fill_smtp<'a>(buf: AppBuffer, t: &'a smtp::Tx, out: &mut Vec<Cow<'a, [u8]>>) 
                 .map(|f| Cow::Borrowed(&f.name[..])),
         ),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn apply(ts: &[Transform], input: &[u8]) -> Vec<u8> {
+        let xs: Vec<Xform> = ts.iter().map(|t| Xform::new(t).unwrap()).collect();
+        transform(Cow::Borrowed(input), &xs).into_owned()
+    }
+
+    #[test]
+    fn pcrexform_keeps_the_first_group_as_bytes() {
+        let t = Transform::Pcre(r"data=(.*)".into());
+        assert_eq!(
+            apply(std::slice::from_ref(&t), b"/get?data=\x7dk\xbb\x8c"),
+            b"\x7dk\xbb\x8c"
+        );
+        assert_eq!(apply(&[t], b"/get?nothing"), b"");
+        assert!(Xform::new(&Transform::Pcre("data=.*".into())).is_err());
+    }
+
+    #[test]
+    fn xor_cycles_its_key() {
+        let key = vec![0x0d, 0x0a, 0xc8, 0xff];
+        let plain = b"password=supersecret";
+        let sealed: Vec<u8> = plain
+            .iter()
+            .zip(key.iter().cycle())
+            .map(|(a, k)| a ^ k)
+            .collect();
+        assert_eq!(apply(&[Transform::Xor(key)], &sealed), plain);
+    }
+
+    #[test]
+    fn from_base64_by_offset_bytes_and_mode() {
+        let b64 = |offset, bytes, mode| Transform::FromBase64 {
+            offset,
+            bytes,
+            mode,
+        };
+        let uri = b"/?arg=dGhpc2lzYXRlc3QK";
+        assert_eq!(
+            apply(&[b64(6, None, Base64Mode::Rfc4648)], uri),
+            b"thisisatest\n"
+        );
+        assert_eq!(apply(&[b64(6, Some(6), Base64Mode::Rfc4648)], uri), b"this");
+        assert_eq!(apply(&[b64(99, None, Base64Mode::Rfc4648)], uri), b"");
+        // A byte outside the alphabet: RFC 4648 stops, RFC 2045 skips it, strict fails.
+        let odd = b"dGhp*c2lz";
+        assert_eq!(apply(&[b64(0, None, Base64Mode::Rfc4648)], odd), b"thi");
+        assert_eq!(apply(&[b64(0, None, Base64Mode::Rfc2045)], odd), b"thisis");
+        assert_eq!(apply(&[b64(0, None, Base64Mode::Strict)], odd), b"");
+        assert_eq!(
+            apply(&[b64(0, None, Base64Mode::Strict)], b"dGhpcw=="),
+            b"this"
+        );
+    }
+
+    #[test]
+    fn decompression_is_bounded_and_tolerates_damage() {
+        let text = b"This is compressed then base64-encoded\n";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(text).unwrap();
+        let gz = gz.finish().unwrap();
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(text).unwrap();
+        let z = z.finish().unwrap();
+        let max = Transform::MAX_DECOMPRESSED;
+        assert_eq!(apply(&[Transform::Gunzip { max }], &gz), text);
+        assert_eq!(apply(&[Transform::Gunzip { max: 8 }], &gz), b"This is ");
+        assert_eq!(apply(&[Transform::ZlibDeflate { max }], &z), text);
+        assert_eq!(
+            apply(&[Transform::ZlibDeflate { max: 9 }], &z),
+            b"This is c"
+        );
+        // Not compressed at all, or cut short: what came before the damage, no panic.
+        assert_eq!(apply(&[Transform::Gunzip { max }], b"plain"), b"");
+        let cut = apply(&[Transform::ZlibDeflate { max }], &z[..z.len() / 2]);
+        assert!(text.starts_with(&cut));
     }
 }

@@ -625,7 +625,7 @@ fn rest_is_relative(rest: &[CMatch]) -> bool {
 
 /// Base64 (RFC 4648's alphabet) decoded up to the first byte outside it or the first
 /// `=`; an incomplete last group gives what its characters hold.
-fn base64_decode(text: &[u8]) -> Vec<u8> {
+pub(crate) fn base64_decode(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len() / 4 * 3);
     let (mut acc, mut n) = (0u32, 0);
     for &c in text {

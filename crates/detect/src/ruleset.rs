@@ -27,7 +27,7 @@ use netsieve_applayer::AppProto;
 use netsieve_packet::{Direction, PerDir};
 
 use crate::addrindex::{AddrIndex, AddrSet};
-use crate::app::{Buf, Side, Stage, proto_by_name};
+use crate::app::{Buf, Side, Stage, Xform, proto_by_name};
 use crate::eval::{CMatch, ListError, attach_base64_data, compile_list};
 use crate::portgroup::{PortGroups, PortSet, dest_ports};
 
@@ -555,7 +555,7 @@ impl Scope {
 /// One list of a transaction rule: matches over an application-layer buffer.
 pub struct TxList {
     pub buf: Buf,
-    pub transforms: Vec<Transform>,
+    pub transforms: Vec<Xform>,
     pub matches: Vec<CMatch>,
 }
 
@@ -592,7 +592,7 @@ pub struct TxSig {
 pub struct TxGroup {
     /// Per buffer, with the transforms its rules apply: a prefilter over the
     /// transformed bytes.
-    pub bufs: Vec<(Buf, Vec<Transform>, Prefiltered)>,
+    pub bufs: Vec<(Buf, Vec<Xform>, Prefiltered)>,
     /// Rules without a fast pattern: candidates for every transaction.
     pub always: Vec<u32>,
 }
@@ -1989,7 +1989,12 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListErro
             .ok_or_else(|| ListError::from(format!("buffer {b}")))?;
         lists.push(TxList {
             buf,
-            transforms: l.transforms.clone(),
+            transforms: l
+                .transforms
+                .iter()
+                .map(Xform::new)
+                .collect::<Result<_, _>>()
+                .map_err(ListError::from)?,
             matches: compile_list(&l.matches, vars)?,
         });
     }
@@ -2034,7 +2039,7 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListErro
 }
 
 /// A transaction buffer as rules see it: the buffer and the transforms applied to it.
-type TxBuf = (Buf, Vec<Transform>);
+type TxBuf = (Buf, Vec<Xform>);
 
 /// A transaction rule's fast pattern: the buffer (with the transforms its list applies)
 /// and the bytes the prefilter looks for there.
@@ -2056,10 +2061,13 @@ fn tx_fast_pattern(rule: &Rule) -> Option<(TxBuf, (Vec<u8>, bool))> {
         }
     }
     let (_, buf, transforms, c) = best?;
-    Some((
-        (buf, transforms.to_vec()),
-        (prefilter_bytes(c).to_vec(), c.nocase),
-    ))
+    // A transform that does not compile fails the rule where its lists are compiled.
+    let transforms = transforms
+        .iter()
+        .map(Xform::new)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    Some(((buf, transforms), (prefilter_bytes(c).to_vec(), c.nocase)))
 }
 
 fn build_tx_group(sigs: &[Arc<Sig>], g: usize, reuse: &Reuse) -> TxGroup {
@@ -2079,6 +2087,9 @@ fn build_tx_group(sigs: &[Arc<Sig>], g: usize, reuse: &Reuse) -> TxGroup {
         }
     }
     // Per buffer as the rules see it (transformed): one prefilter over its patterns.
+    // (A `pcrexform`'s compiled expression has a cache inside; an `Xform` is hashed and
+    // compared by its rule text only, which does not change.)
+    #[allow(clippy::mutable_key_type)]
     let mut by_buf: HashMap<&TxBuf, Patterns> = HashMap::new();
     let mut order = Vec::new();
     for (rule, (buf, pat)) in &fast {

@@ -210,14 +210,104 @@ named! {
 }
 
 named! {
-    /// A transform: it changes a buffer before the matches of its list see it.
-    pub enum Transform {
+    /// A transform without arguments.
+    pub enum Plain {
         DotPrefix = "dotprefix",
         ToLowercase = "to_lowercase",
         ToUppercase = "to_uppercase",
         StripWhitespace = "strip_whitespace",
         CompressWhitespace = "compress_whitespace",
         UrlDecode = "url_decode",
+    }
+}
+
+/// A transform: it changes a buffer before the matches of its list see it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Transform {
+    Plain(Plain),
+    /// `pcrexform:"re"`: what the expression's first group captured (the buffer is left
+    /// empty when it does not match).
+    Pcre(String),
+    /// `xor:"0d0ac8ff"`: every byte xored with the key's, the key repeated.
+    Xor(Vec<u8>),
+    /// `from_base64[: bytes N, offset N, mode M]`: the bytes from `offset` (at most
+    /// `bytes` of them) decoded from base64.
+    FromBase64 {
+        offset: u32,
+        bytes: Option<u32>,
+        mode: Base64Mode,
+    },
+    /// `gunzip[: max-size N]`: the buffer gzip-decompressed, to at most `max` bytes.
+    Gunzip {
+        max: u32,
+    },
+    /// `zlib_deflate[: max-size N]`: the buffer zlib-decompressed, to at most `max`
+    /// bytes.
+    ZlibDeflate {
+        max: u32,
+    },
+}
+
+named! {
+    /// How `from_base64` reads what is not base64: RFC 4648 stops there (the default),
+    /// RFC 2045 skips it, strict gives nothing.
+    pub enum Base64Mode {
+        Rfc4648 = "rfc4648",
+        Rfc2045 = "rfc2045",
+        Strict = "strict",
+    }
+}
+
+impl Transform {
+    /// Decompression's default limit, as Suricata's (`max-size` unset).
+    pub const MAX_DECOMPRESSED: u32 = 1 << 20;
+
+    /// Its keyword.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Transform::Plain(p) => p.name(),
+            Transform::Pcre(_) => "pcrexform",
+            Transform::Xor(_) => "xor",
+            Transform::FromBase64 { .. } => "from_base64",
+            Transform::Gunzip { .. } => "gunzip",
+            Transform::ZlibDeflate { .. } => "zlib_deflate",
+        }
+    }
+}
+
+impl Transform {
+    /// Its arguments as a rule writes them after the keyword's `:`, if it has any.
+    pub fn value(&self) -> Option<String> {
+        Some(match self {
+            Transform::Plain(_) => return None,
+            Transform::Pcre(re) => format!("\"{re}\""),
+            Transform::Xor(key) => {
+                let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+                format!("\"{hex}\"")
+            }
+            Transform::FromBase64 {
+                offset,
+                bytes,
+                mode,
+            } => match bytes {
+                Some(n) => format!("offset {offset}, mode {mode}, bytes {n}"),
+                None => format!("offset {offset}, mode {mode}"),
+            },
+            Transform::Gunzip { max } | Transform::ZlibDeflate { max } => {
+                format!("max-size {max}")
+            }
+        })
+    }
+}
+
+impl fmt::Display for Transform {
+    /// As a rule writes it, arguments included.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())?;
+        match self.value() {
+            Some(v) => write!(f, ":{v}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -248,8 +338,16 @@ mod tests {
         for &b in AppBuffer::ALL {
             assert!(b.keywords().contains(&b.keyword()), "{b}");
         }
-        for &t in Transform::ALL {
-            assert_eq!(Transform::by_name(t.name()), Some(t));
+        for &t in Plain::ALL {
+            assert_eq!(Plain::by_name(t.name()), Some(t));
+            assert_eq!(Transform::Plain(t).to_string(), t.name());
         }
+        let x = Transform::FromBase64 {
+            offset: 6,
+            bytes: Some(4),
+            mode: Base64Mode::Strict,
+        };
+        assert_eq!(x.to_string(), "from_base64:offset 6, mode strict, bytes 4");
+        assert_eq!(Transform::Xor(vec![0x0d, 0xff]).to_string(), "xor:\"0dff\"");
     }
 }

@@ -32,7 +32,7 @@ pub mod rule;
 pub mod threshold;
 pub mod vars;
 
-pub use buffer::{AppBuffer, AppNeed, HeaderBuffer, Spelling, Transform};
+pub use buffer::{AppBuffer, AppNeed, Base64Mode, HeaderBuffer, Plain, Spelling, Transform};
 pub use load::{Classifications, Classtype, Loaded, RuleError, text_hash};
 pub use parse::{ParseError, parse_rule};
 pub use rule::*;

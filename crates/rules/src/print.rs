@@ -165,7 +165,10 @@ impl Printer<'_> {
 
     fn matches(&mut self, transforms: &[Transform], matches: &[Match]) {
         for t in transforms {
-            self.opt(t.name(), None);
+            match t.value() {
+                Some(v) => self.opt(t.name(), Some(&v)),
+                None => self.opt(t.name(), None),
+            }
         }
         for m in matches {
             self.detection(m);

@@ -442,3 +442,50 @@ fn header_buffers_named_twice_continue_one_list() {
     assert_eq!(r.lists.len(), 2);
     assert_eq!(r.lists[1].buffer, app("dns.query"));
 }
+
+/// A transform after matches starts a new instance of the buffer, with the transforms so
+/// far: the matches before it see the buffer untransformed (from_base64-01's rules).
+/// Arguments are checked where the option is.
+#[test]
+fn transforms_with_arguments_and_after_matches() {
+    use netsieve_rules::{Base64Mode, Transform};
+    let r = p(
+        "alert http any any -> any any (http.uri; content:\"/?arg=\"; \
+         from_base64: bytes 6, offset 6, mode rfc2045; content:\"this\"; gunzip: max-size 8; \
+         content:\"x\"; sid:1;)",
+    );
+    assert_eq!(r.lists.len(), 3);
+    assert!(r.lists.iter().all(|l| l.buffer == app("http.uri")));
+    let b64 = Transform::FromBase64 {
+        offset: 6,
+        bytes: Some(6),
+        mode: Base64Mode::Rfc2045,
+    };
+    assert!(r.lists[0].transforms.is_empty());
+    assert_eq!(r.lists[1].transforms, std::slice::from_ref(&b64));
+    assert_eq!(r.lists[2].transforms, [b64, Transform::Gunzip { max: 8 }]);
+    let r = p(
+        "alert http any any -> any any (http.uri; pcrexform:\"a=(.*)\"; xor:\"0d0A\"; content:\"p\"; sid:1;)",
+    );
+    assert_eq!(
+        r.lists[0].transforms,
+        [
+            Transform::Pcre("a=(.*)".into()),
+            Transform::Xor(vec![0x0d, 0x0a])
+        ]
+    );
+    for (bad, why) in [
+        ("xor:\"0d0\"", "hex"),
+        ("xor:\"zz\"", "hex"),
+        ("pcrexform:\"a=.*\"", "group"),
+        ("from_base64: mode base32", "unknown mode"),
+        ("gunzip: max-size none", "max-size"),
+    ] {
+        let e = parse_rule(
+            &format!("alert http any any -> any any (http.uri; {bad}; content:\"p\"; sid:1;)"),
+            &Vars::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains(why), "{bad}: {e}");
+    }
+}

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use super::{Builder, Opt, ParseError, app, byte, content, flow, meta, packet};
-use crate::buffer::{AppBuffer, HeaderBuffer, Spelling, Transform};
+use super::{Builder, Opt, ParseError, app, byte, content, flow, meta, packet, transform};
+use crate::buffer::{AppBuffer, HeaderBuffer, Plain, Spelling};
 use crate::rule::Content;
 
 /// Sets an option up on the rule being built.
@@ -26,8 +26,9 @@ pub(super) enum Kind {
     Buffer(AppBuffer, Spelling),
     /// Names a packet header as a sticky buffer.
     Header(HeaderBuffer),
-    /// Transforms the current list's buffer.
-    Transform(Transform),
+    /// Transforms the current list's buffer (a transform without arguments; those
+    /// with arguments are set up by a function).
+    Transform(Plain),
     /// A hint that does not change whether a rule matches: `prefilter` (use this option
     /// as the prefilter) and `tag` (also log the following packets, which netsieve does
     /// not do).
@@ -71,6 +72,11 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("pcre", Kind::Setup(content::pcre)),
     ("isdataat", Kind::Setup(content::isdataat)),
     ("base64_decode", Kind::Setup(content::base64_decode)),
+    ("pcrexform", Kind::Setup(transform::pcrexform)),
+    ("xor", Kind::Setup(transform::xor)),
+    ("from_base64", Kind::Setup(transform::from_base64)),
+    ("gunzip", Kind::Setup(transform::gunzip)),
+    ("zlib_deflate", Kind::Setup(transform::zlib_deflate)),
     ("bsize", Kind::Setup(content::bsize)),
     ("bufferlen", Kind::Setup(content::bsize)),
     // Numbers read from the buffer.
@@ -145,11 +151,8 @@ const UNSUPPORTED: &[&str] = &[
     "to_md5",
     "to_sha1",
     "to_sha256",
-    "pcrexform",
-    "xor",
     "header_lowercase",
     "strip_pseudo_headers",
-    "from_base64",
     "datarep",
     "dataset",
     "iprep",
@@ -193,7 +196,7 @@ static TABLE: LazyLock<HashMap<&'static str, Kind>> = LazyLock::new(|| {
     for &h in HeaderBuffer::ALL {
         t.insert(h.name(), Kind::Header(h));
     }
-    for &tr in Transform::ALL {
+    for &tr in Plain::ALL {
         t.insert(tr.name(), Kind::Transform(tr));
     }
     for &name in UNSUPPORTED {
@@ -255,7 +258,7 @@ mod tests {
         let all = KEYWORDS.len()
             + buffers
             + HeaderBuffer::ALL.len()
-            + Transform::ALL.len()
+            + Plain::ALL.len()
             + UNSUPPORTED.len();
         assert_eq!(TABLE.len(), all);
     }

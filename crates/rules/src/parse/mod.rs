@@ -26,12 +26,13 @@ mod flow;
 mod keywords;
 mod meta;
 mod packet;
+mod transform;
 
 pub use error::ParseError;
 pub use keywords::{KeywordClass, is_keyword, keyword_list};
 pub use meta::threshold_fields;
 
-use crate::buffer::AppNeed;
+use crate::buffer::{AppNeed, Transform};
 use crate::rule::*;
 use crate::vars::{AddrExpr, PortExpr, Vars};
 use keywords::Kind;
@@ -226,6 +227,28 @@ impl Builder {
         self.sticky = Some(self.list_for(buf));
     }
 
+    /// Adds a transform to the current list. After matches, it starts a new instance of
+    /// the buffer with the transforms so far and this one (as Suricata reads
+    /// `http.uri; content:"/?a="; from_base64: offset 4; content:"x";`: the first content
+    /// sees the URI, the second the decoded bytes).
+    fn transform(&mut self, t: Transform) {
+        let mut cur = self.cur();
+        if !self.rule.lists[cur].matches.is_empty() {
+            let (buffer, transforms) = {
+                let l = &self.rule.lists[cur];
+                (l.buffer, l.transforms.clone())
+            };
+            cur = self.list_for(buffer);
+            self.rule.lists[cur].transforms = transforms;
+            if self.sticky.is_some() {
+                self.sticky = Some(cur);
+            } else {
+                self.payload = Some(cur);
+            }
+        }
+        self.rule.lists[cur].transforms.push(t);
+    }
+
     /// The list options go to: the sticky buffer's, else the payload's.
     fn cur(&mut self) -> usize {
         if let Some(l) = self.sticky.or(self.payload) {
@@ -359,8 +382,7 @@ fn option(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
             Ok(())
         }
         Kind::Transform(t) => {
-            let cur = b.cur();
-            b.rule.lists[cur].transforms.push(t);
+            b.transform(Transform::Plain(t));
             Ok(())
         }
         Kind::Hint => Ok(()),
