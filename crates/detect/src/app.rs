@@ -114,9 +114,8 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         DnsResponseRrname => (Dns, Response, Done),
         TlsSni | Ja3Hash | Ja3String => (Tls, Request, Done),
         Ja3sHash | Ja3sString => (Tls, Response, Head),
-        TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCerts | TlsCertChainLen => {
-            (Tls, Response, Done)
-        }
+        TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint | TlsCerts
+        | TlsCertChainLen => (Tls, Response, Done),
         TlsRandom | TlsRandomTime | TlsRandomBytes | TlsVersion => (Tls, Either, Head),
         // Each side's identification, inspected in its own direction.
         SshProto | SshSoftware => (Ssh, Either, Head),
@@ -172,8 +171,8 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         | MqttPublishMessage
         | MqttSubscribeTopic
         | MqttUnsubscribeTopic => (Mqtt, Either, Done),
-        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | TlsCertFingerprint | SipHeader
-        | Smb | DceStubData | Base64Data | JsData => {
+        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | SipHeader | Smb | DceStubData
+        | Base64Data | JsData => {
             return None;
         }
     })
@@ -697,6 +696,9 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
                     leaf.filter(|c| !c.serial.is_empty())
                         .map(|c| Cow::Borrowed(c.serial.as_bytes())),
                 ),
+                TlsCertFingerprint => {
+                    out.extend(leaf.map(|c| Cow::Owned(c.fingerprint().into_bytes())))
+                }
                 TlsCerts => out.extend(t.certs.iter().map(|c| Cow::Borrowed(&c.der[..]))),
                 TlsCertChainLen => {
                     out.push(Cow::Owned((t.certs.len() as u64).to_be_bytes().to_vec()))

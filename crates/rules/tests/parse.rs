@@ -489,3 +489,24 @@ fn transforms_with_arguments_and_after_matches() {
         assert!(e.to_string().contains(why), "{bad}: {e}");
     }
 }
+
+/// The legacy TLS keywords are contents in the certificate's buffers (tls-subject,
+/// tls-fingerprint-alert): the fingerprint case-blind, `!` negating.
+#[test]
+fn legacy_tls_keywords() {
+    let r = p("alert tls any any -> any any (tls.subject:\"CN=SELKS\"; \
+         tls.fingerprint:!\"90:86:A4\"; sid:1;)");
+    assert_eq!(r.lists[0].buffer, app("tls.cert_subject"));
+    let c = content(&r, 0, 0);
+    assert_eq!(c.pattern, b"CN=SELKS");
+    assert!(!c.nocase && !c.negated);
+    assert_eq!(r.lists[1].buffer, app("tls.cert_fingerprint"));
+    let c = content(&r, 1, 0);
+    assert!(c.nocase && c.negated);
+    let e = parse_rule(
+        "alert tls any any -> any any (tls.issuerdn:CN=x; sid:1;)",
+        &Vars::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("double quotes"), "{e}");
+}

@@ -25,6 +25,26 @@ pub(super) fn uricontent(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError>
     after_pattern(b, o, mods)
 }
 
+/// The legacy TLS keywords (`tls.subject:"CN=x"`, `tls.issuerdn:`, `tls.fingerprint:`,
+/// each may be negated with `!`): a content in the certificate's buffer, case-blind for
+/// the fingerprint, which is written in lower case.
+pub(super) fn tls_legacy(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let buf = match o.name {
+        "tls.subject" => AppBuffer::TlsCertSubject,
+        "tls.issuerdn" => AppBuffer::TlsCertIssuer,
+        _ => AppBuffer::TlsCertFingerprint,
+    };
+    let (mut c, mods) = pattern(o)?;
+    if !mods.trim().is_empty() {
+        return Err(o.bad("unexpected text after the quoted value"));
+    }
+    c.nocase = buf == AppBuffer::TlsCertFingerprint;
+    b.note_app(AppNeed::Buffer(buf));
+    let l = b.list_for(Buffer::App(buf));
+    b.push_to(l, Match::Content(c));
+    Ok(())
+}
+
 /// The content of a `content` value, and what follows its closing quote.
 fn pattern<'a>(o: &Opt<'a>) -> Result<(Content, &'a str), ParseError> {
     let v = o.need()?;
