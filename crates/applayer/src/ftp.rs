@@ -5,10 +5,11 @@
 //! A reply is one line `DDD text`, or several from `DDD-text` to `DDD text`; a 1xx
 //! reply is preliminary and the command waits for another. `PASV`, `EPSV` and `PORT`
 //! name the data channel's port. Lines are cut at [`MAX_LINE`] bytes (the rest of the
-//! line is dropped), and at most 256 transactions are kept.
+//! line is dropped; the transaction says so, and an event is raised), and at most 256
+//! transactions are kept.
 
-use crate::txs::{Numbered, Txs};
-use netsieve_wire::{Direction, PerDir};
+use crate::txs::{Events, Numbered, Txs};
+use netsieve_wire::{AppEvent, Direction, PerDir};
 
 use crate::lines::Lines;
 
@@ -52,6 +53,9 @@ pub struct Tx {
     pub dynamic_port: Option<(u16, Mode)>,
     /// The final reply arrived.
     pub complete: bool,
+    /// The command's line, or a line of its reply, was longer than [`MAX_LINE`].
+    pub command_truncated: bool,
+    pub reply_truncated: bool,
 }
 
 /// A flow's FTP state.
@@ -59,8 +63,10 @@ pub struct Tx {
 pub struct Ftp {
     pub txs: Txs<Tx, MAX_TXS>,
     lines: PerDir<Lines>,
-    /// The lines of the reply being read.
+    /// The lines of the reply being read, and whether one was cut.
     reply: Vec<Vec<u8>>,
+    reply_cut: bool,
+    pub events: Events<AppEvent>,
 }
 
 impl Ftp {
@@ -69,10 +75,11 @@ impl Ftp {
         let mut done = false;
         let mut rest = bytes;
         while let Some(line) = self.lines[dir].next(&mut rest, MAX_LINE) {
+            let cut = self.lines[dir].was_cut();
             let text = line.trim_ascii_end();
             match dir {
-                Direction::ToServer => self.command(text),
-                Direction::ToClient => done |= self.reply(text),
+                Direction::ToServer => self.command(text, cut),
+                Direction::ToClient => done |= self.reply(text, cut),
             }
         }
         done
@@ -82,7 +89,10 @@ impl Ftp {
         self.txs.begin(|id| Tx { id, ..tx });
     }
 
-    fn command(&mut self, text: &[u8]) {
+    fn command(&mut self, text: &[u8], cut: bool) {
+        if cut {
+            self.events.raise(AppEvent::FtpRequestCommandTooLong);
+        }
         if text.is_empty() {
             return;
         }
@@ -104,6 +114,7 @@ impl Ftp {
             command: Some(verb),
             command_data: arg.to_vec(),
             dynamic_port,
+            command_truncated: cut,
             ..Tx::default()
         });
     }
@@ -114,7 +125,11 @@ impl Ftp {
     /// code: `DDD text` gives the code and `text`, `DDD-text` (the first line of a
     /// multi-line reply) is a reply of its own as sent, without a code, and the lines
     /// after it belong to the reply that `DDD text` closes.
-    fn reply(&mut self, text: &[u8]) -> bool {
+    fn reply(&mut self, text: &[u8], cut: bool) -> bool {
+        if cut {
+            self.events.raise(AppEvent::FtpResponseCommandTooLong);
+            self.reply_cut = true;
+        }
         if text.is_empty() {
             return false;
         }
@@ -136,6 +151,7 @@ impl Ftp {
         }
         let Some(code) = end else { return false };
         let lines = std::mem::take(&mut self.reply);
+        let reply_cut = std::mem::take(&mut self.reply_cut);
         // The greeting, or a reply with no command waiting: a transaction of its own.
         if !self.txs.iter().any(|t| !t.complete) {
             self.push(Tx::default());
@@ -145,6 +161,7 @@ impl Ftp {
         };
         t.replies.extend(lines);
         t.replies.truncate(MAX_REPLIES);
+        t.reply_truncated |= reply_cut;
         let Some(code) = code else {
             t.complete = true;
             return true;
@@ -287,6 +304,13 @@ mod tests {
         f.feed(ToServer, b"\r\nNOOP\r\n");
         assert_eq!(f.txs.len(), 2);
         assert!(f.txs[0].command_data.len() <= MAX_LINE);
+        // The long command says it was cut, and raised its event; the next did not.
+        assert!(f.txs[0].command_truncated && !f.txs[1].command_truncated);
+        assert_eq!(f.events, [AppEvent::FtpRequestCommandTooLong]);
+        let long_reply = [b"227 ".as_slice(), &[b'x'; 5000], b"\r\n"].concat();
+        f.feed(ToClient, &long_reply);
+        assert!(f.txs[0].reply_truncated);
+        assert_eq!(f.events[1], AppEvent::FtpResponseCommandTooLong);
         for _ in 0..1000 {
             f.feed(ToServer, b"NOOP\r\n");
         }

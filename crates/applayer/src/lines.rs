@@ -8,9 +8,17 @@ pub struct Lines {
     line: Vec<u8>,
     /// The rest of a line cut at its limit is being skipped.
     cut: bool,
+    /// The line handed over last lost bytes (beyond its line end) to the limit.
+    truncated: bool,
 }
 
 impl Lines {
+    /// The line [`Lines::next`] gave last was cut at the limit (bytes other than its
+    /// line end were dropped).
+    pub fn was_cut(&self) -> bool {
+        self.truncated
+    }
+
     /// The next complete line (with its `\n`, if it has one) taken from the front of
     /// `rest`, or `None` once `rest` is used up with no line completed.
     pub fn next(&mut self, rest: &mut &[u8], max: usize) -> Option<Vec<u8>> {
@@ -29,6 +37,8 @@ impl Lines {
             self.line.extend_from_slice(&chunk[..take.min(room)]);
             if eol || self.line.len() >= max {
                 self.cut = !eol;
+                let dropped = &chunk[take.min(room)..];
+                self.truncated = !eol || dropped.iter().any(|&c| c != b'\r' && c != b'\n');
                 return Some(std::mem::take(&mut self.line));
             }
         }
@@ -55,5 +65,13 @@ mod tests {
         // Cut at 4; the rest of the line, over two calls, is dropped.
         assert_eq!(all(&mut l, b"123456", 4), [b"1234".to_vec()]);
         assert_eq!(all(&mut l, b"78\nok\n", 4), [b"ok\n".to_vec()]);
+        assert!(!l.was_cut());
+        // A line longer than the limit whose end comes in the same call is cut too;
+        // one that loses only its line end is not.
+        let mut rest = &b"123456\nabc\r\n"[..];
+        assert_eq!(l.next(&mut rest, 4).unwrap(), b"1234");
+        assert!(l.was_cut());
+        assert_eq!(l.next(&mut rest, 4).unwrap(), b"abc\r");
+        assert!(!l.was_cut());
     }
 }

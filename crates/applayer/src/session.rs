@@ -251,6 +251,7 @@ impl Session {
             Some(Parser::Dns(d)) => d.events.raised(),
             Some(Parser::Http(h)) => h.events.raised(),
             Some(Parser::Mqtt(m)) => m.events.raised(),
+            Some(Parser::Ftp(f)) => f.events.raised(),
             _ => 0,
         }
     }
@@ -264,6 +265,7 @@ impl Session {
                 out.extend(h.events.since(count).filter_map(|e| e.app_event()))
             }
             Some(Parser::Mqtt(m)) => out.extend(m.events.since(count)),
+            Some(Parser::Ftp(f)) => out.extend(f.events.since(count)),
             _ => {}
         }
     }

@@ -1672,6 +1672,21 @@ impl Detector {
                     al.tx = Some(Box::new(meta(TxRef::Dns(t))));
                 }
             }
+            // Alerts on an application-layer event name the transaction the parser made
+            // or changed last (the one that raised it, as Suricata's alert names it).
+            let on_event = |al: &Alert| {
+                let conds = &set.sigs[al.sig as usize].rule.conds;
+                al.tx.is_none() && conds.iter().any(|c| matches!(c, Cond::AppEvent(_)))
+            };
+            if out[first_new..].iter().any(on_event) {
+                let parser = f.user.app.as_ref().and_then(|a| a.parser.as_ref());
+                if let Some(t) = crate::app::txs(parser).last() {
+                    let m = meta(t);
+                    for al in out[first_new..].iter_mut().filter(|a| on_event(a)) {
+                        al.tx = Some(Box::new(m.clone()));
+                    }
+                }
+            }
             self.run_tx(&ctx, f, obs.dir, pseudo, packet_dropped, out);
             unordered |= out.len() > n;
         }

@@ -215,6 +215,8 @@ pub struct FtpMeta {
     /// `passive` or `active`, with the port.
     pub mode: Option<&'static str>,
     pub reply_received: bool,
+    pub command_truncated: bool,
+    pub reply_truncated: bool,
 }
 
 /// A SIP message (EVE's `sip` object): a request's method and URI, or a response's
@@ -414,6 +416,8 @@ fn ftp_meta(t: &ftp::Tx) -> FtpMeta {
             ftp::Mode::Active => "active",
         }),
         reply_received: t.complete,
+        command_truncated: t.command_truncated,
+        reply_truncated: t.reply_truncated,
     }
 }
 

@@ -32,6 +32,10 @@ crate::named! {
     HttpRequestAuthUnrecognized = "http.request_auth_unrecognized",
     /// A request path with a percent-encoded `%` that is followed by two hex digits.
     HttpDoubleEncodedUri = "http.double_encoded_uri",
+    /// An FTP command line longer than the line limit (cut there).
+    FtpRequestCommandTooLong = "ftp.request_command_too_long",
+    /// An FTP reply line longer than the line limit (cut there).
+    FtpResponseCommandTooLong = "ftp.response_command_too_long",
     /// A CONNACK with no CONNECT waiting for it.
     MqttMissingConnect = "mqtt.missing_connect",
     /// A PUBACK, PUBREC, PUBREL or PUBCOMP with no PUBLISH of its packet identifier.

@@ -11,7 +11,7 @@ pub(super) struct Object<'a> {
     command: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     command_data: Option<&'a str>,
-    /// Written with the command's data (netsieve keeps a command's first 4 KiB).
+    /// Written with the command's data (a command line is kept to its first 4 KiB).
     #[serde(skip_serializing_if = "Option::is_none")]
     command_truncated: Option<bool>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -31,13 +31,13 @@ impl<'a> Object<'a> {
         Object {
             command: m.command.as_deref(),
             command_data: m.command_data.as_deref(),
-            command_truncated: m.command_data.as_ref().map(|_| false),
+            command_truncated: m.command_data.as_ref().map(|_| m.command_truncated),
             completion_code: &m.completion_code,
             reply: &m.reply,
             dynamic_port: m.dynamic_port,
             mode: m.mode,
             reply_received: if m.reply_received { "yes" } else { "no" },
-            reply_truncated: false,
+            reply_truncated: m.reply_truncated,
         }
     }
 }
