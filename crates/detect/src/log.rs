@@ -195,7 +195,31 @@ pub struct EmailMeta {
     pub done: bool,
     /// The attachments' names.
     pub attachment: Vec<String>,
+    /// The values of the headers of [`EMAIL_FIELDS`] the message has, in that order
+    /// (EVE writes those its `extended` or `custom` setting asks for).
+    pub fields: Vec<(&'static str, Vec<String>)>,
 }
+
+/// The message headers an `email` object may add (Suricata's `smtp` logger's
+/// `extended` fields, each also a `custom` name): under its name with `-` as `_`;
+/// `received` and `references` as lists, the others as their first value.
+pub const EMAIL_FIELDS: &[&str] = &[
+    "bcc",
+    "message-id",
+    "subject",
+    "x-mailer",
+    "user-agent",
+    "received",
+    "x-originating-ip",
+    "in-reply-to",
+    "references",
+    "importance",
+    "priority",
+    "sensitivity",
+    "organization",
+    "content-md5",
+    "date",
+];
 
 /// An SSH flow's identifications: (proto_version, software_version) of each side.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -441,6 +465,11 @@ fn smtp_meta(t: &smtp::Tx) -> SmtpMeta {
             cc: list(m.header("cc")),
             done: m.done,
             attachment: m.files.iter().map(|f| text(&f.name)).collect(),
+            fields: EMAIL_FIELDS
+                .iter()
+                .map(|&name| (name, m.headers_named(name).map(text).collect::<Vec<_>>()))
+                .filter(|(_, v)| !v.is_empty())
+                .collect(),
         }),
         files: smtp_files(t),
     }

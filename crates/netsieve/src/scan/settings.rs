@@ -10,7 +10,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 use netsieve_applayer::http::Limits as HttpLimits;
-use netsieve_detect::log::LogTypes;
+use netsieve_detect::log::{EMAIL_FIELDS, LogTypes};
 use netsieve_detect::{BuildOptions, DetectOptions, ExceptionPolicy};
 use netsieve_packet::defrag::Defrag;
 use netsieve_packet::flow::{FLOW_BYTES, FlowConfig, TCP_SESSION_BYTES};
@@ -65,6 +65,9 @@ pub(super) struct EveOptions {
     /// Flow records name the exception policy their flow triggered
     /// (`types.flow.exception-policy`).
     pub flow_exception: bool,
+    /// The message headers `email` objects add, a bit per entry of
+    /// `detect::log::EMAIL_FIELDS` (`types.smtp.extended`, or its `custom` list).
+    pub email_fields: u32,
 }
 
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
@@ -120,6 +123,7 @@ impl Default for EveOptions {
                 files: true,
             },
             flow_exception: false,
+            email_fields: 0,
         }
     }
 }
@@ -277,6 +281,27 @@ const TABLE: &[(Key, Setter)] = &[
             "packet" => s.eve.packet = on(),
             "verdict" => s.eve.verdict = on(),
             "payload-buffer-size" => s.payload_limit = bytes(v)?,
+            _ => return Ok(Used::No),
+        }
+        Ok(Used::Yes)
+    }),
+    // The `email` object's extra headers: all of them (`extended`), or those listed.
+    (Key::Prefix("outputs.eve-log.types.smtp."), |s, opt, v| {
+        s.eve.log.smtp = true;
+        let all = (1u32 << EMAIL_FIELDS.len()) - 1;
+        match opt {
+            "extended" if config::parse_bool(v).unwrap_or(false) => s.eve.email_fields = all,
+            "extended" => {}
+            "custom" => {
+                for name in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                    let i = EMAIL_FIELDS
+                        .iter()
+                        .position(|f| *f == name)
+                        .ok_or_else(|| format!("not a field netsieve logs: {name}"))?;
+                    s.eve.email_fields |= 1 << i;
+                }
+            }
+            "enabled" => s.eve.log.smtp = config::parse_bool(v).unwrap_or(true),
             _ => return Ok(Used::No),
         }
         Ok(Used::Yes)
@@ -515,6 +540,13 @@ impl Settings {
             "outputs.eve-log.types.anomaly.types.stream",
             yes(self.eve.log.anomaly_stream),
         );
+        let email: Vec<&str> = (EMAIL_FIELDS.iter().enumerate())
+            .filter(|(i, _)| self.eve.email_fields >> i & 1 != 0)
+            .map(|(_, f)| *f)
+            .collect();
+        if self.eve.log.smtp {
+            put("outputs.eve-log.types.smtp.custom", email.join(", "));
+        }
         let htp = "app-layer.protocols.http.libhtp.default-config";
         put(
             &format!("{htp}.request-body-limit"),
@@ -709,6 +741,29 @@ mod tests {
         assert!(e.contains("amiga"), "{e}");
     }
 
+    /// `types.smtp.extended` asks for every extra `email` header, `custom` for those it
+    /// lists; a name netsieve does not log is an error.
+    #[test]
+    fn email_fields_from_extended_or_custom() {
+        let mut s = Settings::before_file();
+        assert!(
+            s.apply("outputs.eve-log.types.smtp.custom", "subject, date")
+                .unwrap()
+        );
+        let bit = |name| 1 << EMAIL_FIELDS.iter().position(|f| *f == name).unwrap();
+        assert_eq!(s.eve.email_fields, bit("subject") | bit("date"));
+        assert!(s.eve.log.smtp);
+        assert!(
+            s.apply("outputs.eve-log.types.smtp.custom", "shoe-size")
+                .is_err()
+        );
+        assert!(
+            s.apply("outputs.eve-log.types.smtp.extended", "yes")
+                .unwrap()
+        );
+        assert_eq!(s.eve.email_fields.count_ones() as usize, EMAIL_FIELDS.len());
+    }
+
     /// Suricata 8's own suricata.yaml loads (its sizes read `100 KiB`).
     /// `--dump-config` names every key of the table, and what it prints reads back to
     /// the same settings (here: the defaults, and the stock suricata.yaml's).
@@ -720,6 +775,7 @@ mod tests {
         ));
         let more: Vec<String> = [
             "outputs.eve-log.types.drop.alerts=yes",
+            "outputs.eve-log.types.smtp.custom=subject, received",
             "host-os-policy.linux=[10.0.0.0/8, 192.168.1.0/24]",
             "threshold-file=t.config",
             "classification-file=c.config",

@@ -254,6 +254,7 @@ impl<'a> Record<'a> {
             rec.app = Some(tx::App {
                 tx: t,
                 ja3: set.uses_ja3(),
+                email_fields: opts.email_fields,
             });
         }
         if let Some(b) = &al.bytes {

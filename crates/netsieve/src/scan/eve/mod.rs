@@ -120,14 +120,16 @@ impl Sink for EveLog {
             }
             Record::Stats(r) if o.stats => serde_json::to_writer(&mut self.out, r)?,
             Record::Tx(t) => {
-                let ja3 = set.uses_ja3();
+                let (ja3, email) = (set.uses_ja3(), o.email_fields);
                 match &t.record {
-                    Logged::Tx(tx) => {
-                        serde_json::to_writer(&mut self.out, &tx::Record::of(t, tx, None, ja3))?
-                    }
-                    Logged::File(f, tx) => {
-                        serde_json::to_writer(&mut self.out, &tx::Record::of(t, tx, Some(f), ja3))?
-                    }
+                    Logged::Tx(tx) => serde_json::to_writer(
+                        &mut self.out,
+                        &tx::Record::of(t, tx, None, ja3, email),
+                    )?,
+                    Logged::File(f, tx) => serde_json::to_writer(
+                        &mut self.out,
+                        &tx::Record::of(t, tx, Some(f), ja3, email),
+                    )?,
                     Logged::Anomaly(a) => {
                         serde_json::to_writer(&mut self.out, &anomaly::Record::of(t, a))?
                     }

@@ -14,6 +14,8 @@ use super::{Ip, Timestamp, dns, fileinfo, ftp, http, mqtt, proto_name, sip, smtp
 pub(super) struct App<'a> {
     pub tx: &'a TxMeta,
     pub ja3: bool,
+    /// The extra message headers an `email` object writes (`EveOptions::email_fields`).
+    pub email_fields: u32,
 }
 
 impl Serialize for App<'_> {
@@ -37,7 +39,7 @@ impl Serialize for App<'_> {
             AppMeta::Smtp(t) => {
                 m.serialize_entry(name, &smtp::Object::of(t))?;
                 if let Some(e) = &t.email {
-                    m.serialize_entry("email", &smtp::Email::of(e))?;
+                    m.serialize_entry("email", &smtp::Email::of(e, self.email_fields))?;
                 }
             }
         }
@@ -73,7 +75,13 @@ pub(in crate::scan) struct Record<'a> {
 
 impl<'a> Record<'a> {
     /// The record of transaction `tx`, or of `file` it carried, logged as `t` says.
-    pub fn of(t: &'a TxLog, tx: &'a TxMeta, file: Option<&'a FileMeta>, ja3: bool) -> Record<'a> {
+    pub fn of(
+        t: &'a TxLog,
+        tx: &'a TxMeta,
+        file: Option<&'a FileMeta>,
+        ja3: bool,
+        email_fields: u32,
+    ) -> Record<'a> {
         let file = file.map(fileinfo::Object::of);
         let proto = tx.app.proto();
         let event_type = if file.is_some() {
@@ -101,7 +109,11 @@ impl<'a> Record<'a> {
             },
             tx_id: (file.is_none() && matches!(tx.app, AppMeta::Http(_) | AppMeta::Smtp(_)))
                 .then_some(tx.tx_id),
-            app: App { tx, ja3 },
+            app: App {
+                tx,
+                ja3,
+                email_fields,
+            },
             app_proto: file.is_some().then_some(proto.name()),
             fileinfo: file,
         }
