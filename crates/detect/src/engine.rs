@@ -32,7 +32,7 @@ use netsieve_packet::reassembly::{OverlapPolicy, RunView};
 use netsieve_packet::{Direction, L4, PerDir, Tunnel};
 use netsieve_rules::{
     Action, Cmp, Cond, FlagsMode, FlowOpts, FlowbitCmd, FlowintOp, GlobalKind, HeaderBuffer,
-    StreamSide, SuppressTrack, Threshold, ThresholdConfig, ThresholdKind, Track,
+    StreamSide, SuppressTrack, Threshold, ThresholdConfig, ThresholdKind, Track, VlanLayer,
 };
 
 use netsieve_applayer::ftp::Mode;
@@ -98,7 +98,7 @@ pub struct FlowData {
     fed: PerDir<u64>,
     /// The link type, VLANs and tunnel of the flow's last packet (for pseudo packets).
     linktype: u32,
-    vlan: [u16; 2],
+    vlan: [u16; netsieve_packet::VLAN_LAYERS],
     tunnel: Option<Tunnel>,
     /// A message in this direction looks complete (the other side answered): its
     /// acknowledged bytes are inspected on the direction's next packet.
@@ -379,7 +379,7 @@ pub struct Alert {
     pub stream: bool,
     /// ICMP type and code, for ICMP packets.
     pub icmp: Option<(u8, u8)>,
-    pub vlan: [u16; 2],
+    pub vlan: [u16; netsieve_packet::VLAN_LAYERS],
     /// The tunnel the packet came out of, if any.
     pub tunnel: Option<Tunnel>,
     pub linktype: u32,
@@ -2606,6 +2606,26 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
         Cond::Ttl(cmp) => cmp.test(ip.ttl as i64),
         Cond::TcpMss(cmp) => tcp_mss(p).is_some_and(|m| cmp.test(i64::from(m))),
         Cond::Itype(cmp) => matches!(p.l4, L4::Icmp { itype, .. } if cmp.test(itype as i64)),
+        Cond::VlanId { cmp, layer } => {
+            let ids = &p.vlan[..p.vlan.iter().take_while(|&&v| v != 0).count()];
+            let test = |v: &u16| cmp.test(i64::from(*v));
+            match *layer {
+                VlanLayer::Any => ids.iter().any(test),
+                VlanLayer::All => !ids.is_empty() && ids.iter().all(test),
+                VlanLayer::At(n) => {
+                    let at = if n < 0 {
+                        ids.len() as i64 + i64::from(n)
+                    } else {
+                        i64::from(n)
+                    };
+                    usize::try_from(at)
+                        .ok()
+                        .and_then(|i| ids.get(i))
+                        .is_some_and(test)
+                }
+            }
+        }
+        Cond::VlanLayers(cmp) => cmp.test(p.vlan.iter().take_while(|&&v| v != 0).count() as i64),
         Cond::Icode(cmp) => matches!(p.l4, L4::Icmp { icode, .. } if cmp.test(icode as i64)),
         Cond::IcmpId(v) => {
             matches!(p.l4, L4::Icmp { id, itype, v6, .. } if id == *v && echo_like(itype, v6))

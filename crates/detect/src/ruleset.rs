@@ -507,6 +507,8 @@ impl Scope {
                     | Cond::SameIp
                     | Cond::FtpBounce
                     | Cond::Itype(_)
+                    | Cond::VlanId { .. }
+                    | Cond::VlanLayers(_)
                     | Cond::Icode(_)
                     | Cond::IcmpId(_)
                     | Cond::IcmpSeq(_)

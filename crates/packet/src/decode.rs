@@ -134,6 +134,9 @@ const MAX_TUNNEL_DEPTH: u8 = 4;
 /// VXLAN's UDP port.
 pub const VXLAN_PORT: u16 = 4789;
 
+/// VLAN tags a packet keeps (Suricata's three).
+pub const VLAN_LAYERS: usize = 3;
+
 /// A decoded packet. Reused from packet to packet by the reader.
 #[derive(Clone, Debug, Default)]
 pub struct Packet {
@@ -144,7 +147,8 @@ pub struct Packet {
     pub wire_len: u32,
     /// The frame, or a reassembled datagram's transport bytes.
     pub data: Vec<u8>,
-    pub vlan: [u16; 2],
+    /// VLAN ids, outermost first (0: no tag there).
+    pub vlan: [u16; VLAN_LAYERS],
     pub ip: Option<Ip>,
     pub l4: L4,
     /// The application payload: `data[payload]`.
@@ -328,7 +332,7 @@ impl Decoder {
         out.wire_len = frame.orig_len;
         out.data.clear();
         out.data.extend_from_slice(&frame.data);
-        out.vlan = [0, 0];
+        out.vlan = [0; VLAN_LAYERS];
         out.ip = None;
         out.l4 = L4::None;
         out.payload = 0..0;
@@ -364,7 +368,7 @@ impl Decoder {
         out.data.extend_from_slice(bytes);
         out.vlan = outer.vlan;
         if vlan != 0 {
-            out.vlan = [vlan, outer.vlan[0]];
+            out.vlan = [vlan, outer.vlan[0], outer.vlan[1]];
         }
         out.ip = None;
         out.l4 = L4::None;
@@ -471,11 +475,11 @@ impl Decoder {
                     if d.len() < at + 4 {
                         return Err("truncated VLAN tag");
                     }
-                    if tags < 2 {
+                    if tags < VLAN_LAYERS {
                         p.vlan[tags] = be16(d, at) & 0x0fff;
                     }
                     tags += 1;
-                    if tags > 3 {
+                    if tags > VLAN_LAYERS {
                         return Err("too many VLAN tags");
                     }
                     et = be16(d, at + 2);

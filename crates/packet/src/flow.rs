@@ -107,7 +107,7 @@ struct Key {
     lo: (IpAddr, u16),
     hi: (IpAddr, u16),
     proto: u8,
-    vlan: [u16; 2],
+    vlan: [u16; crate::VLAN_LAYERS],
 }
 
 /// TCP connection state, as far as detection needs it.

@@ -23,6 +23,6 @@ pub mod flow;
 pub mod reassembly;
 
 pub use capture::{Capture, CaptureError, Frame, FrameSource, Next};
-pub use decode::{Decoder, Ip, L4, Packet, Tunnel};
+pub use decode::{Decoder, Ip, L4, Packet, Tunnel, VLAN_LAYERS};
 pub use flow::{Flow, FlowConfig, FlowTable};
 pub use netsieve_wire::{AppEvent, DecodeEvent, Direction, PerDir, StreamEvent};

@@ -346,6 +346,15 @@ impl Printer<'_> {
                 Cond::Ttl(c) => self.opt("ttl", Some(c)),
                 Cond::TcpMss(c) => self.opt("tcp.mss", Some(c)),
                 Cond::Itype(c) => self.opt("itype", Some(c)),
+                Cond::VlanId { cmp, layer } => {
+                    let v = match layer {
+                        VlanLayer::Any => cmp.to_string(),
+                        VlanLayer::All => format!("{cmp},all"),
+                        VlanLayer::At(n) => format!("{cmp},{n}"),
+                    };
+                    self.opt("vlan.id", Some(&v));
+                }
+                Cond::VlanLayers(c) => self.opt("vlan.layers", Some(c)),
                 Cond::Icode(c) => self.opt("icode", Some(c)),
                 Cond::IcmpId(n) => self.opt("icmp_id", Some(n)),
                 Cond::IcmpSeq(n) => self.opt("icmp_seq", Some(n)),

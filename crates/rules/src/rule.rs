@@ -583,6 +583,23 @@ pub enum Cond {
     /// brought.
     AppEvent(netsieve_wire::AppEvent),
     StreamEvent(netsieve_wire::StreamEvent),
+    /// `vlan.id:cmp[,layer]`: a VLAN id of the packet, at a layer (0 the outermost, -1
+    /// the innermost), at any layer, or at every one.
+    VlanId {
+        cmp: Cmp,
+        layer: VlanLayer,
+    },
+    /// `vlan.layers:cmp`: how many VLAN tags the packet carries.
+    VlanLayers(Cmp),
+}
+
+/// Which of a packet's VLAN tags `vlan.id` tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VlanLayer {
+    Any,
+    All,
+    /// From the outside in; negative counts from the inside out.
+    At(i8),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -510,3 +510,43 @@ fn legacy_tls_keywords() {
     .unwrap_err();
     assert!(e.to_string().contains("double quotes"), "{e}");
 }
+
+/// `vlan.id` takes a comparison and a layer (from the outside, negative from the inside,
+/// or `all`); `vlan.layers` a comparison. Both print back as written.
+#[test]
+fn vlan_keywords() {
+    let r = p(
+        "alert ip any any -> any any (vlan.id:!200,1; vlan.id:0x12C; vlan.id:>100,all; \
+         vlan.id:400,-1; vlan.layers:3; sid:1;)",
+    );
+    assert_eq!(
+        r.conds,
+        [
+            Cond::VlanId {
+                cmp: Cmp::Ne(200),
+                layer: VlanLayer::At(1)
+            },
+            Cond::VlanId {
+                cmp: Cmp::Eq(300),
+                layer: VlanLayer::Any
+            },
+            Cond::VlanId {
+                cmp: Cmp::Gt(100),
+                layer: VlanLayer::All
+            },
+            Cond::VlanId {
+                cmp: Cmp::Eq(400),
+                layer: VlanLayer::At(-1)
+            },
+            Cond::VlanLayers(Cmp::Eq(3)),
+        ]
+    );
+    let again = p(&r.to_string());
+    assert_eq!(again.conds, r.conds);
+    let e = parse_rule(
+        "alert ip any any -> any any (vlan.id:200,7; sid:1;)",
+        &Vars::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("layer"), "{e}");
+}

@@ -99,6 +99,8 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("ttl", Kind::Setup(packet::ttl)),
     ("tcp.mss", Kind::Setup(packet::tcp_mss)),
     ("itype", Kind::Setup(packet::itype)),
+    ("vlan.id", Kind::Setup(packet::vlan_id)),
+    ("vlan.layers", Kind::Setup(packet::vlan_layers)),
     ("icode", Kind::Setup(packet::icode)),
     ("icmp_id", Kind::Setup(packet::icmp_id)),
     ("icmp_seq", Kind::Setup(packet::icmp_seq)),

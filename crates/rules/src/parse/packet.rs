@@ -4,7 +4,7 @@
 use netsieve_wire::ip_proto;
 
 use super::{Builder, Opt, ParseError, parse_cmp};
-use crate::rule::{Cmp, Cond, FlagsMode, RawOption, TCP_FLAGS};
+use crate::rule::{Cmp, Cond, FlagsMode, RawOption, TCP_FLAGS, VlanLayer};
 
 pub(super) fn dsize(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     b.rule.conds.push(Cond::Dsize(cmp(o)?));
@@ -19,6 +19,34 @@ pub(super) fn ttl(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
 /// `tcp.mss:<536`: the value of the TCP header's MSS option.
 pub(super) fn tcp_mss(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     b.rule.conds.push(Cond::TcpMss(cmp(o)?));
+    Ok(())
+}
+
+/// `vlan.id:cmp[,layer|all]`.
+pub(super) fn vlan_id(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?;
+    let (c, layer) = match v.rsplit_once(',') {
+        Some((c, l)) => (c, l.trim()),
+        None => (v, ""),
+    };
+    let layer = match layer {
+        "" => VlanLayer::Any,
+        "all" => VlanLayer::All,
+        n => VlanLayer::At(
+            n.parse::<i8>()
+                .ok()
+                .filter(|n| (-3..3).contains(n))
+                .ok_or_else(|| o.bad("the layer must be -3 to 2, or all"))?,
+        ),
+    };
+    let cmp = parse_cmp(c).ok_or_else(|| o.bad("expected N, <N, >N, !N or N-M"))?;
+    b.rule.conds.push(Cond::VlanId { cmp, layer });
+    Ok(())
+}
+
+/// `vlan.layers:cmp`.
+pub(super) fn vlan_layers(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.conds.push(Cond::VlanLayers(cmp(o)?));
     Ok(())
 }
 
