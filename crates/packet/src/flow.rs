@@ -501,7 +501,12 @@ impl Key {
             h.bytes(&port.to_be_bytes());
         }
         h.bytes(&[self.proto]);
-        for v in self.vlan {
+        // Two VLAN ids always, a third when there is one: the ids of flows with up to
+        // two tags stay as they were defined when packets kept two.
+        for v in &self.vlan[..2] {
+            h.bytes(&v.to_be_bytes());
+        }
+        if let Some(&v) = self.vlan.get(2).filter(|&&v| v != 0) {
             h.bytes(&v.to_be_bytes());
         }
         h
