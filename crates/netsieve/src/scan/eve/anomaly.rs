@@ -7,22 +7,12 @@ use netsieve_applayer::AppProto;
 use netsieve_detect::log::{Anomaly, TxLog};
 use serde::Serialize;
 
-use super::{Ip, Timestamp, proto_name};
+use super::tx::Head;
 
 #[derive(Serialize)]
 pub(super) struct Record {
-    timestamp: Timestamp,
-    flow_id: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pcap_cnt: Option<u64>,
-    event_type: &'static str,
-    src_ip: Ip,
-    src_port: u16,
-    dest_ip: Ip,
-    dest_port: u16,
-    proto: String,
-    ip_v: u8,
-    pkt_src: &'static str,
+    #[serde(flatten)]
+    head: Head,
     #[serde(skip_serializing_if = "Option::is_none")]
     tx_id: Option<u64>,
     anomaly: Object,
@@ -65,22 +55,7 @@ impl Record {
             },
         };
         Record {
-            timestamp: Timestamp(t.ts),
-            flow_id: t.flow_id,
-            pcap_cnt: (t.pseudo.is_none() && t.tunnel.is_none()).then_some(t.packet),
-            event_type: "anomaly",
-            src_ip: Ip(t.src.0),
-            src_port: t.src.1,
-            dest_ip: Ip(t.dst.0),
-            dest_port: t.dst.1,
-            proto: proto_name(t.proto),
-            ip_v: if t.src.0.is_ipv4() { 4 } else { 6 },
-            pkt_src: match t.tunnel {
-                Some(tu) if tu.src.is_ipv4() => "ipv4 tunnel",
-                Some(_) => "ipv6 tunnel",
-                None if t.pseudo.is_some() => "stream (flow timeout)",
-                None => "wire/pcap",
-            },
+            head: Head::of(t, "anomaly"),
             tx_id: match *a {
                 Anomaly::App { tx_id, .. } => tx_id,
                 Anomaly::Stream(_) => None,

@@ -47,9 +47,10 @@ impl Serialize for App<'_> {
     }
 }
 
-/// A transaction's or a file's record.
+/// What every record of a [`TxLog`] opens with: when, which flow, which packet, the
+/// addresses, and where the packet came from.
 #[derive(Serialize)]
-pub(in crate::scan) struct Record<'a> {
+pub(super) struct Head {
     timestamp: Timestamp,
     flow_id: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -62,6 +63,37 @@ pub(in crate::scan) struct Record<'a> {
     proto: String,
     ip_v: u8,
     pkt_src: &'static str,
+}
+
+impl Head {
+    pub fn of(t: &TxLog, event_type: &'static str) -> Head {
+        Head {
+            timestamp: Timestamp(t.ts),
+            flow_id: t.flow_id,
+            // A tunnelled packet's number is not written (as Suricata does).
+            pcap_cnt: (t.pseudo.is_none() && t.tunnel.is_none()).then_some(t.packet),
+            event_type,
+            src_ip: Ip(t.src.0),
+            src_port: t.src.1,
+            dest_ip: Ip(t.dst.0),
+            dest_port: t.dst.1,
+            proto: proto_name(t.proto),
+            ip_v: if t.src.0.is_ipv4() { 4 } else { 6 },
+            pkt_src: match t.tunnel {
+                Some(tu) if tu.src.is_ipv4() => "ipv4 tunnel",
+                Some(_) => "ipv6 tunnel",
+                None if t.pseudo.is_some() => "stream (flow timeout)",
+                None => "wire/pcap",
+            },
+        }
+    }
+}
+
+/// A transaction's or a file's record.
+#[derive(Serialize)]
+pub(in crate::scan) struct Record<'a> {
+    #[serde(flatten)]
+    head: Head,
     /// HTTP and SMTP records name their transaction here; DNS ones in their object.
     #[serde(skip_serializing_if = "Option::is_none")]
     tx_id: Option<u64>,
@@ -90,23 +122,7 @@ impl<'a> Record<'a> {
             proto.name()
         };
         Record {
-            timestamp: Timestamp(t.ts),
-            flow_id: t.flow_id,
-            // A tunnelled packet's number is not written (as Suricata does).
-            pcap_cnt: (t.pseudo.is_none() && t.tunnel.is_none()).then_some(t.packet),
-            event_type,
-            src_ip: Ip(t.src.0),
-            src_port: t.src.1,
-            dest_ip: Ip(t.dst.0),
-            dest_port: t.dst.1,
-            proto: proto_name(t.proto),
-            ip_v: if t.src.0.is_ipv4() { 4 } else { 6 },
-            pkt_src: match t.tunnel {
-                Some(tu) if tu.src.is_ipv4() => "ipv4 tunnel",
-                Some(_) => "ipv6 tunnel",
-                None if t.pseudo.is_some() => "stream (flow timeout)",
-                None => "wire/pcap",
-            },
+            head: Head::of(t, event_type),
             tx_id: (file.is_none() && matches!(tx.app, AppMeta::Http(_) | AppMeta::Smtp(_)))
                 .then_some(tx.tx_id),
             app: App {
