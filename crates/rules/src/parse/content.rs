@@ -382,20 +382,12 @@ pub(super) fn isdataat(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
 /// `base64_decode[:bytes N][, offset N][, relative]`.
 pub(super) fn base64_decode(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let (mut bytes, mut offset, mut relative) = (None, 0, false);
-    for part in o.value.unwrap_or("").split(',').map(str::trim) {
-        let mut words = part.split_whitespace();
-        match (words.next(), words.next(), words.next()) {
-            (None, ..) => {}
-            (Some("relative"), None, _) => relative = true,
-            (Some(k @ ("bytes" | "offset")), Some(n), None) => {
-                let n: u64 = n.parse().map_err(|_| o.bad(&format!("bad {k} '{n}'")))?;
-                if k == "bytes" {
-                    bytes = Some(n);
-                } else {
-                    offset = n;
-                }
-            }
-            _ => return Err(o.bad(&format!("unknown option '{part}'"))),
+    for (k, v) in o.items()? {
+        match (k, v) {
+            ("relative", None) => relative = true,
+            ("bytes", Some(n)) => bytes = Some(o.item_number(k, n)?),
+            ("offset", Some(n)) => offset = o.item_number(k, n)?,
+            _ => return Err(o.bad(&format!("unknown option '{k}'"))),
         }
     }
     b.push(Match::Base64Decode {

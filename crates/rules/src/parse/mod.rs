@@ -57,6 +57,26 @@ impl<'a> Opt<'a> {
         self.need()?.parse().map_err(|_| self.bad(why))
     }
 
+    /// Its value as comma-separated items of a word and at most one argument
+    /// (`bytes 6, offset 4, relative`).
+    fn items(&self) -> Result<Vec<(&'a str, Option<&'a str>)>, ParseError> {
+        let mut out = Vec::new();
+        for part in self.value.unwrap_or("").split(',').map(str::trim) {
+            let mut words = part.split_whitespace();
+            match (words.next(), words.next(), words.next()) {
+                (None, ..) => {}
+                (Some(k), v, None) => out.push((k, v)),
+                _ => return Err(self.bad(&format!("unknown option '{part}'"))),
+            }
+        }
+        Ok(out)
+    }
+
+    /// An item's argument `v` as a number (an error naming item `k` otherwise).
+    fn item_number<T: std::str::FromStr>(&self, k: &str, v: &str) -> Result<T, ParseError> {
+        v.parse().map_err(|_| self.bad(&format!("bad {k} '{v}'")))
+    }
+
     /// An error: its value is wrong, and `why`.
     fn bad(&self, why: &str) -> ParseError {
         ParseError::bad_value(self.column, self.name, self.value.unwrap_or_default(), why)

@@ -36,23 +36,15 @@ pub(super) fn xor(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
 /// `from_base64[: bytes N][, offset N][, mode rfc4648|rfc2045|strict]`.
 pub(super) fn from_base64(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let (mut offset, mut bytes, mut mode) = (0, None, Base64Mode::Rfc4648);
-    for part in o.value.unwrap_or("").split(',').map(str::trim) {
-        let mut words = part.split_whitespace();
-        match (words.next(), words.next(), words.next()) {
-            (None, ..) => {}
-            (Some("mode"), Some(m), None) => {
+    for (k, v) in o.items()? {
+        match (k, v) {
+            ("mode", Some(m)) => {
                 mode =
                     Base64Mode::by_name(m).ok_or_else(|| o.bad(&format!("unknown mode '{m}'")))?;
             }
-            (Some(k @ ("bytes" | "offset")), Some(n), None) => {
-                let n: u32 = n.parse().map_err(|_| o.bad(&format!("bad {k} '{n}'")))?;
-                if k == "bytes" {
-                    bytes = Some(n);
-                } else {
-                    offset = n;
-                }
-            }
-            _ => return Err(o.bad(&format!("unknown option '{part}'"))),
+            ("bytes", Some(n)) => bytes = Some(o.item_number(k, n)?),
+            ("offset", Some(n)) => offset = o.item_number(k, n)?,
+            _ => return Err(o.bad(&format!("unknown option '{k}'"))),
         }
     }
     b.transform(Transform::FromBase64 {
