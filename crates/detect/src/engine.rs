@@ -135,6 +135,8 @@ pub struct FlowData {
     kept: Option<PerDir<u64>>,
     /// A pass rule matched: the flow is not inspected further.
     passed: bool,
+    /// A rule with `bypass` matched: passed, and its record says `bypassed`.
+    bypassed: bool,
     /// A drop rule matched in IPS mode: the flow's packets are dropped.
     dropped: bool,
     /// A rule alerted on the flow (before thresholds).
@@ -184,6 +186,12 @@ impl FlowData {
         self.alerted
     }
 
+    /// A `bypass` rule or the midstream exception policy bypassed the flow (its
+    /// record's state is `bypassed`).
+    pub fn bypassed(&self) -> bool {
+        self.bypassed || self.exception == Some(ExceptionPolicy::Bypass)
+    }
+
     /// The exception policy the flow triggered (Suricata's `flow.exception_policy`;
     /// the target is always the stream's midstream pickup).
     pub fn exception(&self) -> Option<ExceptionPolicy> {
@@ -201,7 +209,10 @@ impl FlowData {
     pub fn action(&self) -> Option<&'static str> {
         if self.dropped {
             Some("drop")
-        } else if self.passed {
+        } else if self.passed && !self.bypassed {
+            // A flow a `bypass` rule bypassed names no action (measured: Suricata 8,
+            // detect-bypass-udp); one the midstream policy bypassed says `pass`
+            // (exception-policy-midstream-07).
             Some("pass")
         } else {
             None
@@ -1601,6 +1612,10 @@ impl Detector {
             if let Some((f, _)) = flow.as_mut() {
                 apply_flowbits(s, &mut f.user.bits);
                 apply_flowints(s, &mut f.user.ints);
+                if s.rule.bypass {
+                    f.user.passed = true;
+                    f.user.bypassed = true;
+                }
             }
             self.apply_xbits(s, &ctx);
             // Pass and drop decide the flow when the rule has no payload or packet
@@ -2031,6 +2046,7 @@ impl Detector {
             bits,
             ints,
             passed,
+            bypassed,
             dropped,
             ..
         } = &mut f.user;
@@ -2105,6 +2121,10 @@ impl Detector {
                 apply_flowbits(s, bits);
                 apply_flowints(s, ints);
                 self.apply_xbits(s, ctx);
+                if s.rule.bypass {
+                    *passed = true;
+                    *bypassed = true;
+                }
                 if s.rule.quiet_tx {
                     TxSeen::of(tx_seen, id).quiet = true;
                     if let TxRef::Dns(t) = tx

@@ -1975,3 +1975,32 @@ alert mqtt any any -> any any (mqtt.connect.flags:username,!will; mqtt.protocol_
     // sid 2 once per exchange: the CONNECT/CONNACK, the PUBLISH and the lone PUBACK.
     assert_eq!(got, [1, 2, 2, 2, 3, 4, 5]);
 }
+
+#[test]
+fn a_bypass_rule_leaves_the_rest_of_its_flow_uninspected() {
+    // detect-bypass-udp: the flow's record says bypassed (local), with no action; the
+    // packets after the match are not inspected.
+    let frames = vec![
+        udp(true, 4500, b"x1"),
+        udp(false, 4500, b"x2"),
+        udp(true, 4500, b"x3"),
+    ];
+    let rules = "alert udp any any -> any any (content:\"x1\"; bypass; sid:1;)\n\
+                 alert udp any any -> any any (content:\"x\"; sid:2;)\n";
+    let recs = eve(&frames, rules, &[]);
+    let got: Vec<(u64, u64)> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "alert")
+        .map(|r| {
+            (
+                r["alert"]["signature_id"].as_u64().unwrap(),
+                r["pcap_cnt"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [(1, 1), (2, 1)]);
+    let flow = recs.iter().find(|r| r["event_type"] == "flow").unwrap();
+    assert_eq!(flow["flow"]["state"], "bypassed", "{flow}");
+    assert_eq!(flow["flow"]["bypass"], "local");
+    assert!(flow["flow"].get("action").is_none(), "{flow}");
+}

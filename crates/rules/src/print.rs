@@ -430,6 +430,9 @@ impl Printer<'_> {
         if r.noalert {
             self.opt("noalert", None);
         }
+        if r.bypass {
+            self.opt("bypass", None);
+        }
         if r.pass_alert {
             self.opt("alert", None);
         }

@@ -705,6 +705,9 @@ pub struct Rule {
     pub xbits: Vec<Xbit>,
     pub flowints: Vec<Flowint>,
     pub noalert: bool,
+    /// `bypass`: once the rule matches, the rest of its flow is not inspected (the flow
+    /// is bypassed).
+    pub bypass: bool,
     /// `alert` on a pass rule: it alerts as well as passing.
     pub pass_alert: bool,
     /// `config: logging disable, type tx, scope tx`: the transaction the rule matches

@@ -52,6 +52,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("target", Kind::Setup(meta::target)),
     ("service", Kind::Setup(meta::service)),
     ("noalert", Kind::Setup(meta::noalert)),
+    ("bypass", Kind::Setup(meta::bypass)),
     ("alert", Kind::Setup(meta::alert)),
     ("requires", Kind::Setup(meta::requires)),
     ("config", Kind::Setup(meta::config)),

@@ -74,6 +74,11 @@ pub(super) fn noalert(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
     Ok(())
 }
 
+pub(super) fn bypass(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.bypass = true;
+    Ok(())
+}
+
 /// The Suricata version whose rules netsieve reads, for `requires: version ...`.
 const SURICATA_VERSION: [u32; 3] = [8, 0, 6];
 

@@ -548,6 +548,7 @@ impl Rule {
             xbits: Vec::new(),
             flowints: Vec::new(),
             noalert: false,
+            bypass: false,
             pass_alert: false,
             quiet_tx: false,
             threshold: None,

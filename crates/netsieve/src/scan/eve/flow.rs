@@ -6,7 +6,7 @@
 //! of the packet that ended it.
 
 use netsieve_detect::log::AppName;
-use netsieve_detect::{ExceptionPolicy, FlowData, RuleSet};
+use netsieve_detect::{FlowData, RuleSet};
 use netsieve_packet::flow::{Flow, TcpState};
 use netsieve_packet::{Direction, PerDir};
 use serde::Serialize;
@@ -106,7 +106,7 @@ impl Record {
     /// triggered.
     pub fn of(f: &Flow<FlowData>, at: u64, exceptions: bool) -> Record {
         let exception = f.user.exception();
-        let bypassed = exception == Some(ExceptionPolicy::Bypass);
+        let bypassed = f.user.bypassed();
         let (client, server) = (f.client(), f.server());
         let ports = matches!(f.proto(), 6 | 17 | 132);
         let pkts = f.pkts();
