@@ -209,15 +209,15 @@ impl Message {
     /// The reason codes it carries (`mqtt.reason_code`): a CONNACK's return code, an
     /// acknowledgement's, DISCONNECT's and AUTH's reason code, and a SUBACK's or an
     /// UNSUBACK's list.
-    pub fn reason_codes(&self) -> Vec<u8> {
+    pub fn reason_codes(&self) -> &[u8] {
         match &self.body {
-            Body::Connack { return_code, .. } => vec![*return_code],
+            Body::Connack { return_code, .. } => std::slice::from_ref(return_code),
             Body::PubAck { reason_code, .. } | Body::Reason { reason_code, .. } => {
-                reason_code.iter().copied().collect()
+                reason_code.as_slice()
             }
-            Body::Suback { qos_granted, .. } => qos_granted.clone(),
-            Body::Unsuback { reason_codes, .. } => reason_codes.clone().unwrap_or_default(),
-            _ => Vec::new(),
+            Body::Suback { qos_granted, .. } => qos_granted,
+            Body::Unsuback { reason_codes, .. } => reason_codes.as_deref().unwrap_or_default(),
+            _ => &[],
         }
     }
 }

@@ -788,9 +788,7 @@ fn fill_mqtt<'a>(buf: AppBuffer, t: &'a mqtt::Tx, out: &mut Vec<Cow<'a, [u8]>>) 
             (MqttType, _) => out.push(number(h.kind.into())),
             (MqttFlags, _) => out.push(number(h.flags().into())),
             (MqttQos, _) => out.push(number(h.qos.into())),
-            (MqttReasonCode, _) => {
-                out.extend(m.reason_codes().into_iter().map(|c| number(c.into())))
-            }
+            (MqttReasonCode, _) => out.extend(m.reason_codes().iter().map(|&c| number(c.into()))),
             (MqttProtocolVersion, Body::Connect(c)) => out.push(number(c.protocol_version.into())),
             (MqttConnectFlags, Body::Connect(c)) => out.push(number(c.flags.into())),
             (

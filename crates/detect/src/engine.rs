@@ -2618,6 +2618,12 @@ fn tcp_mss(p: &Packet) -> Option<u16> {
     None
 }
 
+/// The packet's VLAN ids, outermost first.
+fn vlan_ids(p: &Packet) -> &[u16] {
+    let n = p.vlan.iter().take_while(|&&v| v != 0).count();
+    &p.vlan[..n]
+}
+
 fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
     let p = c.p;
     let ip = p.ip.expect("checked by the caller");
@@ -2627,7 +2633,7 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
         Cond::TcpMss(cmp) => tcp_mss(p).is_some_and(|m| cmp.test(i64::from(m))),
         Cond::Itype(cmp) => matches!(p.l4, L4::Icmp { itype, .. } if cmp.test(itype as i64)),
         Cond::VlanId { cmp, layer } => {
-            let ids = &p.vlan[..p.vlan.iter().take_while(|&&v| v != 0).count()];
+            let ids = vlan_ids(p);
             let test = |v: &u16| cmp.test(i64::from(*v));
             match *layer {
                 VlanLayer::Any => ids.iter().any(test),
@@ -2645,7 +2651,7 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
                 }
             }
         }
-        Cond::VlanLayers(cmp) => cmp.test(p.vlan.iter().take_while(|&&v| v != 0).count() as i64),
+        Cond::VlanLayers(cmp) => cmp.test(vlan_ids(p).len() as i64),
         Cond::Icode(cmp) => matches!(p.l4, L4::Icmp { icode, .. } if cmp.test(icode as i64)),
         Cond::IcmpId(v) => {
             matches!(p.l4, L4::Icmp { id, itype, v6, .. } if id == *v && echo_like(itype, v6))

@@ -204,6 +204,7 @@ pub struct EmailMeta {
 /// `extended` fields, each also a `custom` name): under its name with `-` as `_`;
 /// `received` and `references` as lists, the others as their first value.
 pub const EMAIL_FIELDS: &[&str] = &[
+    "reply-to",
     "bcc",
     "message-id",
     "subject",

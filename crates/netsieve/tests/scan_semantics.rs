@@ -81,6 +81,19 @@ fn alert_sids(recs: &[serde_json::Value]) -> Vec<u64> {
     sids
 }
 
+/// (sid, pcap_cnt) of the alerts among `recs`, in the order written.
+fn alert_packets(recs: &[serde_json::Value]) -> Vec<(u64, u64)> {
+    recs.iter()
+        .filter(|r| r["event_type"] == "alert")
+        .map(|r| {
+            (
+                r["alert"]["signature_id"].as_u64().unwrap(),
+                r["pcap_cnt"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// Every record of scanning `frames` with `rules`.
 fn eve(frames: &[Vec<u8>], rules: &str, args: &[&str]) -> Vec<serde_json::Value> {
     let dir = tempfile::tempdir().unwrap();
@@ -113,15 +126,7 @@ fn eve(frames: &[Vec<u8>], rules: &str, args: &[&str]) -> Vec<serde_json::Value>
 fn alerts(frames: &[Vec<u8>], rules: &str, extra: &[&str]) -> Vec<(u64, u64)> {
     let mut args = vec!["--simulate-ips", "--set", "exception-policy=ignore"];
     args.extend_from_slice(extra);
-    records(frames, rules, &args)
-        .iter()
-        .map(|v| {
-            (
-                v["alert"]["signature_id"].as_u64().unwrap(),
-                v["pcap_cnt"].as_u64().unwrap(),
-            )
-        })
-        .collect()
+    alert_packets(&records(frames, rules, &args))
 }
 
 /// IDS mode: (sid, pcap_cnt or None for a flow-end pseudo packet) per alert.
@@ -1786,17 +1791,7 @@ alert sip any any -> any any (flow:to_server; sip.stat_msg; content:\"OK\"; sid:
         "audio 4000 RTP/AVP 0"
     );
     assert_eq!(sip[1]["sip"]["code"], "200");
-    let got: Vec<(u64, u64)> = recs
-        .iter()
-        .filter(|r| r["event_type"] == "alert")
-        .map(|r| {
-            (
-                r["alert"]["signature_id"].as_u64().unwrap(),
-                r["pcap_cnt"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(got, [(1, 1), (2, 1), (3, 1), (4, 2)]);
+    assert_eq!(alert_packets(&recs), [(1, 1), (2, 1), (3, 1), (4, 2)]);
     let stats = recs.iter().find(|r| r["event_type"] == "stats").unwrap();
     assert_eq!(stats["stats"]["app_layer"]["flow"]["sip_udp"], 1);
     assert_eq!(stats["stats"]["app_layer"]["tx"]["sip_udp"], 2);
@@ -1966,14 +1961,8 @@ alert mqtt any any -> any any (mqtt.connect.flags:username,!will; mqtt.protocol_
     assert_eq!(a["anomaly"]["layer"], "proto_parser");
     assert_eq!(a["tx_id"], 2);
     assert_eq!(a["pcap_cnt"], 11);
-    let mut got: Vec<u64> = recs
-        .iter()
-        .filter(|r| r["event_type"] == "alert")
-        .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
-        .collect();
-    got.sort();
     // sid 2 once per exchange: the CONNECT/CONNACK, the PUBLISH and the lone PUBACK.
-    assert_eq!(got, [1, 2, 2, 2, 3, 4, 5]);
+    assert_eq!(alert_sids(&recs), [1, 2, 2, 2, 3, 4, 5]);
 }
 
 #[test]
@@ -1988,17 +1977,7 @@ fn a_bypass_rule_leaves_the_rest_of_its_flow_uninspected() {
     let rules = "alert udp any any -> any any (content:\"x1\"; bypass; sid:1;)\n\
                  alert udp any any -> any any (content:\"x\"; sid:2;)\n";
     let recs = eve(&frames, rules, &[]);
-    let got: Vec<(u64, u64)> = recs
-        .iter()
-        .filter(|r| r["event_type"] == "alert")
-        .map(|r| {
-            (
-                r["alert"]["signature_id"].as_u64().unwrap(),
-                r["pcap_cnt"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(got, [(1, 1), (2, 1)]);
+    assert_eq!(alert_packets(&recs), [(1, 1), (2, 1)]);
     let flow = recs.iter().find(|r| r["event_type"] == "flow").unwrap();
     assert_eq!(flow["flow"]["state"], "bypassed", "{flow}");
     assert_eq!(flow["flow"]["bypass"], "local");

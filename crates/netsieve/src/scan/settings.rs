@@ -292,13 +292,18 @@ const TABLE: &[(Key, Setter)] = &[
         match opt {
             "extended" if config::parse_bool(v).unwrap_or(false) => s.eve.email_fields = all,
             "extended" => {}
+            // The fields netsieve logs are taken; with any other, the setting is
+            // reported as not (wholly) used.
             "custom" => {
+                let mut all_known = true;
                 for name in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                    let i = EMAIL_FIELDS
-                        .iter()
-                        .position(|f| *f == name)
-                        .ok_or_else(|| format!("not a field netsieve logs: {name}"))?;
-                    s.eve.email_fields |= 1 << i;
+                    match EMAIL_FIELDS.iter().position(|f| *f == name) {
+                        Some(i) => s.eve.email_fields |= 1 << i,
+                        None => all_known = false,
+                    }
+                }
+                if !all_known {
+                    return Ok(Used::No);
                 }
             }
             "enabled" => s.eve.log.smtp = config::parse_bool(v).unwrap_or(true),
@@ -742,7 +747,7 @@ mod tests {
     }
 
     /// `types.smtp.extended` asks for every extra `email` header, `custom` for those it
-    /// lists; a name netsieve does not log is an error.
+    /// lists; a name netsieve does not log leaves the setting reported as not used.
     #[test]
     fn email_fields_from_extended_or_custom() {
         let mut s = Settings::before_file();
@@ -753,9 +758,14 @@ mod tests {
         let bit = |name| 1 << EMAIL_FIELDS.iter().position(|f| *f == name).unwrap();
         assert_eq!(s.eve.email_fields, bit("subject") | bit("date"));
         assert!(s.eve.log.smtp);
+        // A field netsieve does not log: the others still apply, the setting is reported.
         assert!(
-            s.apply("outputs.eve-log.types.smtp.custom", "shoe-size")
-                .is_err()
+            !s.apply("outputs.eve-log.types.smtp.custom", "shoe-size, x-mailer")
+                .unwrap()
+        );
+        assert_eq!(
+            s.eve.email_fields,
+            bit("subject") | bit("date") | bit("x-mailer")
         );
         assert!(
             s.apply("outputs.eve-log.types.smtp.extended", "yes")
