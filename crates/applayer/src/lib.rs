@@ -19,6 +19,7 @@
 //! - [`sip::Sip`] reads SIP requests and responses over UDP and TCP, and [`sdp`] the
 //!   session descriptions in their bodies.
 //! - [`mqtt::Mqtt`] reads MQTT 3.1 to 5.0 control packets into exchanges.
+//! - [`dcerpc::Dcerpc`] reads DCE/RPC over TCP into calls (binds and requests).
 //!
 //! Hostile input is expected. Every buffer has a limit (head size, header count, body
 //! bytes kept, open transactions, decoded size), and input that cannot be parsed ends
@@ -26,6 +27,7 @@
 //! stays bounded by the limits.
 
 pub use netsieve_wire::Direction;
+pub mod dcerpc;
 pub mod dns;
 pub mod ftp;
 pub mod http;
@@ -62,7 +64,7 @@ pub enum AppProto {
     Imap,
     /// SMB 1, 2 and 3 over TCP, recognised by its first message's header only.
     Smb,
-    /// DCE/RPC over TCP, recognised by its first bind only.
+    /// DCE/RPC over TCP, recognised by its first bind.
     Dcerpc,
     /// An FTP data channel, recognised by its control flow's announcement.
     FtpData,

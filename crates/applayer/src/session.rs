@@ -20,6 +20,7 @@ pub enum Parser {
     Ftp(Box<crate::ftp::Ftp>),
     Sip(Box<crate::sip::Sip>),
     Mqtt(Box<crate::mqtt::Mqtt>),
+    Dcerpc(Box<crate::dcerpc::Dcerpc>),
 }
 
 /// A flow's application-layer state.
@@ -94,11 +95,8 @@ impl Session {
             AppProto::Ftp => Some(Parser::Ftp(Box::default())),
             AppProto::Sip => Some(Parser::Sip(Box::default())),
             AppProto::Mqtt => Some(Parser::Mqtt(Box::default())),
-            AppProto::Pop3
-            | AppProto::Imap
-            | AppProto::Smb
-            | AppProto::Dcerpc
-            | AppProto::FtpData => None,
+            AppProto::Dcerpc => Some(Parser::Dcerpc(Box::default())),
+            AppProto::Pop3 | AppProto::Imap | AppProto::Smb | AppProto::FtpData => None,
         };
     }
 
@@ -181,6 +179,7 @@ impl Session {
             Some(Parser::Ftp(f)) => f.feed(dir, data),
             Some(Parser::Sip(s)) => s.feed(dir, data),
             Some(Parser::Mqtt(m)) => m.feed(dir, data),
+            Some(Parser::Dcerpc(x)) => x.feed(dir, data),
             None => false,
         }
     }
@@ -195,6 +194,7 @@ impl Session {
             Some(Parser::Ftp(x)) => x.txs.begun(),
             Some(Parser::Sip(x)) => x.txs.begun(),
             Some(Parser::Mqtt(x)) => x.txs.begun(),
+            Some(Parser::Dcerpc(x)) => x.txs.begun(),
             Some(Parser::Tls(_) | Parser::Ssh(_)) => 1,
             None => 0,
         }
@@ -209,6 +209,7 @@ impl Session {
             Some(Parser::Ftp(x)) => x.txs.prune(keep),
             Some(Parser::Sip(x)) => x.txs.prune(keep),
             Some(Parser::Mqtt(x)) => x.txs.prune(keep),
+            Some(Parser::Dcerpc(x)) => x.txs.prune(keep),
             Some(Parser::Tls(_) | Parser::Ssh(_)) | None => {}
         }
     }
@@ -240,6 +241,7 @@ impl Session {
             }
             Some(Parser::Smtp(s)) => s.finish(),
             Some(Parser::Mqtt(m)) => m.finish(),
+            Some(Parser::Dcerpc(x)) => x.finish(),
             _ => {}
         }
     }

@@ -1,6 +1,6 @@
 //! A parser's transactions: numbered from 0 as they begin, at most `CAP` kept (the
-//! oldest go first), and dropped once the detector is done with them. DNS, SMTP, FTP, SIP
-//! and MQTT keep theirs here; HTTP pairs requests and responses and keeps its own.
+//! oldest go first), and dropped once the detector is done with them. DNS, SMTP, FTP, SIP,
+//! MQTT and DCE/RPC keep theirs here; HTTP pairs requests and responses and keeps its own.
 
 use std::collections::VecDeque;
 use std::ops::Deref;
@@ -52,7 +52,7 @@ impl<T: Numbered, const CAP: usize> Txs<T, CAP> {
         self.list.back_mut()
     }
 
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+    pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut T> {
         self.list.iter_mut()
     }
 }

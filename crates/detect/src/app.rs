@@ -11,7 +11,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use netsieve_applayer::http::{self, Message};
-use netsieve_applayer::{AppProto, Direction, Parser, dns, ftp, mqtt, sip, smtp, ssh, tls, uri};
+use netsieve_applayer::{
+    AppProto, Direction, Parser, dcerpc, dns, ftp, mqtt, sip, smtp, ssh, tls, uri,
+};
 use netsieve_rules::{AppBuffer, Base64Mode, Plain, Transform};
 
 /// How far a transaction got in one direction.
@@ -85,7 +87,7 @@ impl Buf {
 /// rule's header names, which picks the protocol of a buffer several have.
 fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, Stage)> {
     use AppBuffer::*;
-    use AppProto::{Dns, Ftp, Http, Mqtt, Sip, Smtp, Ssh, Tls};
+    use AppProto::{Dcerpc, Dns, Ftp, Http, Mqtt, Sip, Smtp, Ssh, Tls};
     use Side::{Either, Request, Response};
     use Stage::{Done, Head, Line};
     Some(match b {
@@ -171,8 +173,13 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         | MqttPublishMessage
         | MqttSubscribeTopic
         | MqttUnsubscribeTopic => (Mqtt, Either, Done),
-        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | SipHeader | Smb | DceStubData
-        | Base64Data | JsData => {
+        // A DCE/RPC call: the stub data of the direction inspected, once its last
+        // fragment came; a request's interface and operation in either direction once
+        // the request came (`Line`, see `TxRef::stage`).
+        DceStubData => (Dcerpc, Either, Done),
+        DcerpcIface | DcerpcOpnum => (Dcerpc, Either, Line),
+        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | SipHeader | Smb | Base64Data
+        | JsData => {
             return None;
         }
     })
@@ -358,6 +365,7 @@ pub enum TxRef<'a> {
     Ftp(&'a ftp::Tx),
     Sip(&'a sip::Tx),
     Mqtt(&'a mqtt::Tx),
+    Dcerpc(&'a dcerpc::Tx),
 }
 
 /// The transactions a parser holds, oldest first.
@@ -368,8 +376,8 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
     ) -> impl Iterator<Item = TxRef<'a>> {
         v.into_iter().flatten().map(f)
     }
-    let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut mqtt, mut one) =
-        (None, None, None, None, None, None, None);
+    let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut mqtt, mut dcerpc, mut one) =
+        (None, None, None, None, None, None, None, None);
     match parser {
         Some(Parser::Http(h)) => http = Some(&h.txs),
         Some(Parser::Dns(x)) => dns = Some(&*x.txs),
@@ -377,6 +385,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         Some(Parser::Ftp(x)) => ftp = Some(&*x.txs),
         Some(Parser::Sip(x)) => sip = Some(&*x.txs),
         Some(Parser::Mqtt(x)) => mqtt = Some(&*x.txs),
+        Some(Parser::Dcerpc(x)) => dcerpc = Some(&*x.txs),
         Some(Parser::Tls(t)) => one = Some(TxRef::Tls(t)),
         Some(Parser::Ssh(t)) => one = Some(TxRef::Ssh(t)),
         None => {}
@@ -387,6 +396,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         .chain(each(ftp, TxRef::Ftp))
         .chain(each(sip, TxRef::Sip))
         .chain(each(mqtt, TxRef::Mqtt))
+        .chain(each(dcerpc, TxRef::Dcerpc))
         .chain(one)
 }
 
@@ -404,7 +414,7 @@ impl TxRef<'_> {
             }
         };
         match self {
-            TxRef::Http(_) | TxRef::Ftp(_) => &Direction::BOTH,
+            TxRef::Http(_) | TxRef::Ftp(_) | TxRef::Dcerpc(_) => &Direction::BOTH,
             TxRef::Dns(t) => own(t.dir),
             TxRef::Sip(t) => own(t.dir),
             // An MQTT exchange is inspected in the direction of its last packet.
@@ -425,6 +435,7 @@ impl TxRef<'_> {
             TxRef::Ftp(t) => t.id,
             TxRef::Sip(t) => t.id,
             TxRef::Mqtt(t) => t.id,
+            TxRef::Dcerpc(t) => t.id,
         }
     }
 
@@ -476,6 +487,18 @@ impl TxRef<'_> {
             TxRef::Ftp(_) => Stage::None,
             TxRef::Mqtt(t) if t.complete && t.dir == d => Stage::Done,
             TxRef::Mqtt(_) => Stage::None,
+            // Each side once its last fragment came (a bind's answer without a request
+            // has no request side); the server's side is at `Line` once the request
+            // is complete, where the request's interface and operation are known.
+            TxRef::Dcerpc(t) => {
+                let done = |p: &dcerpc::Part| p.done && p.ptype.is_some();
+                match d {
+                    Direction::ToServer if done(&t.request) => Stage::Done,
+                    Direction::ToClient if done(&t.response) => Stage::Done,
+                    Direction::ToClient if done(&t.request) => Stage::Line,
+                    _ => Stage::None,
+                }
+            }
         }
     }
 }
@@ -772,6 +795,32 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
         },
         TxRef::Sip(t) => fill_sip(buf, &t.msg, out),
         TxRef::Mqtt(t) => fill_mqtt(buf, t, out),
+        TxRef::Dcerpc(t) => fill_dcerpc(buf, t, d, out),
+    }
+}
+
+/// The buffers of a DCE/RPC call: the stub data of direction `d`; a request's operation
+/// number, and each interface bound to its context (see `Match::DceIface`).
+fn fill_dcerpc<'a>(buf: AppBuffer, t: &'a dcerpc::Tx, d: Direction, out: &mut Vec<Cow<'a, [u8]>>) {
+    let part = if d == Direction::ToServer {
+        &t.request
+    } else {
+        &t.response
+    };
+    match buf {
+        AppBuffer::DceStubData if !part.stub.is_empty() => out.push(Cow::Borrowed(&part.stub)),
+        AppBuffer::DcerpcOpnum if t.is_request() => out.extend(
+            t.opnum
+                .map(|n| Cow::Owned(u64::from(n).to_be_bytes().to_vec())),
+        ),
+        AppBuffer::DcerpcIface if t.is_request() => out.extend(t.interfaces.iter().map(|i| {
+            let mut b = i.uuid.to_vec();
+            b.extend_from_slice(&i.version.to_be_bytes());
+            b.push(u8::from(i.ack_result == Some(0)));
+            b.push(u8::from(i.first_frag));
+            Cow::Owned(b)
+        })),
+        _ => {}
     }
 }
 

@@ -1839,14 +1839,21 @@ impl Detector {
             }
             L4::Tcp(_) => {
                 if f.user.app.is_none() {
-                    // DNS and MQTT by their ports when the bytes name no protocol.
-                    let mqtt_port = f.client().1 == 1883 || f.server().1 == 1883;
-                    f.user.app = Some(if dns_port {
-                        Session::probing_or(self.opts.http, AppProto::Dns)
-                    } else if mqtt_port {
-                        Session::probing_or(self.opts.http, AppProto::Mqtt)
+                    // DNS, MQTT and DCE/RPC (a request with no bind before it) by
+                    // their ports when the bytes name no protocol.
+                    let port = |p: u16| f.client().1 == p || f.server().1 == p;
+                    let fallback = if dns_port {
+                        Some(AppProto::Dns)
+                    } else if port(1883) {
+                        Some(AppProto::Mqtt)
+                    } else if port(135) {
+                        Some(AppProto::Dcerpc)
                     } else {
-                        Session::new(self.opts.http)
+                        None
+                    };
+                    f.user.app = Some(match fallback {
+                        Some(p) => Session::probing_or(self.opts.http, p),
+                        None => Session::new(self.opts.http),
                     });
                 }
                 if f.user.app.as_ref().is_some_and(Session::given_up) {
@@ -2010,6 +2017,15 @@ impl Detector {
                     if !seen.logged && !seen.quiet && (t.complete || end) {
                         seen.logged = true;
                         log(Direction::ToServer, Logged::Tx(meta(TxRef::Mqtt(t))));
+                    }
+                }
+            }
+            Some(Parser::Dcerpc(x)) => {
+                for t in &x.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    if !seen.logged && !seen.quiet && (t.complete() || end) {
+                        seen.logged = true;
+                        log(Direction::ToServer, Logged::Tx(meta(TxRef::Dcerpc(t))));
                     }
                 }
             }

@@ -93,6 +93,11 @@ pub enum CMatch {
     },
     Bsize(Cmp),
     Uint(Cmp),
+    DceIface {
+        uuid: [u8; 16],
+        version: Option<Cmp>,
+        any_frag: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -142,7 +147,9 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
                 bytes: r.bytes,
                 offset: val(&r.offset, vars)?,
                 relative: r.relative,
-                little: r.endian == Endian::Little,
+                // `dce`: the byte order of the PDU, little-endian as nearly every
+                // DCE/RPC peer writes it (a big-endian peer's is not honoured).
+                little: r.endian == Endian::Little || r.dce,
                 base: r.string_base,
                 bitmask: r.bitmask,
             })
@@ -260,6 +267,15 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
             },
             Match::Bsize(c) => CMatch::Bsize(*c),
             Match::Uint(c) => CMatch::Uint(*c),
+            Match::DceIface {
+                uuid,
+                version,
+                any_frag,
+            } => CMatch::DceIface {
+                uuid: *uuid,
+                version: *version,
+                any_frag: *any_frag,
+            },
             Match::Base64Decode {
                 bytes,
                 offset,
@@ -597,6 +613,21 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
                 .and_then(|v| i64::try_from(v).ok());
             v.is_some_and(|v| c.test(v)) && step(rest, buf, prev, cx)
         }
+        CMatch::DceIface {
+            uuid,
+            version,
+            any_frag,
+        } => {
+            // UUID, version (big-endian), accepted, bound with the first-fragment flag.
+            let [u @ .., v0, v1, accepted, first] = buf else {
+                return false;
+            };
+            u == uuid
+                && *accepted == 1
+                && (*any_frag || *first == 1)
+                && version.is_none_or(|c| c.test(i64::from(u16::from_be_bytes([*v0, *v1]))))
+                && step(rest, buf, prev, cx)
+        }
     }
 }
 
@@ -619,7 +650,7 @@ fn rest_is_relative(rest: &[CMatch]) -> bool {
         | CMatch::ByteExtract { read, .. }
         | CMatch::ByteMath { read, .. } => read.relative,
         CMatch::IsDataAt { relative, .. } | CMatch::Base64Decode { relative, .. } => *relative,
-        CMatch::Bsize(_) | CMatch::Uint(_) => false,
+        CMatch::Bsize(_) | CMatch::Uint(_) | CMatch::DceIface { .. } => false,
     })
 }
 

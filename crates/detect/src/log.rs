@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use netsieve_applayer::http::{self, Message};
-use netsieve_applayer::{AppProto, Direction, dns, ftp, mqtt, sdp, sip, smtp, tls, uri};
+use netsieve_applayer::{AppProto, Direction, dcerpc, dns, ftp, mqtt, sdp, sip, smtp, tls, uri};
 use netsieve_packet::PerDir;
 use netsieve_packet::{AppEvent, StreamEvent};
 
@@ -36,6 +36,8 @@ pub enum AppMeta {
     Sip(Box<SipMeta>),
     /// An MQTT exchange: its control packets as parsed.
     Mqtt(Box<mqtt::Tx>),
+    /// A DCE/RPC call, without its stub data.
+    Dcerpc(Box<dcerpc::Tx>),
 }
 
 impl AppMeta {
@@ -49,6 +51,7 @@ impl AppMeta {
             AppMeta::Ftp(_) => AppProto::Ftp,
             AppMeta::Sip(_) => AppProto::Sip,
             AppMeta::Mqtt(_) => AppProto::Mqtt,
+            AppMeta::Dcerpc(_) => AppProto::Dcerpc,
         }
     }
 }
@@ -350,6 +353,7 @@ pub struct LogTypes {
     pub ftp: bool,
     pub sip: bool,
     pub mqtt: bool,
+    pub dcerpc: bool,
     /// `anomaly` records of application-layer events (Suricata's `anomaly.types`
     /// `applayer`, on by default) and of stream events (`stream`, off by default).
     pub anomaly_applayer: bool,
@@ -368,6 +372,7 @@ impl LogTypes {
             || self.ftp
             || self.sip
             || self.mqtt
+            || self.dcerpc
             || self.anomaly_applayer
             || self.files
     }
@@ -383,11 +388,8 @@ impl LogTypes {
             AppProto::Ftp => self.ftp,
             AppProto::Sip => self.sip,
             AppProto::Mqtt => self.mqtt,
-            AppProto::Pop3
-            | AppProto::Imap
-            | AppProto::Smb
-            | AppProto::Dcerpc
-            | AppProto::FtpData => false,
+            AppProto::Dcerpc => self.dcerpc,
+            AppProto::Pop3 | AppProto::Imap | AppProto::Smb | AppProto::FtpData => false,
         }
     }
 }
@@ -422,6 +424,7 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
             sdp: t.msg.sdp.clone(),
         })),
         TxRef::Mqtt(t) => AppMeta::Mqtt(Box::new(t.clone())),
+        TxRef::Dcerpc(t) => AppMeta::Dcerpc(Box::new(t.without_stub())),
     };
     TxMeta {
         tx_id: tx.id(),

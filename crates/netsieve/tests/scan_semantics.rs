@@ -1983,3 +1983,70 @@ fn a_bypass_rule_leaves_the_rest_of_its_flow_uninspected() {
     assert_eq!(flow["flow"]["bypass"], "local");
     assert!(flow["flow"].get("action").is_none(), "{flow}");
 }
+
+/// A DCE/RPC PDU: the 16-byte header (little-endian data representation), then `body`.
+fn dce_pdu(ptype: u8, flags: u8, call_id: u32, body: &[u8]) -> Vec<u8> {
+    let mut p = vec![5, 0, ptype, flags, 0x10, 0, 0, 0];
+    p.extend_from_slice(&(16 + body.len() as u16).to_le_bytes());
+    p.extend_from_slice(&[0, 0]);
+    p.extend_from_slice(&call_id.to_le_bytes());
+    p.extend_from_slice(body);
+    p
+}
+
+#[test]
+fn dcerpc_calls_are_transactions() {
+    // Measured on Suricata 8 (dcerpc-dce-iface-02, -opnum, -stub-data): a request is
+    // inspected on the client's packet after the one that completed it, its interface
+    // and operation on the server's side too; the interface must have been accepted,
+    // and without any_frag bound with the first-fragment flag.
+    let epm = [
+        0x08, 0x83, 0xaf, 0xe1, 0x1f, 0x5d, 0xc9, 0x11, 0x91, 0xa4, 0x08, 0x00, 0x2b, 0x14, 0xa0,
+        0xfa,
+    ];
+    let mut bind = vec![0xb8, 0x10, 0xb8, 0x10, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0];
+    bind.extend_from_slice(&epm);
+    bind.extend_from_slice(&[3, 0, 0, 0]);
+    bind.extend_from_slice(&[0; 20]);
+    let mut ack = vec![
+        0xb8, 0x10, 0xb8, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0,
+    ];
+    ack.extend_from_slice(&[0; 22]);
+    let mut req = vec![0, 0, 0, 0, 1, 0, 42, 0];
+    req.extend_from_slice(b"stub!");
+    let rules = "\
+alert dcerpc any any -> any any (flow:to_server; dcerpc.iface:e1af8308-5d1f-11c9-91a4-08002b14a0fa,=3; dcerpc.opnum:42; sid:1;)
+alert tcp any any -> any any (dcerpc.iface:e1af8308-5d1f-11c9-91a4-08002b14a0fa,>3; sid:2;)
+alert tcp any any -> any any (dce_stub_data; content:\"stub!\"; sid:3;)
+alert tcp any any -> any any (flow:to_client; dce_opnum:40-50; sid:4;)
+";
+    let frames = conversation_on(
+        135,
+        &[
+            (true, &dce_pdu(11, 3, 1, &bind)),
+            (false, &dce_pdu(12, 3, 1, &ack)),
+            (true, &dce_pdu(0, 3, 2, &req)),
+            (false, &dce_pdu(2, 3, 2, &[0; 12])),
+        ],
+    );
+    let recs = eve(&frames, rules, &[]);
+    let calls: Vec<&serde_json::Value> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "dcerpc")
+        .collect();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0]["dcerpc"]["request"], "BIND");
+    let iface = &calls[0]["dcerpc"]["interfaces"][0];
+    assert_eq!(iface["uuid"], "e1af8308-5d1f-11c9-91a4-08002b14a0fa");
+    assert_eq!(
+        (iface["version"].as_str(), iface["ack_result"].as_u64()),
+        (Some("3.0"), Some(0))
+    );
+    assert_eq!(calls[1]["dcerpc"]["req"]["opnum"], 42);
+    assert_eq!(calls[1]["dcerpc"]["res"]["stub_data_size"], 12);
+    // Frames: 3 handshake, then each message and its acknowledgement: the request is
+    // frame 8, acknowledged by frame 9 (the server's); the client's next is 11.
+    let mut got = alert_packets(&recs);
+    got.sort();
+    assert_eq!(got, [(1, 11), (3, 11), (4, 9)]);
+}

@@ -185,7 +185,9 @@ app_buffers! {
     MqttSubscribeTopic = "mqtt.subscribe.topic" { "mqtt.subscribe.topic": Sticky };
     MqttUnsubscribeTopic = "mqtt.unsubscribe.topic" { "mqtt.unsubscribe.topic": Sticky };
     Smb = "smb" { "smb.named_pipe": Sticky, "smb.share": Sticky };
-    DceStubData = "dce_stub_data" { "dce_stub_data": Sticky };
+    DceStubData = "dcerpc.stub_data" { "dcerpc.stub_data": Sticky, "dce_stub_data": Sticky };
+    DcerpcIface = "dcerpc.iface" { "dcerpc.iface": Integer, "dce_iface": Integer };
+    DcerpcOpnum = "dcerpc.opnum" { "dcerpc.opnum": Integer, "dce_opnum": Integer };
     Base64Data = "base64_data" { "base64_data": Sticky };
     JsData = "js_data" { "js_data": Sticky };
 }

@@ -119,6 +119,11 @@ impl Printer<'_> {
             for m in &l.matches {
                 match m {
                     Match::Uint(c) => self.opt(keyword, Some(c)),
+                    Match::DceIface {
+                        uuid,
+                        version,
+                        any_frag,
+                    } => self.opt(keyword, Some(&dce_iface(uuid, *version, *any_frag))),
                     m => self.detection(m),
                 }
             }
@@ -300,6 +305,11 @@ impl Printer<'_> {
             // with their keyword; a hand-made rule may put one elsewhere, where no
             // keyword can say it: the nearest is its length.
             Match::Uint(c) => self.opt("bsize", Some(c)),
+            Match::DceIface {
+                uuid,
+                version,
+                any_frag,
+            } => self.opt("dcerpc.iface", Some(&dce_iface(uuid, *version, *any_frag))),
         }
     }
 
@@ -579,6 +589,23 @@ fn escape_content(p: &[u8]) -> String {
         out.push('|');
     }
     out
+}
+
+/// `dcerpc.iface`'s value: the UUID as text, then the version's comparison (`=1`).
+fn dce_iface(uuid: &[u8; 16], version: Option<Cmp>, any_frag: bool) -> String {
+    let hex = |r: std::ops::Range<usize>| -> String {
+        uuid[r].iter().map(|b| format!("{b:02x}")).collect()
+    };
+    let mut s = [hex(0..4), hex(4..6), hex(6..8), hex(8..10), hex(10..16)].join("-");
+    match version {
+        Some(Cmp::Eq(n)) => s.push_str(&format!(",={n}")),
+        Some(c) => s.push_str(&format!(",{c}")),
+        None => {}
+    }
+    if any_frag {
+        s.push_str(",any_frag");
+    }
+    s
 }
 
 impl Display for Cmp {

@@ -346,6 +346,15 @@ pub enum Match {
     /// The buffer's value as an unsigned integer (DNS's `dns.opcode`, `dns.rcode`,
     /// `dns.rrtype`: their buffers hold the number, big-endian).
     Uint(Cmp),
+    /// `dcerpc.iface`: a DCE/RPC request on a context bound to interface `uuid` (in text
+    /// order), its major version compared with `version`; without `any_frag`, only when
+    /// the bind had its first-fragment flag. The buffer holds each interface bound to the
+    /// request's context: UUID, version (2 bytes, big-endian), accepted, first fragment.
+    DceIface {
+        uuid: [u8; 16],
+        version: Option<Cmp>,
+        any_frag: bool,
+    },
     /// `base64_decode`: decodes base64 text from `offset` (after the detection pointer
     /// when `relative`), at most `bytes` of it; the rule's `base64_data` list inspects
     /// what it decoded.

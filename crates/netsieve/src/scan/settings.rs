@@ -73,7 +73,7 @@ pub(super) struct EveOptions {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 13] = [
+const KINDS: [(&str, KindSwitch); 14] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
@@ -85,6 +85,7 @@ const KINDS: [(&str, KindSwitch); 13] = [
     ("ftp", |e| &mut e.log.ftp),
     ("sip", |e| &mut e.log.sip),
     ("mqtt", |e| &mut e.log.mqtt),
+    ("dcerpc", |e| &mut e.log.dcerpc),
     // Application-layer anomalies come with the kind; stream ones are asked for apart.
     ("anomaly", |e| &mut e.log.anomaly_applayer),
     ("files", |e| &mut e.log.files),
@@ -118,6 +119,7 @@ impl Default for EveOptions {
                 ftp: true,
                 sip: true,
                 mqtt: true,
+                dcerpc: true,
                 anomaly_applayer: true,
                 anomaly_stream: false,
                 files: true,

@@ -21,6 +21,11 @@ pub(super) fn buffer(
             b.prev_was_content = true;
         }
         Spelling::Sticky | Spelling::Modifier => b.stick(Buffer::App(buf)),
+        Spelling::Integer if buf == AppBuffer::DcerpcIface => {
+            let m = dce_iface(o.need()?).ok_or_else(|| o.bad("bad interface"))?;
+            let l = b.list_for(Buffer::App(buf));
+            b.push_to(l, m);
+        }
         Spelling::Integer => {
             let v = o.need()?;
             let c = match buf {
@@ -48,6 +53,41 @@ pub(super) fn buffer(
         }
     }
     Ok(())
+}
+
+/// `dcerpc.iface:UUID[,<op><version>][,any_frag]`: an interface UUID (hex, dashes
+/// anywhere), its major version compared with `<`, `>`, `=` or `!`.
+fn dce_iface(v: &str) -> Option<Match> {
+    let mut parts = v.split(',').map(str::trim);
+    let hex: String = parts.next()?.chars().filter(|&c| c != '-').collect();
+    if hex.len() != 32 || !hex.is_ascii() {
+        return None;
+    }
+    let mut uuid = [0u8; 16];
+    for (i, b) in uuid.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    let (mut version, mut any_frag) = (None, false);
+    for p in parts {
+        match p {
+            "any_frag" if !any_frag => any_frag = true,
+            _ if version.is_none() && !any_frag && p.starts_with(['<', '>', '=', '!']) => {
+                let c = parse_cmp(p)?;
+                let n = match c {
+                    Cmp::Lt(n) | Cmp::Gt(n) | Cmp::Eq(n) | Cmp::Ne(n) => n,
+                    _ => return None,
+                };
+                u16::try_from(n).ok()?;
+                version = Some(c);
+            }
+            _ => return None,
+        }
+    }
+    Some(Match::DceIface {
+        uuid,
+        version,
+        any_frag,
+    })
 }
 
 /// `tls.version:1.2`: a version by its name (`1.0` to `1.3`, `3.0` for SSLv3) or its

@@ -129,8 +129,6 @@ const KEYWORDS: &[(&str, Kind)] = &[
 /// Keywords that parse and that the engine does not evaluate yet.
 const UNSUPPORTED: &[&str] = &[
     "asn1",
-    "dce_iface",
-    "dce_opnum",
     "ssl_state",
     "ssl_version",
     "app-layer-protocol",

@@ -368,7 +368,7 @@ fn is_relative(m: &Match) -> bool {
         | Match::ByteExtract { read, .. }
         | Match::ByteMath { read, .. } => read.relative,
         Match::IsDataAt { relative, .. } | Match::Base64Decode { relative, .. } => *relative,
-        Match::Bsize(_) | Match::Uint(_) => false,
+        Match::Bsize(_) | Match::Uint(_) | Match::DceIface { .. } => false,
     }
 }
 

@@ -7,7 +7,9 @@ use netsieve_detect::log::{AppMeta, FileMeta, TxLog, TxMeta};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use super::{Ip, Timestamp, dns, fileinfo, ftp, http, mqtt, proto_name, sip, smtp, ssh, tls};
+use super::{
+    Ip, Timestamp, dcerpc, dns, fileinfo, ftp, http, mqtt, proto_name, sip, smtp, ssh, tls,
+};
 
 /// A transaction's object under its protocol's name (`"http": {...}`), to be flattened
 /// into the record that carries it; `ja3` writes TLS's JA3 fingerprints.
@@ -36,6 +38,7 @@ impl Serialize for App<'_> {
             AppMeta::Ftp(t) => m.serialize_entry(name, &ftp::Object::of(t))?,
             AppMeta::Sip(t) => m.serialize_entry(name, &sip::Object::of(t))?,
             AppMeta::Mqtt(t) => m.serialize_entry(name, &mqtt::Object(t))?,
+            AppMeta::Dcerpc(t) => m.serialize_entry(name, &dcerpc::Object(t))?,
             AppMeta::Smtp(t) => {
                 m.serialize_entry(name, &smtp::Object::of(t))?;
                 if let Some(e) = &t.email {
