@@ -8,7 +8,7 @@
 //! adversarial input (Suricata's inspection recursion limit plays the same role).
 
 use memchr::memmem;
-use netsieve_rules::{ByteOp, ByteRead, Cmp, Endian, Match, MathOp, Val};
+use netsieve_rules::{Asn1, ByteOp, ByteRead, Cmp, Endian, Match, MathOp, Val};
 
 use crate::pcre::Regex;
 
@@ -93,6 +93,7 @@ pub enum CMatch {
     },
     Bsize(Cmp),
     Uint(Cmp),
+    Asn1(Asn1),
     DceIface {
         uuid: [u8; 16],
         version: Option<Cmp>,
@@ -267,6 +268,7 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
             },
             Match::Bsize(c) => CMatch::Bsize(*c),
             Match::Uint(c) => CMatch::Uint(*c),
+            Match::Asn1(a) => CMatch::Asn1(a.clone()),
             Match::DceIface {
                 uuid,
                 version,
@@ -613,6 +615,7 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
                 .and_then(|v| i64::try_from(v).ok());
             v.is_some_and(|v| c.test(v)) && step(rest, buf, prev, cx)
         }
+        CMatch::Asn1(a) => crate::asn1::matches(a, buf, prev) && step(rest, buf, prev, cx),
         CMatch::DceIface {
             uuid,
             version,
@@ -650,6 +653,7 @@ fn rest_is_relative(rest: &[CMatch]) -> bool {
         | CMatch::ByteExtract { read, .. }
         | CMatch::ByteMath { read, .. } => read.relative,
         CMatch::IsDataAt { relative, .. } | CMatch::Base64Decode { relative, .. } => *relative,
+        CMatch::Asn1(a) => a.relative_offset.is_some(),
         CMatch::Bsize(_) | CMatch::Uint(_) | CMatch::DceIface { .. } => false,
     })
 }

@@ -10,6 +10,7 @@
 
 pub mod addrindex;
 pub mod app;
+mod asn1;
 pub mod engine;
 pub mod eval;
 pub mod expect;

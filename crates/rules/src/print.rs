@@ -284,6 +284,19 @@ impl Printer<'_> {
                 self.opt("isdataat", Some(&format!("{neg}{offset}{rel}")));
             }
             Match::Bsize(c) => self.opt("bsize", Some(c)),
+            Match::Asn1(a) => {
+                let mut v = Vec::new();
+                if a.bitstring_overflow {
+                    v.push("bitstring_overflow".to_string());
+                }
+                if a.double_overflow {
+                    v.push("double_overflow".to_string());
+                }
+                v.extend(a.oversize_length.map(|n| format!("oversize_length {n}")));
+                v.extend(a.absolute_offset.map(|n| format!("absolute_offset {n}")));
+                v.extend(a.relative_offset.map(|n| format!("relative_offset {n}")));
+                self.opt("asn1", Some(&v.join(", ")));
+            }
             Match::Base64Decode {
                 bytes,
                 offset,

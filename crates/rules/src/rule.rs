@@ -355,6 +355,9 @@ pub enum Match {
         version: Option<Cmp>,
         any_frag: bool,
     },
+    /// `asn1`: BER objects decoded from the buffer, checked for encodings known to
+    /// overflow decoders.
+    Asn1(Asn1),
     /// `base64_decode`: decodes base64 text from `offset` (after the detection pointer
     /// when `relative`), at most `bytes` of it; the rule's `base64_data` list inspects
     /// what it decoded.
@@ -363,6 +366,20 @@ pub enum Match {
         offset: u64,
         relative: bool,
     },
+}
+
+/// What `asn1` checks, and where its decoding starts: at `absolute_offset`, at
+/// `relative_offset` from the detection pointer, else at the buffer's start.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Asn1 {
+    /// A primitive BIT STRING whose unused-bits count is over its content's bits.
+    pub bitstring_overflow: bool,
+    /// A primitive REAL in decimal form longer than 256 bytes.
+    pub double_overflow: bool,
+    /// An object whose length is over this.
+    pub oversize_length: Option<u32>,
+    pub absolute_offset: Option<u32>,
+    pub relative_offset: Option<i32>,
 }
 
 /// A list of matches over one buffer, in rule order.

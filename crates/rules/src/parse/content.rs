@@ -4,7 +4,7 @@
 
 use super::{Builder, Opt, ParseError, parse_cmp, parse_val, unquote};
 use crate::buffer::{AppBuffer, AppNeed};
-use crate::rule::{Buffer, Content, Match, Pcre, Val};
+use crate::rule::{Asn1, Buffer, Content, Match, Pcre, Val};
 
 pub(super) fn content(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let (c, mods) = pattern(o)?;
@@ -376,6 +376,40 @@ pub(super) fn isdataat(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
         relative,
         negated,
     });
+    Ok(())
+}
+
+/// `asn1:bitstring_overflow, double_overflow, oversize_length N, absolute_offset N,
+/// relative_offset N` (any of them, at least one check; one offset at most).
+pub(super) fn asn1(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let mut a = Asn1::default();
+    for item in o.need()?.split(',').map(str::trim) {
+        let (name, value) = match item.split_once(char::is_whitespace) {
+            Some((n, v)) => (n, Some(v.trim())),
+            None => (item, None),
+        };
+        let number = || value.and_then(|v| v.parse().ok());
+        match (name, value) {
+            ("bitstring_overflow", None) => a.bitstring_overflow = true,
+            ("double_overflow", None) => a.double_overflow = true,
+            ("oversize_length", Some(_)) => {
+                a.oversize_length = Some(number().ok_or_else(|| o.bad("bad length"))?)
+            }
+            ("absolute_offset", Some(_)) => {
+                a.absolute_offset = Some(number().ok_or_else(|| o.bad("bad offset"))?)
+            }
+            ("relative_offset", Some(_)) => {
+                let n = value.and_then(|v| v.parse().ok());
+                a.relative_offset = Some(n.ok_or_else(|| o.bad("bad offset"))?);
+            }
+            _ => return Err(o.bad(&format!("unknown option '{item}'"))),
+        }
+    }
+    let checks = a.bitstring_overflow || a.double_overflow || a.oversize_length.is_some();
+    if !checks || (a.absolute_offset.is_some() && a.relative_offset.is_some()) {
+        return Err(o.bad("needs a check, and at most one offset"));
+    }
+    b.push(Match::Asn1(a));
     Ok(())
 }
 

@@ -72,6 +72,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("fast_pattern", Kind::Modifier(content::fast_pattern)),
     ("pcre", Kind::Setup(content::pcre)),
     ("isdataat", Kind::Setup(content::isdataat)),
+    ("asn1", Kind::Setup(content::asn1)),
     ("base64_decode", Kind::Setup(content::base64_decode)),
     ("tls.subject", Kind::Setup(content::tls_legacy)),
     ("tls.issuerdn", Kind::Setup(content::tls_legacy)),
@@ -128,7 +129,6 @@ const KEYWORDS: &[(&str, Kind)] = &[
 
 /// Keywords that parse and that the engine does not evaluate yet.
 const UNSUPPORTED: &[&str] = &[
-    "asn1",
     "ssl_state",
     "ssl_version",
     "app-layer-protocol",
