@@ -309,6 +309,18 @@ fn plain(p: Plain, b: &[u8]) -> Vec<u8> {
             out
         }
         Plain::UrlDecode => uri::percent_decode(b),
+        Plain::ToMd5 => {
+            use md5::Digest;
+            md5::Md5::digest(b).to_vec()
+        }
+        Plain::ToSha1 => {
+            use sha1::Digest;
+            sha1::Sha1::digest(b).to_vec()
+        }
+        Plain::ToSha256 => {
+            use sha2::Digest;
+            sha2::Sha256::digest(b).to_vec()
+        }
     }
 }
 

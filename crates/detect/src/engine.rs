@@ -411,6 +411,8 @@ pub struct Alert {
     pub traffic: Vec<u32>,
     /// What became of the alert's packet once all rules were judged (EVE's `verdict`).
     pub verdict: Verdict,
+    /// The JSON objects JSON datasets gave it, by context key (EVE's `alert.context`).
+    pub context: Vec<(Arc<str>, Arc<str>)>,
 }
 
 /// What became of a packet once all rules were judged.
@@ -1572,6 +1574,7 @@ impl Detector {
                 continue;
             }
             self.counts.evaluated += 1;
+            self.cx.context.clear();
             let scope = s.scope;
             let has_lists = !s.lists.is_empty();
             let mut matched = false;
@@ -1666,6 +1669,7 @@ impl Detector {
             out.push(Alert {
                 bytes,
                 stream: on_stream,
+                context: std::mem::take(&mut self.cx.context),
                 ..alert(p, &ctx, si, blocked, pseudo)
             });
             if pass {
@@ -2113,6 +2117,7 @@ impl Detector {
                     continue;
                 }
                 self.counts.evaluated += 1;
+                self.cx.context.clear();
                 let mut ok = true;
                 for l in &t.lists {
                     bufs.clear();
@@ -2126,11 +2131,15 @@ impl Detector {
                         break;
                     }
                 }
-                // Payload lists of a mixed rule: over this packet's payload.
+                // Payload lists of a mixed rule: over this packet's payload; its
+                // header lists (`ip.src`) over this packet's headers.
                 ok = ok
                     && s.lists
                         .iter()
-                        .all(|l| matches(l, ctx.p.payload(), &mut self.cx));
+                        .all(|l| matches(l, ctx.p.payload(), &mut self.cx))
+                    && s.hdr_lists.iter().all(|(h, l)| {
+                        header(ctx.p, *h).is_some_and(|b| matches(l, b, &mut self.cx))
+                    });
                 if !ok {
                     continue;
                 }
@@ -2177,6 +2186,7 @@ impl Detector {
                         .then(|| Box::new((p.payload().to_vec(), p.data.clone()))),
                     app_proto: Some(AppName::Proto(proto)),
                     tx: Some(Box::new(meta(tx))),
+                    context: std::mem::take(&mut self.cx.context),
                     ..alert(p, ctx, si, blocked, pseudo)
                 });
                 if pass {
@@ -2244,6 +2254,7 @@ fn alert(p: &Packet, ctx: &Pkt<'_>, sig: u32, blocked: bool, pseudo: Option<u64>
         flow: ctx.flow,
         traffic: Vec::new(),
         verdict: Verdict::Alert,
+        context: Vec::new(),
     }
 }
 
@@ -2606,6 +2617,16 @@ fn header(p: &Packet, h: HeaderBuffer) -> Option<&[u8]> {
         }
         HeaderBuffer::Icmpv6 if matches!(p.l4, L4::Icmp { v6: true, .. }) => {
             p.data.get(p.l4_at..p.l4_at + 8)
+        }
+        // The addresses, from the header (4 or 16 bytes).
+        HeaderBuffer::IpSrc | HeaderBuffer::IpDst => {
+            let l3 = l3?;
+            let (v4, v6) = if h == HeaderBuffer::IpSrc {
+                (12..16, 8..24)
+            } else {
+                (16..20, 24..40)
+            };
+            l3.get(if ip.src.is_ipv4() { v4 } else { v6 })
         }
         _ => None,
     }

@@ -8,7 +8,12 @@
 //! adversarial input (Suricata's inspection recursion limit plays the same role).
 
 use memchr::memmem;
-use netsieve_rules::{Asn1, ByteOp, ByteRead, Cmp, Endian, Match, MathOp, Val};
+use netsieve_rules::{
+    Asn1, ByteOp, ByteRead, Cmp, Dataset, DatasetCmd, Endian, Match, MathOp, Val,
+};
+use std::sync::Arc;
+
+use crate::dataset::{self, DataSet, Declared};
 
 use crate::pcre::Regex;
 
@@ -94,6 +99,16 @@ pub enum CMatch {
     Bsize(Cmp),
     Uint(Cmp),
     Asn1(Asn1),
+    /// `dataset`: `context_key` names the context a JSON set's value gives the alert.
+    Dataset {
+        cmd: DatasetCmd,
+        set: Arc<DataSet>,
+        context_key: Option<Arc<str>>,
+    },
+    Datarep {
+        set: Arc<DataSet>,
+        cmp: Cmp,
+    },
     DceIface {
         uuid: [u8; 16],
         version: Option<Cmp>,
@@ -127,6 +142,27 @@ impl From<String> for ListError {
             message,
         }
     }
+}
+
+/// The set a `dataset` (`d`) or `datarep` names, paths as the rule set resolved them.
+fn open_set(
+    name: &str,
+    kind: netsieve_rules::DataType,
+    load: Option<&str>,
+    d: Option<&Dataset>,
+) -> Result<Arc<DataSet>, ListError> {
+    dataset::open(&Declared {
+        name,
+        kind,
+        load,
+        save: d.and_then(|d| d.save.as_deref()),
+        format: d.map_or(netsieve_rules::DataFormat::Csv, |d| d.format),
+        value_key: d.and_then(|d| d.value_key.as_deref()),
+        array_key: d.and_then(|d| d.array_key.as_deref()),
+        remove_key: d.is_some_and(|d| d.remove_key),
+        dir: std::path::Path::new(""),
+    })
+    .map_err(ListError::from)
 }
 
 /// Compiles one list. `vars` collects byte_extract names (shared by the rule's lists).
@@ -269,6 +305,15 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
             Match::Bsize(c) => CMatch::Bsize(*c),
             Match::Uint(c) => CMatch::Uint(*c),
             Match::Asn1(a) => CMatch::Asn1(a.clone()),
+            Match::Dataset(d) => CMatch::Dataset {
+                cmd: d.cmd,
+                set: open_set(&d.name, d.kind, d.load.as_deref(), Some(d))?,
+                context_key: d.context_key.as_deref().map(Arc::from),
+            },
+            Match::Datarep(d) => CMatch::Datarep {
+                set: open_set(&d.name, d.kind, d.load.as_deref(), None)?,
+                cmp: d.cmp,
+            },
             Match::DceIface {
                 uuid,
                 version,
@@ -297,6 +342,8 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
 pub struct Ctx {
     budget: u32,
     pub vars: [i64; MAX_VARS],
+    /// The contexts JSON datasets gave the rule being evaluated (`alert.context`).
+    pub context: Vec<(Arc<str>, Arc<str>)>,
 }
 
 impl Default for Ctx {
@@ -304,6 +351,7 @@ impl Default for Ctx {
         Ctx {
             budget: BUDGET,
             vars: [0; MAX_VARS],
+            context: Vec::new(),
         }
     }
 }
@@ -616,6 +664,20 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
             v.is_some_and(|v| c.test(v)) && step(rest, buf, prev, cx)
         }
         CMatch::Asn1(a) => crate::asn1::matches(a, buf, prev) && step(rest, buf, prev, cx),
+        CMatch::Dataset {
+            cmd,
+            set,
+            context_key,
+        } => {
+            let (hit, context) = set.apply(*cmd, buf);
+            if hit && let (Some(k), Some(c)) = (context_key, context) {
+                cx.context.push((k.clone(), c));
+            }
+            hit && step(rest, buf, prev, cx)
+        }
+        CMatch::Datarep { set, cmp } => {
+            set.reputation(buf).is_some_and(|r| cmp.test(r)) && step(rest, buf, prev, cx)
+        }
         CMatch::DceIface {
             uuid,
             version,
@@ -654,6 +716,7 @@ fn rest_is_relative(rest: &[CMatch]) -> bool {
         | CMatch::ByteMath { read, .. } => read.relative,
         CMatch::IsDataAt { relative, .. } | CMatch::Base64Decode { relative, .. } => *relative,
         CMatch::Asn1(a) => a.relative_offset.is_some(),
+        CMatch::Dataset { .. } | CMatch::Datarep { .. } => false,
         CMatch::Bsize(_) | CMatch::Uint(_) | CMatch::DceIface { .. } => false,
     })
 }

@@ -11,6 +11,7 @@
 pub mod addrindex;
 pub mod app;
 mod asn1;
+pub mod dataset;
 pub mod engine;
 pub mod eval;
 pub mod expect;

@@ -1178,6 +1178,19 @@ struct Ready {
     had_lists: bool,
 }
 
+/// A rule's `dataset` and `datarep` files, resolved from its file's directory (see
+/// [`crate::dataset::resolve`]).
+fn resolve_set_files(rule: &mut Rule) {
+    let file = rule.file.to_string();
+    for m in rule.lists.iter_mut().flat_map(|l| l.matches.iter_mut()) {
+        match m {
+            Match::Dataset(d) => crate::dataset::resolve(&file, &mut d.load, &mut d.save),
+            Match::Datarep(d) => crate::dataset::resolve(&file, &mut d.load, &mut None),
+            _ => {}
+        }
+    }
+}
+
 fn compile_rule(rule: Rule) -> Compiled {
     if rule.known {
         // A stand-in for a rule of the set being replaced, which does not hold it.
@@ -1204,6 +1217,8 @@ fn compile_rule(rule: Rule) -> Compiled {
         Proto::App(_) => SigProto::Tcp,
     };
     let scope = Scope::of(&rule, app);
+    let mut rule = rule;
+    resolve_set_files(&mut rule);
     let mut vars = Vec::new();
     let compiled = packet_lists(&rule, &mut vars)
         .and_then(|(lists, hdr_lists)| match app {

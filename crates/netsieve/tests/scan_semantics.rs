@@ -2050,3 +2050,34 @@ alert tcp any any -> any any (flow:to_client; dce_opnum:40-50; sid:4;)
     got.sort();
     assert_eq!(got, [(1, 11), (3, 11), (4, 9)]);
 }
+
+#[test]
+fn datasets_are_tested_changed_and_give_context() {
+    // As datasets-03-set, datasets-09-load and datajson-01-ip: `set` matches when it
+    // adds, `isset` once added; an `ip` set holds IPv4 addresses mapped; a JSON set's
+    // object is the alert's `context`.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("src.json");
+    std::fs::write(&json, r#"[{"ip": "192.168.1.5", "note": "known"}]"#).unwrap();
+    let rules = format!(
+        "\
+alert http any any -> any any (flow:to_server; http.host; dataset:set,sem-hosts,type string; sid:1;)
+alert http any any -> any any (flow:to_server; http.host; dataset:isset,sem-hosts,type string; sid:2;)
+alert http any any -> any any (flow:to_server; http.method; content:\"GET\"; ip.src; dataset:isset,sem-src,type ip,load {},format json,context_key src,value_key ip; sid:3;)
+alert http any any -> any any (flow:to_server; http.host; to_md5; dataset:isnotset,sem-md5,type md5; sid:4;)
+",
+        json.display()
+    );
+    let get = b"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n";
+    let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+    let frames = conversation(&[(true, get), (false, ok), (true, get), (false, ok)]);
+    let recs = eve(&frames, &rules, &[]);
+    // sid 1 adds on the first request only; sid 2 sees it on both (rule order: the set
+    // is made by the time sid 2 runs), sid 3 and 4 on both.
+    assert_eq!(alert_sids(&recs), [1, 2, 2, 3, 3, 4, 4]);
+    let ctx = recs
+        .iter()
+        .find(|r| r["alert"]["signature_id"] == 3)
+        .map(|r| r["alert"]["context"]["src"]["note"].clone());
+    assert_eq!(ctx, Some(serde_json::json!("known")));
+}

@@ -208,6 +208,9 @@ named! {
         Udp = "udp.hdr",
         Icmpv4 = "icmpv4.hdr",
         Icmpv6 = "icmpv6.hdr",
+        /// The source address (4 or 16 bytes), not a header of its own.
+        IpSrc = "ip.src",
+        IpDst = "ip.dst",
     }
 }
 
@@ -220,6 +223,10 @@ named! {
         StripWhitespace = "strip_whitespace",
         CompressWhitespace = "compress_whitespace",
         UrlDecode = "url_decode",
+        /// The buffer's digest, its raw bytes (16, 20 and 32).
+        ToMd5 = "to_md5",
+        ToSha1 = "to_sha1",
+        ToSha256 = "to_sha256",
     }
 }
 

@@ -284,6 +284,48 @@ impl Printer<'_> {
                 self.opt("isdataat", Some(&format!("{neg}{offset}{rel}")));
             }
             Match::Bsize(c) => self.opt("bsize", Some(c)),
+            Match::Dataset(d) => {
+                let cmd = match d.cmd {
+                    DatasetCmd::IsSet => "isset",
+                    DatasetCmd::IsNotSet => "isnotset",
+                    DatasetCmd::Set => "set",
+                    DatasetCmd::Unset => "unset",
+                };
+                let mut v = vec![cmd.to_string(), d.name.clone(), data_type(d.kind)];
+                v.extend(d.load.iter().map(|f| format!("load {f}")));
+                v.extend(d.save.iter().map(|f| format!("save {f}")));
+                match d.format {
+                    DataFormat::Csv => {}
+                    DataFormat::Json => v.push("format json".into()),
+                    DataFormat::Ndjson => v.push("format ndjson".into()),
+                }
+                v.extend(d.context_key.iter().map(|k| format!("context_key {k}")));
+                v.extend(d.value_key.iter().map(|k| format!("value_key {k}")));
+                v.extend(d.array_key.iter().map(|k| format!("array_key {k}")));
+                if d.remove_key {
+                    v.push("remove_key".into());
+                }
+                self.opt("dataset", Some(&v.join(",")));
+            }
+            Match::Datarep(d) => {
+                let (op, n) = match d.cmp {
+                    Cmp::Lt(n) => ("<", n),
+                    Cmp::Le(n) => ("<=", n),
+                    Cmp::Gt(n) => (">", n),
+                    Cmp::Ge(n) => (">=", n),
+                    Cmp::Eq(n) => ("==", n),
+                    // The parser makes no other comparison for it.
+                    _ => ("==", 0),
+                };
+                let mut v = vec![
+                    d.name.clone(),
+                    op.to_string(),
+                    n.to_string(),
+                    data_type(d.kind),
+                ];
+                v.extend(d.load.iter().map(|f| format!("load {f}")));
+                self.opt("datarep", Some(&v.join(",")));
+            }
             Match::Asn1(a) => {
                 let mut v = Vec::new();
                 if a.bitstring_overflow {
@@ -602,6 +644,18 @@ fn escape_content(p: &[u8]) -> String {
         out.push('|');
     }
     out
+}
+
+/// A set's `type` option.
+fn data_type(t: DataType) -> String {
+    let name = match t {
+        DataType::String => "string",
+        DataType::Md5 => "md5",
+        DataType::Sha256 => "sha256",
+        DataType::Ipv4 => "ipv4",
+        DataType::Ip => "ip",
+    };
+    format!("type {name}")
 }
 
 /// `dcerpc.iface`'s value: the UUID as text, then the version's comparison (`=1`).

@@ -358,6 +358,10 @@ pub enum Match {
     /// `asn1`: BER objects decoded from the buffer, checked for encodings known to
     /// overflow decoders.
     Asn1(Asn1),
+    /// `dataset`: the buffer tested against, added to or removed from a named set.
+    Dataset(Box<Dataset>),
+    /// `datarep`: the reputation a named set gives the buffer, compared.
+    Datarep(Box<Datarep>),
     /// `base64_decode`: decodes base64 text from `offset` (after the detection pointer
     /// when `relative`), at most `bytes` of it; the rule's `base64_data` list inspects
     /// what it decoded.
@@ -380,6 +384,77 @@ pub struct Asn1 {
     pub oversize_length: Option<u32>,
     pub absolute_offset: Option<u32>,
     pub relative_offset: Option<i32>,
+}
+
+/// What a `dataset` keyword does with the buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DatasetCmd {
+    /// Matches when the set holds it.
+    IsSet,
+    /// Matches when the set does not hold it.
+    IsNotSet,
+    /// Adds it; matches when it was not there.
+    Set,
+    /// Removes it; matches when it was there.
+    Unset,
+}
+
+/// The type of a set's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DataType {
+    /// Bytes; a file gives them in base64, one per line.
+    String,
+    /// 16 bytes; a file gives them in hex.
+    Md5,
+    /// 32 bytes, in hex in a file.
+    Sha256,
+    /// An IPv4 address (4 bytes).
+    Ipv4,
+    /// An IPv6 address, IPv4 ones mapped into it (16 bytes).
+    Ip,
+}
+
+/// How a set's `load` file is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DataFormat {
+    /// One value per line (`value[,reputation]`).
+    Csv,
+    /// A JSON array of objects (or one found at `array_key`).
+    Json,
+    /// One JSON object per line.
+    Ndjson,
+}
+
+/// `dataset:<cmd>,<name>[,type T][,load F][,save F][,state F][,format F]
+/// [,context_key K][,value_key V][,array_key A][,remove_key]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dataset {
+    pub cmd: DatasetCmd,
+    pub name: String,
+    pub kind: DataType,
+    /// The file its values are read from, relative to the rule file's directory.
+    pub load: Option<String>,
+    /// The file it is written to at exit (`state` loads and saves the same file).
+    pub save: Option<String>,
+    pub format: DataFormat,
+    /// JSON formats: the alert's `context` key for the matching object.
+    pub context_key: Option<String>,
+    /// JSON formats: the dotted path of the value in each object.
+    pub value_key: Option<String>,
+    /// JSON format: the dotted path of the array in the file's object.
+    pub array_key: Option<String>,
+    /// JSON formats: the value's key is left out of the context.
+    pub remove_key: bool,
+}
+
+/// `datarep:<name>,<op>,<value>[,type T][,load F]`: matches when the reputation the
+/// set gives the buffer compares so with `value` (`op` one of `<`, `<=`, `>`, `>=`, `==`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Datarep {
+    pub name: String,
+    pub cmp: Cmp,
+    pub kind: DataType,
+    pub load: Option<String>,
 }
 
 /// A list of matches over one buffer, in rule order.

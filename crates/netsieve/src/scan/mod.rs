@@ -150,6 +150,10 @@ pub struct Args {
     /// Accepted for compatibility with Suricata's command line (--threads decides).
     #[arg(long, value_parser = ["single", "autofp", "workers"])]
     runmode: Option<String>,
+    /// Where datasets' `save` and `state` files are written (default: beside the rule
+    /// file that names them).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
 }
 
 /// The most detection threads `--threads` takes: far more than any machine's cores, and
@@ -216,6 +220,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
     if a.mpm == "ac" {
         settings.build.mpm = Mpm::Ac;
     }
+    netsieve_detect::dataset::set_data_dir(a.data_dir.clone());
     let files = [&a.rules[..], &a.more_rules[..]].concat();
     let source = RuleSource::new(&files, &settings);
     let rules = source.load(&Edits::default(), None)?;
@@ -321,6 +326,11 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         summary.stats_record(t_load.elapsed(), control.last_reload()),
     ))?;
     out.finish()?;
+    // Datasets with a `save` file are written once the run is over; one that cannot be
+    // is reported, and the run's output stands.
+    for e in netsieve_detect::dataset::save_all() {
+        eprintln!("netsieve scan: warning: {e}");
+    }
     summary.scan_time = t_scan.elapsed();
     summary.print();
     if let Some(p) = &a.stats_json {

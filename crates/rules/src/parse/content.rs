@@ -4,7 +4,10 @@
 
 use super::{Builder, Opt, ParseError, parse_cmp, parse_val, unquote};
 use crate::buffer::{AppBuffer, AppNeed};
-use crate::rule::{Asn1, Buffer, Content, Match, Pcre, Val};
+use crate::rule::{
+    Asn1, Buffer, Cmp, Content, DataFormat, DataType, Datarep, Dataset, DatasetCmd, Match, Pcre,
+    Val,
+};
 
 pub(super) fn content(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let (c, mods) = pattern(o)?;
@@ -411,6 +414,119 @@ pub(super) fn asn1(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     }
     b.push(Match::Asn1(a));
     Ok(())
+}
+
+/// `dataset:<cmd>,<name>[,type T][,load F][,save F][,state F][,format F][,context_key K]
+/// [,value_key V][,array_key A][,remove_key]` (`memcap` and `hashsize` are read and left).
+pub(super) fn dataset(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let mut parts = o.need()?.split(',').map(str::trim);
+    let cmd = match parts.next().unwrap_or("") {
+        "isset" => DatasetCmd::IsSet,
+        "isnotset" => DatasetCmd::IsNotSet,
+        "set" => DatasetCmd::Set,
+        "unset" => DatasetCmd::Unset,
+        c => return Err(o.bad(&format!("unknown command '{c}'"))),
+    };
+    let name = data_name(parts.next(), o)?;
+    let mut d = Dataset {
+        cmd,
+        name,
+        kind: DataType::String,
+        load: None,
+        save: None,
+        format: DataFormat::Csv,
+        context_key: None,
+        value_key: None,
+        array_key: None,
+        remove_key: false,
+    };
+    for item in parts {
+        let (k, v) = match item.split_once(char::is_whitespace) {
+            Some((k, v)) => (k, Some(v.trim().to_string())),
+            None => (item, None),
+        };
+        match (k, v) {
+            ("type", Some(t)) => d.kind = data_type(&t, o)?,
+            ("load", f @ Some(_)) => d.load = f,
+            ("save", f @ Some(_)) => d.save = f,
+            ("state", Some(f)) => {
+                d.load = Some(f.clone());
+                d.save = Some(f);
+            }
+            ("format", Some(f)) => {
+                d.format = match f.as_str() {
+                    "csv" => DataFormat::Csv,
+                    "json" => DataFormat::Json,
+                    "ndjson" => DataFormat::Ndjson,
+                    _ => return Err(o.bad(&format!("unknown format '{f}'"))),
+                }
+            }
+            ("context_key", v @ Some(_)) => d.context_key = v,
+            ("value_key", v @ Some(_)) => d.value_key = v,
+            ("array_key", v @ Some(_)) => d.array_key = v,
+            ("remove_key", None) => d.remove_key = true,
+            ("memcap" | "hashsize", Some(_)) => {}
+            _ => return Err(o.bad(&format!("unknown option '{item}'"))),
+        }
+    }
+    if d.format != DataFormat::Csv && d.value_key.is_none() {
+        return Err(o.bad("a JSON set needs value_key"));
+    }
+    b.push(Match::Dataset(Box::new(d)));
+    Ok(())
+}
+
+/// `datarep:<name>,<op>,<value>[,type T][,load F]` (`memcap`, `hashsize` left).
+pub(super) fn datarep(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let mut parts = o.need()?.split(',').map(str::trim);
+    let name = data_name(parts.next(), o)?;
+    let op = parts.next().unwrap_or("");
+    let value: i64 = parts
+        .next()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| o.bad("bad value"))?;
+    let cmp = match op {
+        "<" => Cmp::Lt(value),
+        "<=" => Cmp::Le(value),
+        ">" => Cmp::Gt(value),
+        ">=" => Cmp::Ge(value),
+        "==" => Cmp::Eq(value),
+        _ => return Err(o.bad(&format!("unknown operator '{op}'"))),
+    };
+    let mut d = Datarep {
+        name,
+        cmp,
+        kind: DataType::String,
+        load: None,
+    };
+    for item in parts {
+        match item.split_once(char::is_whitespace) {
+            Some(("type", t)) => d.kind = data_type(t.trim(), o)?,
+            Some(("load", f)) => d.load = Some(f.trim().to_string()),
+            Some(("memcap" | "hashsize", _)) => {}
+            _ => return Err(o.bad(&format!("unknown option '{item}'"))),
+        }
+    }
+    b.push(Match::Datarep(Box::new(d)));
+    Ok(())
+}
+
+fn data_name(name: Option<&str>, o: &Opt<'_>) -> Result<String, ParseError> {
+    match name {
+        Some(n) if !n.is_empty() && n.len() <= 63 => Ok(n.to_string()),
+        _ => Err(o.bad("bad set name")),
+    }
+}
+
+fn data_type(t: &str, o: &Opt<'_>) -> Result<DataType, ParseError> {
+    Ok(match t {
+        "string" => DataType::String,
+        "md5" => DataType::Md5,
+        "sha256" => DataType::Sha256,
+        "ipv4" => DataType::Ipv4,
+        "ip" | "ipv6" => DataType::Ip,
+        _ => return Err(o.bad(&format!("unknown type '{t}'"))),
+    })
 }
 
 /// `base64_decode[:bytes N][, offset N][, relative]`.

@@ -86,6 +86,9 @@ pub(super) struct Rule<'a> {
     /// The rule's `metadata` keyword: each key with its values, keys sorted.
     #[serde(skip_serializing_if = "Option::is_none")]
     metadata: Option<BTreeMap<&'a str, Vec<&'a str>>>,
+    /// The objects JSON datasets gave the alert, by context key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context: Option<BTreeMap<&'a str, Box<serde_json::value::RawValue>>>,
 }
 
 impl<'a> Rule<'a> {
@@ -104,7 +107,20 @@ impl<'a> Rule<'a> {
             source: None,
             target: None,
             metadata: (!r.metadata.is_empty()).then(|| metadata(&r.metadata)),
+            context: None,
         }
+    }
+
+    /// With the objects JSON datasets gave alert `al` (`context`).
+    fn with_context(mut self, al: &'a Alert) -> Rule<'a> {
+        let raw = |t: &str| serde_json::value::RawValue::from_string(t.to_string()).ok();
+        let context: BTreeMap<_, _> = al
+            .context
+            .iter()
+            .filter_map(|(k, v)| Some((&**k, raw(v)?)))
+            .collect();
+        self.context = (!context.is_empty()).then_some(context);
+        self
     }
 
     /// The `source` and `target` objects of a rule with `target`: the alert's packet's
@@ -204,7 +220,9 @@ impl<'a> Record<'a> {
             pkt_src,
             traffic: Traffic::of(set, &al.traffic),
             tx_id: None,
-            alert: Rule::of(set, al.sig, al.blocked).with_target(set, al),
+            alert: Rule::of(set, al.sig, al.blocked)
+                .with_target(set, al)
+                .with_context(al),
             tunnel: al.tunnel.as_ref().map(|t| Tunnel {
                 src_ip: ip_str(t.src),
                 src_port: t.sport,
