@@ -559,6 +559,8 @@ pub struct TxList {
     pub buf: Buf,
     pub transforms: Vec<Xform>,
     pub matches: Vec<CMatch>,
+    /// What a transaction without the buffer gives (`absent`).
+    pub absent: netsieve_rules::Absent,
 }
 
 /// How a rule inspects transactions.
@@ -2013,6 +2015,7 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListErro
                 .collect::<Result<_, _>>()
                 .map_err(ListError::from)?,
             matches: compile_list(&l.matches, vars)?,
+            absent: l.absent,
         });
     }
     // No buffer of its protocol: a rule with payload lists is judged on packets and
@@ -2062,7 +2065,12 @@ type TxBuf = (Buf, Vec<Xform>);
 /// and the bytes the prefilter looks for there.
 fn tx_fast_pattern(rule: &Rule) -> Option<(TxBuf, (Vec<u8>, bool))> {
     let mut best: Option<(_, Buf, &[Transform], &netsieve_rules::Content)> = None;
-    for l in &rule.lists {
+    // A list that may hold without its buffer (`absent`) cannot prefilter.
+    for l in rule
+        .lists
+        .iter()
+        .filter(|l| l.absent == netsieve_rules::Absent::No)
+    {
         let Some(buf) = l.buffer.app().and_then(|b| Buf::new(b, header_proto(rule))) else {
             continue;
         };

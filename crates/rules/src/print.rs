@@ -127,13 +127,19 @@ impl Printer<'_> {
                     m => self.detection(m),
                 }
             }
-        } else if started_by_pcre
-            || (spelling == Spelling::Modifier && !self.snort3())
-            || (self.legacy && modifier(buf).is_some())
+        } else if l.absent == Absent::No
+            && (started_by_pcre
+                || (spelling == Spelling::Modifier && !self.snort3())
+                || (self.legacy && modifier(buf).is_some()))
         {
             self.legacy(buf, l);
         } else {
             self.stick(Buffer::App(buf));
+            match l.absent {
+                Absent::No => {}
+                Absent::Only => self.opt("absent", None),
+                Absent::OrElse => self.opt("absent", Some(&"or_else")),
+            }
             self.matches(&l.transforms, &l.matches);
         }
     }
@@ -458,6 +464,19 @@ impl Printer<'_> {
                         Cmp::Between(n, _) | Cmp::Range(n, _) | Cmp::Mask(n, _) => ("=", n),
                     };
                     self.opt("stream_size", Some(&format!("{side},{op},{n}")));
+                }
+                Cond::Checksum { layer, valid } => {
+                    let v = if *valid { "valid" } else { "invalid" };
+                    self.opt(layer.name(), Some(&v));
+                }
+                Cond::FlowCount { bytes, side, cmp } => {
+                    let name = if *bytes { "flow.bytes" } else { "flow.pkts" };
+                    let side = match side {
+                        StreamSide::Server => "toserver",
+                        StreamSide::Client => "toclient",
+                        StreamSide::Both | StreamSide::Either => "either",
+                    };
+                    self.opt(name, Some(&format!("{side},{cmp}")));
                 }
                 Cond::IpOpts(o) => self.opt("ipopts", Some(o)),
                 Cond::DecodeEvent(e) => self.opt("decode-event", Some(&e.name())),

@@ -253,6 +253,19 @@ pub struct ByteRead {
 }
 
 named! {
+    /// The headers whose checksum a rule may test, by keyword.
+    pub enum CsumLayer {
+        Ipv4 = "ipv4-csum",
+        Tcpv4 = "tcpv4-csum",
+        Tcpv6 = "tcpv6-csum",
+        Udpv4 = "udpv4-csum",
+        Udpv6 = "udpv6-csum",
+        Icmpv4 = "icmpv4-csum",
+        Icmpv6 = "icmpv6-csum",
+    }
+}
+
+named! {
     /// `byte_math`'s operators.
     pub enum MathOp {
         Add = "+",
@@ -465,6 +478,20 @@ pub struct List {
     /// Transforms applied to the buffer before matching (`dotprefix`, `to_lowercase`,
     /// ...), in rule order.
     pub transforms: Vec<Transform>,
+    /// `absent`: what the list says of a transaction that lacks the buffer.
+    pub absent: Absent,
+}
+
+/// `absent` after a buffer's name: a transaction without the buffer matches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Absent {
+    /// The list needs the buffer (the default).
+    #[default]
+    No,
+    /// `absent`: the list holds only without the buffer.
+    Only,
+    /// `absent: or_else`: without the buffer, or when its matches hold.
+    OrElse,
 }
 
 /// `flow:` options.
@@ -672,6 +699,19 @@ pub enum Cond {
     FtpBounce,
     /// `stream_size:server|client|both|either, op, n`.
     StreamSize {
+        side: StreamSide,
+        cmp: Cmp,
+    },
+    /// `tcpv4-csum:valid` and the like: the checksum of that header of the packet is
+    /// right (`valid`) or wrong; a packet without that header fails either.
+    Checksum {
+        layer: CsumLayer,
+        valid: bool,
+    },
+    /// `flow.pkts` and `flow.bytes` (`bytes`): the flow's packets or bytes so far, this
+    /// packet's included, to the server, to the client, or in either direction.
+    FlowCount {
+        bytes: bool,
         side: StreamSide,
         cmp: Cmp,
     },

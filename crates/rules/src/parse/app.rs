@@ -3,7 +3,7 @@
 
 use super::{Builder, Opt, ParseError, parse_cmp, parse_num};
 use crate::buffer::{AppBuffer, AppNeed, Spelling};
-use crate::rule::{Buffer, Cmp, Match};
+use crate::rule::{Absent, Buffer, Cmp, Match};
 
 /// A keyword naming buffer `buf`. `after_content`: the option before it was a content
 /// or one of its modifiers.
@@ -189,6 +189,26 @@ fn move_last_content(b: &mut Builder, o: &Opt<'_>, buf: AppBuffer) -> Result<(),
     b.push_to(target, m);
     // Matches after the moved content in its old list that are relative to it
     // (pcre/R, byte_* relative) stay; the payload list keeps its order.
+    Ok(())
+}
+
+/// `absent[: or_else]` after an application buffer's name: a transaction without that
+/// buffer matches (with `or_else`, so does one whose buffer the list's matches match).
+pub(super) fn absent(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let kind = match o.value.map(str::trim) {
+        None => Absent::Only,
+        Some("or_else") => Absent::OrElse,
+        Some(v) => return Err(o.bad(&format!("unknown option '{v}'"))),
+    };
+    let l = match b.sticky {
+        Some(l) if matches!(b.rule.lists[l].buffer, Buffer::App(_)) => l,
+        _ => return Err(o.bad("absent follows an application-layer buffer's name")),
+    };
+    let list = &mut b.rule.lists[l];
+    if !list.matches.is_empty() || list.absent != Absent::No {
+        return Err(o.bad("absent comes right after its buffer's name"));
+    }
+    list.absent = kind;
     Ok(())
 }
 

@@ -1,6 +1,6 @@
 //! Flow state: `flow`, `flowbits`, `stream_size`.
 
-use super::{Builder, Opt, ParseError, parse_num};
+use super::{Builder, Opt, ParseError, parse_cmp, parse_num};
 use crate::rule::{
     Cmp, Cond, Flowbit, FlowbitCmd, Flowint, FlowintOp, FlowintVal, StreamSide, Xbit, XbitTrack,
 };
@@ -142,6 +142,29 @@ pub(super) fn flowint(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
         op,
         value,
     });
+    Ok(())
+}
+
+/// `flow.pkts:toserver|toclient|either,<cmp>` (and `flow.bytes`); the older
+/// `flow.pkts_toserver:<cmp>` and the like name their side.
+pub(super) fn flow_count(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?;
+    let bytes = o.name.starts_with("flow.bytes");
+    let (side, cmp) = match o.name.rsplit_once('_') {
+        Some((_, side)) => (side, v),
+        None => v
+            .split_once(',')
+            .map(|(s, c)| (s.trim(), c))
+            .ok_or_else(|| o.bad("expected direction, comparison"))?,
+    };
+    let side = match side {
+        "toserver" => StreamSide::Server,
+        "toclient" => StreamSide::Client,
+        "either" => StreamSide::Either,
+        _ => return Err(o.bad("direction must be toserver, toclient or either")),
+    };
+    let cmp = parse_cmp(cmp).ok_or_else(|| o.bad("bad comparison"))?;
+    b.rule.conds.push(Cond::FlowCount { bytes, side, cmp });
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use super::{Builder, Opt, ParseError, app, byte, content, flow, meta, packet, transform};
 use crate::buffer::{AppBuffer, HeaderBuffer, Plain, Spelling};
-use crate::rule::Content;
+use crate::rule::{Content, CsumLayer};
 
 /// Sets an option up on the rule being built.
 pub(super) type Setup = fn(&mut Builder, &Opt<'_>) -> Result<(), ParseError>;
@@ -98,6 +98,12 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("flowint", Kind::Setup(flow::flowint)),
     ("hostbits", Kind::Setup(flow::hostbits)),
     ("stream_size", Kind::Setup(flow::stream_size)),
+    ("flow.pkts", Kind::Setup(flow::flow_count)),
+    ("flow.bytes", Kind::Setup(flow::flow_count)),
+    ("flow.pkts_toserver", Kind::Setup(flow::flow_count)),
+    ("flow.pkts_toclient", Kind::Setup(flow::flow_count)),
+    ("flow.bytes_toserver", Kind::Setup(flow::flow_count)),
+    ("flow.bytes_toclient", Kind::Setup(flow::flow_count)),
     // Packet header fields.
     ("dsize", Kind::Setup(packet::dsize)),
     ("ttl", Kind::Setup(packet::ttl)),
@@ -123,6 +129,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     // Buffers: back to the payload, and keywords over application buffers that are not
     // a buffer's name (the buffers themselves come from `AppBuffer`'s table).
     ("pkt_data", Kind::Setup(app::pkt_data)),
+    ("absent", Kind::Setup(app::absent)),
     ("raw_data", Kind::Setup(app::pkt_data)),
     ("urilen", Kind::Setup(app::urilen)),
     ("prefilter", Kind::Hint),
@@ -199,6 +206,9 @@ static TABLE: LazyLock<HashMap<&'static str, Kind>> = LazyLock::new(|| {
     for &tr in Plain::ALL {
         t.insert(tr.name(), Kind::Transform(tr));
     }
+    for &c in CsumLayer::ALL {
+        t.insert(c.name(), Kind::Setup(packet::checksum));
+    }
     for &name in UNSUPPORTED {
         t.insert(name, Kind::Unsupported);
     }
@@ -259,6 +269,7 @@ mod tests {
             + buffers
             + HeaderBuffer::ALL.len()
             + Plain::ALL.len()
+            + CsumLayer::ALL.len()
             + UNSUPPORTED.len();
         assert_eq!(TABLE.len(), all);
     }

@@ -228,6 +228,7 @@ impl Builder {
             buffer: buf,
             matches: Vec::new(),
             transforms: Vec::new(),
+            absent: Absent::No,
         });
         self.rule.lists.len() - 1
     }
@@ -418,10 +419,13 @@ fn option(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     }
 }
 
-/// The rule once every option is read: lists emptied by legacy modifiers dropped, and
-/// what it needs of the application layer in one order, whatever the options' order.
+/// The rule once every option is read: lists emptied by legacy modifiers dropped (one
+/// that says `absent` stays), and what it needs of the application layer in one order,
+/// whatever the options' order.
 fn finish(mut b: Builder) -> Result<Rule, ParseError> {
-    b.rule.lists.retain(|l| !l.matches.is_empty());
+    b.rule
+        .lists
+        .retain(|l| !l.matches.is_empty() || l.absent != Absent::No);
     if let Proto::App(p) = &b.rule.proto {
         let p = p.clone();
         b.note_app(AppNeed::Protocol(p));

@@ -4,7 +4,19 @@
 use netsieve_wire::ip_proto;
 
 use super::{Builder, Opt, ParseError, parse_cmp};
-use crate::rule::{Cmp, Cond, FlagsMode, RawOption, TCP_FLAGS, VlanLayer};
+use crate::rule::{Cmp, Cond, CsumLayer, FlagsMode, RawOption, TCP_FLAGS, VlanLayer};
+
+/// `tcpv4-csum:valid|invalid` and the other checksum keywords (`o.name` says which).
+pub(super) fn checksum(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let layer = CsumLayer::by_name(o.name).ok_or_else(|| o.bad("unknown checksum"))?;
+    let valid = match o.need()?.trim() {
+        "valid" => true,
+        "invalid" => false,
+        _ => return Err(o.bad("expected valid or invalid")),
+    };
+    b.rule.conds.push(Cond::Checksum { layer, valid });
+    Ok(())
+}
 
 pub(super) fn dsize(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     b.rule.conds.push(Cond::Dsize(cmp(o)?));
