@@ -3,9 +3,11 @@
 //! is inspected to the server, a response to the client.
 //!
 //! Names are decoded to dotted form with compression pointers followed either way, as
-//! Suricata accepts them (a question may point forward to the next one), but at most
-//! 128 pointers and 255 bytes per name, so a hostile message cannot loop; labels are
-//! bounded by the message.
+//! Suricata reads them (a question may point forward to the next one): a name is kept
+//! to its first [`MAX_NAME`] bytes (the rest read, not kept: `name_too_long`), at most
+//! 255 labels and pointers are followed (`too_many_labels`), and a pointer to itself
+//! ends the name (`infinite_loop`); the message is still read and logged. So a hostile
+//! message cannot loop.
 
 use crate::txs::{Events, Numbered, Txs};
 use netsieve_wire::{AppEvent, Direction, PerDir};
@@ -18,6 +20,8 @@ pub struct Record {
     pub rtype: u16,
     pub class: u16,
     pub ttl: u32,
+    /// The name was longer than [`MAX_NAME`] and is cut there (`rrname_truncated`).
+    pub truncated: bool,
     /// Answers: the record data (A/AAAA addresses, names in dotted form for CNAME,
     /// NS, PTR, MX; as sent otherwise).
     pub data: Vec<u8>,
@@ -49,6 +53,8 @@ pub struct Message {
     pub answers: Vec<Record>,
     pub authorities: Vec<Record>,
     pub additionals: Vec<Record>,
+    /// What reading it ran into, raised when it is pushed (names, sections).
+    pub events: Vec<Event>,
 }
 
 /// A message and the transaction id it got.
@@ -73,6 +79,16 @@ pub enum Event {
     ZFlagSet,
     /// An opcode no standard defines.
     InvalidOpcode,
+    /// A name over [`MAX_NAME`] bytes (kept cut).
+    NameTooLong,
+    /// A name of more than 255 labels and pointers.
+    TooManyLabels,
+    /// A compression pointer to itself.
+    InfiniteLoop,
+    /// The authority section does not parse (what came before stays).
+    InvalidAuthorities,
+    /// The additional section does not parse.
+    InvalidAdditionals,
 }
 
 impl Event {
@@ -84,6 +100,11 @@ impl Event {
             Event::NotAResponse => AppEvent::DnsNotAResponse,
             Event::ZFlagSet => AppEvent::DnsZFlagSet,
             Event::InvalidOpcode => AppEvent::DnsInvalidOpcode,
+            Event::NameTooLong => AppEvent::DnsNameTooLong,
+            Event::TooManyLabels => AppEvent::DnsTooManyLabels,
+            Event::InfiniteLoop => AppEvent::DnsInfiniteLoop,
+            Event::InvalidAuthorities => AppEvent::DnsInvalidAuthorities,
+            Event::InvalidAdditionals => AppEvent::DnsInvalidAdditionals,
             Event::Truncated => return None,
         })
     }
@@ -160,6 +181,9 @@ impl Dns {
         if !matches!(msg.opcode, 0 | 1 | 2 | 4 | 5 | 6) {
             self.events.raise(Event::InvalidOpcode);
         }
+        for &e in &msg.events {
+            self.events.raise(e);
+        }
         self.txs.begin(|id| Tx { id, dir, msg });
     }
 }
@@ -183,31 +207,43 @@ pub fn parse(b: &[u8]) -> Option<Message> {
     let (qd, an) = (u16at(4) as usize, u16at(6) as usize);
     let mut at = 12;
     for _ in 0..qd.min(MAX_RECORDS) {
-        let (name, next) = name(b, at)?;
+        let n = name(b, at)?;
+        let next = n.next;
         if next + 4 > b.len() {
             return None;
         }
+        m.note(&n);
         m.questions.push(Record {
-            name,
+            name: n.text,
             rtype: u16at(next),
             class: u16at(next + 2),
             ttl: 0,
+            truncated: n.truncated,
             data: Vec::new(),
             soa: None,
         });
         at = next + 4;
     }
     let (ns, ar) = (u16at(8) as usize, u16at(10) as usize);
-    // A section cut short ends the message's records there; what came before stays.
+    // A section cut short ends the message's records there; what came before stays
+    // (an authority or additional section that does not parse raises its event).
     let mut sections = [Vec::new(), Vec::new(), Vec::new()];
-    'sections: for (count, out) in [an, ns, ar].into_iter().zip(&mut sections) {
+    let bad = [
+        None,
+        Some(Event::InvalidAuthorities),
+        Some(Event::InvalidAdditionals),
+    ];
+    'sections: for ((count, out), bad) in [an, ns, ar].into_iter().zip(&mut sections).zip(bad) {
         for _ in 0..count.min(MAX_RECORDS) {
-            match resource(b, at) {
+            match resource(b, at, &mut m.events) {
                 Some((r, next)) => {
                     out.push(r);
                     at = next;
                 }
-                None => break 'sections,
+                None => {
+                    m.events.extend(bad);
+                    break 'sections;
+                }
             }
         }
     }
@@ -215,10 +251,33 @@ pub fn parse(b: &[u8]) -> Option<Message> {
     Some(m)
 }
 
-/// The resource record at `at`, and the offset after it.
-fn resource(b: &[u8], at: usize) -> Option<(Record, usize)> {
+impl Message {
+    /// Notes what reading name `n` ran into.
+    fn note(&mut self, n: &Name) {
+        note(n, &mut self.events);
+    }
+}
+
+/// Adds the events of reading name `n` to `events`, each once.
+fn note(n: &Name, events: &mut Vec<Event>) {
+    for (hit, e) in [
+        (n.truncated, Event::NameTooLong),
+        (n.too_many_labels, Event::TooManyLabels),
+        (n.infinite_loop, Event::InfiniteLoop),
+    ] {
+        if hit && !events.contains(&e) {
+            events.push(e);
+        }
+    }
+}
+
+/// The resource record at `at`, and the offset after it; what reading its owner name
+/// ran into goes to `events`.
+fn resource(b: &[u8], at: usize, events: &mut Vec<Event>) -> Option<(Record, usize)> {
     let u16at = |i: usize| u16::from_be_bytes([b[i], b[i + 1]]);
-    let (name, next) = name(b, at)?;
+    let n = name(b, at)?;
+    note(&n, events);
+    let next = n.next;
     if next + 10 > b.len() {
         return None;
     }
@@ -229,8 +288,8 @@ fn resource(b: &[u8], at: usize) -> Option<(Record, usize)> {
     let mut soa = None;
     let data = match rtype {
         // CNAME, NS, PTR: a name; MX: preference then a name.
-        2 | 5 | 12 => self::name(b, start).map(|x| x.0).unwrap_or_default(),
-        15 if len > 2 => self::name(b, start + 2).map(|x| x.0).unwrap_or_default(),
+        2 | 5 | 12 => self::name(b, start).map(|x| x.text).unwrap_or_default(),
+        15 if len > 2 => self::name(b, start + 2).map(|x| x.text).unwrap_or_default(),
         6 => {
             soa = self::soa(b, start, start + len).map(Box::new);
             raw.to_vec()
@@ -239,10 +298,11 @@ fn resource(b: &[u8], at: usize) -> Option<(Record, usize)> {
     };
     let ttl = u32::from_be_bytes([b[next + 4], b[next + 5], b[next + 6], b[next + 7]]);
     let r = Record {
-        name,
+        name: n.text,
         rtype,
         class: u16at(next + 2),
         ttl,
+        truncated: n.truncated,
         data,
         soa,
     };
@@ -251,9 +311,10 @@ fn resource(b: &[u8], at: usize) -> Option<(Record, usize)> {
 
 /// A start of authority's fields (RFC 1035 3.3.13), from `at` to `end`.
 fn soa(b: &[u8], at: usize, end: usize) -> Option<Soa> {
-    let (mname, next) = name(b, at)?;
-    let (rname, next) = name(b, next)?;
-    let n = b.get(next..end)?;
+    let m = name(b, at)?;
+    let r = name(b, m.next)?;
+    let n = b.get(r.next..end)?;
+    let (mname, rname) = (m.text, r.text);
     let num = |i: usize| Some(u32::from_be_bytes(n.get(i..i + 4)?.try_into().ok()?));
     Some(Soa {
         mname,
@@ -266,44 +327,75 @@ fn soa(b: &[u8], at: usize, end: usize) -> Option<Soa> {
     })
 }
 
-/// A name at `at`: its dotted form and the offset after it (after the first pointer
-/// if it has one). Pointers may go anywhere in the message; a chain of more than 128
-/// of them (a loop) or a name longer than 255 bytes fails.
-pub fn name(b: &[u8], at: usize) -> Option<(Vec<u8>, usize)> {
-    let mut out = Vec::new();
+/// The longest name kept (Suricata's limit), in dotted form.
+pub const MAX_NAME: usize = 1025;
+
+/// A name as read from a message.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Name {
+    /// Dotted form, at most [`MAX_NAME`] bytes.
+    pub text: Vec<u8>,
+    /// The offset after it (after its first pointer if it has one).
+    pub next: usize,
+    /// It was longer than [`MAX_NAME`].
+    pub truncated: bool,
+    /// Reading stopped after 255 labels and pointers.
+    pub too_many_labels: bool,
+    /// Reading stopped at a pointer to itself.
+    pub infinite_loop: bool,
+}
+
+/// The name at `at`. Pointers may go anywhere in the message; reading stops (and the
+/// name is what was read) after 255 labels and pointers or at a pointer to itself. A
+/// label or pointer past the message's end, or a reserved label type, fails.
+pub fn name(b: &[u8], at: usize) -> Option<Name> {
+    let mut n = Name::default();
     let mut pos = at;
-    let mut end = None;
-    // A name is at most 255 bytes; a pointer chain at most as many hops as bytes.
-    let mut hops = 0;
+    let mut after_pointer = None;
+    let mut steps = 0;
     loop {
         let len = *b.get(pos)? as usize;
         match len & 0xc0 {
             0 if len == 0 => {
-                return Some((out, end.unwrap_or(pos + 1)));
+                pos += 1;
+                break;
             }
             0 => {
                 let label = b.get(pos + 1..pos + 1 + len)?;
-                if !out.is_empty() {
-                    out.push(b'.');
-                }
-                out.extend_from_slice(label);
-                if out.len() > 255 {
-                    return None;
+                if !n.truncated {
+                    if !n.text.is_empty() {
+                        n.text.push(b'.');
+                    }
+                    n.text.extend_from_slice(label);
+                    if n.text.len() > MAX_NAME {
+                        n.text.truncate(MAX_NAME);
+                        n.truncated = true;
+                    }
                 }
                 pos += 1 + len;
             }
             0xc0 => {
                 let target = ((len & 0x3f) << 8) | *b.get(pos + 1)? as usize;
-                if hops >= 128 {
+                if target >= b.len() {
                     return None;
                 }
-                hops += 1;
-                end.get_or_insert(pos + 2);
+                after_pointer.get_or_insert(pos + 2);
+                if target == pos {
+                    n.infinite_loop = true;
+                    break;
+                }
                 pos = target;
             }
             _ => return None,
         }
+        steps += 1;
+        if steps > 255 {
+            n.too_many_labels = true;
+            break;
+        }
     }
+    n.next = after_pointer.unwrap_or(pos);
+    Some(n)
 }
 
 /// The name of a response code, as EVE writes it (RFC 1035 and RFC 2136's codes).
@@ -387,18 +479,36 @@ mod tests {
     #[test]
     fn pointers_go_either_way_but_never_loop() {
         // A name that points at itself, two that point at each other, and a label
-        // followed by a pointer back to it (a name that grows without end).
-        for name in [
-            &[0xc0, 12][..],
-            &[0xc0, 14, 0xc0, 12][..],
-            &[1, b'a', 0xc0, 12][..],
+        // followed by a pointer back to it (a name that grows without end): each ends
+        // with its event, as Suricata's does, and the message is still read.
+        for (name, event) in [
+            (&[0xc0, 12][..], Event::InfiniteLoop),
+            (&[0xc0, 14, 0xc0, 12][..], Event::TooManyLabels),
+            (&[1, b'a', 0xc0, 12][..], Event::TooManyLabels),
         ] {
             let mut b = vec![0u8; 12];
             b[5] = 1;
             b.extend_from_slice(name);
             b.extend_from_slice(&[0, 1, 0, 1]);
-            assert!(parse(&b).is_none(), "{name:?}");
+            let m = parse(&b).unwrap_or_else(|| panic!("{name:?}"));
+            assert_eq!(m.events, [event], "{name:?}");
         }
+        // A name over 1025 bytes is kept cut, and says so.
+        let long = vec!["abcdefghij"; 120].join(".");
+        let m = parse(&query(&long)).unwrap();
+        assert_eq!(m.questions[0].name.len(), MAX_NAME);
+        assert!(m.questions[0].truncated);
+        assert_eq!(m.events, [Event::NameTooLong]);
+        // An additional record cut short: the answers stay, with the event.
+        let mut r = query("a.b");
+        r[2] = 0x81;
+        r[7] = 1;
+        r[11] = 1;
+        r.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 9, 0, 4, 1, 2, 3, 4]);
+        r.extend_from_slice(&[0xc0, 12, 0, 1]);
+        let m = parse(&r).unwrap();
+        assert_eq!(m.answers.len(), 1);
+        assert_eq!(m.events, [Event::InvalidAdditionals]);
         // A question that points forward to the next one (suricata-verify's
         // dns-forward-pointer).
         let mut b = vec![0u8; 12];

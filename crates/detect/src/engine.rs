@@ -695,6 +695,73 @@ pub struct DetectOptions {
     /// the policy it met (with pickup on, `ignore` unless the master switch says
     /// bypass or pass-flow), as Suricata 7.0.12 and later write it.
     pub midstream_exception: bool,
+    /// The ports that name a protocol the bytes do not.
+    pub ports: AppPorts,
+}
+
+/// The ports a flow speaks a protocol on when its bytes name none (Suricata's
+/// `app-layer.protocols.<name>.detection-ports`): DNS on 53, MQTT on 1883 and DCE/RPC
+/// on 135 over TCP (a DCE/RPC request with no bind before it), DNS on 53 over UDP. At
+/// most [`AppPorts::MAX`] ports in all (a fixed table: the options are copied to every
+/// worker).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AppPorts {
+    /// (port, protocol, over TCP), the first `len` used.
+    entries: [(u16, AppProto, bool); AppPorts::MAX],
+    len: usize,
+}
+
+impl Default for AppPorts {
+    fn default() -> Self {
+        let mut p = AppPorts {
+            entries: [(0, AppProto::Dns, false); AppPorts::MAX],
+            len: 0,
+        };
+        p.set(AppProto::Dns, true, &[53]);
+        p.set(AppProto::Mqtt, true, &[1883]);
+        p.set(AppProto::Dcerpc, true, &[135]);
+        p.set(AppProto::Dns, false, &[53]);
+        p
+    }
+}
+
+impl AppPorts {
+    pub const MAX: usize = 32;
+
+    /// Sets `proto`'s ports over TCP (`tcp`) or UDP (those past [`AppPorts::MAX`] are
+    /// left out); `false` for a protocol netsieve finds only by its bytes there.
+    pub fn set(&mut self, proto: AppProto, tcp: bool, ports: &[u16]) -> bool {
+        let known = match proto {
+            AppProto::Dns => true,
+            AppProto::Mqtt | AppProto::Dcerpc => tcp,
+            _ => false,
+        };
+        if !known {
+            return false;
+        }
+        let mut kept = 0;
+        for i in 0..self.len {
+            let e = self.entries[i];
+            if !(e.1 == proto && e.2 == tcp) {
+                self.entries[kept] = e;
+                kept += 1;
+            }
+        }
+        self.len = kept;
+        for &port in ports.iter().take(Self::MAX - self.len) {
+            self.entries[self.len] = (port, proto, tcp);
+            self.len += 1;
+        }
+        true
+    }
+
+    /// The protocol of a flow between ports `a` and `b`, by the first port listed.
+    fn of(&self, tcp: bool, a: u16, b: u16) -> Option<AppProto> {
+        self.entries[..self.len]
+            .iter()
+            .find(|&&(port, _, t)| t == tcp && (port == a || port == b))
+            .map(|&(_, p, _)| p)
+    }
 }
 
 impl Default for DetectOptions {
@@ -711,6 +778,7 @@ impl Default for DetectOptions {
             alert_max: 15,
             log: LogTypes::default(),
             midstream_exception: true,
+            ports: AppPorts::default(),
         }
     }
 }
@@ -1819,14 +1887,14 @@ impl Detector {
 
     fn app_feed_bytes(&mut self, p: &Packet, f: &mut Flow<FlowData>, obs: &Observed) {
         let d = obs.dir;
-        let dns_port = f.client().1 == 53 || f.server().1 == 53;
+        let (a, b) = (f.client().1, f.server().1);
         match p.l4 {
             L4::Udp { .. } => {
                 let payload = p.payload();
                 if f.user.app.is_none() && !f.user.app_failed && !payload.is_empty() {
                     // DNS by its port, SIP by its first datagram.
-                    if dns_port {
-                        f.user.app = Some(Session::with(AppProto::Dns));
+                    if let Some(proto) = self.opts.ports.of(false, a, b) {
+                        f.user.app = Some(Session::with(proto));
                     } else if sip::probe(payload) == Probe::Is(AppProto::Sip) {
                         f.user.app = Some(Session::with(AppProto::Sip));
                     } else {
@@ -1846,17 +1914,7 @@ impl Detector {
                 if f.user.app.is_none() {
                     // DNS, MQTT and DCE/RPC (a request with no bind before it) by
                     // their ports when the bytes name no protocol.
-                    let port = |p: u16| f.client().1 == p || f.server().1 == p;
-                    let fallback = if dns_port {
-                        Some(AppProto::Dns)
-                    } else if port(1883) {
-                        Some(AppProto::Mqtt)
-                    } else if port(135) {
-                        Some(AppProto::Dcerpc)
-                    } else {
-                        None
-                    };
-                    f.user.app = Some(match fallback {
+                    f.user.app = Some(match self.opts.ports.of(true, a, b) {
                         Some(p) => Session::probing_or(self.opts.http, p),
                         None => Session::new(self.opts.http),
                     });

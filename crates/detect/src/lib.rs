@@ -23,7 +23,7 @@ pub mod portgroup;
 pub mod ruleset;
 
 pub use engine::{
-    Alert, Counts, DetectOptions, Detector, DropReason, ExceptionPolicy, FlowCounts, FlowData,
-    Profile, Thresholds, Verdict,
+    Alert, AppPorts, Counts, DetectOptions, Detector, DropReason, ExceptionPolicy, FlowCounts,
+    FlowData, Profile, Thresholds, Verdict,
 };
 pub use ruleset::{BuildOptions, Kept, LoadStats, Mpm, RuleSet, Sig};

@@ -124,8 +124,8 @@ pub struct DnsMeta {
     pub opcode: u8,
     /// The response code's name (`NXDOMAIN`).
     pub rcode: String,
-    /// Questions: (name, type name).
-    pub queries: Vec<(String, String)>,
+    /// Questions: (name, type name, the name was cut).
+    pub queries: Vec<(String, String, bool)>,
     pub answers: Vec<DnsRecord>,
     pub authorities: Vec<DnsRecord>,
     pub additionals: Vec<DnsRecord>,
@@ -555,7 +555,7 @@ fn dns_meta(msg: &dns::Message) -> DnsMeta {
         queries: msg
             .questions
             .iter()
-            .map(|q| (escaped(&q.name), dns::rtype_name(q.rtype)))
+            .map(|q| (escaped(&q.name), dns::rtype_name(q.rtype), q.truncated))
             .collect(),
         answers: records(&msg.answers),
         authorities: records(&msg.authorities),
@@ -770,6 +770,7 @@ mod tests {
             rtype,
             class: 1,
             ttl: 5,
+            truncated: false,
             data: data.to_vec(),
             soa: None,
         };

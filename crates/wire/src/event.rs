@@ -20,6 +20,16 @@ crate::named! {
     DnsZFlagSet = "dns.z_flag_set",
     /// An opcode no standard defines (3, or above 6).
     DnsInvalidOpcode = "dns.invalid_opcode",
+    /// A name longer than 1025 bytes (logged cut).
+    DnsNameTooLong = "dns.name_too_long",
+    /// A name of more than 255 labels and pointers.
+    DnsTooManyLabels = "dns.too_many_labels",
+    /// A name pointer to itself.
+    DnsInfiniteLoop = "dns.infinite_loop",
+    /// An authority section that does not parse.
+    DnsInvalidAuthorities = "dns.invalid_authorities",
+    /// An additional section that does not parse.
+    DnsInvalidAdditionals = "dns.invalid_additionals",
     /// A request's `Transfer-Encoding` other than `chunked` (libhtp's reading).
     HttpInvalidTransferEncodingValueInRequest = "http.invalid_transfer_encoding_value_in_request",
     /// A request with more than one `Content-Length` header.

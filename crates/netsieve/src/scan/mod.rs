@@ -147,7 +147,8 @@ pub struct Args {
     /// add-rule / remove-rule. SIGUSR2 reloads the rules too.
     #[arg(long, value_name = "PATH")]
     unix_socket: Option<PathBuf>,
-    /// Accepted for compatibility with Suricata's command line (--threads decides).
+    /// Suricata's run modes: `single` is one detection thread (unless --threads says
+    /// otherwise); `autofp` and `workers` leave the count to --threads.
     #[arg(long, value_parser = ["single", "autofp", "workers"])]
     runmode: Option<String>,
     /// Where datasets' `save` and `state` files are written (default: beside the rule
@@ -211,7 +212,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
     }
     let threads = match a.threads {
         Some(t) => usize::from(t),
-        None if inline => 1,
+        None if inline || a.runmode.as_deref() == Some("single") => 1,
         None => std::thread::available_parallelism()
             .map_or(1, usize::from)
             .min(MAX_THREADS),
@@ -271,6 +272,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         chunk: settings.chunk,
         payload_limit: settings.payload_limit,
         http: settings.http,
+        ports: settings.ports,
         alert_max: settings.alert_max,
         log: settings.eve.log,
         midstream_exception: !settings.flow.midstream,

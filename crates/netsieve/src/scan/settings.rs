@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use netsieve_applayer::http::Limits as HttpLimits;
 use netsieve_detect::log::{EMAIL_FIELDS, LogTypes};
-use netsieve_detect::{BuildOptions, DetectOptions, ExceptionPolicy};
+use netsieve_detect::{AppPorts, BuildOptions, DetectOptions, ExceptionPolicy};
 use netsieve_packet::defrag::Defrag;
 use netsieve_packet::flow::{FLOW_BYTES, FlowConfig, TCP_SESSION_BYTES};
 use netsieve_packet::reassembly::OverlapPolicy;
@@ -40,6 +40,8 @@ pub(super) struct Settings {
     pub http: HttpLimits,
     /// `packet-alert-max`.
     pub alert_max: usize,
+    /// `app-layer.protocols.<name>[.tcp|.udp].detection-ports.dp`.
+    pub ports: AppPorts,
     /// `defrag.trackers` and `defrag.memcap`: datagrams being reassembled, and their bytes.
     pub defrag_datagrams: usize,
     pub defrag_bytes: usize,
@@ -147,10 +149,17 @@ impl Default for Settings {
             payload_limit: det.payload_limit,
             http: HttpLimits::default(),
             alert_max: det.alert_max,
+            ports: AppPorts::default(),
             defrag_datagrams: Defrag::default().max_datagrams,
             defrag_bytes: Defrag::default().max_bytes,
         }
     }
+}
+
+/// `53`, `1053,53` or `[53, 1053]`: ports.
+fn port_list(v: &str) -> Option<Vec<u16>> {
+    let v = v.trim().trim_start_matches('[').trim_end_matches(']');
+    v.split(',').map(|p| p.trim().parse().ok()).collect()
 }
 
 /// Whether a setter used its setting.
@@ -368,6 +377,28 @@ const TABLE: &[(Key, Setter)] = &[
             Ok(Used::Yes)
         },
     ),
+    // A protocol's detection ports, over TCP or UDP (or both, without the transport):
+    // where the bytes name no protocol, the port does (DNS, MQTT, DCE/RPC).
+    (Key::Prefix("app-layer.protocols."), |s, item, v| {
+        let parts: Vec<&str> = item.split('.').collect();
+        let (name, transports, rest) = match parts.as_slice() {
+            [n, t @ ("tcp" | "udp"), rest @ ..] => (*n, vec![*t == "tcp"], rest),
+            [n, rest @ ..] => (*n, vec![true, false], rest),
+            [] => return Ok(Used::No),
+        };
+        let Some(proto) = netsieve_detect::app::proto_by_name(name) else {
+            return Ok(Used::No);
+        };
+        if rest != ["detection-ports", "dp"] {
+            return Ok(Used::No);
+        }
+        let ports = port_list(v).ok_or("expected a port or a list of ports")?;
+        let mut used = false;
+        for tcp in transports {
+            used |= s.ports.set(proto, tcp, &ports);
+        }
+        Ok(if used { Used::Yes } else { Used::No })
+    }),
     (Key::Exact("packet-alert-max"), |s, _, v| {
         // Suricata takes 1 to 65535 and falls back to its default (15) otherwise.
         s.alert_max = v

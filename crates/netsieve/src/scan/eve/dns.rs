@@ -44,8 +44,9 @@ impl Serialize for Object<'_> {
         let queries: Vec<_> = m
             .queries
             .iter()
-            .map(|(name, ty)| Query {
+            .map(|(name, ty, cut)| Query {
                 rrname: name,
+                rrname_truncated: *cut,
                 rrtype: ty,
             })
             .collect();
@@ -73,6 +74,9 @@ impl Serialize for Object<'_> {
 #[derive(Serialize)]
 struct Query<'a> {
     rrname: &'a str,
+    /// Written only for a name cut at 1025 bytes, as Suricata writes it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    rrname_truncated: bool,
     rrtype: &'a str,
 }
 
