@@ -86,6 +86,8 @@ pub enum Event {
     RequestAuthUnrecognized,
     /// A request path with `%25` followed by two hex digits.
     DoubleEncodedUri,
+    /// A response with more content codings than [`Limits::decompress_layers`].
+    TooManyEncodingLayers,
 }
 
 impl Event {
@@ -102,6 +104,7 @@ impl Event {
             Event::RequestLineMissingProtocol => Some(AppEvent::HttpRequestLineMissingProtocol),
             Event::RequestAuthUnrecognized => Some(AppEvent::HttpRequestAuthUnrecognized),
             Event::DoubleEncodedUri => Some(AppEvent::HttpDoubleEncodedUri),
+            Event::TooManyEncodingLayers => Some(AppEvent::HttpTooManyEncodingLayers),
             _ => None,
         }
     }
@@ -771,6 +774,14 @@ impl Http {
             None if (100..200).contains(&code) || code == 204 || code == 304 => Framing::Length(0),
             None => Framing::UntilClose,
         };
+        // More content codings than are undone (libhtp's decompress layer limit).
+        let layers: usize = (resp.msg.headers.iter())
+            .filter(|h| h.name.eq_ignore_ascii_case(b"content-encoding"))
+            .map(|h| codings(&h.value).len())
+            .sum();
+        if layers > self.limits.decompress_layers {
+            self.events.raise(Event::TooManyEncodingLayers);
+        }
         if let Some(t) = self.tx_mut(id) {
             t.response = Some(resp);
         }
@@ -1254,6 +1265,10 @@ pub fn decode_body(
     limit: usize,
     layers: usize,
 ) -> (Vec<u8>, bool) {
+    // No body: nothing to decode (and no decoding to fail).
+    if body.is_empty() {
+        return (Vec::new(), true);
+    }
     let list = coding.map(codings).unwrap_or_default();
     let mut data = body[..body
         .len()

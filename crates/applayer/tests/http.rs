@@ -208,6 +208,15 @@ fn compressed_bodies_are_decoded_within_the_limit() {
     let (out, ok) = netsieve_applayer::http::decode_body(b"not gzip", Some(b"gzip"), 100, 2);
     assert!(!ok);
     assert_eq!(out, b"not gzip");
+    // More codings than the layers undone (2): an event, as libhtp raises it
+    // (suricata-verify bug-2511's header; `identity` is no layer).
+    let resp = b"HTTP/1.1 200 OK\r\nContent-Encoding: identity, identity, gzip, identity, gzip, gzip\r\nContent-Length: 0\r\n\r\n";
+    let h = run(&[b"GET / HTTP/1.1\r\n\r\n"], &[resp]);
+    assert_eq!(h.events, [Event::TooManyEncodingLayers]);
+    let resp =
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: identity, gzip, gzip\r\nContent-Length: 0\r\n\r\n";
+    let h = run(&[b"GET / HTTP/1.1\r\n\r\n"], &[resp]);
+    assert!(h.events.is_empty());
 }
 
 #[test]

@@ -2828,6 +2828,10 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
             }
         }
         Cond::Checksum { layer, valid } => checksum_ok(p, *layer) == Some(*valid),
+        Cond::FlowAge(cmp) => c.flow.is_some_and(|f| {
+            let age = p.ts.saturating_sub(f.start).as_secs();
+            cmp_u(*cmp, age)
+        }),
         Cond::FlowCount { bytes, side, cmp } => {
             let Some(f) = c.flow else {
                 return false;

@@ -465,6 +465,7 @@ impl Printer<'_> {
                     };
                     self.opt("stream_size", Some(&format!("{side},{op},{n}")));
                 }
+                Cond::FlowAge(c) => self.opt("flow.age", Some(c)),
                 Cond::Checksum { layer, valid } => {
                     let v = if *valid { "valid" } else { "invalid" };
                     self.opt(layer.name(), Some(&v));

@@ -708,6 +708,8 @@ pub enum Cond {
         layer: CsumLayer,
         valid: bool,
     },
+    /// `flow.age`: whole seconds since the flow's first packet.
+    FlowAge(Cmp),
     /// `flow.pkts` and `flow.bytes` (`bytes`): the flow's packets or bytes so far, this
     /// packet's included, to the server, to the client, or in either direction.
     FlowCount {

@@ -42,6 +42,8 @@ crate::named! {
     HttpRequestAuthUnrecognized = "http.request_auth_unrecognized",
     /// A request path with a percent-encoded `%` that is followed by two hex digits.
     HttpDoubleEncodedUri = "http.double_encoded_uri",
+    /// A response with more content codings than are undone (libhtp's layer limit).
+    HttpTooManyEncodingLayers = "http.too_many_encoding_layers",
     /// An FTP command line longer than the line limit (cut there).
     FtpRequestCommandTooLong = "ftp.request_command_too_long",
     /// An FTP reply line longer than the line limit (cut there).

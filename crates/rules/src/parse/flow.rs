@@ -168,6 +168,13 @@ pub(super) fn flow_count(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError>
     Ok(())
 }
 
+/// `flow.age:<cmp>`: seconds since the flow began.
+pub(super) fn flow_age(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let cmp = parse_cmp(o.need()?).ok_or_else(|| o.bad("bad comparison"))?;
+    b.rule.conds.push(Cond::FlowAge(cmp));
+    Ok(())
+}
+
 /// `stream_size:server|client|both|either, op, n`.
 pub(super) fn stream_size(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let parts: Vec<&str> = o.need()?.split(',').map(str::trim).collect();

@@ -98,6 +98,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("flowint", Kind::Setup(flow::flowint)),
     ("hostbits", Kind::Setup(flow::hostbits)),
     ("stream_size", Kind::Setup(flow::stream_size)),
+    ("flow.age", Kind::Setup(flow::flow_age)),
     ("flow.pkts", Kind::Setup(flow::flow_count)),
     ("flow.bytes", Kind::Setup(flow::flow_count)),
     ("flow.pkts_toserver", Kind::Setup(flow::flow_count)),
