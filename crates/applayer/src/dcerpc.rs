@@ -15,8 +15,9 @@
 //! field is 16 bits), 256 calls are kept, and a call keeps at most [`MAX_STUB`] bytes of
 //! stub data per direction (the sizes logged count them all).
 
+use crate::held::Held;
 use crate::txs::{Numbered, Txs};
-use netsieve_wire::{Direction, PerDir};
+use netsieve_wire::Direction;
 
 /// Calls kept per flow.
 const MAX_TXS: usize = 256;
@@ -277,19 +278,16 @@ pub struct Dcerpc {
     pub txs: Txs<Tx, MAX_TXS>,
     /// The interfaces bound so far, by context.
     bound: Vec<Interface>,
-    held: PerDir<Vec<u8>>,
-    gave_up: PerDir<bool>,
+    held: Held,
 }
 
 impl Dcerpc {
     /// Feeds in-order stream bytes of one direction. Returns whether a call made
     /// progress (a part completed).
     pub fn feed(&mut self, dir: Direction, bytes: &[u8]) -> bool {
-        if self.gave_up[dir] {
+        let Some(held) = self.held.take(dir, bytes) else {
             return false;
-        }
-        let mut held = std::mem::take(&mut self.held[dir]);
-        held.extend_from_slice(bytes);
+        };
         let mut used = 0;
         let mut progress = false;
         while used < held.len() {
@@ -299,7 +297,7 @@ impl Dcerpc {
                 Ok(Some(h)) => h,
                 Ok(None) => {
                     // Not DCE/RPC (or lost sync): this direction is read no further.
-                    self.gave_up[dir] = true;
+                    self.held.give_up(dir);
                     return progress;
                 }
             };
@@ -309,8 +307,7 @@ impl Dcerpc {
             progress |= self.pdu(dir, &h, &pdu[..h.frag_len]);
             used += h.frag_len;
         }
-        held.drain(..used);
-        self.held[dir] = held;
+        self.held.keep(dir, held, used);
         progress
     }
 

@@ -30,6 +30,7 @@ pub use netsieve_wire::Direction;
 pub mod dcerpc;
 pub mod dns;
 pub mod ftp;
+pub mod held;
 pub mod http;
 pub mod lines;
 pub mod mime;

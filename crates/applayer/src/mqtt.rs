@@ -16,8 +16,9 @@
 //! Bounded: a packet may take [`MAX_MESSAGE`] bytes, past which the direction is given
 //! up, and at most 256 transactions are kept.
 
+use crate::held::Held;
 use crate::txs::{Events, Numbered, Txs};
-use netsieve_wire::{AppEvent, Direction, PerDir};
+use netsieve_wire::{AppEvent, Direction};
 
 /// The largest control packet read (Suricata's `app-layer.protocols.mqtt.max-msg-length`
 /// default, 1 MiB).
@@ -245,8 +246,7 @@ impl Numbered for Tx {
 pub struct Mqtt {
     pub txs: Txs<Tx, MAX_TXS>,
     /// Each direction's bytes of the packet being read.
-    held: PerDir<Vec<u8>>,
-    gave_up: PerDir<bool>,
+    held: Held,
     /// A CONNACK was seen: packets other than CONNECT and CONNACK before it raise
     /// `unintroduced_message`, and a CONNECT after it `double_connect`.
     connected: bool,
@@ -513,11 +513,9 @@ impl Mqtt {
     /// Feeds in-order stream bytes of one direction. Returns whether a transaction
     /// completed.
     pub fn feed(&mut self, dir: Direction, bytes: &[u8]) -> bool {
-        if self.gave_up[dir] {
+        let Some(held) = self.held.take(dir, bytes) else {
             return false;
-        }
-        let mut held = std::mem::take(&mut self.held[dir]);
-        held.extend_from_slice(bytes);
+        };
         let mut used = 0;
         let mut done = false;
         while used < held.len() {
@@ -549,16 +547,14 @@ impl Mqtt {
             }
             used += total;
         }
-        held.drain(..used);
-        self.held[dir] = held;
+        self.held.keep(dir, held, used);
         done
     }
 
     /// A packet that does not parse: a transaction of its own with the event, and the
     /// direction is read no further.
     fn malformed(&mut self, dir: Direction) {
-        self.gave_up[dir] = true;
-        self.held[dir] = Vec::new();
+        self.held.give_up(dir);
         let header = Header::of(0);
         let tx = self.begin(
             dir,

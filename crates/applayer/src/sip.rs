@@ -10,6 +10,7 @@
 //! Bounded: a TCP message (head and body) may take [`MAX_MESSAGE`] bytes, past which the
 //! direction is given up, and at most 256 transactions are kept.
 
+use crate::held::Held;
 use crate::txs::{Numbered, Txs};
 use netsieve_wire::{Direction, PerDir};
 
@@ -109,13 +110,11 @@ pub struct Tx {
 #[derive(Debug, Default)]
 pub struct Sip {
     pub txs: Txs<Tx, MAX_TXS>,
-    /// TCP: each direction's bytes of the message being read.
-    held: PerDir<Vec<u8>>,
+    /// TCP: each direction's bytes of the message being read; a direction that sent
+    /// something that is not SIP, or too much, is given up.
+    held: Held,
     /// TCP: what each direction's held bytes wait for.
     wait: PerDir<Wait>,
-    /// TCP: the direction sent something that is not SIP, or too much: nothing more is
-    /// read from it.
-    gave_up: PerDir<bool>,
 }
 
 /// What a TCP direction's held bytes wait for.
@@ -147,11 +146,9 @@ impl Sip {
 
     /// Feeds in-order TCP bytes of one direction. Returns whether a message completed.
     pub fn feed(&mut self, dir: Direction, bytes: &[u8]) -> bool {
-        if self.gave_up[dir] {
+        let Some(held) = self.held.take(dir, bytes) else {
             return false;
-        }
-        let mut held = std::mem::take(&mut self.held[dir]);
-        held.extend_from_slice(bytes);
+        };
         let mut used = 0;
         let mut done = false;
         loop {
@@ -165,7 +162,7 @@ impl Sip {
                 Wait::Head { searched } => match head_end(data, searched) {
                     Some((head, body_at)) => {
                         let Some(length) = head_length(&data[..head]) else {
-                            self.gave_up[dir] = true;
+                            self.held.give_up(dir);
                             return done;
                         };
                         self.wait[dir] = Wait::Body {
@@ -186,7 +183,7 @@ impl Sip {
                             done = true;
                         }
                         _ => {
-                            self.gave_up[dir] = true;
+                            self.held.give_up(dir);
                             return done;
                         }
                     }
@@ -198,16 +195,14 @@ impl Sip {
             }
             break;
         }
-        held.drain(..used);
+        self.held.keep(dir, held, used);
         let total = match self.wait[dir] {
-            Wait::Head { .. } => held.len(),
+            Wait::Head { .. } => self.held.bytes(dir).len(),
             Wait::Body { total } => total,
         };
         if total > MAX_MESSAGE {
-            self.gave_up[dir] = true;
-            held = Vec::new();
+            self.held.give_up(dir);
         }
-        self.held[dir] = held;
         done
     }
 
@@ -456,7 +451,7 @@ mod tests {
         let big = vec![b'a'; MAX_MESSAGE];
         s.feed(Direction::ToClient, b"SIP/2.0 200 OK\r\nX: ");
         s.feed(Direction::ToClient, &big);
-        assert!(s.held[Direction::ToClient].is_empty());
+        assert!(s.held.bytes(Direction::ToClient).is_empty());
         assert!(!s.datagram(Direction::ToServer, b"\xff\xfe"));
     }
 }
