@@ -101,8 +101,10 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         | HttpResponseLine => (Http, Response, Head),
         HttpRequestBody => (Http, Request, Done),
         HttpResponseBody => (Http, Response, Done),
-        FileData | FileName if header == Some(Smtp) => (Smtp, Request, Done),
-        FileData => (Http, Either, Done),
+        FileData | FileName | FileMd5 | FileSha1 | FileSha256 if header == Some(Smtp) => {
+            (Smtp, Request, Done)
+        }
+        FileData | FileMd5 | FileSha1 | FileSha256 => (Http, Either, Done),
         // An SMTP mail: the session's name once given, the sender once given, the rest
         // once the mail ended.
         SmtpHelo => (Smtp, Request, Line),
@@ -282,6 +284,16 @@ pub fn transform<'a>(mut b: Cow<'a, [u8]>, ts: &[Xform]) -> Cow<'a, [u8]> {
         });
     }
     b
+}
+
+/// The digest a file-hash buffer (`filemd5` and the like) holds of file `f`.
+fn digest<'a>(buf: AppBuffer, f: &[u8]) -> Cow<'a, [u8]> {
+    let p = match buf {
+        AppBuffer::FileSha1 => Plain::ToSha1,
+        AppBuffer::FileSha256 => Plain::ToSha256,
+        _ => Plain::ToMd5,
+    };
+    Cow::Owned(plain(p, f))
 }
 
 fn plain(p: Plain, b: &[u8]) -> Vec<u8> {
@@ -648,6 +660,18 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
                     resp.filter(|r| !r.file_data.is_empty())
                         .map(|r| Cow::Borrowed(&r.file_data[..])),
                 ),
+                FileMd5 | FileSha1 | FileSha256 => {
+                    // The digest of a file kept whole: the request's body, the
+                    // response's (decoded) once all of its raw body was kept.
+                    let whole = if d == Direction::ToServer {
+                        req.filter(|r| r.msg.body.len() as u64 == r.msg.body_len)
+                            .map(|r| &r.msg.body[..])
+                    } else {
+                        resp.filter(|r| r.msg.body.len() as u64 == r.msg.body_len)
+                            .map(|r| &r.file_data[..])
+                    };
+                    out.extend(whole.filter(|f| !f.is_empty()).map(|f| digest(buf, f)));
+                }
                 FileData => {
                     if d == Direction::ToServer {
                         out.extend(
@@ -963,6 +987,13 @@ fn fill_smtp<'a>(buf: AppBuffer, t: &'a smtp::Tx, out: &mut Vec<Cow<'a, [u8]>>) 
                 .flat_map(|m| &m.files)
                 .filter(|f| !f.data.is_empty())
                 .map(|f| Cow::Borrowed(&f.data[..])),
+        ),
+        // The digest of each attachment kept whole.
+        FileMd5 | FileSha1 | FileSha256 => out.extend(
+            mime.into_iter()
+                .flat_map(|m| &m.files)
+                .filter(|f| !f.data.is_empty() && f.data.len() as u64 == f.size)
+                .map(|f| digest(buf, &f.data)),
         ),
         FileName => out.extend(
             mime.into_iter()

@@ -276,8 +276,8 @@ fn from_text(kind: DataType, s: &str, base64: bool) -> Option<Vec<u8>> {
             (!v.is_empty() || s.is_empty()).then_some(v)
         }
         DataType::String => Some(s.as_bytes().to_vec()),
-        DataType::Md5 | DataType::Sha256 => {
-            let n = if kind == DataType::Md5 { 16 } else { 32 };
+        DataType::Md5 | DataType::Sha1 | DataType::Sha256 => {
+            let n = digest_len(kind);
             if s.len() != 2 * n || !s.is_ascii() {
                 return None;
             }
@@ -290,6 +290,15 @@ fn from_text(kind: DataType, s: &str, base64: bool) -> Option<Vec<u8>> {
             IpAddr::V6(a) => a.to_ipv4_mapped().map(|a| a.octets().to_vec()),
         },
         DataType::Ip => Some(v6(s.parse().ok()?).octets().to_vec()),
+    }
+}
+
+/// The bytes of a digest type's values.
+fn digest_len(kind: DataType) -> usize {
+    match kind {
+        DataType::Md5 => 16,
+        DataType::Sha1 => 20,
+        _ => 32,
     }
 }
 
@@ -306,8 +315,7 @@ impl DataSet {
     fn key(&self, b: &[u8]) -> Option<Vec<u8>> {
         let ok = match self.kind {
             DataType::String => b.len() <= MAX_VALUE,
-            DataType::Md5 => b.len() == 16,
-            DataType::Sha256 => b.len() == 32,
+            DataType::Md5 | DataType::Sha1 | DataType::Sha256 => b.len() == digest_len(self.kind),
             DataType::Ipv4 => b.len() == 4,
             DataType::Ip => {
                 return match b.len() {
@@ -375,7 +383,9 @@ impl DataSet {
 fn to_text(kind: DataType, k: &[u8]) -> String {
     match kind {
         DataType::String => base64(k),
-        DataType::Md5 | DataType::Sha256 => k.iter().map(|b| format!("{b:02x}")).collect(),
+        DataType::Md5 | DataType::Sha1 | DataType::Sha256 => {
+            k.iter().map(|b| format!("{b:02x}")).collect()
+        }
         DataType::Ipv4 => {
             <[u8; 4]>::try_from(k).map_or_else(|_| String::new(), |a| IpAddr::from(a).to_string())
         }

@@ -90,6 +90,10 @@ app_buffers! {
     HttpTrueIp = "http_true_ip" { "http_true_ip": Sticky };
     FileData = "file.data" { "file.data": Sticky, "file_data": Sticky };
     FileName = "file.name" { "file.name": Sticky };
+    // A file's digest, tested against a list (`filemd5:list`; see `parse::app`).
+    FileMd5 = "file.md5" { "filemd5": Integer };
+    FileSha1 = "file.sha1" { "filesha1": Integer };
+    FileSha256 = "file.sha256" { "filesha256": Integer };
     SmtpHelo = "smtp.helo" { "smtp.helo": Sticky };
     SmtpMailFrom = "smtp.mail_from" { "smtp.mail_from": Sticky };
     SmtpRcptTo = "smtp.rcpt_to" { "smtp.rcpt_to": Sticky };

@@ -119,6 +119,16 @@ impl Printer<'_> {
             for m in &l.matches {
                 match m {
                     Match::Uint(c) => self.opt(keyword, Some(c)),
+                    // `filemd5:[!]list`: the set the parser made of the list.
+                    Match::Dataset(d) if crate::parse::file_hash(buf).is_some() => {
+                        let not = if d.cmd == DatasetCmd::IsNotSet {
+                            "!"
+                        } else {
+                            ""
+                        };
+                        let list = d.load.as_deref().unwrap_or("");
+                        self.opt(keyword, Some(&format!("{not}{list}")));
+                    }
                     Match::DceIface {
                         uuid,
                         version,
@@ -672,6 +682,7 @@ fn data_type(t: DataType) -> String {
         DataType::String => "string",
         DataType::Md5 => "md5",
         DataType::Sha256 => "sha256",
+        DataType::Sha1 => "sha1",
         DataType::Ipv4 => "ipv4",
         DataType::Ip => "ip",
     };

@@ -421,6 +421,8 @@ pub enum DataType {
     Md5,
     /// 32 bytes, in hex in a file.
     Sha256,
+    /// 20 bytes, in hex in a file (`filesha1`'s lists; not a dataset type).
+    Sha1,
     /// An IPv4 address (4 bytes).
     Ipv4,
     /// An IPv6 address, IPv4 ones mapped into it (16 bytes).

@@ -3,7 +3,7 @@
 
 use super::{Builder, Opt, ParseError, parse_cmp, parse_num};
 use crate::buffer::{AppBuffer, AppNeed, Spelling};
-use crate::rule::{Absent, Buffer, Cmp, Match};
+use crate::rule::{Absent, Buffer, Cmp, DataFormat, DataType, Dataset, DatasetCmd, Match};
 
 /// A keyword naming buffer `buf`. `after_content`: the option before it was a content
 /// or one of its modifiers.
@@ -21,6 +21,11 @@ pub(super) fn buffer(
             b.prev_was_content = true;
         }
         Spelling::Sticky | Spelling::Modifier => b.stick(Buffer::App(buf)),
+        Spelling::Integer if file_hash(buf).is_some() => {
+            let m = hash_list(buf, o.need()?).ok_or_else(|| o.bad("bad list file"))?;
+            let l = b.list_for(Buffer::App(buf));
+            b.push_to(l, m);
+        }
         Spelling::Integer if buf == AppBuffer::DcerpcIface => {
             let m = dce_iface(o.need()?).ok_or_else(|| o.bad("bad interface"))?;
             let l = b.list_for(Buffer::App(buf));
@@ -53,6 +58,42 @@ pub(super) fn buffer(
         }
     }
     Ok(())
+}
+
+/// The digest a file-hash buffer holds (`filemd5` and the like).
+pub(crate) fn file_hash(buf: AppBuffer) -> Option<DataType> {
+    match buf {
+        AppBuffer::FileMd5 => Some(DataType::Md5),
+        AppBuffer::FileSha1 => Some(DataType::Sha1),
+        AppBuffer::FileSha256 => Some(DataType::Sha256),
+        _ => None,
+    }
+}
+
+/// `filemd5:[!]list`: a file whose digest the list (hex, one per line, beside the rule
+/// file) holds, or with `!` does not; a set named by the keyword and the list.
+fn hash_list(buf: AppBuffer, v: &str) -> Option<Match> {
+    let kind = file_hash(buf)?;
+    let v = v.trim();
+    let (cmd, file) = match v.strip_prefix('!') {
+        Some(f) => (DatasetCmd::IsNotSet, f.trim()),
+        None => (DatasetCmd::IsSet, v),
+    };
+    if file.is_empty() {
+        return None;
+    }
+    Some(Match::Dataset(Box::new(Dataset {
+        cmd,
+        name: format!("{}:{file}", buf.keyword().0),
+        kind,
+        load: Some(file.to_string()),
+        save: None,
+        format: DataFormat::Csv,
+        context_key: None,
+        value_key: None,
+        array_key: None,
+        remove_key: false,
+    })))
 }
 
 /// `dcerpc.iface:UUID[,<op><version>][,any_frag]`: an interface UUID (hex, dashes
