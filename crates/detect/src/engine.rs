@@ -755,6 +755,22 @@ impl AppPorts {
         true
     }
 
+    /// The protocols whose ports can be set: (protocol, over TCP).
+    pub const SETTABLE: [(AppProto, bool); 4] = [
+        (AppProto::Dns, true),
+        (AppProto::Mqtt, true),
+        (AppProto::Dcerpc, true),
+        (AppProto::Dns, false),
+    ];
+
+    /// `proto`'s ports over TCP (`tcp`) or UDP.
+    pub fn ports(&self, proto: AppProto, tcp: bool) -> Vec<u16> {
+        (self.entries[..self.len].iter())
+            .filter(|&&(_, p, t)| p == proto && t == tcp)
+            .map(|&(port, _, _)| port)
+            .collect()
+    }
+
     /// The protocol of a flow between ports `a` and `b`, by the first port listed.
     fn of(&self, tcp: bool, a: u16, b: u16) -> Option<AppProto> {
         self.entries[..self.len]
@@ -1993,7 +2009,7 @@ impl Detector {
                         continue;
                     }
                     if want.files {
-                        for (d, file) in http_files(t, seen.files, end) {
+                        for (d, file) in http_files(t, seen.files, end, want.file_hashes) {
                             seen.files[d] = true;
                             log(d, Logged::File(Box::new(file), meta(TxRef::Http(t))));
                         }
@@ -2034,7 +2050,7 @@ impl Detector {
                     }
                     seen.logged = true;
                     if want.files {
-                        for file in smtp_files(t) {
+                        for file in smtp_files(t, want.file_hashes) {
                             log(
                                 Direction::ToServer,
                                 Logged::File(Box::new(file), meta(TxRef::Smtp(t))),

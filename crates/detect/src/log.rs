@@ -270,6 +270,49 @@ pub struct FileMeta {
     /// byte.
     pub range: Option<(u64, u64)>,
     pub tx_id: u64,
+    /// The digests `force-hash` asks for, of a file kept whole.
+    pub hashes: FileHashes,
+}
+
+/// Bits of [`LogTypes::file_hashes`]: the digests `fileinfo` records carry.
+pub mod hash {
+    pub const MD5: u8 = 1;
+    pub const SHA1: u8 = 2;
+    pub const SHA256: u8 = 4;
+}
+
+/// A file's digests, in hex.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileHashes {
+    pub md5: Option<String>,
+    pub sha1: Option<String>,
+    pub sha256: Option<String>,
+}
+
+impl FileHashes {
+    /// The digests `want` ([`hash`] bits) asks for of `data`, a file kept whole (`None`:
+    /// one cut at a limit, which gets none rather than a wrong one).
+    pub fn of(want: u8, data: Option<&[u8]>) -> FileHashes {
+        let Some(d) = data.filter(|_| want != 0) else {
+            return FileHashes::default();
+        };
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        let on = |bit: u8| want & bit != 0;
+        FileHashes {
+            md5: on(hash::MD5).then(|| {
+                use md5::Digest;
+                hex(&md5::Md5::digest(d))
+            }),
+            sha1: on(hash::SHA1).then(|| {
+                use sha1::Digest;
+                hex(&sha1::Sha1::digest(d))
+            }),
+            sha256: on(hash::SHA256).then(|| {
+                use sha2::Digest;
+                hex(&sha2::Sha256::digest(d))
+            }),
+        }
+    }
 }
 
 /// A record a flow's application layer made: a transaction or a file, with the packet
@@ -354,6 +397,8 @@ pub struct LogTypes {
     pub sip: bool,
     pub mqtt: bool,
     pub dcerpc: bool,
+    /// The digests `fileinfo` records carry ([`hash`] bits; `files.force-hash`).
+    pub file_hashes: u8,
     /// `anomaly` records of application-layer events (Suricata's `anomaly.types`
     /// `applayer`, on by default) and of stream events (`stream`, off by default).
     pub anomaly_applayer: bool,
@@ -475,12 +520,12 @@ fn smtp_meta(t: &smtp::Tx) -> SmtpMeta {
                 .filter(|(_, v)| !v.is_empty())
                 .collect(),
         }),
-        files: smtp_files(t),
+        files: smtp_files(t, 0),
     }
 }
 
-/// The attachments of an SMTP mail, once it ended.
-pub fn smtp_files(t: &smtp::Tx) -> Vec<FileMeta> {
+/// The attachments of an SMTP mail, once it ended, with the digests `hashes` asks for.
+pub fn smtp_files(t: &smtp::Tx, hashes: u8) -> Vec<FileMeta> {
     let Some(m) = t.mime.as_deref().filter(|_| t.complete) else {
         return Vec::new();
     };
@@ -491,6 +536,10 @@ pub fn smtp_files(t: &smtp::Tx) -> Vec<FileMeta> {
             size: f.size,
             range: None,
             tx_id: t.id,
+            hashes: FileHashes::of(
+                hashes,
+                (f.data.len() as u64 == f.size).then_some(&f.data[..]),
+            ),
         })
         .collect()
 }
@@ -662,7 +711,12 @@ fn tls_meta(t: &tls::Tls) -> TlsMeta {
 /// complete, and at the flow's `end` any.
 /// `done[d]` says the file of direction `d` was logged already. Each is (direction,
 /// file).
-pub fn http_files(t: &http::Tx, done: PerDir<bool>, end: bool) -> Vec<(Direction, FileMeta)> {
+pub fn http_files(
+    t: &http::Tx,
+    done: PerDir<bool>,
+    end: bool,
+    hashes: u8,
+) -> Vec<(Direction, FileMeta)> {
     let mut out = Vec::new();
     let name = |m: &Message| {
         let disp = m.header("content-disposition").and_then(disposition_name);
@@ -685,7 +739,7 @@ pub fn http_files(t: &http::Tx, done: PerDir<bool>, end: bool) -> Vec<(Direction
             text(path)
         })
     };
-    let mut file = |d: Direction, m: &Message, size: u64, ready: bool| {
+    let mut file = |d: Direction, m: &Message, size: u64, ready: bool, data: &[u8]| {
         let range = match m.header("content-range").map(ContentRange::parse) {
             Some(ContentRange {
                 start: Some(s),
@@ -704,12 +758,20 @@ pub fn http_files(t: &http::Tx, done: PerDir<bool>, end: bool) -> Vec<(Direction
                 size,
                 range,
                 tx_id: t.id,
+                // A file is whole when all of its raw body was kept.
+                hashes: FileHashes::of(hashes, (m.body.len() as u64 == m.body_len).then_some(data)),
             },
         ));
     };
     if let Some(r) = &t.request {
         let ready = r.msg.complete && t.response.is_some();
-        file(Direction::ToServer, &r.msg, r.msg.body_len, ready);
+        file(
+            Direction::ToServer,
+            &r.msg,
+            r.msg.body_len,
+            ready,
+            &r.msg.body,
+        );
     }
     if let Some(r) = &t.response {
         // A compressed body's size is what it decodes to.
@@ -719,7 +781,13 @@ pub fn http_files(t: &http::Tx, done: PerDir<bool>, end: bool) -> Vec<(Direction
         } else {
             r.msg.body_len
         };
-        file(Direction::ToClient, &r.msg, size, r.msg.complete);
+        file(
+            Direction::ToClient,
+            &r.msg,
+            size,
+            r.msg.complete,
+            &r.file_data,
+        );
     }
     out
 }

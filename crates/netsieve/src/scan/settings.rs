@@ -10,7 +10,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 use netsieve_applayer::http::Limits as HttpLimits;
-use netsieve_detect::log::{EMAIL_FIELDS, LogTypes};
+use netsieve_detect::log::{EMAIL_FIELDS, LogTypes, hash};
 use netsieve_detect::{AppPorts, BuildOptions, DetectOptions, ExceptionPolicy};
 use netsieve_packet::defrag::Defrag;
 use netsieve_packet::flow::{FLOW_BYTES, FlowConfig, TCP_SESSION_BYTES};
@@ -122,6 +122,7 @@ impl Default for EveOptions {
                 sip: true,
                 mqtt: true,
                 dcerpc: true,
+                file_hashes: 0,
                 anomaly_applayer: true,
                 anomaly_stream: false,
                 files: true,
@@ -347,6 +348,23 @@ const TABLE: &[(Key, Setter)] = &[
         |s, _, v| {
             s.eve.flow = true;
             s.eve.flow_exception = config::parse_bool(v).unwrap_or(false);
+            Ok(Used::Yes)
+        },
+    ),
+    // The digests `fileinfo` records carry (`force-hash: [md5, sha256]`).
+    (
+        Key::Exact("outputs.eve-log.types.files.force-hash"),
+        |s, _, v| {
+            s.eve.log.files = true;
+            let names = v.trim_matches(|c| c == '[' || c == ']');
+            for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                s.eve.log.file_hashes |= match name {
+                    "md5" => hash::MD5,
+                    "sha1" => hash::SHA1,
+                    "sha256" => hash::SHA256,
+                    _ => return Ok(Used::No),
+                };
+            }
             Ok(Used::Yes)
         },
     ),
@@ -584,6 +602,34 @@ impl Settings {
             .collect();
         if self.eve.log.smtp {
             put("outputs.eve-log.types.smtp.custom", email.join(", "));
+        }
+        if self.eve.log.files {
+            let names: Vec<&str> = [
+                (hash::MD5, "md5"),
+                (hash::SHA1, "sha1"),
+                (hash::SHA256, "sha256"),
+            ]
+            .into_iter()
+            .filter(|(bit, _)| self.eve.log.file_hashes & bit != 0)
+            .map(|(_, name)| name)
+            .collect();
+            put("outputs.eve-log.types.files.force-hash", names.join(", "));
+        }
+        for (proto, tcp) in AppPorts::SETTABLE {
+            let ports: Vec<String> = self
+                .ports
+                .ports(proto, tcp)
+                .iter()
+                .map(u16::to_string)
+                .collect();
+            let transport = if tcp { "tcp" } else { "udp" };
+            put(
+                &format!(
+                    "app-layer.protocols.{}.{transport}.detection-ports.dp",
+                    proto.name()
+                ),
+                ports.join(", "),
+            );
         }
         let htp = "app-layer.protocols.http.libhtp.default-config";
         put(

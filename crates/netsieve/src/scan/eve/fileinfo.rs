@@ -1,6 +1,7 @@
 //! The `fileinfo` object: a file a transaction carried (an HTTP message body), as
-//! Suricata 8 writes it without `force-hash` or `force-magic`: its name, whether it had
-//! gaps, how it ended, whether it was stored, its size and transaction.
+//! Suricata 8 writes it without `force-magic`: its name, whether it had gaps, how it
+//! ended, the digests `force-hash` asks for, whether it was stored, its size and
+//! transaction.
 
 use netsieve_detect::log::FileMeta;
 use serde::Serialize;
@@ -11,6 +12,12 @@ pub(super) struct Object<'a> {
     filename: &'a str,
     gaps: bool,
     state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    md5: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sha1: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sha256: Option<&'a str>,
     stored: bool,
     size: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -26,6 +33,9 @@ impl<'a> Object<'a> {
             filename: &f.name,
             gaps: false,
             state: "CLOSED",
+            md5: f.hashes.md5.as_deref(),
+            sha1: f.hashes.sha1.as_deref(),
+            sha256: f.hashes.sha256.as_deref(),
             stored: false,
             size: f.size,
             start: f.range.map(|r| r.0),
