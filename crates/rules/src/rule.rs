@@ -462,6 +462,24 @@ pub struct Dataset {
     pub remove_key: bool,
 }
 
+impl Dataset {
+    /// `cmd` on set `name` of `kind`: no files, the `csv` format.
+    pub fn new(cmd: DatasetCmd, name: String, kind: DataType) -> Dataset {
+        Dataset {
+            cmd,
+            name,
+            kind,
+            load: None,
+            save: None,
+            format: DataFormat::Csv,
+            context_key: None,
+            value_key: None,
+            array_key: None,
+            remove_key: false,
+        }
+    }
+}
+
 /// `datarep:<name>,<op>,<value>[,type T][,load F]`: matches when the reputation the
 /// set gives the buffer compares so with `value` (`op` one of `<`, `<=`, `>`, `>=`, `==`).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use super::{Builder, Opt, ParseError, parse_cmp, parse_num};
 use crate::buffer::{AppBuffer, AppNeed, Spelling};
-use crate::rule::{Absent, Buffer, Cmp, DataFormat, DataType, Dataset, DatasetCmd, Match};
+use crate::rule::{Absent, Buffer, Cmp, DataType, Dataset, DatasetCmd, Match};
 
 /// A keyword naming buffer `buf`. `after_content`: the option before it was a content
 /// or one of its modifiers.
@@ -82,17 +82,10 @@ fn hash_list(buf: AppBuffer, v: &str) -> Option<Match> {
     if file.is_empty() {
         return None;
     }
+    let name = format!("{}:{file}", buf.keyword().0);
     Some(Match::Dataset(Box::new(Dataset {
-        cmd,
-        name: format!("{}:{file}", buf.keyword().0),
-        kind,
         load: Some(file.to_string()),
-        save: None,
-        format: DataFormat::Csv,
-        context_key: None,
-        value_key: None,
-        array_key: None,
-        remove_key: false,
+        ..Dataset::new(cmd, name, kind)
     })))
 }
 

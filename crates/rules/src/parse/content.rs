@@ -428,18 +428,7 @@ pub(super) fn dataset(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
         c => return Err(o.bad(&format!("unknown command '{c}'"))),
     };
     let name = data_name(parts.next(), o)?;
-    let mut d = Dataset {
-        cmd,
-        name,
-        kind: DataType::String,
-        load: None,
-        save: None,
-        format: DataFormat::Csv,
-        context_key: None,
-        value_key: None,
-        array_key: None,
-        remove_key: false,
-    };
+    let mut d = Dataset::new(cmd, name, DataType::String);
     for item in parts {
         let (k, v) = match item.split_once(char::is_whitespace) {
             Some((k, v)) => (k, Some(v.trim().to_string())),
