@@ -115,8 +115,6 @@ pub struct Part {
     pub stub: Vec<u8>,
     /// Its last fragment was read.
     pub done: bool,
-    /// Its data representation is little-endian.
-    pub little: bool,
 }
 
 impl Part {
@@ -124,7 +122,6 @@ impl Part {
     fn add(&mut self, h: &Header, stub: &[u8], counted: usize) {
         self.ptype = Some(h.ptype);
         self.frags += 1;
-        self.little = h.little;
         self.stub_size += counted as u64;
         let room = MAX_STUB.saturating_sub(self.stub.len());
         self.stub.extend_from_slice(&stub[..stub.len().min(room)]);
@@ -149,9 +146,9 @@ pub struct Tx {
 }
 
 impl Tx {
-    /// Both directions are done with (an answer without a request counts as both).
+    /// The call is over: its answer's last fragment came (or the flow ended).
     pub fn complete(&self) -> bool {
-        self.response.done || (self.request.done && self.request.ptype.is_none())
+        self.response.done
     }
 
     /// A request (not a bind).

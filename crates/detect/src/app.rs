@@ -16,6 +16,8 @@ use netsieve_applayer::{
 };
 use netsieve_rules::{AppBuffer, Base64Mode, Plain, Transform};
 
+use crate::digest::Hash;
+
 /// How far a transaction got in one direction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Stage {
@@ -288,12 +290,12 @@ pub fn transform<'a>(mut b: Cow<'a, [u8]>, ts: &[Xform]) -> Cow<'a, [u8]> {
 
 /// The digest a file-hash buffer (`filemd5` and the like) holds of file `f`.
 fn digest<'a>(buf: AppBuffer, f: &[u8]) -> Cow<'a, [u8]> {
-    let p = match buf {
-        AppBuffer::FileSha1 => Plain::ToSha1,
-        AppBuffer::FileSha256 => Plain::ToSha256,
-        _ => Plain::ToMd5,
+    let h = match buf {
+        AppBuffer::FileSha1 => Hash::Sha1,
+        AppBuffer::FileSha256 => Hash::Sha256,
+        _ => Hash::Md5,
     };
-    Cow::Owned(plain(p, f))
+    Cow::Owned(h.bytes(f))
 }
 
 fn plain(p: Plain, b: &[u8]) -> Vec<u8> {
@@ -321,18 +323,9 @@ fn plain(p: Plain, b: &[u8]) -> Vec<u8> {
             out
         }
         Plain::UrlDecode => uri::percent_decode(b),
-        Plain::ToMd5 => {
-            use md5::Digest;
-            md5::Md5::digest(b).to_vec()
-        }
-        Plain::ToSha1 => {
-            use sha1::Digest;
-            sha1::Sha1::digest(b).to_vec()
-        }
-        Plain::ToSha256 => {
-            use sha2::Digest;
-            sha2::Sha256::digest(b).to_vec()
-        }
+        Plain::ToMd5 => Hash::Md5.bytes(b),
+        Plain::ToSha1 => Hash::Sha1.bytes(b),
+        Plain::ToSha256 => Hash::Sha256.bytes(b),
     }
 }
 
@@ -737,12 +730,12 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
             match buf {
                 TlsSni => out.extend(ch.and_then(|c| c.sni.as_deref()).map(Cow::Borrowed)),
                 Ja3String => out.extend(ch.map(|c| Cow::Borrowed(c.ja3.as_bytes()))),
-                Ja3Hash => out
-                    .extend(ch.map(|c| Cow::Owned(crate::md5::hex(c.ja3.as_bytes()).into_bytes()))),
+                Ja3Hash => {
+                    out.extend(ch.map(|c| Cow::Owned(Hash::Md5.hex(c.ja3.as_bytes()).into_bytes())))
+                }
                 Ja3sString => out.extend(sh.map(|s| Cow::Borrowed(s.ja3s.as_bytes()))),
-                Ja3sHash => out.extend(
-                    sh.map(|s| Cow::Owned(crate::md5::hex(s.ja3s.as_bytes()).into_bytes())),
-                ),
+                Ja3sHash => out
+                    .extend(sh.map(|s| Cow::Owned(Hash::Md5.hex(s.ja3s.as_bytes()).into_bytes()))),
                 TlsCertSubject => out.extend(
                     leaf.filter(|c| !c.subject.is_empty())
                         .map(|c| Cow::Borrowed(c.subject.as_bytes())),
@@ -795,7 +788,7 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
             let banner = t.banner[d].as_ref();
             let client = t.hassh[Direction::ToServer].as_deref();
             let server = t.hassh[Direction::ToClient].as_deref();
-            let hash = |h: &[u8]| Cow::Owned(crate::md5::hex(h).into_bytes());
+            let hash = |h: &[u8]| Cow::Owned(Hash::Md5.hex(h).into_bytes());
             match buf {
                 SshProto => out.extend(banner.map(|b| Cow::Borrowed(&b.proto_version[..]))),
                 SshSoftware => out.extend(banner.map(|b| Cow::Borrowed(&b.software_version[..]))),

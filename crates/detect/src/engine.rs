@@ -731,12 +731,7 @@ impl AppPorts {
     /// Sets `proto`'s ports over TCP (`tcp`) or UDP (those past [`AppPorts::MAX`] are
     /// left out); `false` for a protocol netsieve finds only by its bytes there.
     pub fn set(&mut self, proto: AppProto, tcp: bool, ports: &[u16]) -> bool {
-        let known = match proto {
-            AppProto::Dns => true,
-            AppProto::Mqtt | AppProto::Dcerpc => tcp,
-            _ => false,
-        };
-        if !known {
+        if !Self::SETTABLE.contains(&(proto, tcp)) {
             return false;
         }
         let mut kept = 0;
@@ -2717,35 +2712,30 @@ fn checksum_ok(p: &Packet, layer: CsumLayer) -> Option<bool> {
     use netsieve_packet::checksum::{pseudo, valid};
     let ip = p.ip?;
     let v4 = ip.src.is_ipv4();
-    let seg = || p.data.get(p.l4_at..p.payload.end);
+    // The transport segment, summed with the pseudo-header of `proto` (none for ICMPv4).
+    let segment = |proto: Option<u8>| {
+        let s = p.data.get(p.l4_at..p.payload.end)?;
+        let init = proto.map_or(0, |n| pseudo(ip.src, ip.dst, n, s.len()));
+        Some(valid(s, init))
+    };
     match (layer, p.l4) {
         (CsumLayer::Ipv4, _) if v4 => Some(valid(header(p, HeaderBuffer::Ipv4)?, 0)),
-        (CsumLayer::Tcpv4, L4::Tcp(_)) if v4 => tcp_or_icmp6(p, 6),
-        (CsumLayer::Tcpv6, L4::Tcp(_)) if !v4 => tcp_or_icmp6(p, 6),
+        (CsumLayer::Tcpv4, L4::Tcp(_)) if v4 => segment(Some(6)),
+        (CsumLayer::Tcpv6, L4::Tcp(_)) if !v4 => segment(Some(6)),
         (CsumLayer::Udpv4 | CsumLayer::Udpv6, L4::Udp { .. })
             if v4 == (layer == CsumLayer::Udpv4) =>
         {
-            let s = seg()?;
             // An IPv4 datagram without a checksum is neither (measured on Suricata 8).
-            if v4 && s.get(6..8)? == [0, 0] {
+            let field = p.data.get(p.l4_at + 6..p.l4_at + 8)?;
+            if v4 && field == [0, 0] {
                 return None;
             }
-            Some(valid(s, pseudo(ip.src, ip.dst, 17, s.len())))
+            segment(Some(17))
         }
-        (CsumLayer::Icmpv4, L4::Icmp { v6: false, .. }) => Some(valid(seg()?, 0)),
-        (CsumLayer::Icmpv6, L4::Icmp { v6: true, .. }) => tcp_or_icmp6(p, 58),
+        (CsumLayer::Icmpv4, L4::Icmp { v6: false, .. }) => segment(None),
+        (CsumLayer::Icmpv6, L4::Icmp { v6: true, .. }) => segment(Some(58)),
         _ => None,
     }
-}
-
-/// Whether a segment of protocol `proto` (TCP, ICMPv6) sums right with its pseudo-header.
-fn tcp_or_icmp6(p: &Packet, proto: u8) -> Option<bool> {
-    let ip = p.ip?;
-    let s = p.data.get(p.l4_at..p.payload.end)?;
-    Some(netsieve_packet::checksum::valid(
-        s,
-        netsieve_packet::checksum::pseudo(ip.src, ip.dst, proto, s.len()),
-    ))
 }
 
 /// The value of a TCP packet's MSS option (kind 2, length 4), if it has one.
@@ -2775,6 +2765,17 @@ fn tcp_mss(p: &Packet) -> Option<u16> {
 fn vlan_ids(p: &Packet) -> &[u16] {
     let n = p.vlan.iter().take_while(|&&v| v != 0).count();
     &p.vlan[..n]
+}
+
+/// `cmp` over a client's and a server's count, as `side` asks.
+fn sides_ok(side: StreamSide, cmp: Cmp, client: u64, server: u64) -> bool {
+    let t = |v: u64| cmp_u(cmp, v);
+    match side {
+        StreamSide::Client => t(client),
+        StreamSide::Server => t(server),
+        StreamSide::Both => t(client) && t(server),
+        StreamSide::Either => t(client) || t(server),
+    }
 }
 
 fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
@@ -2831,36 +2832,19 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
         Cond::DecodeEvent(e) => p.events.contains(e),
         Cond::AppEvent(e) => c.app_events.contains(e),
         Cond::StreamEvent(e) => c.stream_events.contains(e),
-        Cond::StreamSize { side, cmp } => {
-            let Some((cl, sv)) = c.stream_sizes else {
-                return false;
-            };
-            let t = |v: u64| cmp_u(*cmp, v);
-            match side {
-                StreamSide::Client => t(cl),
-                StreamSide::Server => t(sv),
-                StreamSide::Both => t(cl) && t(sv),
-                StreamSide::Either => t(cl) || t(sv),
-            }
-        }
+        Cond::StreamSize { side, cmp } => c
+            .stream_sizes
+            .is_some_and(|(cl, sv)| sides_ok(*side, *cmp, cl, sv)),
         Cond::Checksum { layer, valid } => checksum_ok(p, *layer) == Some(*valid),
         Cond::FlowAge(cmp) => c.flow.is_some_and(|f| {
             let age = p.ts.saturating_sub(f.start).as_secs();
             cmp_u(*cmp, age)
         }),
-        Cond::FlowCount { bytes, side, cmp } => {
-            let Some(f) = c.flow else {
-                return false;
-            };
+        Cond::FlowCount { bytes, side, cmp } => c.flow.is_some_and(|f| {
             let n = if *bytes { f.bytes } else { f.pkts };
-            let t = |d: Direction| cmp_u(*cmp, n[d]);
-            match side {
-                StreamSide::Server => t(Direction::ToServer),
-                StreamSide::Client => t(Direction::ToClient),
-                StreamSide::Both => t(Direction::ToServer) && t(Direction::ToClient),
-                StreamSide::Either => t(Direction::ToServer) || t(Direction::ToClient),
-            }
-        }
+            // The parser reads `toserver` as the server's side, `toclient` as the client's.
+            sides_ok(*side, *cmp, n[Direction::ToClient], n[Direction::ToServer])
+        }),
         Cond::IpOpts(name) => {
             let bit = match name.as_str() {
                 "rr" => ipopt::RR,

@@ -16,6 +16,7 @@ use netsieve_packet::PerDir;
 use netsieve_packet::{AppEvent, StreamEvent};
 
 use crate::app::TxRef;
+use crate::digest::Hash;
 
 /// A transaction as an alert or a transaction record writes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -274,13 +275,6 @@ pub struct FileMeta {
     pub hashes: FileHashes,
 }
 
-/// Bits of [`LogTypes::file_hashes`]: the digests `fileinfo` records carry.
-pub mod hash {
-    pub const MD5: u8 = 1;
-    pub const SHA1: u8 = 2;
-    pub const SHA256: u8 = 4;
-}
-
 /// A file's digests, in hex.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileHashes {
@@ -290,27 +284,17 @@ pub struct FileHashes {
 }
 
 impl FileHashes {
-    /// The digests `want` ([`hash`] bits) asks for of `data`, a file kept whole (`None`:
-    /// one cut at a limit, which gets none rather than a wrong one).
+    /// The digests `want` ([`Hash::bit`]s) asks for of `data`, a file kept whole
+    /// (`None`: one cut at a limit, which gets none rather than a wrong one).
     pub fn of(want: u8, data: Option<&[u8]>) -> FileHashes {
         let Some(d) = data.filter(|_| want != 0) else {
             return FileHashes::default();
         };
-        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
-        let on = |bit: u8| want & bit != 0;
+        let hex = |h: Hash| (want & h.bit() != 0).then(|| h.hex(d));
         FileHashes {
-            md5: on(hash::MD5).then(|| {
-                use md5::Digest;
-                hex(&md5::Md5::digest(d))
-            }),
-            sha1: on(hash::SHA1).then(|| {
-                use sha1::Digest;
-                hex(&sha1::Sha1::digest(d))
-            }),
-            sha256: on(hash::SHA256).then(|| {
-                use sha2::Digest;
-                hex(&sha2::Sha256::digest(d))
-            }),
+            md5: hex(Hash::Md5),
+            sha1: hex(Hash::Sha1),
+            sha256: hex(Hash::Sha256),
         }
     }
 }
@@ -397,7 +381,7 @@ pub struct LogTypes {
     pub sip: bool,
     pub mqtt: bool,
     pub dcerpc: bool,
-    /// The digests `fileinfo` records carry ([`hash`] bits; `files.force-hash`).
+    /// The digests `fileinfo` records carry ([`Hash::bit`]s; `files.force-hash`).
     pub file_hashes: u8,
     /// `anomaly` records of application-layer events (Suricata's `anomaly.types`
     /// `applayer`, on by default) and of stream events (`stream`, off by default).
@@ -692,8 +676,8 @@ fn tls_meta(t: &tls::Tls) -> TlsMeta {
         not_before: leaf.map(|c| c.not_before.clone()),
         not_after: leaf.map(|c| c.not_after.clone()),
         ja4: ch.map(tls::ClientHello::ja4),
-        ja3: ch.map(|c| (crate::md5::hex(c.ja3.as_bytes()), c.ja3.clone())),
-        ja3s: sh.map(|s| (crate::md5::hex(s.ja3s.as_bytes()), s.ja3s.clone())),
+        ja3: ch.map(|c| (Hash::Md5.hex(c.ja3.as_bytes()), c.ja3.clone())),
+        ja3s: sh.map(|s| (Hash::Md5.hex(s.ja3s.as_bytes()), s.ja3s.clone())),
         client_alpns: ch.map_or_else(Vec::new, |c| c.alpns.iter().map(|a| text(a)).collect()),
         server_alpns: sh
             .and_then(|s| s.alpn.as_deref())

@@ -2081,3 +2081,31 @@ alert http any any -> any any (flow:to_server; http.host; to_md5; dataset:isnots
         .map(|r| r["alert"]["context"]["src"]["note"].clone());
     assert_eq!(ctx, Some(serde_json::json!("known")));
 }
+
+#[test]
+fn checksum_keywords_judge_each_header() {
+    // As detect-chksum-01 and the capture measured against Suricata 8 (CONFORMANCE.md):
+    // the keywords judge the checksum whatever `-k` says; an IPv4 UDP datagram without a
+    // checksum is neither valid nor invalid.
+    use netsieve_packet::checksum;
+    let (src, dst) = (CLIENT.into(), SERVER.into());
+    let mut good = tcp(true, PSH_ACK, 1, 1, b"x");
+    assert!(checksum::set_l4(&mut good[34..], src, dst, 6));
+    let ip_sum = !(checksum::sum(&good[14..34], 0) as u16);
+    good[24..26].copy_from_slice(&ip_sum.to_be_bytes());
+    let bad = tcp(true, PSH_ACK, 2, 1, b"y");
+    let no_sum = udp(true, 9999, b"z");
+    let rules = "\
+alert tcp any any -> any any (tcpv4-csum:valid; sid:1;)
+alert tcp any any -> any any (tcpv4-csum:invalid; sid:2;)
+alert udp any any -> any any (udpv4-csum:valid; sid:3;)
+alert udp any any -> any any (udpv4-csum:invalid; sid:4;)
+alert ip any any -> any any (ipv4-csum:valid; sid:5;)
+alert ip any any -> any any (ipv4-csum:invalid; sid:6;)
+alert ip any any -> any any (tcpv6-csum:invalid; sid:7;)
+";
+    let recs = eve(&[good, bad, no_sum], rules, &[]);
+    let mut got = alert_packets(&recs);
+    got.sort();
+    assert_eq!(got, [(1, 1), (2, 2), (5, 1), (6, 2), (6, 3)]);
+}

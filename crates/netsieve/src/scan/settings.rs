@@ -10,7 +10,8 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 use netsieve_applayer::http::Limits as HttpLimits;
-use netsieve_detect::log::{EMAIL_FIELDS, LogTypes, hash};
+use netsieve_detect::digest::Hash;
+use netsieve_detect::log::{EMAIL_FIELDS, LogTypes};
 use netsieve_detect::{AppPorts, BuildOptions, DetectOptions, ExceptionPolicy};
 use netsieve_packet::defrag::Defrag;
 use netsieve_packet::flow::{FLOW_BYTES, FlowConfig, TCP_SESSION_BYTES};
@@ -358,12 +359,10 @@ const TABLE: &[(Key, Setter)] = &[
             s.eve.log.files = true;
             let names = v.trim_matches(|c| c == '[' || c == ']');
             for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                s.eve.log.file_hashes |= match name {
-                    "md5" => hash::MD5,
-                    "sha1" => hash::SHA1,
-                    "sha256" => hash::SHA256,
-                    _ => return Ok(Used::No),
+                let Some(h) = Hash::by_name(name) else {
+                    return Ok(Used::No);
                 };
+                s.eve.log.file_hashes |= h.bit();
             }
             Ok(Used::Yes)
         },
@@ -604,15 +603,10 @@ impl Settings {
             put("outputs.eve-log.types.smtp.custom", email.join(", "));
         }
         if self.eve.log.files {
-            let names: Vec<&str> = [
-                (hash::MD5, "md5"),
-                (hash::SHA1, "sha1"),
-                (hash::SHA256, "sha256"),
-            ]
-            .into_iter()
-            .filter(|(bit, _)| self.eve.log.file_hashes & bit != 0)
-            .map(|(_, name)| name)
-            .collect();
+            let names: Vec<&str> = (Hash::ALL.into_iter())
+                .filter(|h| self.eve.log.file_hashes & h.bit() != 0)
+                .map(Hash::name)
+                .collect();
             put("outputs.eve-log.types.files.force-hash", names.join(", "));
         }
         for (proto, tcp) in AppPorts::SETTABLE {
