@@ -229,6 +229,10 @@ impl Session {
     pub fn close(&mut self, dir: Direction) -> bool {
         match &mut self.parser {
             Some(Parser::Http(h)) => !h.close(dir).is_empty(),
+            Some(Parser::Tls(t)) => {
+                t.close(dir);
+                false
+            }
             _ => false,
         }
     }

@@ -223,6 +223,8 @@ pub struct Tls {
     sides: PerDir<Side>,
     /// Each direction sent an application data record: what follows is encrypted.
     app_data: PerDir<bool>,
+    /// How far each side's handshake has come (see [`Tls::progress`]).
+    progress: PerDir<Option<u8>>,
 }
 
 /// The `early_data` extension (RFC 8446).
@@ -255,6 +257,7 @@ impl Tls {
     /// inspects a TLS stream after each.
     pub fn feed(&mut self, dir: Direction, data: &[u8]) -> bool {
         let d = dir;
+        self.advance(d, 0);
         if self.sides[d].done {
             if self.sides[d].skim {
                 self.skim(d, data);
@@ -286,6 +289,7 @@ impl Tls {
                 // ChangeCipherSpec, application data: the rest is encrypted; its
                 // records are skimmed for the first application data.
                 20 | 23 => {
+                    self.advance(d, if d == Direction::ToServer { 3 } else { 4 });
                     if ctype == 23 {
                         self.saw_application_data(d);
                     }
@@ -370,6 +374,31 @@ impl Tls {
         self.sides[Direction::ToServer].done && self.sides[Direction::ToClient].done
     }
 
+    /// How far direction `d`'s handshake has come, as the firewall's TLS states count
+    /// (`client_in_progress`, `client_hello_done`, `client_cert_done`,
+    /// `client_handshake_done`; `server_in_progress`, `server_hello`, `server_cert_done`,
+    /// `server_hello_done`, `server_handshake_done`): `None` before its first byte. The
+    /// server's handshake counts as done at its ServerHelloDone, as Suricata 8's does.
+    pub fn progress(&self, d: Direction) -> Option<u8> {
+        self.progress[d]
+    }
+
+    /// Direction `d` holds part of a record or handshake message, waiting for the rest.
+    pub fn pending(&self, d: Direction) -> bool {
+        let s = &self.sides[d];
+        !s.rec.is_empty() || !s.hs.is_empty() || (s.skim && s.skip > 0)
+    }
+
+    /// Direction `d` ended: its side is finished (`client_finished`, `server_finished`).
+    pub fn close(&mut self, d: Direction) {
+        self.advance(d, if d == Direction::ToServer { 4 } else { 5 });
+    }
+
+    fn advance(&mut self, d: Direction, to: u8) {
+        let p = &mut self.progress[d];
+        *p = Some(p.map_or(to, |x| x.max(to)));
+    }
+
     fn fail(&mut self, d: Direction, e: Event) {
         self.events.push(e);
         self.sides[d].done = true;
@@ -389,6 +418,13 @@ impl Tls {
             }
             let (mtype, msg) = (h[0], h[4..4 + len].to_vec());
             self.sides[d].hs.drain(..4 + len);
+            // Hello 1, certificate or key exchange 2, ServerHelloDone 4.
+            match mtype {
+                1 | 2 => self.advance(d, 1),
+                11 | 16 => self.advance(d, 2),
+                14 => self.advance(d, 4),
+                _ => {}
+            }
             let ok = match mtype {
                 1 if d == Direction::ToServer => {
                     client_hello(&msg).map(|c| self.client_hello = Some(c))

@@ -32,8 +32,8 @@ use netsieve_packet::reassembly::{OverlapPolicy, RunView};
 use netsieve_packet::{Direction, L4, PerDir, Tunnel};
 use netsieve_rules::{
     Absent, Action, Cmp, Cond, CsumLayer, FlagsMode, FlowOpts, FlowbitCmd, FlowintOp, GlobalKind,
-    HeaderBuffer, StreamSide, SuppressTrack, Threshold, ThresholdConfig, ThresholdKind, Track,
-    VlanLayer,
+    HeaderBuffer, Hook, PacketHook, StreamSide, SuppressTrack, Threshold, ThresholdConfig,
+    ThresholdKind, Track, VlanLayer,
 };
 
 use netsieve_applayer::ftp::Mode;
@@ -42,15 +42,17 @@ use netsieve_applayer::{AppProto, Encryption, Parser, Probe, Session, sip};
 use crate::app::{Stage, TxRef, fill, transform, txs};
 use crate::eval::{Ctx, matches};
 use crate::expect::Expected;
+use crate::firewall::{self, FwInfo, Verdict as FwVerdict};
 use crate::hostbits::HostBits;
 use crate::log::{Anomaly, AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta, smtp_files};
+use crate::ruleset::TxList;
 use crate::ruleset::{
     Extra, GroupId, IntVal, PortGroup, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group,
 };
 use netsieve_packet::{AppEvent, StreamEvent};
 
 /// What became of one transaction of a flow.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct TxSeen {
     id: u64,
     /// The stage inspected in each direction.
@@ -61,6 +63,13 @@ struct TxSeen {
     files: PerDir<bool>,
     /// A `config` rule turned its logging off.
     quiet: bool,
+    /// The firewall's state in each direction: where its next evaluation starts (the
+    /// state it reached last, evaluated again), or the rest accepted (`accept:tx`).
+    fw_from: PerDir<Option<u8>>,
+    fw_tx: PerDir<bool>,
+    /// Firewall rules with buffers that matched this transaction: they match again
+    /// without alerting (Suricata keeps them in the transaction's detect state).
+    fw_matched: Vec<u32>,
 }
 
 impl TxSeen {
@@ -75,6 +84,9 @@ impl TxSeen {
                     logged: false,
                     files: PerDir::splat(false),
                     quiet: false,
+                    fw_from: PerDir::splat(None),
+                    fw_tx: PerDir::splat(false),
+                    fw_matched: Vec::new(),
                 });
                 seen.len() - 1
             }
@@ -140,6 +152,9 @@ pub struct FlowData {
     bypassed: bool,
     /// A drop rule matched in IPS mode: the flow's packets are dropped.
     dropped: bool,
+    /// A firewall rule accepted the flow (`accept:flow`): the firewall's tables are
+    /// not evaluated again.
+    fw_accepted: bool,
     /// A rule alerted on the flow (before thresholds).
     alerted: bool,
     /// The exception policy the flow triggered (picked up midstream), if any.
@@ -344,13 +359,23 @@ pub enum DropReason {
     StreamMidstream,
     /// The flow's parser failed on the packet and the exception policy drops it.
     AppLayerError,
+    /// No firewall rule of `packet:filter` accepted the packet.
+    DefaultPacketPolicy,
+    /// No firewall rule accepted a state of the packet's transaction.
+    DefaultAppPolicy,
 }
 
 impl DropReason {
     /// The names of the reasons, in [`DropReason::index`] order, as the stats record's
     /// `ips.drop_reason` counters name them.
-    pub const COUNTER_NAMES: [&'static str; 4] =
-        ["rules", "flow_drop", "stream_midstream", "applayer_error"];
+    pub const COUNTER_NAMES: [&'static str; 6] = [
+        "rules",
+        "flow_drop",
+        "stream_midstream",
+        "applayer_error",
+        "default_packet_policy",
+        "default_app_policy",
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -358,6 +383,8 @@ impl DropReason {
             DropReason::FlowDrop => "flow drop",
             DropReason::StreamMidstream => "stream midstream",
             DropReason::AppLayerError => "applayer error",
+            DropReason::DefaultPacketPolicy => "default packet policy",
+            DropReason::DefaultAppPolicy => "default app policy",
         }
     }
 
@@ -367,6 +394,8 @@ impl DropReason {
             DropReason::FlowDrop => 1,
             DropReason::StreamMidstream => 2,
             DropReason::AppLayerError => 3,
+            DropReason::DefaultPacketPolicy => 4,
+            DropReason::DefaultAppPolicy => 5,
         }
     }
 }
@@ -414,6 +443,9 @@ pub struct Alert {
     pub verdict: Verdict,
     /// The JSON objects JSON datasets gave it, by context key (EVE's `alert.context`).
     pub context: Vec<(Arc<str>, Arc<str>)>,
+    /// A firewall rule's alert: where it was raised and its actions (EVE's
+    /// `alert.engine: fw` and `firewall` object).
+    pub firewall: Option<Box<FwInfo>>,
 }
 
 /// What became of a packet once all rules were judged.
@@ -507,7 +539,7 @@ pub struct Counts {
     /// [`DropReason::index`].
     pub ips_accepted: u64,
     pub ips_blocked: u64,
-    pub drop_reasons: [u64; 4],
+    pub drop_reasons: [u64; 6],
 }
 
 impl std::ops::AddAssign for Counts {
@@ -1466,6 +1498,26 @@ impl Detector {
             ctx.stream_sizes = Some((c, s));
         }
 
+        // Firewall mode: the firewall's tables come first; what they drop goes no
+        // further.
+        if packet
+            && pseudo.is_none()
+            && set.firewall.on
+            && self.run_firewall(
+                &set,
+                &ctx,
+                ip_only,
+                flow.as_mut().map(|(f, _)| &mut **f),
+                out,
+            )
+        {
+            // The stream bytes it brought are never inspected, not even at the flow's end.
+            if let (Some((f, _)), Some((d, range))) = (flow.as_mut(), &stream) {
+                f.user.fed[*d] = f.user.fed[*d].max(range.end);
+            }
+            return;
+        }
+
         // Packet candidates.
         let t_pf = self.prof.is_some().then(std::time::Instant::now);
         self.cands.clear();
@@ -1823,6 +1875,239 @@ impl Detector {
                 a.verdict = verdict;
             }
         }
+    }
+
+    /// The firewall's tables for the packet of `ctx` (see [`crate::firewall`]): `true`
+    /// when they drop it. `first`: the first packet of its direction of its flow.
+    fn run_firewall(
+        &mut self,
+        set: &RuleSet,
+        ctx: &Pkt<'_>,
+        first: bool,
+        mut flow: Option<&mut Flow<FlowData>>,
+        out: &mut Vec<Alert>,
+    ) -> bool {
+        if flow.as_ref().is_some_and(|f| f.user.fw_accepted) {
+            return false;
+        }
+        let fw = Arc::clone(&set.firewall);
+        let first_new = out.len();
+        let tcp = matches!(ctx.p.l4, L4::Tcp(_));
+        let tables: [(&[u32], PacketHook, FwVerdict); 3] = [
+            (&fw.pre_flow, PacketHook::PreFlow, FwVerdict::Next),
+            (
+                if tcp { &fw.pre_stream } else { &[] },
+                PacketHook::PreStream,
+                FwVerdict::Next,
+            ),
+            (&fw.filter, PacketHook::All, FwVerdict::DropPacket),
+        ];
+        let mut decided = (FwVerdict::Next, None);
+        for (rules, hook, default) in tables {
+            decided = match self.fw_packet_table(
+                set,
+                rules,
+                hook,
+                ctx,
+                first,
+                flow.as_deref_mut(),
+                out,
+            ) {
+                Some((v, si)) => (v, Some(DropReason::Rules(si))),
+                None => (default, Some(DropReason::DefaultPacketPolicy)),
+            };
+            if decided.0 != FwVerdict::Next {
+                break;
+            }
+        }
+        // Accepted to the next table: the states the packet's transactions passed.
+        if decided.0 == FwVerdict::Next
+            && let Some(f) = flow.as_deref_mut()
+            && (!ctx.p.payload().is_empty() || fin(ctx.p))
+            && let Some(d) = ctx.dir
+        {
+            decided = self.fw_app_tables(set, ctx, f, d, out);
+        }
+        let (verdict, why) = decided;
+        if let Some(f) = flow {
+            match verdict {
+                FwVerdict::AcceptFlow => f.user.fw_accepted = true,
+                FwVerdict::DropFlow => f.user.dropped = true,
+                _ => {}
+            }
+            f.user.alerted |= out.len() > first_new;
+        }
+        if !verdict.drops() {
+            return false;
+        }
+        if let Some(r) = why {
+            self.last_drop.get_or_insert(r);
+        }
+        for a in &mut out[first_new..] {
+            a.verdict = Verdict::Drop;
+        }
+        true
+    }
+
+    /// The first rule of a packet-layer table that matches the packet, with its
+    /// verdict; its alert, if it alerts, goes to `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn fw_packet_table(
+        &mut self,
+        set: &RuleSet,
+        rules: &[u32],
+        hook: PacketHook,
+        ctx: &Pkt<'_>,
+        first: bool,
+        mut flow: Option<&mut Flow<FlowData>>,
+        out: &mut Vec<Alert>,
+    ) -> Option<(FwVerdict, u32)> {
+        let p = ctx.p;
+        for &si in rules {
+            let s = &set.sigs[si as usize];
+            if s.rule.hook == Some(Hook::Packet(PacketHook::FlowStart)) && !first {
+                continue;
+            }
+            let fd = flow.as_deref().map(|f| &f.user);
+            if !header_ok(s, ctx)
+                || !flowbits_ok(s, fd.map(|f| f.bits.as_slice()))
+                || !flowints_ok(s, fd.map(|f| f.ints.as_slice()))
+                || !self.xbits_hold(s, ctx)
+            {
+                continue;
+            }
+            self.counts.evaluated += 1;
+            self.cx.context.clear();
+            let payload = p.payload();
+            let lists_ok = (s.lists.is_empty() || !payload.is_empty())
+                && s.hdr_lists
+                    .iter()
+                    .all(|(h, l)| header(p, *h).is_some_and(|b| matches(l, b, &mut self.cx)))
+                && s.lists.iter().all(|l| matches(l, payload, &mut self.cx));
+            if !lists_ok {
+                continue;
+            }
+            if let Some(f) = flow.as_deref_mut() {
+                apply_flowbits(s, &mut f.user.bits);
+                apply_flowints(s, &mut f.user.ints);
+            }
+            self.apply_xbits(s, ctx);
+            let v = FwVerdict::of(s.rule.action, s.rule.scope);
+            if s.rule.pass_alert && !s.rule.noalert {
+                out.push(Alert {
+                    firewall: Some(Box::new(FwInfo::new(
+                        Some(firewall::packet_hook_name(hook).to_string()),
+                        s,
+                    ))),
+                    ..alert(p, ctx, si, v.drops(), None)
+                });
+            }
+            return Some((v, si));
+        }
+        None
+    }
+
+    /// The application-layer tables: each state the flow's transactions passed in
+    /// direction `d` since the last evaluation (the last one reached again) needs a rule
+    /// that accepts it; the first rule that matches decides, and none drops the flow.
+    fn fw_app_tables(
+        &mut self,
+        set: &RuleSet,
+        ctx: &Pkt<'_>,
+        f: &mut Flow<FlowData>,
+        d: Direction,
+        out: &mut Vec<Alert>,
+    ) -> (FwVerdict, Option<DropReason>) {
+        let fw = Arc::clone(&set.firewall);
+        let FlowData {
+            app,
+            tx_seen,
+            bits,
+            ints,
+            ..
+        } = &mut f.user;
+        let Some(sess) = app.as_ref() else {
+            return (FwVerdict::Next, None);
+        };
+        let Some(proto) = sess.proto else {
+            return (FwVerdict::Next, None);
+        };
+        let states = fw.app.get(&(proto, d));
+        for tx in txs(sess.parser.as_ref()) {
+            let Some(cur) = firewall::progress(&tx, d) else {
+                continue;
+            };
+            let id = tx.id();
+            let entry = TxSeen::of(tx_seen, id);
+            if entry.fw_tx[d] {
+                continue;
+            }
+            // A state that did not move is evaluated again only once no message of the
+            // direction is half-read.
+            let last = entry.fw_from[d].replace(cur);
+            if last == Some(cur) && !firewall::settled(&tx, d) {
+                continue;
+            }
+            let from = last.map_or(0, |l| l.min(cur));
+            for st in from..=cur {
+                let rules = states.and_then(|v| v.get(usize::from(st)));
+                let mut decided = None;
+                for &(si, implicit) in rules.map_or(&[][..], |v| &v[..]) {
+                    let s = &set.sigs[si as usize];
+                    if !header_ok(s, ctx)
+                        || !flowbits_ok(s, Some(bits))
+                        || !flowints_ok(s, Some(ints))
+                        || !self.xbits_hold(s, ctx)
+                    {
+                        continue;
+                    }
+                    if implicit {
+                        decided = Some((FwVerdict::Next, si));
+                        break;
+                    }
+                    let seen = TxSeen::of(tx_seen, id);
+                    let known = seen.fw_matched.contains(&si);
+                    if !known {
+                        self.counts.evaluated += 1;
+                        self.cx.context.clear();
+                        let lists = s.tx.as_ref().map_or(&[][..], |t| &t.lists[..]);
+                        if !tx_rule_ok(s, lists, tx, d, ctx.p, &mut self.cx) {
+                            continue;
+                        }
+                        if !lists.is_empty() {
+                            seen.fw_matched.push(si);
+                        }
+                        apply_flowbits(s, bits);
+                        apply_flowints(s, ints);
+                        self.apply_xbits(s, ctx);
+                    }
+                    let v = FwVerdict::of(s.rule.action, s.rule.scope);
+                    if !known && s.rule.pass_alert && !s.rule.noalert {
+                        let hook = firewall::app_hook_name(proto, d, st);
+                        out.push(Alert {
+                            app_proto: Some(AppName::Proto(proto)),
+                            tx: Some(Box::new(meta(tx))),
+                            firewall: Some(Box::new(FwInfo::new(hook, s))),
+                            ..alert(ctx.p, ctx, si, v.drops(), None)
+                        });
+                    }
+                    decided = Some((v, si));
+                    break;
+                }
+                match decided {
+                    Some((FwVerdict::Next, _)) => {}
+                    // The rest of the transaction, both sides (a protocol with a
+                    // transaction per message has only one).
+                    Some((FwVerdict::AcceptTx, _)) => {
+                        TxSeen::of(tx_seen, id).fw_tx = PerDir::splat(true);
+                        break;
+                    }
+                    Some((v, si)) => return (v, Some(DropReason::Rules(si))),
+                    None => return (FwVerdict::DropFlow, Some(DropReason::DefaultAppPolicy)),
+                }
+            }
+        }
+        (FwVerdict::Next, None)
     }
 
     /// Gives the application layer the stream bytes this packet makes available: in
@@ -2188,33 +2473,7 @@ impl Detector {
                 }
                 self.counts.evaluated += 1;
                 self.cx.context.clear();
-                let mut ok = true;
-                for l in &t.lists {
-                    bufs.clear();
-                    fill(l.buf.buffer(), tx, d, &mut bufs);
-                    let cx = &mut self.cx;
-                    ok = match l.absent {
-                        Absent::Only => bufs.is_empty(),
-                        Absent::OrElse if bufs.is_empty() => true,
-                        Absent::No | Absent::OrElse => bufs.drain(..).any(|b| {
-                            let b = transform(b, &l.transforms);
-                            matches(&l.matches, &b, cx)
-                        }),
-                    };
-                    if !ok {
-                        break;
-                    }
-                }
-                // Payload lists of a mixed rule: over this packet's payload; its
-                // header lists (`ip.src`) over this packet's headers.
-                ok = ok
-                    && s.lists
-                        .iter()
-                        .all(|l| matches(l, ctx.p.payload(), &mut self.cx))
-                    && s.hdr_lists.iter().all(|(h, l)| {
-                        header(ctx.p, *h).is_some_and(|b| matches(l, b, &mut self.cx))
-                    });
-                if !ok {
+                if !tx_rule_ok(s, &t.lists, tx, d, ctx.p, &mut self.cx) {
                     continue;
                 }
                 apply_flowbits(s, bits);
@@ -2290,6 +2549,45 @@ impl Detector {
     }
 }
 
+/// A TCP packet with FIN: its direction's end, an update of its transactions.
+fn fin(p: &Packet) -> bool {
+    matches!(p.l4, L4::Tcp(t) if t.flags & tcp::FIN != 0)
+}
+
+/// Whether rule `s` (its transaction lists `lists`) matches transaction `tx` in
+/// direction `d` on packet `p`: each buffer list over the transaction, then a mixed
+/// rule's payload lists over the packet's payload and its header lists (`ip.src`) over
+/// its headers.
+fn tx_rule_ok(
+    s: &Sig,
+    lists: &[TxList],
+    tx: TxRef<'_>,
+    d: Direction,
+    p: &Packet,
+    cx: &mut Ctx,
+) -> bool {
+    let mut bufs = Vec::new();
+    for l in lists {
+        bufs.clear();
+        fill(l.buf.buffer(), tx, d, &mut bufs);
+        let ok = match l.absent {
+            Absent::Only => bufs.is_empty(),
+            Absent::OrElse if bufs.is_empty() => true,
+            Absent::No | Absent::OrElse => bufs.drain(..).any(|b| {
+                let b = transform(b, &l.transforms);
+                matches(&l.matches, &b, cx)
+            }),
+        };
+        if !ok {
+            return false;
+        }
+    }
+    s.lists.iter().all(|l| matches(l, p.payload(), cx))
+        && s.hdr_lists
+            .iter()
+            .all(|(h, l)| header(p, *h).is_some_and(|b| matches(l, b, cx)))
+}
+
 /// Where transactions' records are logged.
 #[derive(Clone, Copy)]
 enum Logging {
@@ -2329,6 +2627,7 @@ fn alert(p: &Packet, ctx: &Pkt<'_>, sig: u32, blocked: bool, pseudo: Option<u64>
         traffic: Vec::new(),
         verdict: Verdict::Alert,
         context: Vec::new(),
+        firewall: None,
     }
 }
 
@@ -2518,7 +2817,7 @@ impl Thresholds {
                 if e.2.is_some_and(|until| now <= until) {
                     match new_action {
                         Action::Pass => return false,
-                        Action::Alert => al.blocked = false,
+                        Action::Alert | Action::Accept => al.blocked = false,
                         Action::Drop | Action::Reject => al.blocked = self.ips,
                     }
                 }

@@ -6,6 +6,7 @@
 //! - [`pcre`]: the two regex engines.
 //! - [`portgroup`]: rules split by the server's port, each group with its own prefilters.
 //! - [`addrindex`]: IP-only rules, indexed by their address lists.
+//! - [`firewall`]: Suricata 8's firewall mode: its tables and transaction states.
 //! - [`engine`]: [`Detector`], the per-packet driver, and the per-flow state it keeps.
 
 pub mod addrindex;
@@ -16,6 +17,7 @@ pub mod digest;
 pub mod engine;
 pub mod eval;
 pub mod expect;
+pub mod firewall;
 pub mod hostbits;
 pub mod log;
 pub mod pcre;

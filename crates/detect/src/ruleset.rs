@@ -739,6 +739,8 @@ pub struct RuleSet {
     pub(crate) groups: [Group; 4],
     /// Transaction rules by [`tx_group`].
     pub(crate) tx_groups: Vec<TxGroup>,
+    /// The firewall's rules by table, in file order (empty outside firewall mode).
+    pub(crate) firewall: Arc<crate::firewall::Tables>,
     /// Some rule needs the application layer (see [`Sig::needs_app_layer`]): flows
     /// are parsed.
     pub(crate) needs_app: bool,
@@ -1383,6 +1385,7 @@ impl RuleSet {
             sigs: self.sigs.clone(),
             groups: self.groups.clone(),
             tx_groups: self.tx_groups.clone(),
+            firewall: Arc::clone(&self.firewall),
             needs_app: self.needs_app,
             ja3: self.ja3,
             flowbit_names: Vec::new(),
@@ -1416,7 +1419,7 @@ impl RuleSet {
                     continue;
                 }
             };
-            if sig.ip_only || !set.appendable(&sig) {
+            if sig.ip_only || sig.rule.firewall || !set.appendable(&sig) {
                 return None;
             }
             let i = set.sigs.len() as u32;
@@ -1573,6 +1576,7 @@ impl RuleSet {
         let mut order: Vec<usize> = (0..sigs.len()).collect();
         order.sort_by_key(|&i| (opts.order_key(&sigs[i]), i));
         permute(&mut sigs, &order);
+        let firewall = crate::firewall::Tables::build(&sigs, &order);
         stats.inspected = sigs.len();
         stats.app_layer = sigs.iter().filter(|s| s.tx.is_some()).count();
         let needs_app = sigs.iter().any(|s| s.needs_app_layer());
@@ -1596,6 +1600,7 @@ impl RuleSet {
         );
         RuleSet {
             appended: sigs.len() as u32,
+            firewall,
             sigs,
             removed: Vec::new(),
             groups,
@@ -1741,6 +1746,7 @@ impl RuleSet {
 
 fn in_group(s: &Sig, g: GroupId) -> bool {
     s.tx.is_none()
+        && !s.rule.firewall
         && matches!(
             (s.proto, g),
             (SigProto::Ip, _)
@@ -2103,7 +2109,7 @@ fn build_tx_group(sigs: &[Arc<Sig>], g: usize, reuse: &Reuse) -> TxGroup {
         let (Some(t), Some(p)) = (&s.tx, s.app) else {
             continue;
         };
-        if tx_group(p, d) != g || !t.dirs[d] {
+        if tx_group(p, d) != g || !t.dirs[d] || s.rule.firewall {
             continue;
         }
         match s.tx_fast.clone() {

@@ -2109,3 +2109,69 @@ alert ip any any -> any any (tcpv6-csum:invalid; sid:7;)
     got.sort();
     assert_eq!(got, [(1, 1), (2, 2), (5, 1), (6, 2), (6, 3)]);
 }
+
+#[test]
+fn firewall_rules_decide_first_at_their_hooks() {
+    // Suricata 8's firewall mode (firewall.rules with `accept`, as in suricata-verify's
+    // ruletype-firewall-*): packet:filter in file order, default drop:packet; then each
+    // HTTP state the request passed needs an accept, default drop:flow; threat
+    // detection (td.rules) sees only what the firewall let through.
+    let dir = tempfile::tempdir().unwrap();
+    let td = dir.path().join("td.rules");
+    std::fs::write(
+        &td,
+        "alert tcp any any -> any 80 (flow:established,to_server; content:\"GET\"; sid:9;)\n",
+    )
+    .unwrap();
+    let td = td.to_str().unwrap();
+    let fw = |request_rule: &str| {
+        format!(
+            "accept:packet tcp:all any any <> any 80 (flow:not_established; alert; sid:1;)
+accept:hook tcp:all any any <> any 80 (flow:established; sid:2;)
+{request_rule}
+"
+        )
+    };
+    let frames = conversation(&[(true, REQUEST), (false, RESPONSE)]);
+    // The stats record's count of dropped packets by reason.
+    let drops = |recs: &[serde_json::Value], reason: &str| {
+        let stats = recs.iter().find(|r| r["event_type"] == "stats").unwrap();
+        let ips = &stats["stats"]["ips"];
+        (
+            ips["blocked"].as_u64().unwrap(),
+            ips["drop_reason"][reason].as_u64().unwrap(),
+        )
+    };
+    // `accept:tx` at `<request_headers` (the request's first states accepted with it)
+    // accepts the rest of the transaction, the response's states included.
+    let rules = fw(
+        "accept:tx http1:<request_headers any any -> any any (http.uri; content:\"/b\"; alert; sid:3;)",
+    );
+    let recs = eve(&frames, &rules, &["--simulate-ips", "-S", td]);
+    assert_eq!(
+        alert_packets(&recs),
+        [(1, 1), (1, 2), (1, 3), (3, 4), (9, 4)]
+    );
+    assert_eq!(drops(&recs, "rules"), (0, 0));
+    let fw_alert = recs
+        .iter()
+        .find(|r| r["alert"]["signature_id"] == 3)
+        .unwrap();
+    assert_eq!(fw_alert["alert"]["engine"], "fw");
+    assert_eq!(fw_alert["firewall"]["hook"], "http:request_headers");
+    assert_eq!(fw_alert["firewall"]["policy"], "accept:tx,alert");
+    // `accept:hook` leaves the request's body state without an accept: the flow is
+    // dropped from the request on, and the TD rule never sees it.
+    let rules = fw(
+        "accept:hook http1:<request_headers any any -> any any (http.uri; content:\"/b\"; alert; sid:3;)",
+    );
+    let recs = eve(&frames, &rules, &["--simulate-ips", "-S", td]);
+    assert_eq!(alert_packets(&recs), [(1, 1), (1, 2), (1, 3), (3, 4)]);
+    assert_eq!(drops(&recs, "default_app_policy"), (4, 1));
+    assert_eq!(drops(&recs, "flow_drop"), (4, 3));
+    // No packet:filter rule accepts established packets: each is dropped on its own.
+    let rules = "accept:packet tcp:all any any <> any 80 (flow:not_established; sid:1;)\n";
+    let recs = eve(&frames, rules, &["--simulate-ips", "-S", td]);
+    assert!(alert_packets(&recs).is_empty());
+    assert_eq!(drops(&recs, "default_packet_policy"), (4, 4));
+}

@@ -25,6 +25,7 @@
 //! - [`threshold`]: threshold.config (global thresholds, suppressions, rate filters).
 
 pub mod buffer;
+mod hook;
 pub mod load;
 pub mod parse;
 mod print;

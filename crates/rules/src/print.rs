@@ -18,15 +18,21 @@ use crate::vars::{AddrExpr, PortExpr};
 impl Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let dir = if self.bidirectional { "<>" } else { "->" };
+        write!(f, "{}", self.action)?;
+        if let Some(s) = self.scope {
+            write!(f, ":{s}")?;
+        }
+        if let Some(s) = self.also_pass {
+            write!(f, ",pass:{s}")?;
+        }
+        let proto = match self.hook {
+            Some(h) => format!("{}:{}", self.proto.name(), h.name(self.proto.name())),
+            None => self.proto.name().to_string(),
+        };
         write!(
             f,
-            "{} {} {} {} {dir} {} {} (",
-            self.action,
-            self.proto.name(),
-            self.src,
-            self.sport,
-            self.dst,
-            self.dport
+            " {proto} {} {} {dir} {} {} (",
+            self.src, self.sport, self.dst, self.dport
         )?;
         let mut p = Printer {
             rule: self,

@@ -1,6 +1,7 @@
 //! The rule IR: what a parsed rule says, in plain data.
 
 use crate::buffer::{AppBuffer, AppNeed, HeaderBuffer, Transform};
+pub use crate::hook::{AppHook, Hook, PacketHook, Scope, app_states};
 use crate::vars::{AddrExpr, PortExpr};
 use netsieve_wire::named;
 
@@ -10,6 +11,8 @@ named! {
         Drop = "drop",
         Reject = "reject",
         Pass = "pass",
+        /// A firewall rule's verdict: let the packet, flow, hook or transaction through.
+        Accept = "accept",
     }
 }
 
@@ -871,8 +874,17 @@ pub struct Rule {
     /// `bypass`: once the rule matches, the rest of its flow is not inspected (the flow
     /// is bypassed).
     pub bypass: bool,
-    /// `alert` on a pass rule: it alerts as well as passing.
+    /// `alert` on a pass rule: it alerts as well as passing; on a firewall rule (the
+    /// keyword or a secondary `alert` action), its match alerts.
     pub pass_alert: bool,
+    /// The action's scope as written (`drop:flow`), if any.
+    pub scope: Option<Scope>,
+    /// The hook the protocol names (`tcp:all`, `tls:client_hello_done`), if any.
+    pub hook: Option<Hook>,
+    /// A firewall rule's secondary `pass` action and its scope (`accept:flow,pass:flow`).
+    pub also_pass: Option<Scope>,
+    /// Read from a firewall rule file: judged by the firewall's tables, in file order.
+    pub firewall: bool,
     /// `config: logging disable, type tx, scope tx`: the transaction the rule matches
     /// is not logged.
     pub quiet_tx: bool,

@@ -70,11 +70,16 @@ pub struct Args {
     #[arg(short = 'q', value_name = "N")]
     queue: Option<u16>,
     /// Rule file; repeat for several.
-    #[arg(short = 'S', required_unless_present_any = ["more_rules", "build_info", "list_keywords", "list_app_layer_protos", "dump_config"], num_args = 1..)]
+    #[arg(short = 'S', required_unless_present_any = ["more_rules", "firewall_rules_exclusive", "build_info", "list_keywords", "list_app_layer_protos", "dump_config"], num_args = 1..)]
     rules: Vec<PathBuf>,
     /// A rule file loaded beside those of -S (as Suricata's -s); repeat for several.
     #[arg(short = 's', num_args = 1..)]
     more_rules: Vec<PathBuf>,
+    /// A firewall rule file (Suricata 8's firewall mode; see ARCHITECTURE.md): its
+    /// rules are evaluated at their hooks, in file order, before the other rules. A rule
+    /// file given with -S that has an `accept` rule is read as one too.
+    #[arg(long, value_name = "FILE")]
+    firewall_rules_exclusive: Vec<PathBuf>,
     /// Test the rules and exit, as Suricata's -T: 0 when every rule loads, 1 when any
     /// fails (each failure is named with its file, line and column).
     #[arg(short = 'T', long = "test-rules")]
@@ -223,7 +228,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
     }
     netsieve_detect::dataset::set_data_dir(a.data_dir.clone());
     let files = [&a.rules[..], &a.more_rules[..]].concat();
-    let source = RuleSource::new(&files, &settings);
+    let source = RuleSource::new(&files, &settings).with_firewall(&a.firewall_rules_exclusive);
     let rules = source.load(&Edits::default(), None)?;
     for e in &rules.errors {
         eprintln!("netsieve scan: {e}");

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use netsieve_detect::{BuildOptions, RuleSet};
-use netsieve_rules::{Classifications, Loaded, ThresholdConfig, Vars, parse_rule};
+use netsieve_rules::{Action, Classifications, Loaded, ThresholdConfig, Vars, parse_rule};
 
 use super::settings::Settings;
 
@@ -19,6 +19,8 @@ use super::settings::Settings;
 #[derive(Clone)]
 pub(super) struct RuleSource {
     files: Vec<PathBuf>,
+    /// Firewall rule files (`--firewall-rules-exclusive`), read before `files`.
+    firewall: Vec<PathBuf>,
     vars: Vars,
     classification: Option<PathBuf>,
     threshold_file: Option<PathBuf>,
@@ -70,10 +72,19 @@ impl RuleSource {
     pub fn new(files: &[PathBuf], settings: &Settings) -> RuleSource {
         RuleSource {
             files: files.to_vec(),
+            firewall: Vec::new(),
             vars: settings.vars.clone(),
             classification: settings.classification.clone(),
             threshold_file: settings.threshold_file.clone(),
             build: settings.build,
+        }
+    }
+
+    /// The same, with firewall rule files read first.
+    pub fn with_firewall(self, firewall: &[PathBuf]) -> RuleSource {
+        RuleSource {
+            firewall: firewall.to_vec(),
+            ..self
         }
     }
 
@@ -91,8 +102,20 @@ impl RuleSource {
         let mut loaded = prev.map_or_else(Loaded::default, |p| {
             Loaded::knowing(p.known_texts(&classes))
         });
-        for f in &self.files {
+        // A firewall file is one named as such, or one with an `accept` rule (an action
+        // only firewall rules have): its rules go to the firewall's tables.
+        for (f, named) in self
+            .firewall
+            .iter()
+            .map(|f| (f, true))
+            .chain(self.files.iter().map(|f| (f, false)))
+        {
+            let start = loaded.rules.len();
             loaded.add_file(f, &self.vars)?;
+            let read = &mut loaded.rules[start..];
+            if named || read.iter().any(|r| r.action == Action::Accept) {
+                read.iter_mut().for_each(|r| r.firewall = true);
+            }
         }
         loaded.rules.retain(|r| !edits.removed.contains(&r.sid));
         for (_, text) in &edits.added {

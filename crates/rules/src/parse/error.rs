@@ -25,6 +25,7 @@ enum ErrorKind {
     UnknownAction(String),
     NoProtocol,
     UnknownProtocol(String),
+    UnknownHook(String),
     /// A header of neither 2 nor 7 fields: how many.
     HeaderFields(usize),
     BadAddress(String),
@@ -66,6 +67,7 @@ impl ParseError {
             ErrorKind::UnknownAction(_) => "unknown action".into(),
             ErrorKind::NoProtocol | ErrorKind::HeaderFields(_) => "bad header".into(),
             ErrorKind::UnknownProtocol(_) => "unknown protocol".into(),
+            ErrorKind::UnknownHook(_) => "unknown hook".into(),
             ErrorKind::BadAddress(_) => "bad address".into(),
             ErrorKind::BadPort(_) => "bad port".into(),
             ErrorKind::BadDirection(_) => "bad direction".into(),
@@ -89,6 +91,7 @@ impl ParseError {
             ErrorKind::UnknownAction(a) => format!("unknown action '{a}'"),
             ErrorKind::NoProtocol => "no protocol".into(),
             ErrorKind::UnknownProtocol(p) => format!("unknown protocol '{p}'"),
+            ErrorKind::UnknownHook(h) => format!("unknown hook '{h}'"),
             ErrorKind::HeaderFields(n) => {
                 format!("header needs 7 fields (action proto src sport dir dst dport), found {n}")
             }
@@ -125,8 +128,12 @@ impl ParseError {
         ParseError::new(column, ErrorKind::NoSid)
     }
 
-    pub(crate) fn unknown_action(action: &str) -> ParseError {
-        ParseError::new(1, ErrorKind::UnknownAction(action.into()))
+    pub(crate) fn unknown_action(column: usize, action: &str) -> ParseError {
+        ParseError::new(column, ErrorKind::UnknownAction(action.into()))
+    }
+
+    pub(crate) fn unknown_hook(column: usize, hook: &str) -> ParseError {
+        ParseError::new(column, ErrorKind::UnknownHook(hook.into()))
     }
 
     pub(crate) fn no_protocol(column: usize) -> ParseError {

@@ -438,15 +438,8 @@ fn finish(mut b: Builder) -> Result<Rule, ParseError> {
 fn parse_header(h: &str, vars: &Vars) -> Result<Rule, ParseError> {
     let toks = header_tokens(h);
     let col = |k: usize| toks.get(k).map(|t| t.0).unwrap_or(1);
-    let action = match toks.first().map(|t| t.1) {
-        Some("alert") => Action::Alert,
-        Some("drop") => Action::Drop,
-        Some("reject" | "rejectsrc" | "rejectdst" | "rejectboth" | "sdrop") => Action::Reject,
-        Some("pass") => Action::Pass,
-        // Suricata's `config` rules change what is logged and never alert: an alert
-        // rule that does not alert, whose `config` option says what it changes.
-        Some("config") => Action::Alert,
-        Some(a) => return Err(ParseError::unknown_action(a)),
+    let (action, scope, also_pass, also_alert) = match toks.first() {
+        Some(&(c, a)) => parse_actions(a).ok_or_else(|| ParseError::unknown_action(c, a))?,
         None => return Err(ParseError::empty_rule()),
     };
     let config_rule = toks.first().is_some_and(|t| t.1 == "config");
@@ -454,10 +447,25 @@ fn parse_header(h: &str, vars: &Vars) -> Result<Rule, ParseError> {
         .get(1)
         .map(|t| t.1.to_ascii_lowercase())
         .ok_or_else(|| ParseError::no_protocol(col(0)))?;
-    let proto =
-        Proto::by_name(&proto_s).ok_or_else(|| ParseError::unknown_protocol(col(1), &proto_s))?;
+    // `tcp:all`, `tls:client_hello_done`: the protocol and the hook it is evaluated at.
+    let (base, hook_s) = match proto_s.split_once(':') {
+        Some((b, h)) => (b, Some(h)),
+        None => (proto_s.as_str(), None),
+    };
+    let proto = Proto::by_name(base).ok_or_else(|| ParseError::unknown_protocol(col(1), base))?;
+    let hook = match hook_s {
+        Some(h) => Some(
+            Hook::parse(base, matches!(proto, Proto::App(_)), h)
+                .ok_or_else(|| ParseError::unknown_hook(col(1), &proto_s))?,
+        ),
+        None => None,
+    };
     let mut rule = Rule::new(action, proto);
     rule.noalert = config_rule;
+    rule.scope = scope;
+    rule.hook = hook;
+    rule.also_pass = also_pass;
+    rule.pass_alert = also_alert;
     // Snort 3 allows `alert http (...)`: no addresses.
     if toks.len() == 2 {
         return Ok(rule);
@@ -483,6 +491,42 @@ fn parse_header(h: &str, vars: &Vars) -> Result<Rule, ParseError> {
     rule.dst = addr(5)?;
     rule.dport = port(6)?;
     Ok(rule)
+}
+
+/// The actions a rule header starts with: the action and its scope (`drop:flow`), then
+/// a firewall rule's secondary actions (`accept:flow,pass:flow,alert`): a pass with its
+/// scope, and whether it alerts. `None` for a word that is no action.
+fn parse_actions(text: &str) -> Option<(Action, Option<Scope>, Option<Scope>, bool)> {
+    let mut parts = text.split(',');
+    let (name, scope) = split_scope(parts.next()?)?;
+    let action = match name {
+        "alert" => Action::Alert,
+        "drop" => Action::Drop,
+        "reject" | "rejectsrc" | "rejectdst" | "rejectboth" | "sdrop" => Action::Reject,
+        "pass" => Action::Pass,
+        "accept" => Action::Accept,
+        // Suricata's `config` rules change what is logged and never alert: an alert
+        // rule that does not alert, whose `config` option says what it changes.
+        "config" => Action::Alert,
+        _ => return None,
+    };
+    let (mut pass, mut alert) = (None, false);
+    for p in parts {
+        match split_scope(p)? {
+            ("alert", None) => alert = true,
+            ("pass", s) => pass = Some(s.unwrap_or(Scope::Flow)),
+            _ => return None,
+        }
+    }
+    Some((action, scope, pass, alert))
+}
+
+/// `drop:flow` -> ("drop", Some(Flow)); `None` for an unknown scope.
+fn split_scope(a: &str) -> Option<(&str, Option<Scope>)> {
+    match a.split_once(':') {
+        Some((n, s)) => Some((n, Some(Scope::by_name(s)?))),
+        None => Some((a, None)),
+    }
 }
 
 /// The header's whitespace-separated fields and their columns, bracketed lists (which
@@ -557,6 +601,10 @@ impl Rule {
             noalert: false,
             bypass: false,
             pass_alert: false,
+            scope: None,
+            hook: None,
+            also_pass: None,
+            firewall: false,
             quiet_tx: false,
             threshold: None,
             detection_filter: None,

@@ -40,6 +40,9 @@ pub(super) struct Record<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     tx_id: Option<u64>,
     alert: Rule<'a>,
+    /// A firewall rule's alert: its hook and actions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    firewall: Option<Firewall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tunnel: Option<Tunnel>,
     /// The transaction's object, under its protocol's name (`http`, `dns`, `tls`).
@@ -68,10 +71,22 @@ pub(super) struct Record<'a> {
     verdict: Option<VerdictInfo>,
 }
 
+/// Where a firewall rule alerted: its hook (none for protocols whose states have no
+/// names of their own) and its actions as written.
+#[derive(Serialize)]
+struct Firewall<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hook: Option<&'a str>,
+    policy: &'a str,
+}
+
 /// The rule that matched (EVE's `alert` object).
 #[derive(Serialize)]
 pub(super) struct Rule<'a> {
     action: &'static str,
+    /// `fw` for a firewall rule's alert.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    engine: Option<&'static str>,
     gid: u32,
     signature_id: u32,
     rev: u32,
@@ -98,6 +113,7 @@ impl<'a> Rule<'a> {
         let r = &s.rule;
         Rule {
             action: if blocked { "blocked" } else { "allowed" },
+            engine: r.firewall.then_some("fw"),
             gid: r.gid,
             signature_id: r.sid,
             rev: r.rev,
@@ -223,6 +239,10 @@ impl<'a> Record<'a> {
             alert: Rule::of(set, al.sig, al.blocked)
                 .with_target(set, al)
                 .with_context(al),
+            firewall: al.firewall.as_deref().map(|f| Firewall {
+                hook: f.hook.as_deref(),
+                policy: &f.policy,
+            }),
             tunnel: al.tunnel.as_ref().map(|t| Tunnel {
                 src_ip: ip_str(t.src),
                 src_port: t.sport,
