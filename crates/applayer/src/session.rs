@@ -34,6 +34,8 @@ pub struct Session {
     unknown: PerDir<bool>,
     /// The direction had a gap: its parser stopped.
     gap: PerDir<bool>,
+    /// The direction's bytes went to the parser: its protocol is known there.
+    parsed: PerDir<bool>,
     /// Limits for an HTTP parser.
     limits: Limits,
     /// The protocol to parse when probing finds none (DNS on TCP port 53).
@@ -159,6 +161,7 @@ impl Session {
 
     /// A datagram (DNS or SIP over UDP): one message.
     pub fn datagram(&mut self, dir: Direction, data: &[u8]) -> bool {
+        self.parsed[dir] |= self.parser.is_some();
         match &mut self.parser {
             Some(Parser::Dns(d)) => d.datagram(dir, data),
             Some(Parser::Sip(s)) => s.datagram(dir, data),
@@ -166,7 +169,14 @@ impl Session {
         }
     }
 
+    /// The protocol is known in direction `d`: bytes of it went to the parser (Suricata
+    /// detects the protocol of each direction on its own data).
+    pub fn parsed(&self, d: Direction) -> bool {
+        self.parsed[d]
+    }
+
     fn parse(&mut self, dir: Direction, data: &[u8]) -> bool {
+        self.parsed[dir] |= self.parser.is_some();
         match &mut self.parser {
             Some(Parser::Http(h)) => h
                 .feed(dir, data)

@@ -31,9 +31,9 @@ use netsieve_packet::flow::{Flow, FlowTable, Observed};
 use netsieve_packet::reassembly::{OverlapPolicy, RunView};
 use netsieve_packet::{Direction, L4, PerDir, Tunnel};
 use netsieve_rules::{
-    Absent, Action, Cmp, Cond, CsumLayer, FlagsMode, FlowOpts, FlowbitCmd, FlowintOp, GlobalKind,
-    HeaderBuffer, Hook, PacketHook, StreamSide, SuppressTrack, Threshold, ThresholdConfig,
-    ThresholdKind, Track, VlanLayer,
+    Absent, Action, AlMode, AlProto, Cmp, Cond, CsumLayer, FlagsMode, FlowOpts, FlowbitCmd,
+    FlowintOp, GlobalKind, HeaderBuffer, Hook, PacketHook, StreamSide, SuppressTrack, Threshold,
+    ThresholdConfig, ThresholdKind, Track, VlanLayer,
 };
 
 use netsieve_applayer::ftp::Mode;
@@ -155,6 +155,8 @@ pub struct FlowData {
     /// A firewall rule accepted the flow (`accept:flow`): the firewall's tables are
     /// not evaluated again.
     fw_accepted: bool,
+    /// The firewall dropped the flow (`dropped` is set too).
+    fw_dropped: bool,
     /// A rule alerted on the flow (before thresholds).
     alerted: bool,
     /// The exception policy the flow triggered (picked up midstream), if any.
@@ -225,6 +227,9 @@ impl FlowData {
     pub fn action(&self) -> Option<&'static str> {
         if self.dropped {
             Some("drop")
+        } else if self.fw_accepted {
+            // A firewall's `accept:flow` (measured: Suricata 8, ruletype-firewall-03).
+            Some("accept")
         } else if self.passed && !self.bypassed {
             // A flow a `bypass` rule bypassed names no action (measured: Suricata 8,
             // detect-bypass-udp); one the midstream policy bypassed says `pass`
@@ -359,23 +364,55 @@ pub enum DropReason {
     StreamMidstream,
     /// The flow's parser failed on the packet and the exception policy drops it.
     AppLayerError,
-    /// No firewall rule of `packet:filter` accepted the packet.
+    /// The firewall dropped it (firewall mode); threat detection never saw it.
+    Firewall(FwDrop),
+}
+
+/// Why the firewall dropped a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FwDrop {
+    /// A firewall rule of `packet:filter` or of an application state: the rule.
+    Rules(u32),
+    /// No `packet:filter` rule accepted it.
     DefaultPacketPolicy,
-    /// No firewall rule accepted a state of the packet's transaction.
+    /// No rule accepted a state of its transaction.
     DefaultAppPolicy,
+    /// A rule of `packet:pre_stream` dropped it.
+    PreStreamHook,
+    /// A rule of `packet:pre_flow` dropped it.
+    PreFlowHook,
+    /// The firewall dropped its flow on an earlier packet.
+    FlowDrop,
+}
+
+impl FwDrop {
+    /// The stats record's `firewall.drop_reason` counters, in [`FwDrop::index`] order.
+    pub const COUNTER_NAMES: [&'static str; 6] = [
+        "rules",
+        "default_packet_policy",
+        "default_app_policy",
+        "pre_stream_hook",
+        "pre_flow_hook",
+        "flow_drop",
+    ];
+
+    pub fn index(self) -> usize {
+        match self {
+            FwDrop::Rules(_) => 0,
+            FwDrop::DefaultPacketPolicy => 1,
+            FwDrop::DefaultAppPolicy => 2,
+            FwDrop::PreStreamHook => 3,
+            FwDrop::PreFlowHook => 4,
+            FwDrop::FlowDrop => 5,
+        }
+    }
 }
 
 impl DropReason {
     /// The names of the reasons, in [`DropReason::index`] order, as the stats record's
     /// `ips.drop_reason` counters name them.
-    pub const COUNTER_NAMES: [&'static str; 6] = [
-        "rules",
-        "flow_drop",
-        "stream_midstream",
-        "applayer_error",
-        "default_packet_policy",
-        "default_app_policy",
-    ];
+    pub const COUNTER_NAMES: [&'static str; 4] =
+        ["rules", "flow_drop", "stream_midstream", "applayer_error"];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -383,19 +420,34 @@ impl DropReason {
             DropReason::FlowDrop => "flow drop",
             DropReason::StreamMidstream => "stream midstream",
             DropReason::AppLayerError => "applayer error",
-            DropReason::DefaultPacketPolicy => "default packet policy",
-            DropReason::DefaultAppPolicy => "default app policy",
+            DropReason::Firewall(f) => match f {
+                FwDrop::Rules(_) => "firewall rules",
+                FwDrop::DefaultPacketPolicy => "firewall default packet policy",
+                FwDrop::DefaultAppPolicy => "firewall default app policy",
+                FwDrop::PreStreamHook => "firewall pre stream hook",
+                FwDrop::PreFlowHook => "firewall pre flow hook",
+                FwDrop::FlowDrop => "firewall flow drop",
+            },
         }
     }
 
-    pub fn index(self) -> usize {
+    /// The index of its `ips.drop_reason` counter; `None` for the firewall's (counted
+    /// under `firewall`).
+    pub fn index(self) -> Option<usize> {
         match self {
-            DropReason::Rules(_) => 0,
-            DropReason::FlowDrop => 1,
-            DropReason::StreamMidstream => 2,
-            DropReason::AppLayerError => 3,
-            DropReason::DefaultPacketPolicy => 4,
-            DropReason::DefaultAppPolicy => 5,
+            DropReason::Rules(_) => Some(0),
+            DropReason::FlowDrop => Some(1),
+            DropReason::StreamMidstream => Some(2),
+            DropReason::AppLayerError => Some(3),
+            DropReason::Firewall(_) => None,
+        }
+    }
+
+    /// The rule that dropped the packet, if a rule did.
+    pub fn rule(self) -> Option<u32> {
+        match self {
+            DropReason::Rules(s) | DropReason::Firewall(FwDrop::Rules(s)) => Some(s),
+            _ => None,
         }
     }
 }
@@ -539,7 +591,12 @@ pub struct Counts {
     /// [`DropReason::index`].
     pub ips_accepted: u64,
     pub ips_blocked: u64,
-    pub drop_reasons: [u64; 6],
+    pub drop_reasons: [u64; 4],
+    /// Firewall mode: packets the firewall accepted and dropped, the dropped by
+    /// [`FwDrop::index`] (those it accepted are counted by `ips_*` as well).
+    pub fw_accepted: u64,
+    pub fw_blocked: u64,
+    pub fw_drop_reasons: [u64; 6],
 }
 
 impl std::ops::AddAssign for Counts {
@@ -557,6 +614,9 @@ impl std::ops::AddAssign for Counts {
             ips_accepted,
             ips_blocked,
             drop_reasons,
+            fw_accepted,
+            fw_blocked,
+            fw_drop_reasons,
         } = o;
         self.packets += packets;
         self.scanned += scanned;
@@ -566,8 +626,14 @@ impl std::ops::AddAssign for Counts {
         self.alert_overflow += alert_overflow;
         self.ips_accepted += ips_accepted;
         self.ips_blocked += ips_blocked;
+        self.fw_accepted += fw_accepted;
+        self.fw_blocked += fw_blocked;
         let pairs = (self.midstream_exceptions.iter_mut()).zip(midstream_exceptions);
-        for (a, b) in pairs.chain(self.drop_reasons.iter_mut().zip(drop_reasons)) {
+        let fw = self.fw_drop_reasons.iter_mut().zip(fw_drop_reasons);
+        for (a, b) in pairs
+            .chain(self.drop_reasons.iter_mut().zip(drop_reasons))
+            .chain(fw)
+        {
             *a += b;
         }
     }
@@ -905,6 +971,8 @@ struct Pkt<'a> {
     app: Option<AppProto>,
     /// What detection made of it, for the log.
     app_name: Option<AppName>,
+    /// The protocol is known in each direction (`app-layer-protocol`'s modes).
+    app_parsed: PerDir<bool>,
     flow: Option<FlowCounts>,
     /// Application-layer events raised on what this packet brought.
     app_events: Vec<AppEvent>,
@@ -1060,24 +1128,45 @@ impl Detector {
         self.inspect_timed(p, flow.as_mut().map(|(f, o)| (&mut **f, *o)), out);
         // A flow dropped before this packet drops it; one dropped by this packet names
         // what dropped it.
-        let flow_dropped = flow.is_some_and(|(f, _)| f.user.dropped);
+        let (flow_dropped, by_fw) =
+            flow.map_or((false, false), |(f, _)| (f.user.dropped, f.user.fw_dropped));
+        let flow_drop = if by_fw {
+            DropReason::Firewall(FwDrop::FlowDrop)
+        } else {
+            DropReason::FlowDrop
+        };
         self.last_drop = match self.last_drop {
             _ if !self.opts.ips => None,
-            _ if dropped_before => Some(DropReason::FlowDrop),
+            _ if dropped_before => Some(flow_drop),
             Some(r) => Some(r),
-            None if flow_dropped => Some(DropReason::FlowDrop),
+            None if flow_dropped => Some(flow_drop),
             None => None,
         };
         if self.opts.ips {
-            match self.last_drop {
-                Some(r) => {
-                    self.counts.ips_blocked += 1;
-                    self.counts.drop_reasons[r.index()] += 1;
-                }
-                None => self.counts.ips_accepted += 1,
-            }
+            self.count_verdict();
         }
         since(t0, self.prof.as_mut().map(|p| &mut p.detect));
+    }
+
+    /// Counts the last packet's verdict: in firewall mode, the firewall's first; what it
+    /// accepted goes on to threat detection's counters.
+    fn count_verdict(&mut self) {
+        let c = &mut self.counts;
+        if self.set.firewall.on {
+            if let Some(DropReason::Firewall(f)) = self.last_drop {
+                c.fw_blocked += 1;
+                c.fw_drop_reasons[f.index()] += 1;
+                return;
+            }
+            c.fw_accepted += 1;
+        }
+        match self.last_drop.and_then(DropReason::index) {
+            Some(i) => {
+                c.ips_blocked += 1;
+                c.drop_reasons[i] += 1;
+            }
+            None => c.ips_accepted += 1,
+        }
     }
 
     /// Applies exception policy `policy` to the flow for this packet; `true` when the
@@ -1462,6 +1551,7 @@ impl Detector {
             stream_events: Vec::new(),
             app: None,
             app_name: None,
+            app_parsed: PerDir::splat(false),
             flow: None,
         };
         // IP-only rules are judged on the first packet of each direction of a flow.
@@ -1482,6 +1572,10 @@ impl Detector {
             });
             ctx.app = f.user.app.as_ref().and_then(|a| a.proto);
             ctx.app_name = f.user.app_proto();
+            if let Some(a) = &f.user.app {
+                ctx.app_parsed =
+                    PerDir::new(a.parsed(Direction::ToServer), a.parsed(Direction::ToClient));
+            }
             if pseudo.is_none() {
                 ctx.app_events.clone_from(&self.pkt_events);
                 ctx.stream_events.clone_from(&obs.events);
@@ -1904,17 +1998,16 @@ impl Detector {
         ];
         let mut decided = (FwVerdict::Next, None);
         for (rules, hook, default) in tables {
-            decided = match self.fw_packet_table(
-                set,
-                rules,
-                hook,
-                ctx,
-                first,
-                flow.as_deref_mut(),
-                out,
-            ) {
-                Some((v, si)) => (v, Some(DropReason::Rules(si))),
-                None => (default, Some(DropReason::DefaultPacketPolicy)),
+            let by_rule = |si| match hook {
+                PacketHook::PreFlow => FwDrop::PreFlowHook,
+                PacketHook::PreStream => FwDrop::PreStreamHook,
+                _ => FwDrop::Rules(si),
+            };
+            let found =
+                self.fw_packet_table(set, rules, hook, ctx, first, flow.as_deref_mut(), out);
+            decided = match found {
+                Some((v, si)) => (v, Some(by_rule(si))),
+                None => (default, Some(FwDrop::DefaultPacketPolicy)),
             };
             if decided.0 != FwVerdict::Next {
                 break;
@@ -1932,7 +2025,10 @@ impl Detector {
         if let Some(f) = flow {
             match verdict {
                 FwVerdict::AcceptFlow => f.user.fw_accepted = true,
-                FwVerdict::DropFlow => f.user.dropped = true,
+                FwVerdict::DropFlow => {
+                    f.user.dropped = true;
+                    f.user.fw_dropped = true;
+                }
                 _ => {}
             }
             f.user.alerted |= out.len() > first_new;
@@ -1941,7 +2037,7 @@ impl Detector {
             return false;
         }
         if let Some(r) = why {
-            self.last_drop.get_or_insert(r);
+            self.last_drop.get_or_insert(DropReason::Firewall(r));
         }
         for a in &mut out[first_new..] {
             a.verdict = Verdict::Drop;
@@ -2017,7 +2113,7 @@ impl Detector {
         f: &mut Flow<FlowData>,
         d: Direction,
         out: &mut Vec<Alert>,
-    ) -> (FwVerdict, Option<DropReason>) {
+    ) -> (FwVerdict, Option<FwDrop>) {
         let fw = Arc::clone(&set.firewall);
         let FlowData {
             app,
@@ -2102,8 +2198,8 @@ impl Detector {
                         TxSeen::of(tx_seen, id).fw_tx = PerDir::splat(true);
                         break;
                     }
-                    Some((v, si)) => return (v, Some(DropReason::Rules(si))),
-                    None => return (FwVerdict::DropFlow, Some(DropReason::DefaultAppPolicy)),
+                    Some((v, si)) => return (v, Some(FwDrop::Rules(si))),
+                    None => return (FwVerdict::DropFlow, Some(FwDrop::DefaultAppPolicy)),
                 }
             }
         }
@@ -3135,6 +3231,11 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
             .stream_sizes
             .is_some_and(|(cl, sv)| sides_ok(*side, *cmp, cl, sv)),
         Cond::Checksum { layer, valid } => checksum_ok(p, *layer) == Some(*valid),
+        Cond::AppLayerProtocol {
+            negated,
+            proto,
+            mode,
+        } => app_layer_protocol_ok(c, *negated, *proto, *mode),
         Cond::FlowAge(cmp) => c.flow.is_some_and(|f| {
             let age = p.ts.saturating_sub(f.start).as_secs();
             cmp_u(*cmp, age)
@@ -3164,6 +3265,51 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
 
 /// Whether `payload` holds an FTP `PORT h1,h2,h3,h4,p1,p2` command (a line of it,
 /// case-insensitive) whose address is not `src`, the sender's.
+/// `app-layer-protocol`: the protocol `mode` reads (per direction: known once that
+/// direction's bytes were parsed) is `proto`, or with `negated` a known one that is
+/// not.
+fn app_layer_protocol_ok(c: &Pkt<'_>, negated: bool, proto: AlProto, mode: AlMode) -> bool {
+    let failed = c.app_name == Some(AppName::Failed);
+    let flow_proto = || match c.app {
+        _ if failed => AlProto::Failed,
+        Some(p) => al_proto(p),
+        None => AlProto::Unknown,
+    };
+    let in_dir = |d: Direction| match c.app {
+        _ if failed => AlProto::Failed,
+        Some(p) if c.app_parsed[d] => al_proto(p),
+        _ => AlProto::Unknown,
+    };
+    let is = |seen: AlProto| match (negated, seen) {
+        (false, s) => s == proto,
+        (true, AlProto::Unknown) => false,
+        (true, s) => s != proto,
+    };
+    match mode {
+        AlMode::Direction => is(in_dir(c.dir.unwrap_or(Direction::ToServer))),
+        AlMode::ToServer => is(in_dir(Direction::ToServer)),
+        AlMode::ToClient => is(in_dir(Direction::ToClient)),
+        AlMode::Either => is(in_dir(Direction::ToServer)) || is(in_dir(Direction::ToClient)),
+        AlMode::Final | AlMode::Original => is(flow_proto()),
+    }
+}
+
+/// The `app-layer-protocol` value of protocol `p`.
+fn al_proto(p: AppProto) -> AlProto {
+    static INDEX: std::sync::OnceLock<Vec<Option<u8>>> = std::sync::OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        AppProto::ALL
+            .iter()
+            .map(|p| netsieve_rules::app_protocol_index(p.name()))
+            .collect()
+    });
+    // `ALL` lists the protocols in declaration order.
+    match index.get(p as usize).copied().flatten() {
+        Some(i) => AlProto::Named(i),
+        None => AlProto::Unknown,
+    }
+}
+
 fn ftp_bounce(payload: &[u8], src: IpAddr) -> bool {
     payload.split(|&c| c == b'\n').any(|line| {
         let line = line.trim_ascii();

@@ -26,6 +26,6 @@ pub mod ruleset;
 
 pub use engine::{
     Alert, AppPorts, Counts, DetectOptions, Detector, DropReason, ExceptionPolicy, FlowCounts,
-    FlowData, Profile, Thresholds, Verdict,
+    FlowData, FwDrop, Profile, Thresholds, Verdict,
 };
 pub use ruleset::{BuildOptions, Kept, LoadStats, Mpm, RuleSet, Sig};

@@ -1667,6 +1667,11 @@ impl RuleSet {
     }
 
     /// What loading the rules made of them.
+    /// Firewall mode: a firewall rule was loaded (see [`crate::firewall`]).
+    pub fn firewall_mode(&self) -> bool {
+        self.firewall.on
+    }
+
     pub fn stats(&self) -> &LoadStats {
         &self.stats
     }

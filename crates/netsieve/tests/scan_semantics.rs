@@ -2133,13 +2133,14 @@ accept:hook tcp:all any any <> any 80 (flow:established; sid:2;)
         )
     };
     let frames = conversation(&[(true, REQUEST), (false, RESPONSE)]);
-    // The stats record's count of dropped packets by reason.
+    // The stats record's count of packets the firewall dropped, and of those for one
+    // reason.
     let drops = |recs: &[serde_json::Value], reason: &str| {
         let stats = recs.iter().find(|r| r["event_type"] == "stats").unwrap();
-        let ips = &stats["stats"]["ips"];
+        let fw = &stats["stats"]["firewall"];
         (
-            ips["blocked"].as_u64().unwrap(),
-            ips["drop_reason"][reason].as_u64().unwrap(),
+            fw["blocked"].as_u64().unwrap(),
+            fw["drop_reason"][reason].as_u64().unwrap(),
         )
     };
     // `accept:tx` at `<request_headers` (the request's first states accepted with it)
@@ -2174,4 +2175,26 @@ accept:hook tcp:all any any <> any 80 (flow:established; sid:2;)
     let recs = eve(&frames, rules, &["--simulate-ips", "-S", td]);
     assert!(alert_packets(&recs).is_empty());
     assert_eq!(drops(&recs, "default_packet_policy"), (4, 4));
+}
+
+#[test]
+fn app_layer_protocol_is_known_per_direction() {
+    // As measured on Suricata 8 (ruletype-firewall-34: an SSH server's ACK before its
+    // banner is still `unknown`): a direction's protocol is known once its own bytes
+    // were parsed; `final` is the flow's; a negation never matches `unknown`.
+    let rules = "\
+alert tcp any any -> any any (app-layer-protocol:unknown; sid:1;)
+alert tcp any any -> any any (app-layer-protocol:http; sid:2;)
+alert tcp any any -> any any (app-layer-protocol:!tls; sid:3;)
+alert tcp any any -> any any (app-layer-protocol:http,final; sid:4;)
+alert tcp any any -> any any (app-layer-protocol:http,to_client; sid:5;)
+";
+    let frames = conversation(&[(true, REQUEST), (false, RESPONSE)]);
+    let got = alert_packets(&records(&frames, rules, &["--simulate-ips"]));
+    let of = |sid: u64| -> Vec<u64> { got.iter().filter(|a| a.0 == sid).map(|a| a.1).collect() };
+    assert_eq!(of(1), [1, 2, 3, 5]);
+    assert_eq!(of(2), [4, 6, 7]);
+    assert_eq!(of(3), [4, 6, 7]);
+    assert_eq!(of(4), [4, 5, 6, 7]);
+    assert_eq!(of(5), [6, 7]);
 }

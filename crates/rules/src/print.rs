@@ -482,6 +482,17 @@ impl Printer<'_> {
                     self.opt("stream_size", Some(&format!("{side},{op},{n}")));
                 }
                 Cond::FlowAge(c) => self.opt("flow.age", Some(c)),
+                Cond::AppLayerProtocol {
+                    negated,
+                    proto,
+                    mode,
+                } => {
+                    let not = if *negated { "!" } else { "" };
+                    self.opt(
+                        "app-layer-protocol",
+                        Some(&format!("{not}{},{mode}", proto.name())),
+                    );
+                }
                 Cond::Checksum { layer, valid } => {
                     let v = if *valid { "valid" } else { "invalid" };
                     self.opt(layer.name(), Some(&v));

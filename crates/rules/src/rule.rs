@@ -757,6 +757,76 @@ pub enum Cond {
     },
     /// `vlan.layers:cmp`: how many VLAN tags the packet carries.
     VlanLayers(Cmp),
+    /// `app-layer-protocol:[!]proto[,mode]`: the protocol detected, as `mode` reads it.
+    AppLayerProtocol {
+        negated: bool,
+        proto: AlProto,
+        mode: AlMode,
+    },
+}
+
+/// What `app-layer-protocol` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AlProto {
+    /// Not known yet (detection goes on).
+    Unknown,
+    /// Detection gave up.
+    Failed,
+    /// A protocol, by its index in the list of names rule headers may use (`http1` is `http`,
+    /// `ssl` is `tls`).
+    Named(u8),
+}
+
+impl AlProto {
+    /// The value `name` names, if any.
+    pub fn by_name(name: &str) -> Option<AlProto> {
+        let canonical = match name {
+            "http1" => "http",
+            "ssl" => "tls",
+            n => n,
+        };
+        match canonical {
+            "unknown" => Some(AlProto::Unknown),
+            "failed" => Some(AlProto::Failed),
+            n => APP_PROTOCOLS
+                .iter()
+                .position(|p| *p == n)
+                .map(|i| AlProto::Named(i as u8)),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AlProto::Unknown => "unknown",
+            AlProto::Failed => "failed",
+            AlProto::Named(i) => APP_PROTOCOLS[usize::from(i)],
+        }
+    }
+}
+
+/// The index [`AlProto::Named`] gives the application protocol named `name` (as
+/// `netsieve_applayer::AppProto::name` names it), if rules know it.
+pub fn app_protocol_index(name: &str) -> Option<u8> {
+    APP_PROTOCOLS
+        .iter()
+        .position(|p| *p == name)
+        .map(|i| i as u8)
+}
+
+named! {
+    /// Which detected protocol `app-layer-protocol` reads.
+    pub enum AlMode {
+        /// The one detected in the packet's direction (the default).
+        Direction = "direction",
+        ToServer = "to_server",
+        ToClient = "to_client",
+        /// Either direction's.
+        Either = "either",
+        /// The flow's, as chosen for parsing.
+        Final = "final",
+        /// The flow's first (before a protocol change; netsieve has none).
+        Original = "original",
+    }
 }
 
 /// Which of a packet's VLAN tags `vlan.id` tests.

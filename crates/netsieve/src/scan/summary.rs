@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use netsieve_detect::RuleSet;
 use serde_json::{Value, json};
 
-use netsieve_detect::{DropReason, ExceptionPolicy};
+use netsieve_detect::{DropReason, ExceptionPolicy, FwDrop};
 
 use super::eve::{
     Counted, DecoderCounts, FlowCounts, IpsCounts, RuleCounts, StatsRecord, Timestamp,
@@ -101,6 +101,19 @@ impl Summary<'_> {
                         .into_iter()
                         .zip(c.drop_reasons)
                         .collect(),
+                    discarded_alerts: None,
+                }
+            }),
+            firewall: (self.ips && self.set.firewall_mode()).then(|| {
+                let c = &self.pool.counts;
+                IpsCounts {
+                    accepted: c.fw_accepted,
+                    blocked: c.fw_blocked,
+                    drop_reason: FwDrop::COUNTER_NAMES
+                        .into_iter()
+                        .zip(c.fw_drop_reasons)
+                        .collect(),
+                    discarded_alerts: Some(0),
                 }
             }),
         })

@@ -1,6 +1,7 @@
 //! Flow state: `flow`, `flowbits`, `stream_size`.
 
 use super::{Builder, Opt, ParseError, parse_cmp, parse_num};
+use crate::rule::{AlMode, AlProto};
 use crate::rule::{
     Cmp, Cond, Flowbit, FlowbitCmd, Flowint, FlowintOp, FlowintVal, StreamSide, Xbit, XbitTrack,
 };
@@ -172,6 +173,32 @@ pub(super) fn flow_count(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError>
 pub(super) fn flow_age(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let cmp = parse_cmp(o.need()?).ok_or_else(|| o.bad("bad comparison"))?;
     b.rule.conds.push(Cond::FlowAge(cmp));
+    Ok(())
+}
+
+/// `app-layer-protocol:[!]<proto>[,<mode>]`; `unknown` is never negated.
+pub(super) fn app_layer_protocol(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?;
+    let (name, mode) = match v.split_once(',') {
+        Some((n, m)) => (
+            n.trim(),
+            AlMode::by_name(m.trim()).ok_or_else(|| o.bad("unknown mode"))?,
+        ),
+        None => (v.trim(), AlMode::Direction),
+    };
+    let (negated, name) = match name.strip_prefix('!') {
+        Some(n) => (true, n.trim()),
+        None => (false, name),
+    };
+    let proto = AlProto::by_name(name).ok_or_else(|| o.bad("unknown protocol"))?;
+    if negated && proto == AlProto::Unknown {
+        return Err(o.bad("unknown cannot be negated"));
+    }
+    b.rule.conds.push(Cond::AppLayerProtocol {
+        negated,
+        proto,
+        mode,
+    });
     Ok(())
 }
 

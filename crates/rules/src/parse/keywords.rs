@@ -99,6 +99,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("hostbits", Kind::Setup(flow::hostbits)),
     ("stream_size", Kind::Setup(flow::stream_size)),
     ("flow.age", Kind::Setup(flow::flow_age)),
+    ("app-layer-protocol", Kind::Setup(flow::app_layer_protocol)),
     ("flow.pkts", Kind::Setup(flow::flow_count)),
     ("flow.bytes", Kind::Setup(flow::flow_count)),
     ("flow.pkts_toserver", Kind::Setup(flow::flow_count)),
@@ -141,7 +142,6 @@ const KEYWORDS: &[(&str, Kind)] = &[
 const UNSUPPORTED: &[&str] = &[
     "ssl_state",
     "ssl_version",
-    "app-layer-protocol",
     "fragbits",
     "fragoffset",
     "window",

@@ -150,10 +150,7 @@ impl Record {
                 Direction::ToClient => "to_client",
             }),
             drop: fields,
-            sig: match reason {
-                DropReason::Rules(s) => Some(s),
-                _ => None,
-            },
+            sig: reason.rule(),
         })
     }
 

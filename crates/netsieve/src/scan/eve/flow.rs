@@ -146,7 +146,14 @@ impl Record {
                     .into_iter()
                     .collect(),
             },
-            tcp: (f.proto() == 6).then(|| Tcp::of(f.tcp_flags(), f.state())),
+            tcp: (f.proto() == 6).then(|| {
+                // A session whose FINs were both acknowledged is closed.
+                let state = match f.state() {
+                    TcpState::Closing if f.closed() && !dropped(f) => TcpState::Closed,
+                    s => s,
+                };
+                Tcp::of(f.tcp_flags(), state)
+            }),
             order: (at, false, f.first_packet(), f.id()),
             bits: f.user.flowbits().to_vec(),
         }
@@ -183,11 +190,18 @@ pub(super) fn proto_name<S: serde::Serializer>(p: &u8, s: S) -> Result<S::Ok, S:
     }
 }
 
+/// The flow was dropped (IPS): Suricata tracks none of its packets after that.
+fn dropped(f: &Flow<FlowData>) -> bool {
+    f.user.action() == Some("drop")
+}
+
 /// Suricata's `flow.state`: new until both sides spoke (for TCP, until the handshake
 /// completed), closed once a TCP session closed.
 fn flow_state(f: &Flow<FlowData>) -> &'static str {
     match f.state() {
         TcpState::Closed => "closed",
+        // Both FINs acknowledged (a dropped flow's later packets are not tracked).
+        TcpState::Closing if f.closed() && !dropped(f) => "closed",
         TcpState::Established | TcpState::Closing => "established",
         TcpState::SynSent | TcpState::SynRecv => "new",
         TcpState::None if f.proto() != 6 && f.both_sides_seen() => "established",

@@ -31,6 +31,8 @@ pub(in crate::scan) struct Counted {
     pub alert_overflow: u64,
     /// IPS mode: packets accepted, blocked, and blocked by reason.
     pub ips: Option<Ips>,
+    /// Firewall mode: what the firewall accepted and blocked, by reason.
+    pub firewall: Option<Ips>,
     /// Holes TCP streams skipped.
     pub reassembly_gaps: u64,
     /// Per application protocol (`None`: detection failed) and IP protocol: flows
@@ -52,6 +54,8 @@ struct Stats {
     detect: Detect,
     #[serde(skip_serializing_if = "Option::is_none")]
     ips: Option<Ips>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    firewall: Option<Ips>,
     #[serde(skip_serializing_if = "Option::is_none")]
     exception_policy: Option<ExceptionPolicies>,
 }
@@ -102,12 +106,18 @@ struct Tcp {
     reassembly_gap: u64,
 }
 
-/// IPS mode's verdicts: packets passed on, packets dropped, and why.
+/// IPS mode's verdicts (and the firewall's, in firewall mode): packets passed on,
+/// packets dropped, and why.
 #[derive(Serialize)]
 pub(in crate::scan) struct Ips {
     pub accepted: u64,
     pub blocked: u64,
     pub drop_reason: BTreeMap<&'static str, u64>,
+    /// The firewall's only: threat detection alerts thrown away because the firewall
+    /// dropped their packet after them. netsieve's firewall decides before threat
+    /// detection runs, so it raises none to throw away: always 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discarded_alerts: Option<u64>,
 }
 
 /// `exception_policy.tcp.midstream.<policy>`: flows that triggered each policy.
@@ -184,6 +194,7 @@ impl Record {
                     alert_queue_overflow: c.alert_overflow,
                 },
                 ips: c.ips,
+                firewall: c.firewall,
                 exception_policy: c.midstream_exceptions.map(|m| ExceptionPolicies {
                     tcp: Midstream {
                         midstream: m.into_iter().collect(),
