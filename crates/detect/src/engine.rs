@@ -32,8 +32,8 @@ use netsieve_packet::reassembly::{OverlapPolicy, RunView};
 use netsieve_packet::{Direction, L4, PerDir, Tunnel};
 use netsieve_rules::{
     Absent, Action, AlMode, AlProto, Cmp, Cond, CsumLayer, FlagsMode, FlowOpts, FlowbitCmd,
-    FlowintOp, GlobalKind, HeaderBuffer, Hook, PacketHook, StreamSide, SuppressTrack, Threshold,
-    ThresholdConfig, ThresholdKind, Track, VlanLayer,
+    FlowintOp, GlobalKind, HeaderBuffer, Hook, PacketHook, Scope, StreamSide, SuppressTrack,
+    Threshold, ThresholdConfig, ThresholdKind, Track, VlanLayer,
 };
 
 use netsieve_applayer::ftp::Mode;
@@ -597,6 +597,9 @@ pub struct Counts {
     pub fw_accepted: u64,
     pub fw_blocked: u64,
     pub fw_drop_reasons: [u64; 6],
+    /// Alerts of threat detection's packet rules thrown away because an application
+    /// state of the firewall dropped their packet.
+    pub fw_discarded_alerts: u64,
 }
 
 impl std::ops::AddAssign for Counts {
@@ -617,6 +620,7 @@ impl std::ops::AddAssign for Counts {
             fw_accepted,
             fw_blocked,
             fw_drop_reasons,
+            fw_discarded_alerts,
         } = o;
         self.packets += packets;
         self.scanned += scanned;
@@ -628,6 +632,7 @@ impl std::ops::AddAssign for Counts {
         self.ips_blocked += ips_blocked;
         self.fw_accepted += fw_accepted;
         self.fw_blocked += fw_blocked;
+        self.fw_discarded_alerts += fw_discarded_alerts;
         let pairs = (self.midstream_exceptions.iter_mut()).zip(midstream_exceptions);
         let fw = self.fw_drop_reasons.iter_mut().zip(fw_drop_reasons);
         for (a, b) in pairs
@@ -672,6 +677,9 @@ pub struct Detector {
     pkt_dns_tx: Option<u64>,
     /// What the workers share.
     shared: Shared,
+    /// The secondary `pass` of the firewall rules that accepted the packet being
+    /// inspected, if one had it.
+    fw_pass: Option<Scope>,
 }
 
 /// State every worker shares: bits kept on hosts (`xbits`), and flows announced by
@@ -993,6 +1001,7 @@ impl Detector {
             cx: Ctx::default(),
             counts: Counts::default(),
             last_drop: None,
+            fw_pass: None,
             pkt_app_error: false,
             logs: Vec::new(),
             pkt_events: Vec::new(),
@@ -1592,25 +1601,25 @@ impl Detector {
             ctx.stream_sizes = Some((c, s));
         }
 
-        // Firewall mode: the firewall's tables come first; what they drop goes no
-        // further.
-        if packet
-            && pseudo.is_none()
-            && set.firewall.on
-            && self.run_firewall(
-                &set,
-                &ctx,
-                ip_only,
-                flow.as_mut().map(|(f, _)| &mut **f),
-                out,
-            )
-        {
-            // The stream bytes it brought are never inspected, not even at the flow's end.
-            if let (Some((f, _)), Some((d, range))) = (flow.as_mut(), &stream) {
-                f.user.fed[*d] = f.user.fed[*d].max(range.end);
+        // Firewall mode: the firewall's packet tables come first; what they drop goes
+        // no further. Its application states come after the packet rules.
+        let mut fw_app = false;
+        if packet && pseudo.is_none() && set.firewall.on {
+            let f = flow.as_mut().map(|(f, _)| &mut **f);
+            match self.fw_packet(&set, &ctx, ip_only, f, out) {
+                FwOutcome::Accepted => {}
+                FwOutcome::Pending => fw_app = true,
+                // Threat detection is skipped, and so are the stream bytes the packet
+                // brought, even at the flow's end.
+                FwOutcome::Dropped | FwOutcome::Passed => {
+                    if let (Some((f, _)), Some((d, range))) = (flow.as_mut(), &stream) {
+                        f.user.fed[*d] = f.user.fed[*d].max(range.end);
+                    }
+                    return;
+                }
             }
-            return;
         }
+        let td_from = out.len();
 
         // Packet candidates.
         let t_pf = self.prof.is_some().then(std::time::Instant::now);
@@ -1932,12 +1941,23 @@ impl Detector {
                     }
                 }
             }
-            self.run_tx(&ctx, f, obs.dir, pseudo, packet_dropped, out);
+            let fw = match fw_app && !packet_dropped {
+                true => self.fw_app(&set, &ctx, f, td_from, out),
+                false => FwOutcome::Accepted,
+            };
+            packet_dropped |= matches!(fw, FwOutcome::Dropped);
+            if matches!(fw, FwOutcome::Accepted) {
+                self.run_tx(&ctx, f, obs.dir, pseudo, packet_dropped, out);
+            }
             unordered |= out.len() > n;
         }
         if unordered {
             // Alerts of a packet come in rule order, whichever engine raised them.
             set.sort_alerts(&mut out[first_new..], |a| a.sig);
+        }
+        // The firewall's alerts come first: its rules are loaded, and judged, first.
+        if set.firewall.on {
+            out[first_new..].sort_by_key(|a| a.firewall.is_none());
         }
         // Suricata's `packet-alert-max`: a packet keeps its first alerts in rule order.
         if out.len() - first_new > self.opts.alert_max {
@@ -1971,21 +1991,24 @@ impl Detector {
         }
     }
 
-    /// The firewall's tables for the packet of `ctx` (see [`crate::firewall`]): `true`
-    /// when they drop it. `first`: the first packet of its direction of its flow.
-    fn run_firewall(
+    /// The firewall's packet tables for the packet of `ctx` (see [`crate::firewall`]);
+    /// `Pending` when they accepted it on to its application states, which are judged
+    /// after threat detection's packet rules ([`Detector::fw_app`]). `first`: the first
+    /// packet of its direction of its flow.
+    fn fw_packet(
         &mut self,
         set: &RuleSet,
         ctx: &Pkt<'_>,
         first: bool,
         mut flow: Option<&mut Flow<FlowData>>,
         out: &mut Vec<Alert>,
-    ) -> bool {
+    ) -> FwOutcome {
         if flow.as_ref().is_some_and(|f| f.user.fw_accepted) {
-            return false;
+            return FwOutcome::Accepted;
         }
         let fw = Arc::clone(&set.firewall);
         let first_new = out.len();
+        self.fw_pass = None;
         let tcp = matches!(ctx.p.l4, L4::Tcp(_));
         let tables: [(&[u32], PacketHook, FwVerdict); 3] = [
             (&fw.pre_flow, PacketHook::PreFlow, FwVerdict::Next),
@@ -2013,16 +2036,53 @@ impl Detector {
                 break;
             }
         }
-        // Accepted to the next table: the states the packet's transactions passed.
-        if decided.0 == FwVerdict::Next
-            && let Some(f) = flow.as_deref_mut()
-            && (!ctx.p.payload().is_empty() || fin(ctx.p))
-            && let Some(d) = ctx.dir
-        {
-            decided = self.fw_app_tables(set, ctx, f, d, out);
+        // Accepted on: the states the packet's transactions passed come next, unless it
+        // brought its flow's parser nothing.
+        let app_update = (!ctx.p.payload().is_empty() || fin(ctx.p))
+            && flow.as_ref().is_some_and(|f| f.user.app.is_some());
+        if decided.0 == FwVerdict::Next && app_update && self.fw_pass.is_none() {
+            if let Some(f) = flow {
+                f.user.alerted |= out.len() > first_new;
+            }
+            return FwOutcome::Pending;
         }
+        self.fw_conclude(decided, flow, first_new, out)
+    }
+
+    /// The firewall's application states for the packet of `ctx` (its packet tables
+    /// accepted it on), after threat detection's packet rules: alerts from `td_from` on
+    /// are theirs, thrown away (and counted) when a state drops the packet.
+    fn fw_app(
+        &mut self,
+        set: &RuleSet,
+        ctx: &Pkt<'_>,
+        f: &mut Flow<FlowData>,
+        td_from: usize,
+        out: &mut Vec<Alert>,
+    ) -> FwOutcome {
+        let app_from = out.len();
+        let decided = match ctx.dir {
+            Some(d) => self.fw_app_tables(set, ctx, f, d, out),
+            None => (FwVerdict::Next, None),
+        };
+        if decided.0.drops() {
+            self.counts.fw_discarded_alerts += (app_from - td_from) as u64;
+            out.drain(td_from..app_from);
+        }
+        self.fw_conclude(decided, Some(f), td_from, out)
+    }
+
+    /// Applies what the firewall decided (`decided`: the verdict, and why it drops) to
+    /// the packet and its flow; its alerts are `out[first_new..]`.
+    fn fw_conclude(
+        &mut self,
+        decided: (FwVerdict, Option<FwDrop>),
+        mut flow: Option<&mut Flow<FlowData>>,
+        first_new: usize,
+        out: &mut [Alert],
+    ) -> FwOutcome {
         let (verdict, why) = decided;
-        if let Some(f) = flow {
+        if let Some(f) = flow.as_deref_mut() {
             match verdict {
                 FwVerdict::AcceptFlow => f.user.fw_accepted = true,
                 FwVerdict::DropFlow => {
@@ -2033,16 +2093,29 @@ impl Detector {
             }
             f.user.alerted |= out.len() > first_new;
         }
-        if !verdict.drops() {
-            return false;
+        if verdict.drops() {
+            if let Some(r) = why {
+                self.last_drop.get_or_insert(DropReason::Firewall(r));
+            }
+            for a in &mut out[first_new..] {
+                a.verdict = Verdict::Drop;
+            }
+            return FwOutcome::Dropped;
         }
-        if let Some(r) = why {
-            self.last_drop.get_or_insert(DropReason::Firewall(r));
+        // An accepting rule's secondary `pass`: threat detection skips this packet, or
+        // with `pass:flow` the rest of the flow.
+        let Some(scope) = self.fw_pass.take() else {
+            return FwOutcome::Accepted;
+        };
+        if scope == Scope::Flow
+            && let Some(f) = flow
+        {
+            f.user.passed = true;
         }
         for a in &mut out[first_new..] {
-            a.verdict = Verdict::Drop;
+            a.verdict = Verdict::Pass;
         }
-        true
+        FwOutcome::Passed
     }
 
     /// The first rule of a packet-layer table that matches the packet, with its
@@ -2089,6 +2162,9 @@ impl Detector {
             }
             self.apply_xbits(s, ctx);
             let v = FwVerdict::of(s.rule.action, s.rule.scope);
+            if !v.drops() && s.rule.also_pass.is_some() {
+                self.fw_pass = s.rule.also_pass;
+            }
             if s.rule.pass_alert && !s.rule.noalert {
                 out.push(Alert {
                     firewall: Some(Box::new(FwInfo::new(
@@ -2178,6 +2254,9 @@ impl Detector {
                         self.apply_xbits(s, ctx);
                     }
                     let v = FwVerdict::of(s.rule.action, s.rule.scope);
+                    if !v.drops() && s.rule.also_pass.is_some() {
+                        self.fw_pass = s.rule.also_pass;
+                    }
                     if !known && s.rule.pass_alert && !s.rule.noalert {
                         let hook = firewall::app_hook_name(proto, d, st);
                         out.push(Alert {
@@ -2682,6 +2761,18 @@ fn tx_rule_ok(
         && s.hdr_lists
             .iter()
             .all(|(h, l)| header(p, *h).is_some_and(|b| matches(l, b, cx)))
+}
+
+/// What the firewall made of a packet, for threat detection.
+enum FwOutcome {
+    /// On to threat detection.
+    Accepted,
+    /// Dropped: threat detection never sees it.
+    Dropped,
+    /// Accepted by a rule with a secondary `pass`: threat detection skips it.
+    Passed,
+    /// Accepted on to the application states, judged after the packet rules.
+    Pending,
 }
 
 /// Where transactions' records are logged.

@@ -2162,7 +2162,7 @@ accept:hook tcp:all any any <> any 80 (flow:established; sid:2;)
     assert_eq!(fw_alert["firewall"]["hook"], "http:request_headers");
     assert_eq!(fw_alert["firewall"]["policy"], "accept:tx,alert");
     // `accept:hook` leaves the request's body state without an accept: the flow is
-    // dropped from the request on, and the TD rule never sees it.
+    // dropped from the request on, and the TD rule's alert is lost with it.
     let rules = fw(
         "accept:hook http1:<request_headers any any -> any any (http.uri; content:\"/b\"; alert; sid:3;)",
     );
@@ -2170,6 +2170,10 @@ accept:hook tcp:all any any <> any 80 (flow:established; sid:2;)
     assert_eq!(alert_packets(&recs), [(1, 1), (1, 2), (1, 3), (3, 4)]);
     assert_eq!(drops(&recs, "default_app_policy"), (4, 1));
     assert_eq!(drops(&recs, "flow_drop"), (4, 3));
+    // The TD rule matched the request's packet before its states were judged: its
+    // alert was thrown away with the packet.
+    let stats = recs.iter().find(|r| r["event_type"] == "stats").unwrap();
+    assert_eq!(stats["stats"]["firewall"]["discarded_alerts"], 1);
     // No packet:filter rule accepts established packets: each is dropped on its own.
     let rules = "accept:packet tcp:all any any <> any 80 (flow:not_established; sid:1;)\n";
     let recs = eve(&frames, rules, &["--simulate-ips", "-S", td]);

@@ -113,7 +113,7 @@ impl Summary<'_> {
                         .into_iter()
                         .zip(c.fw_drop_reasons)
                         .collect(),
-                    discarded_alerts: Some(0),
+                    discarded_alerts: Some(c.fw_discarded_alerts),
                 }
             }),
         })

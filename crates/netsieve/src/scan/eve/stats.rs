@@ -113,9 +113,8 @@ pub(in crate::scan) struct Ips {
     pub accepted: u64,
     pub blocked: u64,
     pub drop_reason: BTreeMap<&'static str, u64>,
-    /// The firewall's only: threat detection alerts thrown away because the firewall
-    /// dropped their packet after them. netsieve's firewall decides before threat
-    /// detection runs, so it raises none to throw away: always 0.
+    /// The firewall's only: threat detection alerts thrown away because an application
+    /// state of the firewall dropped their packet after the packet rules raised them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub discarded_alerts: Option<u64>,
 }
