@@ -1,6 +1,8 @@
 //! Frames from an attacker, through everything a packet meets in `netsieve scan`:
 //! decoding on every link type, tunnels, defragmentation, the flow table and TCP
-//! reassembly, and detection with rules that use stream, flow, byte and pcre keywords.
+//! reassembly, and detection with rules that use stream, flow, byte and pcre keywords
+//! (half the inputs with firewall rules in front of them, at packet and application
+//! hooks).
 //! Input: one byte picks the link type, then frames as (2-byte length, bytes).
 #![no_main]
 
@@ -30,21 +32,45 @@ alert dns any any -> any any (dns.query; dotprefix; content:".com"; endswith; si
 alert tls any any -> any any (tls.sni; content:"a"; ja3.hash; bsize:32; sid:13;)
 alert tls any any -> any any (tls.cert_subject; content:"CN="; tls.certs; isdataat:10; sid:14;)"#;
 
-fn set() -> Arc<RuleSet> {
-    static SET: OnceLock<Arc<RuleSet>> = OnceLock::new();
-    SET.get_or_init(|| {
-        let vars = Vars::default();
-        let rules = RULES
-            .lines()
-            .map(|l| parse_rule(l, &vars).unwrap())
-            .collect();
-        Arc::new(RuleSet::build(
-            rules,
-            &Classifications::bundled(),
-            BuildOptions::default(),
-        ))
-    })
-    .clone()
+/// Suricata 8 firewall rules: packet tables, application states, `<state`, secondary
+/// actions, flowbits between the two.
+const FIREWALL: &str = r#"drop:packet tcp:pre_flow any any -> any 7 (sid:101;)
+drop:packet tcp:pre_stream any any -> any 8 (tcp.flags:S; alert; sid:102;)
+accept:flow icmp:flow_start any any -> any any (itype:8; alert; sid:103;)
+accept:packet tcp:all any any <> any any (flow:not_established; sid:104;)
+accept:hook tcp:all any any <> any any (flow:established; flowbits:set,fw; sid:105;)
+accept:hook udp:all any any <> any 53 (sid:106;)
+accept:tx http1:<request_headers any any -> any any (http.uri; content:"/a"; alert; sid:107;)
+accept:hook http1:request_body any any -> any any (sid:108;)
+accept:flow,pass:flow,alert tls:<client_hello_done any any -> any any (tls.sni; content:"a"; sid:109;)
+drop:flow,alert tls:server_hello any any -> any any (sid:110;)
+accept:hook dns:request_started any any -> any any (flowbits:isset,fw; sid:111;)
+accept:tx dns:request_complete any any -> any any (dns.query; content:"a"; sid:112;)
+accept:hook ssh:<request_banner_done any any -> any any (ssh.software; content:"x"; alert; sid:113;)"#;
+
+fn set(firewall: bool) -> Arc<RuleSet> {
+    static SETS: [OnceLock<Arc<RuleSet>>; 2] = [OnceLock::new(), OnceLock::new()];
+    SETS[usize::from(firewall)]
+        .get_or_init(|| {
+            let vars = Vars::default();
+            let mut rules: Vec<_> = RULES
+                .lines()
+                .map(|l| parse_rule(l, &vars).unwrap())
+                .collect();
+            if firewall {
+                for l in FIREWALL.lines() {
+                    let mut r = parse_rule(l, &vars).unwrap();
+                    r.firewall = true;
+                    rules.push(r);
+                }
+            }
+            Arc::new(RuleSet::build(
+                rules,
+                &Classifications::bundled(),
+                BuildOptions::default(),
+            ))
+        })
+        .clone()
 }
 
 const LINKTYPES: [u32; 9] = [1, 101, 113, 276, 0, 108, 9, 12, 228];
@@ -67,7 +93,7 @@ fuzz_target!(|data: &[u8]| {
         ..FlowConfig::default()
     });
     let mut det = Detector::new(
-        set(),
+        set(lt & 0x08 != 0),
         DetectOptions {
             ips: lt & 0x20 != 0,
             inline: lt & 0x20 != 0,
