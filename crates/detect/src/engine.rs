@@ -1798,7 +1798,9 @@ impl Detector {
             let (si, pkt_cand, stream_cand) = next;
             let s = &set.sigs[si as usize];
             let pkt_cand = pkt_cand && packet && !(payload_off && s.payload_rule);
-            if (s.ip_only && !ip_only) || set.is_removed(si) || !header_ok(s, &ctx) {
+            // IP-only and `flow_start` rules: the first packet of each direction only.
+            let first_only = s.ip_only || s.rule.hook == Some(Hook::Packet(PacketHook::FlowStart));
+            if (first_only && !ip_only) || set.is_removed(si) || !header_ok(s, &ctx) {
                 continue;
             }
             let fd = flow.as_mut().map(|(f, _)| &mut f.user);
