@@ -21,6 +21,7 @@
 //!
 //! A gap in a stream splits it into runs; a pattern never matches across a gap.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
@@ -1798,9 +1799,7 @@ impl Detector {
             let (si, pkt_cand, stream_cand) = next;
             let s = &set.sigs[si as usize];
             let pkt_cand = pkt_cand && packet && !(payload_off && s.payload_rule);
-            // IP-only and `flow_start` rules: the first packet of each direction only.
-            let first_only = s.ip_only || s.rule.hook == Some(Hook::Packet(PacketHook::FlowStart));
-            if (first_only && !ip_only) || set.is_removed(si) || !header_ok(s, &ctx) {
+            if (s.first_packets && !ip_only) || set.is_removed(si) || !header_ok(s, &ctx) {
                 continue;
             }
             let fd = flow.as_mut().map(|(f, _)| &mut f.user);
@@ -2040,8 +2039,10 @@ impl Detector {
         }
         // Accepted on: the states the packet's transactions passed come next, unless it
         // brought its flow's parser nothing.
-        let app_update = (!ctx.p.payload().is_empty() || fin(ctx.p))
-            && flow.as_ref().is_some_and(|f| f.user.app.is_some());
+        let app_update = flow.as_ref().is_some_and(|f| {
+            f.user.app.is_some()
+                && (!ctx.p.payload().is_empty() || ctx.dir.is_some_and(|d| fw_states_moved(f, d)))
+        });
         if decided.0 == FwVerdict::Next && app_update && self.fw_pass.is_none() {
             if let Some(f) = flow {
                 f.user.alerted |= out.len() > first_new;
@@ -2245,7 +2246,8 @@ impl Detector {
                         self.counts.evaluated += 1;
                         self.cx.context.clear();
                         let lists = s.tx.as_ref().map_or(&[][..], |t| &t.lists[..]);
-                        if !tx_rule_ok(s, lists, tx, d, ctx.p, &mut self.cx) {
+                        let mut bufs = Vec::new();
+                        if !tx_rule_ok(s, lists, tx, d, ctx.p, (&mut bufs, &mut self.cx)) {
                             continue;
                         }
                         if !lists.is_empty() {
@@ -2650,7 +2652,7 @@ impl Detector {
                 }
                 self.counts.evaluated += 1;
                 self.cx.context.clear();
-                if !tx_rule_ok(s, &t.lists, tx, d, ctx.p, &mut self.cx) {
+                if !tx_rule_ok(s, &t.lists, tx, d, ctx.p, (&mut bufs, &mut self.cx)) {
                     continue;
                 }
                 apply_flowbits(s, bits);
@@ -2726,27 +2728,32 @@ impl Detector {
     }
 }
 
-/// A TCP packet with FIN: its direction's end, an update of its transactions.
-fn fin(p: &Packet) -> bool {
-    matches!(p.l4, L4::Tcp(t) if t.flags & tcp::FIN != 0)
+/// Some transaction of `f` passed a state in direction `d` since the firewall judged
+/// its states there (a side closed by the other side's packet).
+fn fw_states_moved(f: &Flow<FlowData>, d: Direction) -> bool {
+    let parser = f.user.app.as_ref().and_then(|a| a.parser.as_ref());
+    txs(parser).any(|tx| {
+        let seen = f.user.tx_seen.iter().find(|s| s.id == tx.id());
+        let last = seen.and_then(|s| s.fw_from[d]);
+        firewall::progress(&tx, d).is_some_and(|p| last.is_none_or(|l| p > l))
+    })
 }
 
 /// Whether rule `s` (its transaction lists `lists`) matches transaction `tx` in
 /// direction `d` on packet `p`: each buffer list over the transaction, then a mixed
 /// rule's payload lists over the packet's payload and its header lists (`ip.src`) over
 /// its headers.
-fn tx_rule_ok(
+fn tx_rule_ok<'a>(
     s: &Sig,
     lists: &[TxList],
-    tx: TxRef<'_>,
+    tx: TxRef<'a>,
     d: Direction,
     p: &Packet,
-    cx: &mut Ctx,
+    (bufs, cx): (&mut Vec<Cow<'a, [u8]>>, &mut Ctx),
 ) -> bool {
-    let mut bufs = Vec::new();
     for l in lists {
         bufs.clear();
-        fill(l.buf.buffer(), tx, d, &mut bufs);
+        fill(l.buf.buffer(), tx, d, bufs);
         let ok = match l.absent {
             Absent::Only => bufs.is_empty(),
             Absent::OrElse if bufs.is_empty() => true,

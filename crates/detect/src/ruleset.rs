@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use netsieve_rules::{
     Action, AddrExpr, AppBuffer, AppNeed, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd,
-    FlowintOp, FlowintVal, HeaderBuffer, Match, Proto, Rule, Transform,
+    FlowintOp, FlowintVal, HeaderBuffer, Match, PacketHook, Proto, Rule, Transform,
 };
 
 use netsieve_applayer::AppProto;
@@ -673,6 +673,9 @@ pub struct Sig {
     /// flowbit tests): checked on the first packet of each direction of a flow only, as
     /// Suricata's IP-only engine does.
     pub ip_only: bool,
+    /// Judged on the first packet of each direction of a flow only: IP-only rules and
+    /// rules at the `flow_start` hook.
+    pub first_packets: bool,
     /// No payload or packet keywords (IP-only or "like IP-only"): a pass or drop
     /// decides the whole flow. Other rules' pass and drop act on the packet, unless they
     /// matched on the stream.
@@ -1073,12 +1076,15 @@ impl<'a> Linker<'a> {
             && rule.flow == FlowOpts::default()
             && rule.sport.is_any()
             && rule.dport.is_any();
+        let first_packets =
+            ip_only || rule.hook == Some(netsieve_rules::Hook::Packet(PacketHook::FlowStart));
         Sig {
             app,
             tx,
             fast,
             tx_fast,
             ip_only,
+            first_packets,
             flow_action,
             // The address lists as parsed are dropped once compiled.
             src: self
