@@ -3150,6 +3150,9 @@ fn header_ok(s: &Sig, c: &Pkt<'_>) -> bool {
         return false;
     }
     r.conds.iter().all(|cond| cond_ok(cond, c))
+        && s.ipreps
+            .iter()
+            .all(|&(side, cat, cmp)| crate::iprep::matches(side, cat, cmp, c.src, c.dst))
 }
 
 /// The bytes of header `h` of packet `p`, options (IPv6: extension headers) included,
@@ -3336,6 +3339,8 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
             proto,
             mode,
         } => app_layer_protocol_ok(c, *negated, *proto, *mode),
+        // Judged with the categories resolved (`Sig::ipreps`, in `header_ok`).
+        Cond::IpRep { .. } => true,
         Cond::FlowAge(cmp) => c.flow.is_some_and(|f| {
             let age = p.ts.saturating_sub(f.start).as_secs();
             cmp_u(*cmp, age)

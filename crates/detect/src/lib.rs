@@ -19,6 +19,7 @@ pub mod eval;
 pub mod expect;
 pub mod firewall;
 pub mod hostbits;
+pub mod iprep;
 pub mod log;
 pub mod pcre;
 pub mod portgroup;

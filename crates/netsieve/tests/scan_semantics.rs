@@ -2202,3 +2202,31 @@ alert tcp any any -> any any (app-layer-protocol:http,to_client; sid:5;)
     assert_eq!(of(4), [4, 5, 6, 7]);
     assert_eq!(of(5), [6, 7]);
 }
+
+#[test]
+fn iprep_reads_the_reputation_of_either_side() {
+    // reputation-categories-file and reputation-files, as bug-8333-iprep sets them; a
+    // host without a score in the category never matches, whatever the comparison.
+    let dir = tempfile::tempdir().unwrap();
+    let cats = dir.path().join("categories.txt");
+    let list = dir.path().join("rep.list");
+    std::fs::write(&cats, "1,bad,Known bad\n2,cdn,Content networks\nnonsense\n").unwrap();
+    let server = SERVER.map(|b| b.to_string()).join(".");
+    std::fs::write(&list, format!("{server},1,90\n10.0.0.0/8,2,5\nbad line\n")).unwrap();
+    let rules = "\
+alert tcp any any -> any any (iprep:dst,bad,>,50; flow:to_server; sid:1;)
+alert tcp any any -> any any (iprep:src,bad,<,100; sid:2;)
+alert tcp any any -> any any (iprep:any,bad,=,90; flow:to_client; sid:3;)
+alert tcp any any -> any any (iprep:both,bad,>,0; sid:4;)
+alert tcp any any -> any any (iprep:any,nosuch,>,0; sid:5;)
+";
+    let set = |k: &str, p: &std::path::Path| format!("{k}={}", p.display());
+    let (c, l) = (
+        set("reputation-categories-file", &cats),
+        set("reputation-files.0", &list),
+    );
+    let frames = three_packets(b"answer");
+    let got = alerts(&frames, rules, &["--set", &c, "--set", &l]);
+    // The server's packet (2) has the scored host as its source.
+    assert_eq!(got, [(1, 1), (2, 2), (3, 2), (1, 3)]);
+}

@@ -45,6 +45,20 @@ impl Display for Rule {
     }
 }
 
+/// A comparison written as an operator apart from its number (`stream_size`, `iprep`).
+fn side_op(cmp: Cmp) -> (&'static str, i64) {
+    match cmp {
+        Cmp::Lt(n) => ("<", n),
+        Cmp::Gt(n) => (">", n),
+        Cmp::Eq(n) => ("=", n),
+        Cmp::Ne(n) => ("!=", n),
+        Cmp::Le(n) => ("<=", n),
+        Cmp::Ge(n) => (">=", n),
+        // The parser makes no range or mask here.
+        Cmp::Between(n, _) | Cmp::Range(n, _) | Cmp::Mask(n, _) => ("=", n),
+    }
+}
+
 /// Builds the options of one rule, following the parser's state as it goes.
 struct Printer<'a> {
     rule: &'a Rule,
@@ -469,19 +483,18 @@ impl Printer<'_> {
                 Cond::SameIp => self.opt("sameip", None),
                 Cond::FtpBounce => self.opt("ftpbounce", None),
                 Cond::StreamSize { side, cmp } => {
-                    let (op, n) = match *cmp {
-                        Cmp::Lt(n) => ("<", n),
-                        Cmp::Gt(n) => (">", n),
-                        Cmp::Eq(n) => ("=", n),
-                        Cmp::Ne(n) => ("!=", n),
-                        Cmp::Le(n) => ("<=", n),
-                        Cmp::Ge(n) => (">=", n),
-                        // The parser makes no range here.
-                        Cmp::Between(n, _) | Cmp::Range(n, _) | Cmp::Mask(n, _) => ("=", n),
-                    };
+                    let (op, n) = side_op(*cmp);
                     self.opt("stream_size", Some(&format!("{side},{op},{n}")));
                 }
                 Cond::FlowAge(c) => self.opt("flow.age", Some(c)),
+                Cond::IpRep {
+                    side,
+                    category,
+                    cmp,
+                } => {
+                    let (op, n) = side_op(*cmp);
+                    self.opt("iprep", Some(&format!("{side},{category},{op},{n}")));
+                }
                 Cond::AppLayerProtocol {
                     negated,
                     proto,

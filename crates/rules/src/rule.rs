@@ -757,12 +757,29 @@ pub enum Cond {
     },
     /// `vlan.layers:cmp`: how many VLAN tags the packet carries.
     VlanLayers(Cmp),
+    /// `iprep:side,category,op,value`: the reputation score of the side's address in a
+    /// category (by its short name, resolved against the process's reputation at load).
+    IpRep {
+        side: IpRepSide,
+        category: String,
+        cmp: Cmp,
+    },
     /// `app-layer-protocol:[!]proto[,mode]`: the protocol detected, as `mode` reads it.
     AppLayerProtocol {
         negated: bool,
         proto: AlProto,
         mode: AlMode,
     },
+}
+
+named! {
+    /// Whose address `iprep` looks up.
+    pub enum IpRepSide {
+        Any = "any",
+        Src = "src",
+        Dst = "dst",
+        Both = "both",
+    }
 }
 
 /// What `app-layer-protocol` names.

@@ -128,6 +128,9 @@ fn forms_read_back() {
         r#"alert tcp any any -> any any (content:"a"; asn1:bitstring_overflow, double_overflow, oversize_length 100, relative_offset -1; asn1:oversize_length 5, absolute_offset 2; sid:19;)"#,
         r#"alert http any any -> any any (http.host; to_sha256; dataset:isset,h,type sha256,load a.lst,format json,context_key c,value_key v.x,array_key arr,remove_key; ip.src; datarep:r,>=,5,type ip,load r.csv; ip.dst; dataset:set,s,type string,save s.csv; sid:20;)"#,
         r#"alert http any any -> any any (http.referer; absent; http.user_agent; absent: or_else; content:!"x"; flow.pkts:toserver,>3; flow.bytes_toclient:<=100; flow.pkts:either,10; flow.age:>20; tcpv4-csum:invalid; udpv6-csum:valid; sid:21;)"#,
+        r#"alert tcp any any -> any any (iprep:src,bad,>,10; iprep:both,cnc,!=,0; app-layer-protocol:!http,final; app-layer-protocol:unknown; app-layer-protocol:tls,to_client; sid:22;)"#,
+        r#"accept:flow,pass:packet,alert tls:<client_hello_done any any -> any any (tls.sni; content:"a"; sid:23;)"#,
+        r#"drop:packet tcp:pre_stream any any -> any 443 (flow:to_server; tcp.flags:S; sid:24;)"#,
         r#"alert http any any -> any any (filemd5:list.md5; filesha256:!bad.lst; filesha1:s1.lst; sid:22;)"#,
         r#"alert tcp any any -> any any (flowint:a,notset; flowint:a,+,1; flowint:b,>=,a; flowint:c,=,7; hostbits:set,h,dst,expire 9; xbits:toggle,p,track ip_pair; sid:17;)"#,
     ];

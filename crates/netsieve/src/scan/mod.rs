@@ -227,6 +227,18 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         settings.build.mpm = Mpm::Ac;
     }
     netsieve_detect::dataset::set_data_dir(a.data_dir.clone());
+    // IP reputation, before the rules that name its categories.
+    if let Some(cats) = &settings.reputation_categories {
+        let dir = settings.reputation_dir.clone().unwrap_or_default();
+        let files: Vec<PathBuf> = settings
+            .reputation_files
+            .iter()
+            .map(|f| dir.join(f))
+            .collect();
+        for e in netsieve_detect::iprep::load(cats, &files)? {
+            eprintln!("netsieve scan: reputation entry skipped: {e}");
+        }
+    }
     let files = [&a.rules[..], &a.more_rules[..]].concat();
     let source = RuleSource::new(&files, &settings).with_firewall(&a.firewall_rules_exclusive);
     let rules = source.load(&Edits::default(), None)?;

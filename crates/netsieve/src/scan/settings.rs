@@ -26,6 +26,11 @@ pub(super) struct Settings {
     pub flow: FlowConfig,
     pub classification: Option<PathBuf>,
     pub threshold_file: Option<PathBuf>,
+    /// IP reputation: `reputation-categories-file`, `reputation-files` (relative ones
+    /// under `default-reputation-path`).
+    pub reputation_categories: Option<PathBuf>,
+    pub reputation_files: Vec<PathBuf>,
+    pub reputation_dir: Option<PathBuf>,
     pub eve: EveOptions,
     pub build: BuildOptions,
     /// `exception-policy` (the master switch), `stream.midstream-policy` and
@@ -142,6 +147,9 @@ impl Default for Settings {
             flow: FlowConfig::default(),
             classification: None,
             threshold_file: None,
+            reputation_categories: None,
+            reputation_files: Vec::new(),
+            reputation_dir: None,
             eve: EveOptions::default(),
             build: BuildOptions::default(),
             exception_policy: None,
@@ -446,6 +454,20 @@ const TABLE: &[(Key, Setter)] = &[
         s.threshold_file = Some(PathBuf::from(v));
         Ok(Used::Yes)
     }),
+    (Key::Exact("reputation-categories-file"), |s, _, v| {
+        s.reputation_categories = Some(PathBuf::from(v));
+        Ok(Used::Yes)
+    }),
+    // A list: its items joined with commas (one per `--set reputation-files.N=`).
+    (Key::Exact("reputation-files"), |s, _, v| {
+        let items = v.split(',').map(str::trim).filter(|f| !f.is_empty());
+        s.reputation_files.extend(items.map(PathBuf::from));
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("default-reputation-path"), |s, _, v| {
+        s.reputation_dir = Some(PathBuf::from(v));
+        Ok(Used::Yes)
+    }),
     (Key::Exact("classification-file"), |s, _, v| {
         s.classification = Some(PathBuf::from(v));
         Ok(Used::Yes)
@@ -643,6 +665,20 @@ impl Settings {
         put("action-order", order.join(","));
         if let Some(f) = &self.threshold_file {
             put("threshold-file", f.display().to_string());
+        }
+        if let Some(f) = &self.reputation_categories {
+            put("reputation-categories-file", f.display().to_string());
+        }
+        if !self.reputation_files.is_empty() {
+            let files: Vec<String> = self
+                .reputation_files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect();
+            put("reputation-files", files.join(","));
+        }
+        if let Some(d) = &self.reputation_dir {
+            put("default-reputation-path", d.display().to_string());
         }
         if let Some(f) = &self.classification {
             put("classification-file", f.display().to_string());
@@ -863,6 +899,10 @@ mod tests {
             "threshold-file=t.config",
             "classification-file=c.config",
             "action-order=drop,pass,alert,reject",
+            "reputation-categories-file=cats.txt",
+            "reputation-files.0=a.list",
+            "reputation-files.1=b.list",
+            "default-reputation-path=/rep",
         ]
         .map(String::from)
         .into();

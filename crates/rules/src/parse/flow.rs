@@ -1,7 +1,7 @@
 //! Flow state: `flow`, `flowbits`, `stream_size`.
 
 use super::{Builder, Opt, ParseError, parse_cmp, parse_num};
-use crate::rule::{AlMode, AlProto};
+use crate::rule::{AlMode, AlProto, IpRepSide};
 use crate::rule::{
     Cmp, Cond, Flowbit, FlowbitCmd, Flowint, FlowintOp, FlowintVal, StreamSide, Xbit, XbitTrack,
 };
@@ -176,6 +176,44 @@ pub(super) fn flow_age(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     Ok(())
 }
 
+/// An operator written apart from its number (`stream_size`, `iprep`): `<`, `>`, `=`,
+/// `!=`, `<=` or `>=`.
+fn side_op(op: &str, n: i64) -> Option<Cmp> {
+    Some(match op {
+        "<" => Cmp::Lt(n),
+        ">" => Cmp::Gt(n),
+        "=" => Cmp::Eq(n),
+        "!=" => Cmp::Ne(n),
+        "<=" => Cmp::Le(n),
+        ">=" => Cmp::Ge(n),
+        _ => return None,
+    })
+}
+
+/// `iprep:<any|src|dst|both>,<category>,<op>,<value>` (op `<`, `>`, `=`, `!=`, `<=`,
+/// `>=`; value 0 to 127).
+pub(super) fn iprep(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let parts: Vec<&str> = o.need()?.split(',').map(str::trim).collect();
+    let [side, category, op, value] = parts[..] else {
+        return Err(o.bad("expected side, category, operator, value"));
+    };
+    let side =
+        IpRepSide::by_name(side).ok_or_else(|| o.bad("side must be any, src, dst or both"))?;
+    let n = parse_num(value)
+        .filter(|n| (0..=127).contains(n))
+        .ok_or_else(|| o.bad("value must be 0 to 127"))?;
+    let cmp = side_op(op, n).ok_or_else(|| o.bad("unknown operator"))?;
+    if category.is_empty() {
+        return Err(o.bad("no category"));
+    }
+    b.rule.conds.push(Cond::IpRep {
+        side,
+        category: category.to_string(),
+        cmp,
+    });
+    Ok(())
+}
+
 /// `app-layer-protocol:[!]<proto>[,<mode>]`; `unknown` is never negated.
 pub(super) fn app_layer_protocol(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let v = o.need()?;
@@ -211,15 +249,7 @@ pub(super) fn stream_size(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError
     let side = StreamSide::by_name(parts[0])
         .ok_or_else(|| o.bad("side must be server, client, both or either"))?;
     let n = parse_num(parts[2]).ok_or_else(|| o.bad("not a number"))?;
-    let cmp = match parts[1] {
-        "<" => Cmp::Lt(n),
-        ">" => Cmp::Gt(n),
-        "=" => Cmp::Eq(n),
-        "!=" => Cmp::Ne(n),
-        "<=" => Cmp::Le(n),
-        ">=" => Cmp::Ge(n),
-        _ => return Err(o.bad("unknown operator")),
-    };
+    let cmp = side_op(parts[1], n).ok_or_else(|| o.bad("unknown operator"))?;
     b.rule.conds.push(Cond::StreamSize { side, cmp });
     Ok(())
 }
