@@ -499,6 +499,8 @@ pub struct Alert {
     /// A firewall rule's alert: where it was raised and its actions (EVE's
     /// `alert.engine: fw` and `firewall` object).
     pub firewall: Option<Box<FwInfo>>,
+    /// An Ethernet frame's header: destination, source, EtherType (EVE's `ether`).
+    pub ether: Option<[u8; 14]>,
 }
 
 /// What became of a packet once all rules were judged.
@@ -2824,6 +2826,10 @@ fn alert(p: &Packet, ctx: &Pkt<'_>, sig: u32, blocked: bool, pseudo: Option<u64>
         verdict: Verdict::Alert,
         context: Vec::new(),
         firewall: None,
+        ether: match p.linktype {
+            1 => p.data.get(..14).and_then(|h| h.try_into().ok()),
+            _ => None,
+        },
     }
 }
 

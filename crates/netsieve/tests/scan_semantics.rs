@@ -2230,3 +2230,34 @@ alert tcp any any -> any any (iprep:any,nosuch,>,0; sid:5;)
     // The server's packet (2) has the scored host as its source.
     assert_eq!(got, [(1, 1), (2, 2), (3, 2), (1, 3)]);
 }
+
+#[test]
+fn alerts_name_their_capture_file_and_ethernet_header_when_asked() {
+    // outputs.eve-log.ethernet and pcap-file, as bug-7414-decoder-event-01 sets them.
+    let rules = "alert tcp any any -> any any (content:\"Hi\"; sid:1;)\n";
+    let frames = three_packets(b"answer");
+    let args = [
+        "--set",
+        "outputs.eve-log.ethernet=yes",
+        "--set",
+        "outputs.eve-log.pcap-file=yes",
+    ];
+    let recs = records(&frames, rules, &args);
+    assert_eq!(recs.len(), 2);
+    for r in &recs {
+        assert_eq!(r["ether"]["src_mac"], "00:01:02:03:04:06");
+        assert_eq!(r["ether"]["dest_mac"], "00:01:02:03:04:05");
+        assert_eq!(r["ether"]["ether_type"], 0x0800);
+        assert!(
+            r["pcap_filename"].as_str().unwrap().ends_with("in.pcap"),
+            "{r}"
+        );
+    }
+    // Neither without the settings.
+    let plain = records(&frames, rules, &[]);
+    assert!(
+        plain
+            .iter()
+            .all(|r| r.get("ether").is_none() && r.get("pcap_filename").is_none())
+    );
+}

@@ -668,6 +668,8 @@ pub(super) struct Reader {
     undecoded_links: Vec<(String, u32)>,
     /// Progress on standard error, when it is a terminal.
     progress: Option<Progress>,
+    /// The capture file of the last frame read (announced to the outputs as it changes).
+    file: String,
     pub stats: ReadStats,
 }
 
@@ -734,6 +736,7 @@ impl Reader {
             profile,
             undecoded_links: Vec::new(),
             progress: None,
+            file: String::new(),
             stats: ReadStats::default(),
         }
     }
@@ -815,6 +818,10 @@ impl Reader {
                 && !f.accepts(&frame)?
             {
                 continue;
+            }
+            if src.name() != self.file {
+                self.file = src.name().to_string();
+                out.file(self.stats.packets + 1, &self.file)?;
             }
             let dropped = self.frame(src.name(), &frame, &mut pkt, &mut inner, pool, out)?;
             // Inline and from a queue, the packet goes on unless it was dropped.

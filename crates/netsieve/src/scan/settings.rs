@@ -68,6 +68,10 @@ pub(super) struct EveOptions {
     pub payload_printable: bool,
     pub packet: bool,
     pub verdict: bool,
+    /// `outputs.eve-log.ethernet`: alerts carry the frame's Ethernet header (`ether`).
+    pub ethernet: bool,
+    /// `outputs.eve-log.pcap-file`: alerts name the capture file they come from.
+    pub pcap_file: bool,
     /// `http`, `dns`, `tls` and `fileinfo` (`files`) records.
     pub log: LogTypes,
     /// Flow records name the exception policy their flow triggered
@@ -118,6 +122,8 @@ impl Default for EveOptions {
             payload_printable: false,
             packet: false,
             verdict: false,
+            ethernet: false,
+            pcap_file: false,
             log: LogTypes {
                 http: true,
                 dns: true,
@@ -292,6 +298,14 @@ const TABLE: &[(Key, Setter)] = &[
             "enabled" => s.eve.drop = config::parse_bool(v).unwrap_or(true),
             _ => return Ok(Used::No),
         }
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("outputs.eve-log.ethernet"), |s, _, v| {
+        s.eve.ethernet = config::parse_bool(v).unwrap_or(false);
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("outputs.eve-log.pcap-file"), |s, _, v| {
+        s.eve.pcap_file = config::parse_bool(v).unwrap_or(false);
         Ok(Used::Yes)
     }),
     (Key::Prefix("outputs.eve-log.types.alert."), |s, opt, v| {
@@ -597,6 +611,8 @@ impl Settings {
         );
         put(&format!("{alert}.packet"), yes(self.eve.packet));
         put(&format!("{alert}.verdict"), yes(self.eve.verdict));
+        put("outputs.eve-log.ethernet", yes(self.eve.ethernet));
+        put("outputs.eve-log.pcap-file", yes(self.eve.pcap_file));
         put(
             &format!("{alert}.payload-buffer-size"),
             self.payload_limit.to_string(),

@@ -22,6 +22,9 @@ pub(super) trait Sink {
         Ok(())
     }
     fn flush(&mut self) -> io::Result<()>;
+    /// Packets from `first_packet` on come from capture file `name` (for sinks that
+    /// name it).
+    fn file(&mut self, _first_packet: u64, _name: &str) {}
 }
 
 /// Applies thresholds to the alerts, in packet order, and hands those admitted and the
@@ -61,6 +64,11 @@ impl Emitter {
         self.writer.put(Job::Record(Arc::clone(&self.set), rec))
     }
 
+    /// Packets from `first_packet` on come from capture file `name`.
+    pub fn file(&mut self, first_packet: u64, name: &str) -> Result<(), String> {
+        self.writer.put(Job::File(first_packet, name.into()))
+    }
+
     pub fn reload(&mut self, set: Arc<RuleSet>, config: Option<&ThresholdConfig>) {
         self.thresholds.rebase(&self.set, &set, config);
         self.set = set;
@@ -94,6 +102,8 @@ impl Emitter {
 enum Job {
     Alert(Arc<RuleSet>, Alert),
     Record(Arc<RuleSet>, Record),
+    /// Packets from this number on come from this capture file.
+    File(u64, Arc<str>),
     /// Write out what the sinks hold and answer how that went.
     Flush(mpsc::SyncSender<Result<(), String>>),
 }
@@ -136,6 +146,10 @@ impl Writer {
         match job {
             Job::Alert(set, al) => each(sinks, &|s| s.alert(&set, &al)),
             Job::Record(set, rec) => each(sinks, &|s| s.record(&set, &rec)),
+            Job::File(first, name) => {
+                sinks.iter_mut().for_each(|s| s.file(first, &name));
+                Ok(())
+            }
             Job::Flush(answer) => {
                 let r = each(sinks, &|s| s.flush());
                 let _ = answer.send(r.clone());

@@ -36,6 +36,8 @@ pub(super) struct Record<'a> {
     icmp_code: Option<u8>,
     pkt_src: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
+    ether: Option<Ether>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     traffic: Option<Traffic<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tx_id: Option<u64>,
@@ -69,6 +71,33 @@ pub(super) struct Record<'a> {
     packet_info: Option<PacketInfo>,
     #[serde(skip_serializing_if = "Option::is_none")]
     verdict: Option<VerdictInfo>,
+    /// The capture file the packet came from (`outputs.eve-log.pcap-file`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pcap_filename: Option<&'a str>,
+}
+
+/// An Ethernet frame's header (`outputs.eve-log.ethernet`).
+#[derive(Serialize)]
+struct Ether {
+    ether_type: u16,
+    src_mac: String,
+    dest_mac: String,
+}
+
+impl Ether {
+    fn of(h: &[u8; 14]) -> Ether {
+        let mac = |m: &[u8]| {
+            m.iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<Vec<_>>()
+                .join(":")
+        };
+        Ether {
+            ether_type: u16::from_be_bytes([h[12], h[13]]),
+            src_mac: mac(&h[6..12]),
+            dest_mac: mac(&h[..6]),
+        }
+    }
 }
 
 /// Where a firewall rule alerted: its hook (none for protocols whose states have no
@@ -211,7 +240,13 @@ struct VerdictInfo {
 }
 
 impl<'a> Record<'a> {
-    pub(super) fn new(set: &'a RuleSet, al: &'a Alert, opts: EveOptions) -> Record<'a> {
+    /// The record of alert `al`; `file`: the capture file it came from, when named.
+    pub(super) fn new(
+        set: &'a RuleSet,
+        al: &'a Alert,
+        opts: EveOptions,
+        file: Option<&'a str>,
+    ) -> Record<'a> {
         let has_ports = matches!(al.proto, 6 | 17);
         let pkt_src = match &al.tunnel {
             Some(t) if t.src.is_ipv4() => "ipv4 tunnel",
@@ -234,6 +269,7 @@ impl<'a> Record<'a> {
             icmp_type: al.icmp.map(|i| i.0),
             icmp_code: al.icmp.map(|i| i.1),
             pkt_src,
+            ether: al.ether.as_ref().filter(|_| opts.ethernet).map(Ether::of),
             traffic: Traffic::of(set, &al.traffic),
             tx_id: None,
             alert: Rule::of(set, al.sig, al.blocked)
@@ -283,6 +319,7 @@ impl<'a> Record<'a> {
                     Verdict::Drop => "drop",
                 },
             }),
+            pcap_filename: file,
         };
         if let Some(t) = &al.tx {
             rec.tx_id = Some(t.tx_id);

@@ -95,17 +95,40 @@ impl Record {
 pub(super) struct EveLog {
     out: Output,
     opts: EveOptions,
+    /// The capture files read, each with the number of its first packet, in order.
+    files: Vec<(u64, String)>,
 }
 
 impl EveLog {
     pub fn new(out: Output, opts: EveOptions) -> EveLog {
-        EveLog { out, opts }
+        EveLog {
+            out,
+            opts,
+            files: Vec::new(),
+        }
     }
 }
 
+/// The file packet `num` came from, among `files` (each with its first packet, in
+/// order).
+fn file_of(files: &[(u64, String)], num: u64) -> Option<&str> {
+    let at = files.partition_point(|f| f.0 <= num);
+    at.checked_sub(1).map(|i| files[i].1.as_str())
+}
+
 impl Sink for EveLog {
+    fn file(&mut self, first_packet: u64, name: &str) {
+        if self.opts.pcap_file {
+            self.files.push((first_packet, name.to_string()));
+        }
+    }
+
     fn alert(&mut self, set: &RuleSet, al: &Alert) -> io::Result<()> {
-        let rec = alert::Record::new(set, al, self.opts);
+        let file = match al.pseudo {
+            None => file_of(&self.files, al.packet),
+            Some(_) => None,
+        };
+        let rec = alert::Record::new(set, al, self.opts, file);
         serde_json::to_writer(&mut self.out, &rec)?;
         self.out.write_all(b"\n")
     }
