@@ -78,6 +78,8 @@ pub struct HttpMeta {
     pub redirect: Option<String>,
     /// The response body's length as sent (chunk framing included).
     pub length: u64,
+    /// The request's X-Forwarded-For header, as sent (for EVE's `xff` options).
+    pub xff: Option<String>,
 }
 
 /// A Content-Range header (`bytes START-END/SIZE`); the numbers it does not give are
@@ -541,6 +543,7 @@ fn http_meta(t: &http::Tx) -> HttpMeta {
         m.referer = r.msg.header("referer").map(text);
         m.method = Some(text(&r.method));
         m.protocol = (!r.protocol.is_empty()).then(|| text(&r.protocol));
+        m.xff = r.msg.header("x-forwarded-for").map(text);
     }
     if let Some(r) = &t.response {
         m.content_type = r.msg.header("content-type").map(|v| {

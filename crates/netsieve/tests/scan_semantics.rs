@@ -2261,3 +2261,46 @@ fn alerts_name_their_capture_file_and_ethernet_header_when_asked() {
             .all(|r| r.get("ether").is_none() && r.get("pcap_filename").is_none())
     );
 }
+
+#[test]
+fn xff_overwrites_or_extends_an_http_alert() {
+    // types.alert.xff (http-xff-eve-*): the first address of X-Forwarded-For with a
+    // forward deployment, the last with reverse; overwrite replaces the client's side.
+    let request = b"GET /x HTTP/1.1\r\nHost: h\r\nX-Forwarded-For: 10.2.2.2, 10.3.3.3\r\n\r\n";
+    let rules = "\
+alert http any any -> any any (http.uri; content:\"/x\"; sid:1;)
+alert http any any -> any any (http.stat_code; content:\"200\"; sid:2;)
+";
+    let frames = conversation(&[(true, request), (false, RESPONSE)]);
+    let run = |mode: &str, deployment: &str| {
+        let (m, d) = (
+            format!("outputs.eve-log.types.alert.xff.mode={mode}"),
+            format!("outputs.eve-log.types.alert.xff.deployment={deployment}"),
+        );
+        let args = [
+            "--simulate-ips",
+            "--set",
+            "outputs.eve-log.types.alert.xff.enabled=yes",
+            "--set",
+            &m,
+            "--set",
+            &d,
+        ];
+        records(&frames, rules, &args)
+    };
+    let recs = run("overwrite", "forward");
+    let of = |sid: u64| {
+        recs.iter()
+            .find(|r| r["alert"]["signature_id"] == sid)
+            .unwrap()
+    };
+    assert_eq!(of(1)["src_ip"], "10.2.2.2");
+    assert_eq!(of(2)["dest_ip"], "10.2.2.2");
+    let recs = run("extra-data", "reverse");
+    let r = recs
+        .iter()
+        .find(|r| r["alert"]["signature_id"] == 1)
+        .unwrap();
+    assert_eq!(r["alert"]["xff"], "10.3.3.3");
+    assert_eq!(r["src_ip"], "192.168.1.5");
+}

@@ -72,6 +72,9 @@ pub(super) struct EveOptions {
     pub ethernet: bool,
     /// `outputs.eve-log.pcap-file`: alerts name the capture file they come from.
     pub pcap_file: bool,
+    /// `types.alert.xff`: an HTTP alert's X-Forwarded-For address, and what to do
+    /// with it.
+    pub xff: Option<Xff>,
     /// `http`, `dns`, `tls` and `fileinfo` (`files`) records.
     pub log: LogTypes,
     /// Flow records name the exception policy their flow triggered
@@ -80,6 +83,15 @@ pub(super) struct EveOptions {
     /// The message headers `email` objects add, a bit per entry of
     /// `detect::log::EMAIL_FIELDS` (`types.smtp.extended`, or its `custom` list).
     pub email_fields: u32,
+}
+
+/// `types.alert.xff`: which address of the header is the client's (the first with a
+/// `forward` deployment, the last with `reverse`), and whether it replaces the client
+/// side's address in the record (`overwrite`) or is added to it (`extra-data`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Xff {
+    pub overwrite: bool,
+    pub reverse: bool,
 }
 
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
@@ -124,6 +136,7 @@ impl Default for EveOptions {
             verdict: false,
             ethernet: false,
             pcap_file: false,
+            xff: None,
             log: LogTypes {
                 http: true,
                 dns: true,
@@ -315,6 +328,23 @@ const TABLE: &[(Key, Setter)] = &[
             "payload-printable" => s.eve.payload_printable = on(),
             "packet" => s.eve.packet = on(),
             "verdict" => s.eve.verdict = on(),
+            "xff.enabled" if on() => {
+                s.eve.xff.get_or_insert(Xff {
+                    overwrite: false,
+                    reverse: false,
+                });
+            }
+            "xff.enabled" => s.eve.xff = None,
+            "xff.mode" | "xff.deployment" => {
+                let x = s.eve.xff.get_or_insert(Xff {
+                    overwrite: false,
+                    reverse: false,
+                });
+                match (opt, v.trim()) {
+                    ("xff.mode", m) => x.overwrite = m == "overwrite",
+                    (_, d) => x.reverse = d == "reverse",
+                }
+            }
             "payload-buffer-size" => s.payload_limit = bytes(v)?,
             _ => return Ok(Used::No),
         }
@@ -611,6 +641,17 @@ impl Settings {
         );
         put(&format!("{alert}.packet"), yes(self.eve.packet));
         put(&format!("{alert}.verdict"), yes(self.eve.verdict));
+        if let Some(x) = self.eve.xff {
+            put(&format!("{alert}.xff.enabled"), yes(true));
+            let mode = if x.overwrite {
+                "overwrite"
+            } else {
+                "extra-data"
+            };
+            put(&format!("{alert}.xff.mode"), mode.to_string());
+            let dep = if x.reverse { "reverse" } else { "forward" };
+            put(&format!("{alert}.xff.deployment"), dep.to_string());
+        }
         put("outputs.eve-log.ethernet", yes(self.eve.ethernet));
         put("outputs.eve-log.pcap-file", yes(self.eve.pcap_file));
         put(

@@ -76,6 +76,21 @@ pub(super) struct Record<'a> {
     pcap_filename: Option<&'a str>,
 }
 
+/// The address an HTTP alert's X-Forwarded-For header gives the client, as `xff`'s
+/// deployment reads it: the first of the list (forward) or the last (reverse).
+fn xff_address(al: &Alert, opts: EveOptions) -> Option<String> {
+    let AppMeta::Http(h) = &al.tx.as_ref()?.app else {
+        return None;
+    };
+    let list = h.xff.as_deref()?;
+    let pick = match opts.xff?.reverse {
+        true => list.rsplit(',').next(),
+        false => list.split(',').next(),
+    };
+    let ip: std::net::IpAddr = pick?.trim().parse().ok()?;
+    Some(ip_str(ip))
+}
+
 /// An Ethernet frame's header (`outputs.eve-log.ethernet`).
 #[derive(Serialize)]
 struct Ether {
@@ -133,6 +148,9 @@ pub(super) struct Rule<'a> {
     /// The objects JSON datasets gave the alert, by context key.
     #[serde(skip_serializing_if = "Option::is_none")]
     context: Option<BTreeMap<&'a str, Box<serde_json::value::RawValue>>>,
+    /// An HTTP alert's X-Forwarded-For address (`xff.mode: extra-data`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    xff: Option<String>,
 }
 
 impl<'a> Rule<'a> {
@@ -153,6 +171,7 @@ impl<'a> Rule<'a> {
             target: None,
             metadata: (!r.metadata.is_empty()).then(|| metadata(&r.metadata)),
             context: None,
+            xff: None,
         }
     }
 
@@ -321,6 +340,15 @@ impl<'a> Record<'a> {
             }),
             pcap_filename: file,
         };
+        if let (Some(x), Some(ip)) = (opts.xff, xff_address(al, opts)) {
+            // The client's side of the record: the source to the server, else the
+            // destination.
+            match (x.overwrite, al.dir) {
+                (true, Some(Direction::ToClient)) => rec.dest_ip = ip,
+                (true, _) => rec.src_ip = ip,
+                (false, _) => rec.alert.xff = Some(ip),
+            }
+        }
         if let Some(t) = &al.tx {
             rec.tx_id = Some(t.tx_id);
             if let AppMeta::Smtp(m) = &t.app {
