@@ -214,6 +214,8 @@ pub struct Tls {
     pub server_hello: Option<ServerHello>,
     /// The server's chain, leaf first.
     pub certs: Vec<Cert>,
+    /// The client's chain (client authentication), leaf first.
+    pub client_certs: Vec<Cert>,
     /// The certificate message was seen (inspection of certificate buffers can start).
     pub certs_done: bool,
     /// The server resumed the session the client named (the same session id in both
@@ -437,7 +439,7 @@ impl Tls {
                         });
                     self.server_hello = Some(s);
                 }),
-                11 if d == Direction::ToClient => self.certificate(&msg),
+                11 => self.certificate(d, &msg),
                 _ => Some(()),
             };
             match ok {
@@ -451,28 +453,29 @@ impl Tls {
         any
     }
 
-    fn certificate(&mut self, m: &[u8]) -> Option<()> {
+    /// A Certificate message of direction `d`: the server's chain, or the client's.
+    fn certificate(&mut self, d: Direction, m: &[u8]) -> Option<()> {
         let total = u24at(m, 0)?;
         let list = m.get(3..3 + total)?;
+        let mut chain = Vec::new();
         let mut at = 0;
         while at < list.len() {
             let n = u24at(list, at)?;
             let der = list.get(at + 3..at + 3 + n)?;
-            // Rules and EVE read the server's own certificate (the first); the rest of
-            // the chain is kept as sent.
-            if !self.certs.is_empty() {
-                self.certs.push(Cert {
-                    der: der.to_vec(),
-                    ..Cert::default()
-                });
-                at += 3 + n;
-                continue;
-            }
-            match parse_cert(der) {
-                Some(c) => self.certs.push(c),
+            // Rules and EVE read the leaf (the first); the rest of the chain is kept as
+            // sent.
+            let parsed = if chain.is_empty() {
+                parse_cert(der)
+            } else {
+                None
+            };
+            match parsed {
+                Some(c) => chain.push(c),
                 None => {
-                    self.events.push(Event::InvalidCertificate);
-                    self.certs.push(Cert {
+                    if chain.is_empty() {
+                        self.events.push(Event::InvalidCertificate);
+                    }
+                    chain.push(Cert {
                         der: der.to_vec(),
                         ..Cert::default()
                     });
@@ -480,7 +483,13 @@ impl Tls {
             }
             at += 3 + n;
         }
-        self.certs_done = true;
+        match d {
+            Direction::ToClient => {
+                self.certs = chain;
+                self.certs_done = true;
+            }
+            Direction::ToServer => self.client_certs = chain,
+        }
         Some(())
     }
 }

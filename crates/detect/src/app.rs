@@ -118,10 +118,13 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
             (Dns, Either, Done)
         }
         DnsResponseRrname => (Dns, Response, Done),
-        TlsSni | Ja3Hash | Ja3String => (Tls, Request, Done),
+        // The client's hello.
+        TlsSni | Ja3Hash | Ja3String => (Tls, Request, Head),
         Ja3sHash | Ja3sString => (Tls, Response, Head),
-        TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint | TlsCerts
-        | TlsCertChainLen => (Tls, Response, Done),
+        // The leaf certificate of the direction's chain: the server's, or the client's
+        // (client authentication).
+        TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint => (Tls, Either, Done),
+        TlsCerts | TlsCertChainLen => (Tls, Response, Done),
         TlsRandom | TlsRandomTime | TlsRandomBytes | TlsVersion => (Tls, Either, Head),
         // Each side's identification, inspected in its own direction.
         SshProto | SshSoftware => (Ssh, Either, Head),
@@ -474,8 +477,11 @@ impl TxRef<'_> {
             TxRef::Dns(_) | TxRef::Sip(_) => Stage::None,
             TxRef::Tls(t) => {
                 if d == Direction::ToServer {
-                    if t.client_hello.is_some() {
+                    // Its hello, then its certificate or key exchange.
+                    if t.progress(d).is_some_and(|p| p >= 2) {
                         Stage::Done
+                    } else if t.client_hello.is_some() {
+                        Stage::Head
                     } else {
                         Stage::None
                     }
@@ -726,7 +732,11 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
         TxRef::Tls(t) => {
             let ch = t.client_hello.as_ref();
             let sh = t.server_hello.as_ref();
-            let leaf = t.certs.first();
+            let chain = match d {
+                Direction::ToServer => &t.client_certs,
+                Direction::ToClient => &t.certs,
+            };
+            let leaf = chain.first();
             match buf {
                 TlsSni => out.extend(ch.and_then(|c| c.sni.as_deref()).map(Cow::Borrowed)),
                 Ja3String => out.extend(ch.map(|c| Cow::Borrowed(c.ja3.as_bytes()))),
