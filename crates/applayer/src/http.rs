@@ -574,6 +574,21 @@ impl Http {
             let rest = std::mem::take(&mut self.sides[s].buf);
             self.body(dir, &rest);
             self.finish(dir, &mut out);
+        } else if dir == Direction::ToClient
+            && matches!(self.sides[s].framing, Framing::Head)
+            && looks_like_status(&self.sides[s].buf) == Some(true)
+        {
+            // A response head the connection's end cut short: its lines so far are the
+            // whole head (as libhtp reads it), and what follows is read as at any end.
+            let mut end = Vec::new();
+            if !self.sides[s].buf.ends_with(b"\n") {
+                end.extend_from_slice(b"\r\n");
+            }
+            end.extend_from_slice(b"\r\n");
+            out.extend(self.feed(dir, &end));
+            if !matches!(self.sides[s].framing, Framing::Head) {
+                out.extend(self.close(dir));
+            }
         } else if matches!(self.sides[s].framing, Framing::UntilClose) {
             self.finish(dir, &mut out);
         }

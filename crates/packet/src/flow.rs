@@ -56,6 +56,9 @@ pub struct FlowConfig {
     /// Inline (IPS): report what the stream holds where a segment overlaps it with
     /// other bytes ([`Observed::normalized`]).
     pub inline: bool,
+    /// VLAN ids are part of a flow's key [vlan.use-for-tracking]: off, the two
+    /// directions of a conversation tagged differently are one flow.
+    pub vlan_tracking: bool,
 }
 
 impl FlowConfig {
@@ -98,6 +101,7 @@ impl Default for FlowConfig {
             timeout_established: Duration::from_secs(600),
             policies: Vec::new(),
             inline: false,
+            vlan_tracking: true,
         }
     }
 }
@@ -424,11 +428,11 @@ impl SweepClock {
 
 /// A hash of the packet's flow key, the same for both directions (for spreading flows
 /// over workers). `None` for packets without a flow.
-pub fn flow_hash(p: &Packet) -> Option<u64> {
+pub fn flow_hash(p: &Packet, vlan_tracking: bool) -> Option<u64> {
     // An ICMP error goes where the flow it is about is.
-    let key = match quoted_flow(p) {
+    let key = match quoted_flow(p, vlan_tracking) {
         Some((key, _)) => key,
-        None => key_of(p)?.0,
+        None => key_of(p, vlan_tracking)?.0,
     };
     Some(key.fnv().0)
 }
@@ -436,7 +440,7 @@ pub fn flow_hash(p: &Packet) -> Option<u64> {
 /// The flow an ICMPv4 error (unreachable, source quench, redirect, time exceeded,
 /// parameter problem) is about: the key of the TCP or UDP packet it quotes, and that
 /// packet's sender.
-fn quoted_flow(p: &Packet) -> Option<(Key, (IpAddr, u16))> {
+fn quoted_flow(p: &Packet, vlan_tracking: bool) -> Option<(Key, (IpAddr, u16))> {
     let L4::Icmp {
         v6: false, itype, ..
     } = p.l4
@@ -465,7 +469,7 @@ fn quoted_flow(p: &Packet) -> Option<(Key, (IpAddr, u16))> {
         lo,
         hi,
         proto: q[9],
-        vlan: p.vlan,
+        vlan: vlans(p, vlan_tracking),
     };
     Some((key, sender))
 }
@@ -536,7 +540,16 @@ fn new_streams(config: &FlowConfig, client: IpAddr, server: IpAddr) -> PerDir<Re
     PerDir::new(stream(server), stream(client))
 }
 
-fn key_of(p: &Packet) -> Option<(Key, bool)> {
+/// The VLAN ids a flow key holds: the packet's, or none when VLANs are not tracked.
+fn vlans(p: &Packet, tracking: bool) -> [u16; crate::VLAN_LAYERS] {
+    if tracking {
+        p.vlan
+    } else {
+        [0; crate::VLAN_LAYERS]
+    }
+}
+
+fn key_of(p: &Packet, vlan_tracking: bool) -> Option<(Key, bool)> {
     let ip = p.ip.as_ref()?;
     // A fragment waits for its datagram; a packet the decoder gave up on has no flow
     // (as in Suricata: its transport header cannot be trusted).
@@ -553,7 +566,7 @@ fn key_of(p: &Packet) -> Option<(Key, bool)> {
             lo,
             hi,
             proto: ip.proto,
-            vlan: p.vlan,
+            vlan: vlans(p, vlan_tracking),
         },
         fwd,
     ))
@@ -594,7 +607,7 @@ impl<T: Default> FlowTable<T> {
     /// no flow of its own (nor when the table does not hold that flow: where it is
     /// handled follows the quoted flow, not its own addresses).
     fn icmp_error_of_a_flow(&mut self, p: &Packet) -> bool {
-        let Some((key, sender)) = quoted_flow(p) else {
+        let Some((key, sender)) = quoted_flow(p, self.config.vlan_tracking) else {
             return false;
         };
         let Some(f) = self.flows.get_mut(&key) else {
@@ -625,7 +638,7 @@ impl<T: Default> FlowTable<T> {
         if self.icmp_error_of_a_flow(p) {
             return None;
         }
-        let (key, _) = key_of(p)?;
+        let (key, _) = key_of(p, self.config.vlan_tracking)?;
         let ip = p.ip?;
         let now = p.ts;
         // A flow idle past its timeout is over; a new one starts.

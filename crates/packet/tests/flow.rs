@@ -308,7 +308,10 @@ fn an_icmp_error_counts_in_the_flow_it_quotes() {
     // The router 10.0.0.9 tells the client its packet to the server did not fit.
     let quoted = quoted_tcp(1, 2);
     let err = icmp_error(3, 9, 1, &quoted);
-    assert_eq!(flow_hash(&err), flow_hash(&tcp(4, 2, 1, ACK, 1, 1001, b"")));
+    assert_eq!(
+        flow_hash(&err, true),
+        flow_hash(&tcp(4, 2, 1, ACK, 1, 1001, b""), true)
+    );
     assert!(t.packet(&err, true).is_none());
     assert_eq!(t.len(), 1);
     let (f, _) = t.packet(&tcp(5, 1, 2, ACK, 1001, 1, b""), true).unwrap();
@@ -317,4 +320,30 @@ fn an_icmp_error_counts_in_the_flow_it_quotes() {
     let other = icmp_error(6, 9, 7, &quoted_tcp(7, 8));
     assert!(t.packet(&other, true).is_none());
     assert_eq!(t.len(), 1);
+}
+
+#[test]
+fn vlan_ids_key_flows_unless_tracking_is_off() {
+    // vlan.use-for-tracking (bug-4376): a conversation whose two directions carry
+    // different VLAN tags is two flows, or one with tracking off.
+    let tagged = |p: Packet, vlan: u16| Packet {
+        vlan: [vlan, 0, 0],
+        ..p
+    };
+    let syn = tagged(tcp(1, 1, 2, SYN, 1000, 0, b""), 100);
+    let synack = tagged(tcp(2, 2, 1, SYN | ACK, 5000, 1001, b""), 200);
+    for (tracking, flows) in [(true, 2), (false, 1)] {
+        let config = FlowConfig {
+            vlan_tracking: tracking,
+            ..FlowConfig::default()
+        };
+        let mut t: FlowTable<()> = FlowTable::new(config);
+        t.packet(&syn, true);
+        t.packet(&synack, true);
+        assert_eq!(t.stats().created, flows, "tracking {tracking}");
+        assert_eq!(
+            flow_hash(&syn, tracking) == flow_hash(&synack, tracking),
+            !tracking
+        );
+    }
 }

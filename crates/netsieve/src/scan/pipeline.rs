@@ -306,7 +306,8 @@ impl Pool {
             }
             Lanes::Here(Box::new(w), Out::default())
         } else {
-            Lanes::Threads(Threads::start((0..n).map(|_| worker(n)).collect()))
+            let workers = (0..n).map(|_| worker(n)).collect();
+            Lanes::Threads(Threads::start(workers, flow.vlan_tracking))
         };
         Pool { lanes }
     }
@@ -411,10 +412,12 @@ struct Threads {
     next_emit: u64,
     /// Per chunk: replies received and the alerts so far.
     pending: HashMap<u64, (usize, Out)>,
+    /// Flows are keyed by VLAN ids too (as the workers' tables key them).
+    vlan_tracking: bool,
 }
 
 impl Threads {
-    fn start(workers: Vec<Worker>) -> Threads {
+    fn start(workers: Vec<Worker>, vlan_tracking: bool) -> Threads {
         let n = workers.len();
         let (res_tx, rx) = mpsc::channel();
         let mut txs = Vec::new();
@@ -452,12 +455,14 @@ impl Threads {
             next_chunk: 0,
             next_emit: 0,
             pending: HashMap::new(),
+            vlan_tracking,
         }
     }
 
     fn push(&mut self, p: Packet, track: bool, out: &mut Emitter) -> Result<(), String> {
         let n = self.txs.len() as u64;
-        let w = netsieve_packet::flow::flow_hash(&p).map_or(0, |h| h % n) as usize;
+        let w =
+            netsieve_packet::flow::flow_hash(&p, self.vlan_tracking).map_or(0, |h| h % n) as usize;
         self.batches[w].push(Work::Packet(p, track));
         self.in_chunk += 1;
         if self.in_chunk == CHUNK {

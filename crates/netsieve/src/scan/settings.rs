@@ -219,6 +219,10 @@ const TABLE: &[(Key, Setter)] = &[
         s.vars.ports.insert(name.to_string(), v.to_string());
         Ok(Used::Yes)
     }),
+    (Key::Exact("vlan.use-for-tracking"), |s, _, v| {
+        s.flow.vlan_tracking = config::parse_bool(v).unwrap_or(true);
+        Ok(Used::Yes)
+    }),
     (Key::Exact("stream.inline"), |s, _, v| {
         // `auto` means inline only in IPS mode, which --simulate-ips sets anyway.
         s.flow.inline = config::parse_bool(v).unwrap_or(false);
@@ -718,6 +722,7 @@ impl Settings {
             self.http.decompress_layers.to_string(),
         );
         put("packet-alert-max", self.alert_max.to_string());
+        put("vlan.use-for-tracking", yes(self.flow.vlan_tracking));
         let order: Vec<&str> = self.build.action_order.iter().map(|a| a.name()).collect();
         put("action-order", order.join(","));
         if let Some(f) = &self.threshold_file {
