@@ -2405,7 +2405,10 @@ impl Detector {
                 if !obs.established && !self.opts.inline {
                     return;
                 }
-                let x = if self.opts.inline { d } else { d.reverse() };
+                // A one-sided session has no other side to acknowledge: its packets
+                // hand over their own bytes, as inline.
+                let own = self.opts.inline || f.one_sided();
+                let x = if own { d } else { d.reverse() };
                 let s = f.stream(x);
                 let upto = if self.opts.inline {
                     s.offset()

@@ -59,6 +59,10 @@ pub struct FlowConfig {
     /// VLAN ids are part of a flow's key [vlan.use-for-tracking]: off, the two
     /// directions of a conversation tagged differently are one flow.
     pub vlan_tracking: bool,
+    /// Only one side of a TCP conversation may be seen [stream.async-oneside]: a
+    /// client's ACK after its SYN, with no SYN/ACK seen, establishes the session, and
+    /// its data counts as acknowledged as it comes.
+    pub async_oneside: bool,
 }
 
 impl FlowConfig {
@@ -102,6 +106,7 @@ impl Default for FlowConfig {
             policies: Vec::new(),
             inline: false,
             vlan_tracking: true,
+            async_oneside: false,
         }
     }
 }
@@ -143,6 +148,8 @@ pub struct Flow<T> {
     /// SYN of its own (a split handshake: SYN, SYN back, SYN/ACK from the client).
     synack: Option<Direction>,
     server_syn: bool,
+    /// Established on the client's side alone ([`FlowConfig::async_oneside`]).
+    one_sided: bool,
     /// The side that sent the first FIN.
     first_fin: Option<Direction>,
     /// The side whose RST closed the session, and the state the RST found: if that
@@ -263,6 +270,12 @@ impl<T> Flow<T> {
         self.streams
             .values()
             .all(|s| s.fin_offset().is_some_and(|fo| s.acked_offset() > fo))
+    }
+
+    /// Established on the client's side alone (`stream.async-oneside`): its own
+    /// packets carry what the other side would have acknowledged.
+    pub fn one_sided(&self) -> bool {
+        self.one_sided
     }
 
     /// Both directions have sent a packet.
@@ -695,6 +708,10 @@ impl<T: Default> FlowTable<T> {
                     tracked,
                     synack: (state == TcpState::SynRecv).then_some(Direction::ToClient),
                     server_syn: false,
+                    // A session picked up midstream may stay one-sided.
+                    one_sided: tracked
+                        && state == TcpState::Established
+                        && self.config.async_oneside,
                     first_fin: None,
                     reset_by: None,
                     depth_reached: PerDir::default(),
@@ -725,6 +742,10 @@ impl<T: Default> FlowTable<T> {
         } else {
             Direction::ToClient
         };
+        // The other side spoke: the session is not one-sided after all.
+        if dir == Direction::ToClient {
+            f.one_sided = false;
+        }
         f.last = now;
         f.pkts[dir] += 1;
         f.bytes[dir] += p.wire_len as u64;
@@ -758,6 +779,7 @@ impl<T: Default> FlowTable<T> {
                 f.state = TcpState::SynSent;
                 f.synack = None;
                 f.server_syn = false;
+                f.one_sided = false;
                 f.first_fin = None;
                 f.reset_by = None;
                 f.depth_reached = PerDir::default();
@@ -794,6 +816,15 @@ impl<T: Default> FlowTable<T> {
                 }
                 (TcpState::SynRecv, _) if ack && !syn && f.synack != Some(dir) => {
                     f.state = TcpState::Established;
+                    established |= !p.payload().is_empty();
+                }
+                // SynSent -> Established with async-oneside: the client's ACK, the
+                // server's SYN/ACK never seen.
+                (TcpState::SynSent, Direction::ToServer)
+                    if ack && !syn && !f.server_syn && self.config.async_oneside =>
+                {
+                    f.state = TcpState::Established;
+                    f.one_sided = true;
                     established |= !p.payload().is_empty();
                 }
                 _ => {}
@@ -841,6 +872,10 @@ impl<T: Default> FlowTable<T> {
                     normalized = f.streams[d].held_view(seq, payload);
                 }
                 stream = f.streams[d].insert(seq, payload);
+                // One side only: its data is acknowledged by nobody, so as it comes.
+                if f.one_sided {
+                    f.streams[d].acked(seq.wrapping_add(payload.len() as u32));
+                }
             }
             if t.flags & F::FIN != 0 {
                 f.streams[d].set_fin(t.seq, payload.len());

@@ -347,3 +347,29 @@ fn vlan_ids_key_flows_unless_tracking_is_off() {
         );
     }
 }
+
+#[test]
+fn async_oneside_establishes_on_the_clients_ack_and_acks_its_data() {
+    // stream.async-oneside (bug-2491-01): the client's SYN and ACK, no SYN/ACK seen.
+    for async_oneside in [false, true] {
+        let config = FlowConfig {
+            async_oneside,
+            ..FlowConfig::default()
+        };
+        let mut t: FlowTable<()> = FlowTable::new(config);
+        t.packet(&tcp(1, 1, 2, SYN, 1000, 0, b""), true);
+        t.packet(&tcp(2, 1, 2, ACK, 1001, 5001, b""), true);
+        let (f, _) = t
+            .packet(&tcp(3, 1, 2, ACK, 1001, 5001, b"GET / HTTP/1.1\r\n"), true)
+            .unwrap();
+        assert_eq!(f.established(), async_oneside);
+        assert_eq!(f.one_sided(), async_oneside);
+        if async_oneside {
+            let s = f.stream(Direction::ToServer);
+            assert_eq!((s.offset(), s.acked_offset()), (16, 16));
+        }
+        // The server speaks: the session was not one-sided after all.
+        let (f, _) = t.packet(&tcp(4, 2, 1, ACK, 5001, 1017, b""), true).unwrap();
+        assert!(!f.one_sided());
+    }
+}

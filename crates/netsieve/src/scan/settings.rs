@@ -219,6 +219,10 @@ const TABLE: &[(Key, Setter)] = &[
         s.vars.ports.insert(name.to_string(), v.to_string());
         Ok(Used::Yes)
     }),
+    (Key::Exact("stream.async-oneside"), |s, _, v| {
+        s.flow.async_oneside = config::parse_bool(v).unwrap_or(false);
+        Ok(Used::Yes)
+    }),
     (Key::Exact("vlan.use-for-tracking"), |s, _, v| {
         s.flow.vlan_tracking = config::parse_bool(v).unwrap_or(true);
         Ok(Used::Yes)
@@ -723,6 +727,7 @@ impl Settings {
         );
         put("packet-alert-max", self.alert_max.to_string());
         put("vlan.use-for-tracking", yes(self.flow.vlan_tracking));
+        put("stream.async-oneside", yes(self.flow.async_oneside));
         let order: Vec<&str> = self.build.action_order.iter().map(|a| a.name()).collect();
         put("action-order", order.join(","));
         if let Some(f) = &self.threshold_file {
