@@ -10,9 +10,32 @@ pub struct Lines {
     cut: bool,
     /// The line handed over last lost bytes (beyond its line end) to the limit.
     truncated: bool,
+    /// [`Lines::next_piece`]: the piece handed over last stopped at the limit, and the
+    /// next one continues its line.
+    continuing: bool,
 }
 
 impl Lines {
+    /// As [`Lines::next`], but a line longer than `max` is handed over in pieces of at
+    /// most `max` bytes, none dropped (a message's data, where every byte counts): each
+    /// piece with whether it continues the line of the piece before it.
+    pub fn next_piece(&mut self, rest: &mut &[u8], max: usize) -> Option<(Vec<u8>, bool)> {
+        while !rest.is_empty() {
+            let room = max.saturating_sub(self.line.len()).max(1);
+            let (take, eol) = match rest.iter().take(room).position(|&c| c == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (rest.len().min(room), false),
+            };
+            self.line.extend_from_slice(&rest[..take]);
+            *rest = &rest[take..];
+            if eol || self.line.len() >= max {
+                let continues = std::mem::replace(&mut self.continuing, !eol);
+                return Some((std::mem::take(&mut self.line), continues));
+            }
+        }
+        None
+    }
+
     /// The line [`Lines::next`] gave last was cut at the limit (bytes other than its
     /// line end were dropped).
     pub fn was_cut(&self) -> bool {
@@ -73,5 +96,25 @@ mod tests {
         assert!(l.was_cut());
         assert_eq!(l.next(&mut rest, 4).unwrap(), b"abc\r");
         assert!(!l.was_cut());
+    }
+
+    #[test]
+    fn pieces_keep_every_byte_of_a_long_line() {
+        let mut l = Lines::default();
+        let mut got = Vec::new();
+        // Split across calls anywhere.
+        for chunk in [&b"abcdefg"[..], b"hij\nxy", b"z\n"] {
+            let mut rest = chunk;
+            while let Some(p) = l.next_piece(&mut rest, 4) {
+                got.push(p);
+            }
+        }
+        let want: Vec<(Vec<u8>, bool)> = vec![
+            (b"abcd".to_vec(), false),
+            (b"efgh".to_vec(), true),
+            (b"ij\n".to_vec(), true),
+            (b"xyz\n".to_vec(), false),
+        ];
+        assert_eq!(got, want);
     }
 }

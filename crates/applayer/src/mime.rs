@@ -135,6 +135,14 @@ impl Mime {
         }
     }
 
+    /// More of the line before, past the line limit: body bytes where a body is being
+    /// read (a boundary or header starts a line, never continues one).
+    pub fn continued(&mut self, piece: &[u8]) {
+        if !self.done && matches!(self.at, At::Body) {
+            self.body_line(piece);
+        }
+    }
+
     /// The message ended: an open attachment closes.
     pub fn finish(&mut self) {
         self.close_part();

@@ -6,8 +6,9 @@
 //! `RCPT TO`s, and the message sent after `DATA`, decoded by [`crate::mime`]. It ends
 //! with the message's closing `.` line, with `RSET` or `QUIT`, or with the flow.
 //!
-//! Both directions are read line by line; a line longer than [`MAX_LINE`] is cut there
-//! (the rest of it is dropped). At most 64 transactions are kept.
+//! Both directions are read line by line; a command or reply longer than [`MAX_LINE`]
+//! is cut there (the rest of it is dropped), a line of a message is read in pieces of
+//! that size. At most 64 transactions are kept.
 
 use crate::txs::{Numbered, Txs};
 use netsieve_wire::{Direction, PerDir};
@@ -54,7 +55,23 @@ impl Smtp {
     pub fn feed(&mut self, dir: Direction, bytes: &[u8]) -> bool {
         let mut ended = false;
         let mut rest = bytes;
-        while let Some(line) = self.lines[dir].next(&mut rest, MAX_LINE) {
+        while !rest.is_empty() {
+            // A message's lines are read whole, in pieces past the limit; commands and
+            // replies are cut there.
+            if dir == Direction::ToServer && self.data {
+                let Some((piece, continues)) = self.lines[dir].next_piece(&mut rest, MAX_LINE)
+                else {
+                    break;
+                };
+                ended |= match continues {
+                    true => self.data_continued(&piece),
+                    false => self.client_line(&piece),
+                };
+                continue;
+            }
+            let Some(line) = self.lines[dir].next(&mut rest, MAX_LINE) else {
+                break;
+            };
             ended |= match dir {
                 Direction::ToServer => self.client_line(&line),
                 Direction::ToClient => self.server_line(&line),
@@ -138,6 +155,14 @@ impl Smtp {
         let line = line.strip_prefix(b".").unwrap_or(line);
         if let Some(m) = t.mime.as_mut() {
             m.line(line);
+        }
+        false
+    }
+
+    /// More of the message's line before, past the line limit.
+    fn data_continued(&mut self, piece: &[u8]) -> bool {
+        if let Some(m) = self.txs.back_mut().and_then(|t| t.mime.as_mut()) {
+            m.continued(piece);
         }
         false
     }
