@@ -64,13 +64,8 @@ struct TxSeen {
     files: PerDir<bool>,
     /// A `config` rule turned its logging off.
     quiet: bool,
-    /// The firewall's state in each direction: where its next evaluation starts (the
-    /// state it reached last, evaluated again), or the rest accepted (`accept:tx`).
-    fw_from: PerDir<Option<u8>>,
-    fw_tx: PerDir<bool>,
-    /// Firewall rules with buffers that matched this transaction: they match again
-    /// without alerting (Suricata keeps them in the transaction's detect state).
-    fw_matched: Vec<u32>,
+    /// The firewall's state of the transaction (firewall mode only).
+    fw: Option<Box<FwTx>>,
 }
 
 impl TxSeen {
@@ -85,14 +80,32 @@ impl TxSeen {
                     logged: false,
                     files: PerDir::splat(false),
                     quiet: false,
-                    fw_from: PerDir::splat(None),
-                    fw_tx: PerDir::splat(false),
-                    fw_matched: Vec::new(),
+                    fw: None,
                 });
                 seen.len() - 1
             }
         };
         &mut seen[at]
+    }
+}
+
+/// The firewall's state of one transaction.
+#[derive(Clone, Debug, Default)]
+struct FwTx {
+    /// Per direction, where its next evaluation starts (the state it reached last,
+    /// evaluated again).
+    from: PerDir<Option<u8>>,
+    /// The rest of its states are accepted (`accept:tx`).
+    accepted: bool,
+    /// Firewall rules with buffers that matched it: they match again without alerting
+    /// (Suricata keeps them in the transaction's detect state).
+    matched: Vec<u32>,
+}
+
+impl TxSeen {
+    /// Its firewall state, made if there is none.
+    fn fw(&mut self) -> &mut FwTx {
+        self.fw.get_or_insert_with(Box::default)
     }
 }
 
@@ -2216,12 +2229,12 @@ impl Detector {
             };
             let id = tx.id();
             let entry = TxSeen::of(tx_seen, id);
-            if entry.fw_tx[d] {
+            if entry.fw().accepted {
                 continue;
             }
             // A state that did not move is evaluated again only once no message of the
             // direction is half-read.
-            let last = entry.fw_from[d].replace(cur);
+            let last = entry.fw().from[d].replace(cur);
             if last == Some(cur) && !firewall::settled(&tx, d) {
                 continue;
             }
@@ -2243,7 +2256,7 @@ impl Detector {
                         break;
                     }
                     let seen = TxSeen::of(tx_seen, id);
-                    let known = seen.fw_matched.contains(&si);
+                    let known = seen.fw().matched.contains(&si);
                     if !known {
                         self.counts.evaluated += 1;
                         self.cx.context.clear();
@@ -2253,7 +2266,7 @@ impl Detector {
                             continue;
                         }
                         if !lists.is_empty() {
-                            seen.fw_matched.push(si);
+                            seen.fw().matched.push(si);
                         }
                         apply_flowbits(s, bits);
                         apply_flowints(s, ints);
@@ -2280,7 +2293,7 @@ impl Detector {
                     // The rest of the transaction, both sides (a protocol with a
                     // transaction per message has only one).
                     Some((FwVerdict::AcceptTx, _)) => {
-                        TxSeen::of(tx_seen, id).fw_tx = PerDir::splat(true);
+                        TxSeen::of(tx_seen, id).fw().accepted = true;
                         break;
                     }
                     Some((v, si)) => return (v, Some(FwDrop::Rules(si))),
@@ -2739,7 +2752,7 @@ fn fw_states_moved(f: &Flow<FlowData>, d: Direction) -> bool {
     let parser = f.user.app.as_ref().and_then(|a| a.parser.as_ref());
     txs(parser).any(|tx| {
         let seen = f.user.tx_seen.iter().find(|s| s.id == tx.id());
-        let last = seen.and_then(|s| s.fw_from[d]);
+        let last = seen.and_then(|s| s.fw.as_ref()?.from[d]);
         firewall::progress(&tx, d).is_some_and(|p| last.is_none_or(|l| p > l))
     })
 }
@@ -3159,9 +3172,6 @@ fn header_ok(s: &Sig, c: &Pkt<'_>) -> bool {
         return false;
     }
     r.conds.iter().all(|cond| cond_ok(cond, c))
-        && s.ipreps
-            .iter()
-            .all(|&(side, cat, cmp)| crate::iprep::matches(side, cat, cmp, c.src, c.dst))
 }
 
 /// The bytes of header `h` of packet `p`, options (IPv6: extension headers) included,
@@ -3348,8 +3358,8 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
             proto,
             mode,
         } => app_layer_protocol_ok(c, *negated, *proto, *mode),
-        // Judged with the categories resolved (`Sig::ipreps`, in `header_ok`).
-        Cond::IpRep { .. } => true,
+        // The category resolved at load.
+        Cond::IpRep { side, id, cmp, .. } => crate::iprep::matches(*side, *id, *cmp, c.src, c.dst),
         Cond::FlowAge(cmp) => c.flow.is_some_and(|f| {
             let age = p.ts.saturating_sub(f.start).as_secs();
             cmp_u(*cmp, age)

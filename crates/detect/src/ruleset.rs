@@ -19,8 +19,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use netsieve_rules::{
-    Action, AddrExpr, AppBuffer, AppNeed, Buffer, Classifications, Cmp, Cond, FlowOpts, FlowbitCmd,
-    FlowintOp, FlowintVal, HeaderBuffer, IpRepSide, Match, PacketHook, Proto, Rule, Transform,
+    Action, AddrExpr, AppBuffer, AppNeed, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd,
+    FlowintOp, FlowintVal, HeaderBuffer, Match, PacketHook, Proto, Rule, Transform,
 };
 
 use netsieve_applayer::AppProto;
@@ -676,8 +676,6 @@ pub struct Sig {
     /// Judged on the first packet of each direction of a flow only: IP-only rules and
     /// rules at the `flow_start` hook.
     pub first_packets: bool,
-    /// `iprep` tests, their categories resolved: (side, category id, comparison).
-    pub ipreps: Vec<(IpRepSide, u8, Cmp)>,
     /// No payload or packet keywords (IP-only or "like IP-only"): a pass or drop
     /// decides the whole flow. Other rules' pass and drop act on the packet, unless they
     /// matched on the stream.
@@ -1080,18 +1078,7 @@ impl<'a> Linker<'a> {
             && rule.dport.is_any();
         let first_packets =
             ip_only || rule.hook == Some(netsieve_rules::Hook::Packet(PacketHook::FlowStart));
-        let ipreps = rule
-            .conds
-            .iter()
-            .filter_map(|c| match c {
-                Cond::IpRep {
-                    side,
-                    category,
-                    cmp,
-                } => Some((*side, crate::iprep::category(category)?, *cmp)),
-                _ => None,
-            })
-            .collect();
+
         Sig {
             app,
             tx,
@@ -1099,7 +1086,6 @@ impl<'a> Linker<'a> {
             tx_fast,
             ip_only,
             first_packets,
-            ipreps,
             flow_action,
             // The address lists as parsed are dropped once compiled.
             src: self
@@ -1233,16 +1219,20 @@ fn compile_rule(rule: Rule) -> Compiled {
         return Compiled::Unsupported(rule.sid, k.name.clone());
     }
     // A reputation category the process's reputation does not have fails the rule, as
-    // in Suricata.
-    for c in &rule.conds {
-        if let Cond::IpRep { category, .. } = c
-            && crate::iprep::category(category).is_none()
-        {
-            let m = format!("iprep: unknown reputation category '{category}'");
-            return Compiled::Failed(
-                rule.sid,
-                format!("{}:{}: sid {}: {m}", rule.file, rule.line, rule.sid),
-            );
+    // in Suricata; the others are resolved to their ids here.
+    let mut rule = rule;
+    for c in &mut rule.conds {
+        if let Cond::IpRep { category, id, .. } = c {
+            match crate::iprep::category(category) {
+                Some(i) => *id = i,
+                None => {
+                    let m = format!("iprep: unknown reputation category '{category}'");
+                    return Compiled::Failed(
+                        rule.sid,
+                        format!("{}:{}: sid {}: {m}", rule.file, rule.line, rule.sid),
+                    );
+                }
+            }
         }
     }
     let proto = match rule.proto {
@@ -1255,7 +1245,6 @@ fn compile_rule(rule: Rule) -> Compiled {
         Proto::App(_) => SigProto::Tcp,
     };
     let scope = Scope::of(&rule, app);
-    let mut rule = rule;
     resolve_set_files(&mut rule);
     let mut vars = Vec::new();
     let compiled = packet_lists(&rule, &mut vars)

@@ -491,6 +491,7 @@ impl Printer<'_> {
                     side,
                     category,
                     cmp,
+                    ..
                 } => {
                     let (op, n) = side_op(*cmp);
                     self.opt("iprep", Some(&format!("{side},{category},{op},{n}")));

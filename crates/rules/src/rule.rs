@@ -762,6 +762,8 @@ pub enum Cond {
     IpRep {
         side: IpRepSide,
         category: String,
+        /// The category's id, once the engine resolved it (0 until then).
+        id: u8,
         cmp: Cmp,
     },
     /// `app-layer-protocol:[!]proto[,mode]`: the protocol detected, as `mode` reads it.

@@ -209,6 +209,7 @@ pub(super) fn iprep(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     b.rule.conds.push(Cond::IpRep {
         side,
         category: category.to_string(),
+        id: 0,
         cmp,
     });
     Ok(())
