@@ -1881,7 +1881,7 @@ impl Detector {
             let pass = action == Action::Pass;
             if pass {
                 packet_passed |= !packet_dropped;
-                if flow_scope
+                if flow_wide(s, flow_scope)
                     && !packet_dropped
                     && let Some((f, _)) = flow.as_mut()
                 {
@@ -1901,7 +1901,9 @@ impl Detector {
                 // every packet to the server in Suricata 8, TCP and UDP alike).
                 let drop_scope = flow_scope
                     && (on_stream || s.tx.is_some() || s.rule.flow == FlowOpts::default());
-                if drop_scope && let Some((f, _)) = flow.as_mut() {
+                if flow_wide(s, drop_scope)
+                    && let Some((f, _)) = flow.as_mut()
+                {
                     f.user.dropped = true;
                 }
             }
@@ -2223,6 +2225,7 @@ impl Detector {
             return (FwVerdict::Next, None);
         };
         let states = fw.app.get(&(proto, d));
+        let mut bufs = Vec::new();
         for tx in txs(sess.parser.as_ref()) {
             let Some(cur) = firewall::progress(&tx, d) else {
                 continue;
@@ -2261,7 +2264,6 @@ impl Detector {
                         self.counts.evaluated += 1;
                         self.cx.context.clear();
                         let lists = s.tx.as_ref().map_or(&[][..], |t| &t.lists[..]);
-                        let mut bufs = Vec::new();
                         if !tx_rule_ok(s, lists, tx, d, ctx.p, (&mut bufs, &mut self.cx)) {
                             continue;
                         }
@@ -2692,7 +2694,7 @@ impl Detector {
                 let action = s.rule.action;
                 let pass = action == Action::Pass;
                 if pass {
-                    if !packet_dropped {
+                    if !packet_dropped && flow_wide(s, true) {
                         *passed = true;
                     }
                     if !s.rule.pass_alert {
@@ -2702,7 +2704,7 @@ impl Detector {
                 let blocked = self.opts.ips && matches!(action, Action::Drop | Action::Reject);
                 if blocked {
                     packet_dropped = true;
-                    *dropped = true;
+                    *dropped |= flow_wide(s, true);
                     self.last_drop.get_or_insert(DropReason::Rules(si));
                 }
                 if s.rule.noalert {
@@ -2743,6 +2745,16 @@ impl Detector {
             a.prune(keep);
         }
         tx_seen.retain(|s| s.id >= keep);
+    }
+}
+
+/// Whether rule `s`'s pass or drop reaches its whole flow: as its action's scope says
+/// when written (`drop:packet`, `pass:flow`), else as the engine infers (`inferred`).
+fn flow_wide(s: &Sig, inferred: bool) -> bool {
+    match s.rule.scope {
+        Some(Scope::Flow) => true,
+        Some(Scope::Packet) => false,
+        _ => inferred,
     }
 }
 

@@ -2304,3 +2304,32 @@ alert http any any -> any any (http.stat_code; content:\"200\"; sid:2;)
     assert_eq!(r["alert"]["xff"], "10.3.3.3");
     assert_eq!(r["src_ip"], "192.168.1.5");
 }
+
+#[test]
+fn an_action_scope_as_written_decides_packet_or_flow() {
+    // `drop:packet` and `drop:flow` (td.rules of ruletype-firewall-*): the scope written
+    // overrides the one the engine infers from the rule's keywords.
+    let frames = three_packets(b"answer");
+    let drops = |rules: &str| {
+        let recs = eve(
+            &frames,
+            rules,
+            &["--simulate-ips", "--set", "exception-policy=ignore"],
+        );
+        let stats = recs.iter().find(|r| r["event_type"] == "stats").unwrap();
+        stats["stats"]["ips"]["blocked"].as_u64().unwrap()
+    };
+    // A content rule drops its packet; with `:flow`, the rest of the flow too.
+    assert_eq!(
+        drops("drop tcp any any -> any any (content:\"Hi\"; sid:1;)\n"),
+        2
+    );
+    assert_eq!(
+        drops("drop:flow tcp any any -> any any (content:\"Hi\"; sid:1;)\n"),
+        3
+    );
+    // A rule with nothing to inspect drops its flow; with `:packet`, each packet it
+    // matches (the client's two, not the server's).
+    assert_eq!(drops("drop tcp any any -> any 80 (sid:1;)\n"), 3);
+    assert_eq!(drops("drop:packet tcp any any -> any 80 (sid:1;)\n"), 2);
+}
