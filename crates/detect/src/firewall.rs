@@ -127,15 +127,8 @@ pub struct FwInfo {
 
 impl FwInfo {
     pub(crate) fn new(hook: Option<String>, s: &Sig) -> FwInfo {
-        let r = &s.rule;
-        let mut policy = r.action.name().to_string();
-        if let Some(sc) = r.scope {
-            policy = format!("{policy}:{sc}");
-        }
-        if let Some(sc) = r.also_pass {
-            policy = format!("{policy},pass:{sc}");
-        }
-        if r.pass_alert {
+        let mut policy = s.rule.actions();
+        if s.rule.pass_alert {
             policy.push_str(",alert");
         }
         FwInfo { hook, policy }

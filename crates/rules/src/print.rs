@@ -18,13 +18,7 @@ use crate::vars::{AddrExpr, PortExpr};
 impl Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let dir = if self.bidirectional { "<>" } else { "->" };
-        write!(f, "{}", self.action)?;
-        if let Some(s) = self.scope {
-            write!(f, ":{s}")?;
-        }
-        if let Some(s) = self.also_pass {
-            write!(f, ",pass:{s}")?;
-        }
+        write!(f, "{}", self.actions())?;
         let proto = match self.hook {
             Some(h) => format!("{}:{}", self.proto.name(), h.name(self.proto.name())),
             None => self.proto.name().to_string(),
@@ -56,6 +50,22 @@ fn side_op(cmp: Cmp) -> (&'static str, i64) {
         Cmp::Ge(n) => (">=", n),
         // The parser makes no range or mask here.
         Cmp::Between(n, _) | Cmp::Range(n, _) | Cmp::Mask(n, _) => ("=", n),
+    }
+}
+
+impl Rule {
+    /// The header's actions as written: the action with its scope, then a secondary
+    /// `pass` (`accept:flow,pass:flow`). A secondary `alert` is printed as the `alert`
+    /// option, which reads back the same.
+    pub fn actions(&self) -> String {
+        let mut a = self.action.name().to_string();
+        if let Some(s) = self.scope {
+            a = format!("{a}:{s}");
+        }
+        if let Some(s) = self.also_pass {
+            a = format!("{a},pass:{s}");
+        }
+        a
     }
 }
 
