@@ -308,6 +308,12 @@ impl Dcerpc {
         progress
     }
 
+    /// Reads direction `dir` again after it was given up (SMB's pipes: a new message
+    /// may start a PDU where the last one carried something else).
+    pub fn resync(&mut self, dir: Direction) {
+        self.held.resume(dir);
+    }
+
     /// One whole PDU.
     fn pdu(&mut self, dir: Direction, h: &Header, pdu: &[u8]) -> bool {
         let r = Reader {

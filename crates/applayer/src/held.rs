@@ -34,6 +34,11 @@ impl Held {
         self.bytes[dir] = Vec::new();
     }
 
+    /// Reads direction `dir` again, from the next feed, if it was given up.
+    pub fn resume(&mut self, dir: Direction) {
+        self.gave_up[dir] = false;
+    }
+
     /// The bytes direction `dir` holds.
     pub fn bytes(&self, dir: Direction) -> &[u8] {
         &self.bytes[dir]

@@ -20,6 +20,8 @@
 //!   session descriptions in their bodies.
 //! - [`mqtt::Mqtt`] reads MQTT 3.1 to 5.0 control packets into exchanges.
 //! - [`dcerpc::Dcerpc`] reads DCE/RPC over TCP into calls (binds and requests).
+//! - [`smb::Smb`] reads SMB 1, 2 and 3 into commands, files and DCE/RPC calls over
+//!   named pipes.
 //!
 //! Hostile input is expected. Every buffer has a limit (head size, header count, body
 //! bytes kept, open transactions, decoded size), and input that cannot be parsed ends
@@ -38,6 +40,7 @@ pub mod mqtt;
 pub mod sdp;
 pub mod session;
 pub mod sip;
+pub mod smb;
 pub mod smtp;
 pub mod ssh;
 pub mod tls;
@@ -63,7 +66,7 @@ pub enum AppProto {
     Pop3,
     /// Recognised by its greeting only, as POP3.
     Imap,
-    /// SMB 1, 2 and 3 over TCP, recognised by its first message's header only.
+    /// SMB 1, 2 and 3 over TCP.
     Smb,
     /// DCE/RPC over TCP, recognised by its first bind.
     Dcerpc,
@@ -93,6 +96,17 @@ impl AppProto {
     /// greeting is held until the client's first words name the protocol.
     pub fn server_greets(self) -> bool {
         matches!(self, AppProto::Smtp | AppProto::Ftp)
+    }
+
+    /// A flow of this protocol speaks protocol `p` too: its own, and DCE/RPC over SMB's
+    /// named pipes (so `alert dcerpc` rules apply to SMB flows, as in Suricata).
+    pub fn carries(self, p: AppProto) -> bool {
+        self == p || self.inner() == Some(p)
+    }
+
+    /// The protocol a flow of this one carries inside it: DCE/RPC in SMB.
+    pub fn inner(self) -> Option<AppProto> {
+        (self == AppProto::Smb).then_some(AppProto::Dcerpc)
     }
 
     /// It runs over UDP as well as over TCP.

@@ -21,6 +21,7 @@ pub enum Parser {
     Sip(Box<crate::sip::Sip>),
     Mqtt(Box<crate::mqtt::Mqtt>),
     Dcerpc(Box<crate::dcerpc::Dcerpc>),
+    Smb(Box<crate::smb::Smb>),
 }
 
 /// A flow's application-layer state.
@@ -98,7 +99,8 @@ impl Session {
             AppProto::Sip => Some(Parser::Sip(Box::default())),
             AppProto::Mqtt => Some(Parser::Mqtt(Box::default())),
             AppProto::Dcerpc => Some(Parser::Dcerpc(Box::default())),
-            AppProto::Pop3 | AppProto::Imap | AppProto::Smb | AppProto::FtpData => None,
+            AppProto::Smb => Some(Parser::Smb(Box::default())),
+            AppProto::Pop3 | AppProto::Imap | AppProto::FtpData => None,
         };
     }
 
@@ -190,6 +192,12 @@ impl Session {
             Some(Parser::Sip(s)) => s.feed(dir, data),
             Some(Parser::Mqtt(m)) => m.feed(dir, data),
             Some(Parser::Dcerpc(x)) => x.feed(dir, data),
+            // Suricata's SMB parser asks for no inspection of the raw stream when a
+            // message completes (measured: smb-eicar-file's payload alerts once).
+            Some(Parser::Smb(x)) => {
+                x.feed(dir, data);
+                false
+            }
             None => false,
         }
     }
@@ -205,6 +213,7 @@ impl Session {
             Some(Parser::Sip(x)) => x.txs.begun(),
             Some(Parser::Mqtt(x)) => x.txs.begun(),
             Some(Parser::Dcerpc(x)) => x.txs.begun(),
+            Some(Parser::Smb(x)) => x.txs.begun(),
             Some(Parser::Tls(_) | Parser::Ssh(_)) => 1,
             None => 0,
         }
@@ -220,6 +229,7 @@ impl Session {
             Some(Parser::Sip(x)) => x.txs.prune(keep),
             Some(Parser::Mqtt(x)) => x.txs.prune(keep),
             Some(Parser::Dcerpc(x)) => x.txs.prune(keep),
+            Some(Parser::Smb(x)) => x.prune(keep),
             Some(Parser::Tls(_) | Parser::Ssh(_)) | None => {}
         }
     }
@@ -256,6 +266,7 @@ impl Session {
             Some(Parser::Smtp(s)) => s.finish(),
             Some(Parser::Mqtt(m)) => m.finish(),
             Some(Parser::Dcerpc(x)) => x.finish(),
+            Some(Parser::Smb(x)) => x.finish(),
             _ => {}
         }
     }
@@ -268,6 +279,7 @@ impl Session {
             Some(Parser::Http(h)) => h.events.raised(),
             Some(Parser::Mqtt(m)) => m.events.raised(),
             Some(Parser::Ftp(f)) => f.events.raised(),
+            Some(Parser::Smb(s)) => s.events.raised(),
             _ => 0,
         }
     }
@@ -282,6 +294,7 @@ impl Session {
             }
             Some(Parser::Mqtt(m)) => out.extend(m.events.since(count)),
             Some(Parser::Ftp(f)) => out.extend(f.events.since(count)),
+            Some(Parser::Smb(s)) => out.extend(s.events.since(count)),
             _ => {}
         }
     }

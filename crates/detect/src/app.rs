@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{
-    AppProto, Direction, Parser, dcerpc, dns, ftp, mqtt, sip, smtp, ssh, tls, uri,
+    AppProto, Direction, Parser, dcerpc, dns, ftp, mqtt, sip, smb, smtp, ssh, tls, uri,
 };
 use netsieve_rules::{AppBuffer, Base64Mode, Plain, Transform};
 
@@ -89,7 +89,7 @@ impl Buf {
 /// rule's header names, which picks the protocol of a buffer several have.
 fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, Stage)> {
     use AppBuffer::*;
-    use AppProto::{Dcerpc, Dns, Ftp, Http, Mqtt, Sip, Smtp, Ssh, Tls};
+    use AppProto::{Dcerpc, Dns, Ftp, Http, Mqtt, Sip, Smb, Smtp, Ssh, Tls};
     use Side::{Either, Request, Response};
     use Stage::{Done, Head, Line};
     Some(match b {
@@ -105,6 +105,10 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         HttpResponseBody => (Http, Response, Done),
         FileData | FileName | FileMd5 | FileSha1 | FileSha256 if header == Some(Smtp) => {
             (Smtp, Request, Done)
+        }
+        // An SMB file: written to the server or read from it, complete once closed.
+        FileData | FileName | FileMd5 | FileSha1 | FileSha256 if header == Some(Smb) => {
+            (Smb, Either, Done)
         }
         FileData | FileMd5 | FileSha1 | FileSha256 => (Http, Either, Done),
         // An SMTP mail: the session's name once given, the sender once given, the rest
@@ -183,10 +187,16 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         // A DCE/RPC call: the stub data of the direction inspected, once its last
         // fragment came; a request's interface and operation in either direction once
         // the request came (`Line`, see `TxRef::stage`).
-        DceStubData => (Dcerpc, Either, Done),
-        DcerpcIface | DcerpcOpnum => (Dcerpc, Either, Line),
-        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | SipHeader | Smb | Base64Data
-        | JsData => {
+        // The same over SMB's named pipes, in a rule for SMB.
+        DceStubData => (if header == Some(Smb) { Smb } else { Dcerpc }, Either, Done),
+        DcerpcIface | DcerpcOpnum => (if header == Some(Smb) { Smb } else { Dcerpc }, Either, Line),
+        // A tree connect's path, once the answer said whether it is a pipe: on the
+        // client's side, as Suricata inspects it (measured: smb-version-keyword).
+        SmbShare | SmbNamedPipe => (Smb, Request, Done),
+        SmbNtlmsspUser | SmbNtlmsspDomain => (Smb, Request, Head),
+        // Each side of every transaction.
+        SmbVersion => (Smb, Either, Head),
+        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | SipHeader | Base64Data | JsData => {
             return None;
         }
     })
@@ -386,6 +396,9 @@ pub enum TxRef<'a> {
     Sip(&'a sip::Tx),
     Mqtt(&'a mqtt::Tx),
     Dcerpc(&'a dcerpc::Tx),
+    /// An SMB transaction, with the session it belongs to (its DCE/RPC calls live
+    /// there).
+    Smb(&'a smb::Smb, &'a smb::Tx),
 }
 
 /// The transactions a parser holds, oldest first.
@@ -398,6 +411,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
     }
     let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut mqtt, mut dcerpc, mut one) =
         (None, None, None, None, None, None, None, None);
+    let mut smb = None;
     match parser {
         Some(Parser::Http(h)) => http = Some(&h.txs),
         Some(Parser::Dns(x)) => dns = Some(&*x.txs),
@@ -406,6 +420,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         Some(Parser::Sip(x)) => sip = Some(&*x.txs),
         Some(Parser::Mqtt(x)) => mqtt = Some(&*x.txs),
         Some(Parser::Dcerpc(x)) => dcerpc = Some(&*x.txs),
+        Some(Parser::Smb(x)) => smb = Some(&**x),
         Some(Parser::Tls(t)) => one = Some(TxRef::Tls(t)),
         Some(Parser::Ssh(t)) => one = Some(TxRef::Ssh(t)),
         None => {}
@@ -417,6 +432,10 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         .chain(each(sip, TxRef::Sip))
         .chain(each(mqtt, TxRef::Mqtt))
         .chain(each(dcerpc, TxRef::Dcerpc))
+        .chain(
+            smb.into_iter()
+                .flat_map(|s| s.txs.iter().map(move |t| TxRef::Smb(s, t))),
+        )
         .chain(one)
 }
 
@@ -435,6 +454,8 @@ impl TxRef<'_> {
         };
         match self {
             TxRef::Http(_) | TxRef::Ftp(_) | TxRef::Dcerpc(_) => &Direction::BOTH,
+            // A file moves one way.
+            TxRef::Smb(_, t) => t.file().map_or(&Direction::BOTH, |f| own(f.dir)),
             TxRef::Dns(t) => own(t.dir),
             TxRef::Sip(t) => own(t.dir),
             // An MQTT exchange is inspected in the direction of its last packet.
@@ -456,6 +477,7 @@ impl TxRef<'_> {
             TxRef::Sip(t) => t.id,
             TxRef::Mqtt(t) => t.id,
             TxRef::Dcerpc(t) => t.id,
+            TxRef::Smb(_, t) => t.id,
         }
     }
 
@@ -513,16 +535,38 @@ impl TxRef<'_> {
             // Each side once its last fragment came (a bind's answer without a request
             // has no request side); the server's side is at `Line` once the request
             // is complete, where the request's interface and operation are known.
-            TxRef::Dcerpc(t) => {
-                let done = |p: &dcerpc::Part| p.done && p.ptype.is_some();
-                match d {
-                    Direction::ToServer if done(&t.request) => Stage::Done,
-                    Direction::ToClient if done(&t.response) => Stage::Done,
-                    Direction::ToClient if done(&t.request) => Stage::Line,
-                    _ => Stage::None,
-                }
-            }
+            TxRef::Dcerpc(t) => dcerpc_stage(t, d),
+            TxRef::Smb(s, t) => smb_stage(s, t, d),
         }
+    }
+}
+
+/// A DCE/RPC call: each side once its last fragment came (a bind's answer without a
+/// request has no request side); the server's side is at `Line` once the request is
+/// complete, where the request's interface and operation are known.
+fn dcerpc_stage(t: &dcerpc::Tx, d: Direction) -> Stage {
+    let done = |p: &dcerpc::Part| p.done && p.ptype.is_some();
+    match d {
+        Direction::ToServer if done(&t.request) => Stage::Done,
+        Direction::ToClient if done(&t.response) => Stage::Done,
+        Direction::ToClient if done(&t.request) => Stage::Line,
+        _ => Stage::None,
+    }
+}
+
+/// An SMB transaction: a file in its own direction once closed (its data arrives
+/// until then); a call over a pipe as a DCE/RPC call; a command: its request is the
+/// client's `Head`, and its final answer completes both sides (an answer whose request
+/// was not seen stands for both).
+fn smb_stage(s: &smb::Smb, t: &smb::Tx, d: Direction) -> Stage {
+    match (&t.kind, d) {
+        (smb::Kind::File(f), d) if f.dir == d && f.closed => Stage::Done,
+        (smb::Kind::File(f), d) if f.dir == d => Stage::Head,
+        (smb::Kind::File(_), _) => Stage::None,
+        (smb::Kind::Rpc { .. }, d) => s.call(t).map_or(Stage::None, |c| dcerpc_stage(c, d)),
+        _ if t.response => Stage::Done,
+        (_, Direction::ToServer) if t.request => Stage::Head,
+        _ => Stage::None,
     }
 }
 
@@ -835,6 +879,57 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
         TxRef::Sip(t) => fill_sip(buf, &t.msg, out),
         TxRef::Mqtt(t) => fill_mqtt(buf, t, out),
         TxRef::Dcerpc(t) => fill_dcerpc(buf, t, d, out),
+        TxRef::Smb(s, t) => fill_smb(buf, s, t, d, out),
+    }
+}
+
+/// The buffers of an SMB transaction: a tree connect's share or pipe, a session
+/// setup's NTLMSSP names, a file's name and data (in its own direction), a call's
+/// DCE/RPC buffers, and every transaction's version.
+fn fill_smb<'a>(
+    buf: AppBuffer,
+    s: &'a smb::Smb,
+    t: &'a smb::Tx,
+    d: Direction,
+    out: &mut Vec<Cow<'a, [u8]>>,
+) {
+    use AppBuffer::*;
+    use smb::Kind;
+    match (buf, &t.kind) {
+        (SmbVersion, _) => out.push(Cow::Owned(u64::from(t.version).to_be_bytes().to_vec())),
+        (
+            SmbShare,
+            Kind::TreeConnect {
+                share,
+                pipe: Some(false),
+            },
+        )
+        | (
+            SmbNamedPipe,
+            Kind::TreeConnect {
+                share,
+                pipe: Some(true),
+            },
+        ) => out.push(Cow::Borrowed(share)),
+        (SmbNtlmsspUser, Kind::SessionSetup { ntlmssp: Some(n) }) => {
+            out.push(Cow::Borrowed(&n.user))
+        }
+        (SmbNtlmsspDomain, Kind::SessionSetup { ntlmssp: Some(n) }) => {
+            out.push(Cow::Borrowed(&n.domain))
+        }
+        (FileData, Kind::File(f)) if f.dir == d && !f.data.is_empty() => {
+            out.push(Cow::Borrowed(&f.data))
+        }
+        (FileName, Kind::File(f)) if f.dir == d => out.push(Cow::Borrowed(&f.name)),
+        (FileMd5 | FileSha1 | FileSha256, Kind::File(f)) if f.dir == d && f.closed => {
+            out.push(digest(buf, &f.data))
+        }
+        (DceStubData | DcerpcIface | DcerpcOpnum, Kind::Rpc { .. }) => {
+            if let Some(c) = s.call(t) {
+                fill_dcerpc(buf, c, d, out);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -38,14 +38,16 @@ use netsieve_rules::{
 };
 
 use netsieve_applayer::ftp::Mode;
-use netsieve_applayer::{AppProto, Encryption, Parser, Probe, Session, sip};
+use netsieve_applayer::{AppProto, Encryption, Parser, Probe, Session, dcerpc, sip, smb};
 
 use crate::app::{Stage, TxRef, fill, transform, txs};
 use crate::eval::{Ctx, matches};
 use crate::expect::Expected;
 use crate::firewall::{self, FwInfo, Verdict as FwVerdict};
 use crate::hostbits::HostBits;
-use crate::log::{Anomaly, AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta, smtp_files};
+use crate::log::{
+    Anomaly, AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta, smb_file, smtp_files,
+};
 use crate::ruleset::TxList;
 use crate::ruleset::{
     Extra, GroupId, IntVal, PortGroup, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group,
@@ -2578,6 +2580,32 @@ impl Detector {
                     }
                 }
             }
+            // A command once answered, a file once closed, a call once complete; each
+            // under the client's addresses.
+            Some(Parser::Smb(x)) => {
+                for t in &x.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    let ready = match &t.kind {
+                        smb::Kind::File(f) => f.closed,
+                        smb::Kind::Rpc { .. } => x.call(t).is_some_and(dcerpc::Tx::complete),
+                        _ => t.response,
+                    };
+                    if seen.logged || seen.quiet || !(ready || end) {
+                        continue;
+                    }
+                    seen.logged = true;
+                    let m = meta(TxRef::Smb(x, t));
+                    if want.files
+                        && let Some(f) = t.file()
+                        && let Some(file) = smb_file(t, want.file_hashes)
+                    {
+                        log(f.dir, Logged::File(Box::new(file), m.clone()));
+                    }
+                    if want.smb {
+                        log(Direction::ToServer, Logged::Tx(m));
+                    }
+                }
+            }
             Some(Parser::Dcerpc(x)) => {
                 for t in &x.txs {
                     let seen = TxSeen::of(tx_seen, t.id);
@@ -2626,7 +2654,9 @@ impl Detector {
         } = &mut f.user;
         let Some(sess) = app.as_ref() else { return };
         let Some(proto) = sess.proto else { return };
-        let g = &set.tx_groups[tx_group(proto, d)];
+        // An SMB flow's DCE/RPC calls are also inspected by DCE/RPC's rules.
+        let groups =
+            [Some(proto), proto.inner()].map(|p| p.map(|p| &set.tx_groups[tx_group(p, d)]));
         let mut bufs = Vec::new();
         for tx in txs(sess.parser.as_ref()) {
             let stage = tx.stage(d);
@@ -2639,18 +2669,20 @@ impl Detector {
             entry.stage[d] = stage;
             let t_pf = self.prof.is_some().then(std::time::Instant::now);
             self.cands.clear();
-            for (buf, transforms, pf) in &g.bufs {
-                bufs.clear();
-                fill(buf.buffer(), tx, d, &mut bufs);
-                self.gather.start(pf);
-                for b in bufs.drain(..) {
-                    let b = transform(b, transforms);
-                    self.counts.scanned += b.len() as u64;
-                    self.gather
-                        .scan(pf, &b, &mut self.cands, &mut self.counts.hits);
+            for g in groups.iter().flatten() {
+                for (buf, transforms, pf) in &g.bufs {
+                    bufs.clear();
+                    fill(buf.buffer(), tx, d, &mut bufs);
+                    self.gather.start(pf);
+                    for b in bufs.drain(..) {
+                        let b = transform(b, transforms);
+                        self.counts.scanned += b.len() as u64;
+                        self.gather
+                            .scan(pf, &b, &mut self.cands, &mut self.counts.hits);
+                    }
                 }
+                self.cands.extend_from_slice(&g.always);
             }
-            self.cands.extend_from_slice(&g.always);
             self.cands.sort_unstable();
             self.cands.dedup();
             self.counts.candidates += self.cands.len() as u64;
@@ -3146,7 +3178,9 @@ fn header_ok(s: &Sig, c: &Pkt<'_>) -> bool {
     if !proto_ok {
         return false;
     }
-    if s.app.is_some() && s.app != c.app {
+    if let Some(a) = s.app
+        && !c.app.is_some_and(|f| f.carries(a))
+    {
         return false;
     }
     let r = &s.rule;

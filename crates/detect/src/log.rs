@@ -11,7 +11,9 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use netsieve_applayer::http::{self, Message};
-use netsieve_applayer::{AppProto, Direction, dcerpc, dns, ftp, mqtt, sdp, sip, smtp, tls, uri};
+use netsieve_applayer::{
+    AppProto, Direction, dcerpc, dns, ftp, mqtt, sdp, sip, smb, smtp, tls, uri,
+};
 use netsieve_packet::PerDir;
 use netsieve_packet::{AppEvent, StreamEvent};
 
@@ -39,9 +41,31 @@ pub enum AppMeta {
     Mqtt(Box<mqtt::Tx>),
     /// A DCE/RPC call, without its stub data.
     Dcerpc(Box<dcerpc::Tx>),
+    Smb(Box<SmbMeta>),
+}
+
+/// EVE's `smb` object: the transaction without its file's data, its DCE/RPC call
+/// without stub data, and the session's dialect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SmbMeta {
+    pub tx: smb::Tx,
+    pub call: Option<dcerpc::Tx>,
+    pub dialect: Option<smb::Dialect>,
+    /// A file transaction's file, as `fileinfo` writes it.
+    pub files: Vec<FileMeta>,
 }
 
 impl AppMeta {
+    /// The files an alert on the transaction lists (an SMTP mail's attachments, an SMB
+    /// transaction's file).
+    pub fn files(&self) -> &[FileMeta] {
+        match self {
+            AppMeta::Smtp(m) => &m.files,
+            AppMeta::Smb(m) => &m.files,
+            _ => &[],
+        }
+    }
+
     pub fn proto(&self) -> AppProto {
         match self {
             AppMeta::Http(_) => AppProto::Http,
@@ -53,6 +77,7 @@ impl AppMeta {
             AppMeta::Sip(_) => AppProto::Sip,
             AppMeta::Mqtt(_) => AppProto::Mqtt,
             AppMeta::Dcerpc(_) => AppProto::Dcerpc,
+            AppMeta::Smb(_) => AppProto::Smb,
         }
     }
 }
@@ -383,6 +408,7 @@ pub struct LogTypes {
     pub sip: bool,
     pub mqtt: bool,
     pub dcerpc: bool,
+    pub smb: bool,
     /// The digests `fileinfo` records carry ([`Hash::bit`]s; `files.force-hash`).
     pub file_hashes: u8,
     /// `anomaly` records of application-layer events (Suricata's `anomaly.types`
@@ -404,6 +430,7 @@ impl LogTypes {
             || self.sip
             || self.mqtt
             || self.dcerpc
+            || self.smb
             || self.anomaly_applayer
             || self.files
     }
@@ -420,7 +447,8 @@ impl LogTypes {
             AppProto::Sip => self.sip,
             AppProto::Mqtt => self.mqtt,
             AppProto::Dcerpc => self.dcerpc,
-            AppProto::Pop3 | AppProto::Imap | AppProto::Smb | AppProto::FtpData => false,
+            AppProto::Smb => self.smb || self.files,
+            AppProto::Pop3 | AppProto::Imap | AppProto::FtpData => false,
         }
     }
 }
@@ -456,6 +484,12 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
         })),
         TxRef::Mqtt(t) => AppMeta::Mqtt(Box::new(t.clone())),
         TxRef::Dcerpc(t) => AppMeta::Dcerpc(Box::new(t.without_stub())),
+        TxRef::Smb(s, t) => AppMeta::Smb(Box::new(SmbMeta {
+            tx: t.without_data(),
+            call: s.call(t).map(dcerpc::Tx::without_stub),
+            dialect: s.dialect.clone(),
+            files: smb_file(t, 0).into_iter().collect(),
+        })),
     };
     TxMeta {
         tx_id: tx.id(),
@@ -511,6 +545,21 @@ fn smtp_meta(t: &smtp::Tx) -> SmtpMeta {
 }
 
 /// The attachments of an SMTP mail, once it ended, with the digests `hashes` asks for.
+/// The file of an SMB file transaction, with the digests `hashes` asks for.
+pub fn smb_file(t: &smb::Tx, hashes: u8) -> Option<FileMeta> {
+    let f = t.file()?;
+    Some(FileMeta {
+        name: text(&f.name),
+        size: f.size,
+        range: None,
+        tx_id: t.id,
+        hashes: FileHashes::of(
+            hashes,
+            (f.data.len() as u64 == f.size).then_some(&f.data[..]),
+        ),
+    })
+}
+
 pub fn smtp_files(t: &smtp::Tx, hashes: u8) -> Vec<FileMeta> {
     let Some(m) = t.mime.as_deref().filter(|_| t.complete) else {
         return Vec::new();

@@ -733,7 +733,11 @@ fn build_info_and_lists_answer_without_a_capture() {
     };
     assert_eq!(line("content"), "content: inspected");
     assert_eq!(line("http.uri"), "http.uri: inspected (http buffer)");
-    assert!(line("smb.named_pipe").contains("not inspected"), "{kw}");
+    assert_eq!(
+        line("smb.named_pipe"),
+        "smb.named_pipe: inspected (smb buffer)"
+    );
+    assert!(line("js_data").contains("not inspected"), "{kw}");
     assert!(kw.lines().count() > 100);
 }
 
@@ -746,7 +750,7 @@ fn rules_not_inspected_are_named() {
     std::fs::write(
         &rules,
         "alert tcp any any -> any 25 (content:\"EHLO\"; sid:1;)\n\
-         alert smb any any -> any any (smb.named_pipe; content:\"x\"; sid:2;)\n",
+         alert http any any -> any any (js_data; content:\"x\"; sid:2;)\n",
     )
     .unwrap();
     let stats = dir.path().join("stats.json");
@@ -765,7 +769,7 @@ fn rules_not_inspected_are_named() {
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    assert!(err.contains("sid 2 not inspected: needs smb"), "{err}");
+    assert!(err.contains("sid 2 not inspected: needs js_data"), "{err}");
     assert!(!err.contains("sid 1 not inspected"), "{err}");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();

@@ -2051,6 +2051,144 @@ alert tcp any any -> any any (flow:to_client; dce_opnum:40-50; sid:4;)
     assert_eq!(got, [(1, 11), (3, 11), (4, 9)]);
 }
 
+/// An SMB 2 message in its NetBIOS record: a request, or the answer with `status`.
+fn smb2(command: u16, msg_id: u64, tree: u32, status: Option<u32>, body: &[u8]) -> Vec<u8> {
+    let mut h = vec![0u8; 64];
+    h[..4].copy_from_slice(b"\xfeSMB");
+    h[4] = 64;
+    h[8..12].copy_from_slice(&status.unwrap_or(0).to_le_bytes());
+    h[12..14].copy_from_slice(&command.to_le_bytes());
+    h[16] = u8::from(status.is_some());
+    h[24..32].copy_from_slice(&msg_id.to_le_bytes());
+    h[36..40].copy_from_slice(&tree.to_le_bytes());
+    h.extend_from_slice(body);
+    let mut r = (h.len() as u32).to_be_bytes().to_vec();
+    r.extend_from_slice(&h);
+    r
+}
+
+/// An SMB 2 structure: fixed fields (little-endian numbers at offsets), then a variable
+/// part that starts at offset 64 + `fixed` from the header.
+fn smb2_body(fixed: usize, fields: &[(usize, u64, usize)], var: &[u8]) -> Vec<u8> {
+    let mut b = vec![0u8; fixed];
+    for &(at, v, n) in fields {
+        b[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
+    }
+    b.extend_from_slice(var);
+    b
+}
+
+#[test]
+fn smb_trees_files_and_pipes_are_transactions() {
+    // Measured on Suricata 8 (smb-version-keyword, smb-dce_iface, smb2-03-rule): a
+    // tree's share or pipe is known once the server answered, and inspected on the
+    // client's side; a file written is inspected once closed; DCE/RPC over a pipe is
+    // inspected by `alert dcerpc` and `alert smb` rules alike; `smb.version` holds on
+    // each side of every command.
+    let utf16 = |s: &str| -> Vec<u8> { s.encode_utf16().flat_map(u16::to_le_bytes).collect() };
+    let tree = |path: &str| {
+        let p = utf16(path);
+        smb2_body(8, &[(0, 9, 2), (4, 72, 2), (6, p.len() as u64, 2)], &p)
+    };
+    let create = |name: &str| {
+        let n = utf16(name);
+        smb2_body(56, &[(0, 57, 2), (44, 120, 2), (46, n.len() as u64, 2)], &n)
+    };
+    let created = |fid: u64| smb2_body(88, &[(0, 89, 2), (64, fid, 8)], b"");
+    let write = |fid: u64, data: &[u8]| {
+        smb2_body(
+            48,
+            &[
+                (0, 49, 2),
+                (2, 112, 2),
+                (4, data.len() as u64, 4),
+                (16, fid, 8),
+            ],
+            data,
+        )
+    };
+    let mut req = vec![0, 0, 0, 0, 1, 0, 42, 0];
+    req.extend_from_slice(b"stub!");
+    let rules = "\
+alert smb any any -> any any (smb.named_pipe; content:\"IPC$\"; sid:1;)
+alert smb any any -> any any (smb.share; content:\"docs\"; sid:2;)
+alert smb any any -> any any (smb.share; content:\"IPC$\"; sid:3;)
+alert smb any any -> any any (file.data; content:\"secret\"; sid:4;)
+alert smb any any -> any any (file.name; content:\"a.txt\"; sid:5;)
+alert dcerpc any any -> any any (dcerpc.opnum:42; sid:6;)
+alert smb any any -> any any (dcerpc.stub_data; content:\"stub!\"; sid:7;)
+alert smb any any -> any any (smb.version:2; sid:8;)
+";
+    let frames = conversation_on(
+        445,
+        &[
+            (true, &smb2(3, 1, 0, None, &tree("\\\\srv\\IPC$"))),
+            (
+                false,
+                &smb2(
+                    3,
+                    1,
+                    6,
+                    Some(0),
+                    &smb2_body(16, &[(0, 16, 2), (2, 2, 1)], b""),
+                ),
+            ),
+            (true, &smb2(5, 2, 6, None, &create("srvsvc"))),
+            (false, &smb2(5, 2, 6, Some(0), &created(8))),
+            (
+                true,
+                &smb2(9, 3, 6, None, &write(8, &dce_pdu(0, 3, 2, &req))),
+            ),
+            (true, &smb2(3, 4, 0, None, &tree("\\\\srv\\docs"))),
+            (
+                false,
+                &smb2(
+                    3,
+                    4,
+                    5,
+                    Some(0),
+                    &smb2_body(16, &[(0, 16, 2), (2, 1, 1)], b""),
+                ),
+            ),
+            (true, &smb2(5, 5, 5, None, &create("a.txt"))),
+            (false, &smb2(5, 5, 5, Some(0), &created(7))),
+            (true, &smb2(9, 6, 5, None, &write(7, b"top secret"))),
+            (
+                true,
+                &smb2(6, 7, 5, None, &smb2_body(24, &[(0, 24, 2), (8, 7, 8)], b"")),
+            ),
+        ],
+    );
+    let recs = eve(&frames, rules, &[]);
+    let mut sids: Vec<u64> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "alert")
+        .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
+        .collect();
+    sids.sort();
+    // A call's operation is known on both sides once its request is (as
+    // smb-dce_opnum alerts); sid 8: both sides of the four answered commands and of
+    // the call, the client's of the file and of the unanswered close.
+    assert_eq!(
+        sids,
+        [1, 2, 4, 5, 6, 6, 7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8]
+    );
+    let smb: Vec<&serde_json::Value> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "smb")
+        .map(|r| &r["smb"])
+        .collect();
+    assert_eq!(smb[0]["named_pipe"], "\\\\srv\\IPC$");
+    assert_eq!(smb[0]["share_type"], "PIPE");
+    assert!(smb.iter().any(|s| s["dcerpc"]["opnum"] == 42));
+    assert!(smb.iter().any(|s| s["share"] == "\\\\srv\\docs"));
+    let file = recs.iter().find(|r| r["event_type"] == "fileinfo").unwrap();
+    assert_eq!(
+        (&file["fileinfo"]["filename"], &file["fileinfo"]["size"]),
+        (&serde_json::json!("a.txt"), &serde_json::json!(10))
+    );
+}
+
 #[test]
 fn datasets_are_tested_changed_and_give_context() {
     // As datasets-03-set, datasets-09-load and datajson-01-ip: `set` matches when it

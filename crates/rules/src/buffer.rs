@@ -188,7 +188,11 @@ app_buffers! {
     MqttPublishMessage = "mqtt.publish.message" { "mqtt.publish.message": Sticky };
     MqttSubscribeTopic = "mqtt.subscribe.topic" { "mqtt.subscribe.topic": Sticky };
     MqttUnsubscribeTopic = "mqtt.unsubscribe.topic" { "mqtt.unsubscribe.topic": Sticky };
-    Smb = "smb" { "smb.named_pipe": Sticky, "smb.share": Sticky };
+    SmbNamedPipe = "smb.named_pipe" { "smb.named_pipe": Sticky, "smb_named_pipe": Sticky };
+    SmbShare = "smb.share" { "smb.share": Sticky, "smb_share": Sticky };
+    SmbNtlmsspUser = "smb.ntlmssp_user" { "smb.ntlmssp_user": Sticky };
+    SmbNtlmsspDomain = "smb.ntlmssp_domain" { "smb.ntlmssp_domain": Sticky };
+    SmbVersion = "smb.version" { "smb.version": Integer };
     DceStubData = "dcerpc.stub_data" { "dcerpc.stub_data": Sticky, "dce_stub_data": Sticky };
     DcerpcIface = "dcerpc.iface" { "dcerpc.iface": Integer, "dce_iface": Integer };
     DcerpcOpnum = "dcerpc.opnum" { "dcerpc.opnum": Integer, "dce_opnum": Integer };

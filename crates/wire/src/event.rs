@@ -66,6 +66,8 @@ crate::named! {
     MqttUnassignedMsgType = "mqtt.unassigned_msg_type",
     /// A packet that does not parse.
     MqttMalformedTraffic = "mqtt.malformed_traffic",
+    /// An SMB write or read of a file's bytes already seen.
+    SmbFileOverlap = "smb.file_overlap",
     }
 }
 

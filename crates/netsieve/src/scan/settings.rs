@@ -97,7 +97,7 @@ pub(super) struct Xff {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 14] = [
+const KINDS: [(&str, KindSwitch); 15] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
@@ -110,6 +110,7 @@ const KINDS: [(&str, KindSwitch); 14] = [
     ("sip", |e| &mut e.log.sip),
     ("mqtt", |e| &mut e.log.mqtt),
     ("dcerpc", |e| &mut e.log.dcerpc),
+    ("smb", |e| &mut e.log.smb),
     // Application-layer anomalies come with the kind; stream ones are asked for apart.
     ("anomaly", |e| &mut e.log.anomaly_applayer),
     ("files", |e| &mut e.log.files),
@@ -147,6 +148,7 @@ impl Default for EveOptions {
                 sip: true,
                 mqtt: true,
                 dcerpc: true,
+                smb: true,
                 file_hashes: 0,
                 anomaly_applayer: true,
                 anomaly_stream: false,

@@ -351,9 +351,7 @@ impl<'a> Record<'a> {
         }
         if let Some(t) = &al.tx {
             rec.tx_id = Some(t.tx_id);
-            if let AppMeta::Smtp(m) = &t.app {
-                rec.files = m.files.iter().map(fileinfo::Object::of).collect();
-            }
+            rec.files = t.app.files().iter().map(fileinfo::Object::of).collect();
             rec.app = Some(tx::App {
                 tx: t,
                 ja3: set.uses_ja3(),

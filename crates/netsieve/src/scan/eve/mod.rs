@@ -15,6 +15,7 @@ mod ftp;
 mod http;
 mod mqtt;
 mod sip;
+mod smb;
 mod smtp;
 mod ssh;
 mod stats;

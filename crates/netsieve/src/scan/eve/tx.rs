@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 
 use super::{
-    Ip, Timestamp, dcerpc, dns, fileinfo, ftp, http, mqtt, proto_name, sip, smtp, ssh, tls,
+    Ip, Timestamp, dcerpc, dns, fileinfo, ftp, http, mqtt, proto_name, sip, smb, smtp, ssh, tls,
 };
 
 /// A transaction's object under its protocol's name (`"http": {...}`), to be flattened
@@ -39,6 +39,7 @@ impl Serialize for App<'_> {
             AppMeta::Sip(t) => m.serialize_entry(name, &sip::Object::of(t))?,
             AppMeta::Mqtt(t) => m.serialize_entry(name, &mqtt::Object(t))?,
             AppMeta::Dcerpc(t) => m.serialize_entry(name, &dcerpc::Object(t))?,
+            AppMeta::Smb(t) => m.serialize_entry(name, &smb::Object(t))?,
             AppMeta::Smtp(t) => {
                 m.serialize_entry(name, &smtp::Object::of(t))?;
                 if let Some(e) = &t.email {
