@@ -1967,7 +1967,8 @@ impl Detector {
             };
             packet_dropped |= matches!(fw, FwOutcome::Dropped);
             if matches!(fw, FwOutcome::Accepted) {
-                self.run_tx(&ctx, f, obs.dir, pseudo, packet_dropped, out);
+                let window = stream_dir.filter(|&d| d == obs.dir);
+                self.run_tx(&ctx, f, (obs.dir, window), pseudo, packet_dropped, out);
             }
             unordered |= out.len() > n;
         }
@@ -2266,7 +2267,14 @@ impl Detector {
                         self.counts.evaluated += 1;
                         self.cx.context.clear();
                         let lists = s.tx.as_ref().map_or(&[][..], |t| &t.lists[..]);
-                        if !tx_rule_ok(s, lists, tx, d, ctx.p, (&mut bufs, &mut self.cx)) {
+                        if !tx_rule_ok(
+                            s,
+                            lists,
+                            tx,
+                            d,
+                            (ctx.p, &[Some(ctx.p.payload())]),
+                            (&mut bufs, &mut self.cx),
+                        ) {
                             continue;
                         }
                         if !lists.is_empty() {
@@ -2635,12 +2643,17 @@ impl Detector {
         &mut self,
         ctx: &Pkt<'_>,
         f: &mut Flow<FlowData>,
-        d: Direction,
+        (d, window): (Direction, Option<Direction>),
         pseudo: Option<u64>,
         mut packet_dropped: bool,
         out: &mut Vec<Alert>,
     ) {
         let set = Arc::clone(&self.set);
+        let (streams, user) = f.streams_and_user();
+        // The window of direction `d`'s stream this packet inspected (`window` is that
+        // direction when it did): a rule's payload matches hold on it as on the packet,
+        // as Suricata's stream inspection of application-layer rules has them.
+        let mut stream: Option<Vec<u8>> = None;
         let FlowData {
             app,
             tx_seen,
@@ -2651,7 +2664,7 @@ impl Detector {
             bypassed,
             dropped,
             ..
-        } = &mut f.user;
+        } = user;
         let Some(sess) = app.as_ref() else { return };
         let Some(proto) = sess.proto else { return };
         // An SMB flow's DCE/RPC calls are also inspected by DCE/RPC's rules.
@@ -2704,7 +2717,27 @@ impl Detector {
                 }
                 self.counts.evaluated += 1;
                 self.cx.context.clear();
-                if !tx_rule_ok(s, &t.lists, tx, d, ctx.p, (&mut bufs, &mut self.cx)) {
+                if !s.lists.is_empty()
+                    && stream.is_none()
+                    && let Some(w) = window
+                {
+                    let views = self.views.iter();
+                    stream = Some(
+                        views
+                            .flat_map(|v| streams[w].bytes(v.idx.clone()))
+                            .copied()
+                            .collect(),
+                    );
+                }
+                let payloads = [Some(ctx.p.payload()), stream.as_deref()];
+                if !tx_rule_ok(
+                    s,
+                    &t.lists,
+                    tx,
+                    d,
+                    (ctx.p, &payloads),
+                    (&mut bufs, &mut self.cx),
+                ) {
                     continue;
                 }
                 apply_flowbits(s, bits);
@@ -2810,7 +2843,7 @@ fn tx_rule_ok<'a>(
     lists: &[TxList],
     tx: TxRef<'a>,
     d: Direction,
-    p: &Packet,
+    (p, payloads): (&Packet, &[Option<&[u8]>]),
     (bufs, cx): (&mut Vec<Cow<'a, [u8]>>, &mut Ctx),
 ) -> bool {
     for l in lists {
@@ -2828,7 +2861,13 @@ fn tx_rule_ok<'a>(
             return false;
         }
     }
-    s.lists.iter().all(|l| matches(l, p.payload(), cx))
+    // The payload matches on the packet's payload, or on the stream's window.
+    let payload_ok = s.lists.is_empty()
+        || payloads
+            .iter()
+            .flatten()
+            .any(|b| s.lists.iter().all(|l| matches(l, b, cx)));
+    payload_ok
         && s.hdr_lists
             .iter()
             .all(|(h, l)| header(p, *h).is_some_and(|b| matches(l, b, cx)))

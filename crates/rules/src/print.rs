@@ -88,8 +88,14 @@ struct Printer<'a> {
 fn needs_legacy(r: &Rule) -> bool {
     r.services.is_empty()
         && r.lists.iter().any(|l| match (&l.matches[..], l.buffer) {
+            // Contents, and pcres flagged for the same buffer, join the list as printed.
             ([Match::Pcre(p), rest @ ..], Buffer::App(b)) => {
-                p.buffer() == Some(b) && rest.iter().any(|m| !matches!(m, Match::Content(_)))
+                p.buffer() == Some(b)
+                    && rest.iter().any(|m| match m {
+                        Match::Content(_) => false,
+                        Match::Pcre(q) => q.buffer() != Some(b),
+                        _ => true,
+                    })
             }
             _ => false,
         })

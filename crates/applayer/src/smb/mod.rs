@@ -18,7 +18,7 @@
 //! domain of an NTLMSSP authentication come from the session setup.
 //!
 //! Bounded: a record is read once whole up to [`MAX_RECORD`] bytes (past that its bytes
-//! are skipped), [`MAX_TXS`] transactions, [`MAX_OPEN`] trees, files and pending
+//! are skipped), 256 transactions, 256 trees, files and pending
 //! requests are remembered, and a file keeps its first [`FILE_KEEP`] bytes.
 
 mod ntlmssp;
@@ -115,7 +115,6 @@ impl Numbered for Tx {
 }
 
 impl Tx {
-    /// The direction a file transaction moves its data in; both for the others.
     /// The transaction as a record writes it: without its file's data.
     pub fn without_data(&self) -> Tx {
         let kind = match &self.kind {
@@ -129,6 +128,7 @@ impl Tx {
         Tx { kind, ..*self }
     }
 
+    /// A file transaction's file.
     pub fn file(&self) -> Option<&File> {
         match &self.kind {
             Kind::File(f) => Some(f),
@@ -175,7 +175,8 @@ pub struct Smb {
     /// DCE/RPC over the session's named pipes (one set of bound interfaces, as Suricata
     /// keeps it).
     pub rpc: Dcerpc,
-    /// Each direction's partial record, and bytes of a too-large record to skip.
+    /// Each direction's partial record, the bytes left of a too-large record being
+    /// skipped, and whether the direction lost its framing (read no further).
     held: PerDir<Vec<u8>>,
     skip: PerDir<usize>,
     gave_up: PerDir<bool>,

@@ -292,6 +292,31 @@ mod tests {
     }
 
     #[test]
+    fn a_flagged_pcre_joins_its_buffers_list() {
+        // As `content:"Host: "; http_header; pcre:"/^x/RH";` reads in Suricata: the
+        // pcre goes on from the header content, in one list.
+        let r = crate::parse_rule(
+            "alert http any any -> any any (content:\"Host: \"; http_header; \
+             content:\"a\"; pcre:\"/^b/RH\"; pcre:\"/c/U\"; sid:1;)",
+            &crate::Vars::default(),
+        )
+        .unwrap();
+        let lists: Vec<(Buffer, usize)> = r
+            .lists
+            .iter()
+            .map(|l| (l.buffer, l.matches.len()))
+            .collect();
+        assert_eq!(
+            lists,
+            [
+                (Buffer::Payload, 1),
+                (Buffer::App(AppBuffer::HttpHeader), 2),
+                (Buffer::App(AppBuffer::HttpUri), 1)
+            ]
+        );
+    }
+
+    #[test]
     fn tls_versions_by_name_or_number() {
         assert_eq!(tls_version("1.2"), Some(Cmp::Eq(0x0303)));
         assert_eq!(tls_version(" 1.0 "), Some(Cmp::Eq(0x0301)));

@@ -314,14 +314,20 @@ pub fn decode_content(s: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// `pcre:"/expr/flags"`: in the buffer its flags select, or the current list.
+/// `pcre:"/expr/flags"`: in the buffer its flags select, or the current list. A buffer
+/// flag acts as a legacy modifier does: the pcre joins that buffer's list, after the
+/// matches modifiers put there (so that `R` goes on from them, as in Suricata).
 pub(super) fn pcre(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let mut p = parse_pcre(o.need()?).map_err(|e| o.bad(&e))?;
     p.column = o.column;
     match p.buffer() {
         Some(buf) => {
             b.note_app(AppNeed::Buffer(buf));
-            let l = b.list_for(Buffer::App(buf));
+            let want = Buffer::App(buf);
+            let l = match b.rule.lists.iter().rposition(|x| x.buffer == want) {
+                Some(l) => l,
+                None => b.list_for(want),
+            };
             b.push_to(l, Match::Pcre(p));
         }
         None => b.push(Match::Pcre(p)),
