@@ -2193,6 +2193,49 @@ alert smb any any -> any any (smb.version:2; sid:8;)
 }
 
 #[test]
+fn alerts_carry_what_their_metadata_options_ask_for() {
+    // As reference-03 and eve-alert-metadata-enable-rule: references as URLs (an id
+    // that is a URL stands as it is), the rule's text; without the rule's metadata, the
+    // flow or the transaction's objects when turned off.
+    let rule = "alert http any any -> any any (msg:\"m\"; http.method; content:\"GET\"; \
+                reference:cve,2014-0160; reference:url,x://h/p; reference:nope,1; \
+                metadata:tag t1; sid:1;)";
+    let get = b"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n";
+    let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+    let frames = conversation(&[(true, get), (false, ok)]);
+    let alert = |args: &[&str]| {
+        let recs = eve(&frames, rule, args);
+        recs.into_iter()
+            .find(|r| r["event_type"] == "alert")
+            .unwrap()
+    };
+    let plain = alert(&[]);
+    assert!(plain["alert"].get("references").is_none() && plain["alert"].get("rule").is_none());
+    assert_eq!(plain["alert"]["metadata"]["tag"][0], "t1");
+    assert!(plain.get("flow").is_some() && plain.get("http").is_some());
+    let set = |k: &str, v: &str| format!("outputs.eve-log.types.alert.metadata{k}={v}");
+    let (r, w, m) = (
+        set(".rule.reference", "yes"),
+        set(".rule.raw", "yes"),
+        set(".rule.metadata", "no"),
+    );
+    let more = alert(&["--set", &r, "--set", &w, "--set", &m]);
+    assert_eq!(
+        more["alert"]["references"],
+        serde_json::json!([
+            "https://cve.mitre.org/cgi-bin/cvename.cgi?name=2014-0160",
+            "x://h/p"
+        ])
+    );
+    assert_eq!(more["alert"]["rule"], rule);
+    assert!(more["alert"].get("metadata").is_none());
+    let off = set("", "no");
+    let none = alert(&["--set", &off]);
+    assert!(none.get("flow").is_none() && none.get("http").is_none());
+    assert!(none["alert"].get("metadata").is_none());
+}
+
+#[test]
 fn datasets_are_tested_changed_and_give_context() {
     // As datasets-03-set, datasets-09-load and datajson-01-ip: `set` matches when it
     // adds, `isset` once added; an `ip` set holds IPv4 addresses mapped; a JSON set's

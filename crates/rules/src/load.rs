@@ -45,6 +45,8 @@ pub struct Loaded {
     pub errors: Vec<RuleError>,
     /// Rule texts not to parse, by [`text_hash`]: their (gid, sid).
     known: HashMap<u64, (u32, u32)>,
+    /// Each rule keeps its text ([`Rule::text`]).
+    keep_texts: bool,
 }
 
 impl Loaded {
@@ -56,6 +58,11 @@ impl Loaded {
             known,
             ..Loaded::default()
         }
+    }
+
+    /// Each rule read from now on keeps its text ([`Rule::text`], for alerts' `rule`).
+    pub fn keep_texts(&mut self) {
+        self.keep_texts = true;
     }
 
     /// Failures counted by reason, most frequent first.
@@ -77,12 +84,16 @@ impl Loaded {
         // Parsed a chunk at a time, so that the parsed rules are never held twice (once
         // as parse results and once in `rules`): that doubled the peak memory of loading.
         self.rules.reserve(texts.len());
-        let known = &self.known;
+        let (known, keep) = (&self.known, self.keep_texts);
         let read = |t: &str| {
             let h = text_hash(t);
             match known.get(&h) {
                 Some(&(gid, sid)) => Ok(Rule::stand_in(h, gid, sid)),
-                None => parse_rule(t, vars).map(|r| Rule { text_hash: h, ..r }),
+                None => parse_rule(t, vars).map(|r| Rule {
+                    text_hash: h,
+                    text: keep.then(|| t.trim_end().into()),
+                    ..r
+                }),
             }
         };
         for chunk in texts.chunks(PARSE_CHUNK) {
@@ -228,5 +239,58 @@ impl Classifications {
 
     pub fn bundled() -> Classifications {
         Classifications::parse(DEFAULT_CLASSIFICATION)
+    }
+}
+
+/// `reference.config`: a reference system's name (`reference:cve,2014-0160;`) to the URL
+/// its identifiers follow.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct References(HashMap<String, String>);
+
+/// The reference systems netsieve knows without a `reference.config`: the common ones,
+/// with the URLs their identifiers are published under.
+const DEFAULT_REFERENCES: &str = "\
+config reference: bugtraq https://www.securityfocus.com/bid/
+config reference: bid https://www.securityfocus.com/bid/
+config reference: cve https://cve.mitre.org/cgi-bin/cvename.cgi?name=
+config reference: et https://doc.emergingthreats.net/
+config reference: etpro https://doc.emergingthreatspro.com/
+config reference: exploitdb https://www.exploit-db.com/exploits/
+config reference: md5 https://www.threatexpert.com/report.aspx?md5=
+config reference: msft https://technet.microsoft.com/security/bulletin/
+config reference: nessus https://www.tenable.com/plugins/nessus/
+config reference: url https://
+";
+
+impl References {
+    /// Parses `config reference: name url` lines; other lines are ignored.
+    pub fn parse(text: &str) -> References {
+        let mut m = HashMap::new();
+        for line in text.lines() {
+            let Some(rest) = line.trim().strip_prefix("config reference:") else {
+                continue;
+            };
+            let mut parts = rest.split_whitespace();
+            if let (Some(name), Some(url)) = (parts.next(), parts.next()) {
+                m.insert(name.to_ascii_lowercase(), url.to_string());
+            }
+        }
+        References(m)
+    }
+
+    pub fn bundled() -> References {
+        References::parse(DEFAULT_REFERENCES)
+    }
+
+    /// A rule's reference (`system,id`) as a URL: the system's URL and the id; an id
+    /// that is a URL already stands as it is. `None` for a system not in the table.
+    pub fn url(&self, reference: &str) -> Option<String> {
+        let (system, id) = reference.split_once(',')?;
+        let id = id.trim();
+        if id.contains("://") {
+            return Some(id.to_string());
+        }
+        let base = self.0.get(&system.trim().to_ascii_lowercase())?;
+        Some(format!("{base}{id}"))
     }
 }

@@ -932,6 +932,9 @@ pub struct Rule {
     /// [`crate::parse_rule`]): two rules read with the same text and variables are the
     /// same rule, so a reload can keep what it compiled of it.
     pub text_hash: u64,
+    /// The rule's text as written, when the loader keeps texts
+    /// ([`crate::Loaded::keep_texts`]).
+    pub text: Option<Box<str>>,
     /// Not parsed: its text was known to the loader ([`crate::Loaded::knowing`]). Only
     /// `file`, `line`, `gid`, `sid` and `text_hash` are set; whoever knew the text holds
     /// the rule.

@@ -266,6 +266,12 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         Box::new(EveLog::new(
             Output::create(&a.log_dir.join("eve.json"))?,
             settings.eve,
+            settings
+                .eve
+                .alert_meta
+                .reference
+                .then(|| settings.references())
+                .transpose()?,
         )),
         Box::new(FastLog::new(Output::create(&a.log_dir.join("fast.log"))?)),
     ];

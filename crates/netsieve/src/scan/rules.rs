@@ -25,6 +25,8 @@ pub(super) struct RuleSource {
     classification: Option<PathBuf>,
     threshold_file: Option<PathBuf>,
     build: BuildOptions,
+    /// Rules keep their texts (alerts write them: `metadata.rule.raw`).
+    keep_texts: bool,
 }
 
 /// Rules changed through the control socket, on top of the files: they last until the
@@ -77,6 +79,7 @@ impl RuleSource {
             classification: settings.classification.clone(),
             threshold_file: settings.threshold_file.clone(),
             build: settings.build,
+            keep_texts: settings.eve.alert_meta.raw,
         }
     }
 
@@ -102,6 +105,9 @@ impl RuleSource {
         let mut loaded = prev.map_or_else(Loaded::default, |p| {
             Loaded::knowing(p.known_texts(&classes))
         });
+        if self.keep_texts {
+            loaded.keep_texts();
+        }
         // A firewall file is one named as such, or one with an `accept` rule (an action
         // only firewall rules have): its rules go to the firewall's tables.
         for (f, named) in self

@@ -16,7 +16,7 @@ use netsieve_detect::{AppPorts, BuildOptions, DetectOptions, ExceptionPolicy};
 use netsieve_packet::defrag::Defrag;
 use netsieve_packet::flow::{FLOW_BYTES, FlowConfig, TCP_SESSION_BYTES};
 use netsieve_packet::reassembly::OverlapPolicy;
-use netsieve_rules::Vars;
+use netsieve_rules::{References, Vars};
 
 use crate::config;
 
@@ -25,6 +25,8 @@ pub(super) struct Settings {
     pub vars: Vars,
     pub flow: FlowConfig,
     pub classification: Option<PathBuf>,
+    /// `reference-config-file`: the URLs of rule references' systems.
+    pub reference: Option<PathBuf>,
     pub threshold_file: Option<PathBuf>,
     /// IP reputation: `reputation-categories-file`, `reputation-files` (relative ones
     /// under `default-reputation-path`).
@@ -75,6 +77,8 @@ pub(super) struct EveOptions {
     /// `types.alert.xff`: an HTTP alert's X-Forwarded-For address, and what to do
     /// with it.
     pub xff: Option<Xff>,
+    /// What alerts carry beyond the alert (`types.alert.metadata`).
+    pub alert_meta: AlertMeta,
     /// `http`, `dns`, `tls` and `fileinfo` (`files`) records.
     pub log: LogTypes,
     /// Flow records name the exception policy their flow triggered
@@ -83,6 +87,31 @@ pub(super) struct EveOptions {
     /// The message headers `email` objects add, a bit per entry of
     /// `detect::log::EMAIL_FIELDS` (`types.smtp.extended`, or its `custom` list).
     pub email_fields: u32,
+}
+
+/// `types.alert.metadata`: whether alerts carry their transaction's objects
+/// (`app-layer`), their flow's counters (`flow`), the rule's `metadata` (`rule.metadata`),
+/// its text (`rule.raw`) and its references as URLs (`rule.reference`). `metadata: no`
+/// turns the first three off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct AlertMeta {
+    pub app: bool,
+    pub flow: bool,
+    pub rule: bool,
+    pub raw: bool,
+    pub reference: bool,
+}
+
+impl Default for AlertMeta {
+    fn default() -> AlertMeta {
+        AlertMeta {
+            app: true,
+            flow: true,
+            rule: true,
+            raw: false,
+            reference: false,
+        }
+    }
 }
 
 /// `types.alert.xff`: which address of the header is the client's (the first with a
@@ -138,6 +167,7 @@ impl Default for EveOptions {
             ethernet: false,
             pcap_file: false,
             xff: None,
+            alert_meta: AlertMeta::default(),
             log: LogTypes {
                 http: true,
                 dns: true,
@@ -167,6 +197,7 @@ impl Default for Settings {
             vars: Vars::default(),
             flow: FlowConfig::default(),
             classification: None,
+            reference: None,
             threshold_file: None,
             reputation_categories: None,
             reputation_files: Vec::new(),
@@ -356,6 +387,15 @@ const TABLE: &[(Key, Setter)] = &[
                 }
             }
             "payload-buffer-size" => s.payload_limit = bytes(v)?,
+            "metadata" => {
+                let m = &mut s.eve.alert_meta;
+                (m.app, m.flow, m.rule) = (on(), on(), on());
+            }
+            "metadata.app-layer" => s.eve.alert_meta.app = on(),
+            "metadata.flow" => s.eve.alert_meta.flow = on(),
+            "metadata.rule.metadata" => s.eve.alert_meta.rule = on(),
+            "metadata.rule.raw" => s.eve.alert_meta.raw = on(),
+            "metadata.rule.reference" => s.eve.alert_meta.reference = on(),
             _ => return Ok(Used::No),
         }
         Ok(Used::Yes)
@@ -526,6 +566,10 @@ const TABLE: &[(Key, Setter)] = &[
         s.classification = Some(PathBuf::from(v));
         Ok(Used::Yes)
     }),
+    (Key::Exact("reference-config-file"), |s, _, v| {
+        s.reference = Some(PathBuf::from(v));
+        Ok(Used::Yes)
+    }),
 ];
 
 fn boolean(v: &str) -> Result<bool, String> {
@@ -541,6 +585,16 @@ fn bytes(v: &str) -> Result<usize, String> {
 }
 
 impl Settings {
+    /// The reference systems' URLs: `reference-config-file`'s, else the bundled ones.
+    pub fn references(&self) -> Result<References, String> {
+        Ok(match &self.reference {
+            Some(p) if p.exists() => References::parse(
+                &std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
+            ),
+            _ => References::bundled(),
+        })
+    }
+
     /// The settings a suricata.yaml's values apply to: the defaults, but no records
     /// besides alerts (a suricata.yaml writes the records its eve-log lists, no others).
     fn before_file() -> Settings {
@@ -662,6 +716,15 @@ impl Settings {
             let dep = if x.reverse { "reverse" } else { "forward" };
             put(&format!("{alert}.xff.deployment"), dep.to_string());
         }
+        let m = self.eve.alert_meta;
+        put(&format!("{alert}.metadata.app-layer"), yes(m.app));
+        put(&format!("{alert}.metadata.flow"), yes(m.flow));
+        put(&format!("{alert}.metadata.rule.metadata"), yes(m.rule));
+        put(&format!("{alert}.metadata.rule.raw"), yes(m.raw));
+        put(
+            &format!("{alert}.metadata.rule.reference"),
+            yes(m.reference),
+        );
         put("outputs.eve-log.ethernet", yes(self.eve.ethernet));
         put("outputs.eve-log.pcap-file", yes(self.eve.pcap_file));
         put(
@@ -751,6 +814,9 @@ impl Settings {
         }
         if let Some(f) = &self.classification {
             put("classification-file", f.display().to_string());
+        }
+        if let Some(f) = &self.reference {
+            put("reference-config-file", f.display().to_string());
         }
         out
     }
@@ -967,6 +1033,7 @@ mod tests {
             "host-os-policy.linux=[10.0.0.0/8, 192.168.1.0/24]",
             "threshold-file=t.config",
             "classification-file=c.config",
+            "reference-config-file=r.config",
             "action-order=drop,pass,alert,reject",
             "reputation-categories-file=cats.txt",
             "reputation-files.0=a.list",

@@ -575,6 +575,7 @@ impl Rule {
             file: String::new(),
             line: 0,
             text_hash: 0,
+            text: None,
             known: false,
             action,
             proto,

@@ -7,9 +7,12 @@ use base64::Engine;
 use netsieve_detect::log::AppMeta;
 use netsieve_detect::{Alert, RuleSet, Verdict};
 use netsieve_packet::Direction;
+use netsieve_rules::References;
 use serde::Serialize;
 
-use super::{EveOptions, Traffic, fileinfo, ip_str, linktype_name, proto_name, timestamp, tx};
+use super::{
+    AlertMeta, EveOptions, Traffic, fileinfo, ip_str, linktype_name, proto_name, timestamp, tx,
+};
 
 #[derive(Serialize)]
 pub(super) struct Record<'a> {
@@ -151,6 +154,12 @@ pub(super) struct Rule<'a> {
     /// An HTTP alert's X-Forwarded-For address (`xff.mode: extra-data`).
     #[serde(skip_serializing_if = "Option::is_none")]
     xff: Option<String>,
+    /// The rule's references as URLs (`metadata.rule.reference`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    references: Option<Vec<String>>,
+    /// The rule's text (`metadata.rule.raw`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule: Option<&'a str>,
 }
 
 impl<'a> Rule<'a> {
@@ -172,7 +181,33 @@ impl<'a> Rule<'a> {
             metadata: (!r.metadata.is_empty()).then(|| metadata(&r.metadata)),
             context: None,
             xff: None,
+            references: None,
+            rule: r.text.as_deref(),
         }
+    }
+
+    /// As `meta` asks: without the rule's metadata, with its references as the
+    /// systems `refs` names give them.
+    fn with_meta(
+        mut self,
+        set: &RuleSet,
+        sig: u32,
+        (meta, refs): (AlertMeta, Option<&References>),
+    ) -> Rule<'a> {
+        if !meta.rule {
+            self.metadata = None;
+        }
+        if let Some(t) = refs.filter(|_| meta.reference) {
+            let urls: Vec<String> = set
+                .sig(sig)
+                .rule
+                .references
+                .iter()
+                .filter_map(|r| t.url(r))
+                .collect();
+            self.references = (!urls.is_empty()).then_some(urls);
+        }
+        self
     }
 
     /// With the objects JSON datasets gave alert `al` (`context`).
@@ -263,7 +298,7 @@ impl<'a> Record<'a> {
     pub(super) fn new(
         set: &'a RuleSet,
         al: &'a Alert,
-        opts: EveOptions,
+        (opts, refs): (EveOptions, Option<&References>),
         file: Option<&'a str>,
     ) -> Record<'a> {
         let has_ports = matches!(al.proto, 6 | 17);
@@ -293,7 +328,8 @@ impl<'a> Record<'a> {
             tx_id: None,
             alert: Rule::of(set, al.sig, al.blocked)
                 .with_target(set, al)
-                .with_context(al),
+                .with_context(al)
+                .with_meta(set, al.sig, (opts.alert_meta, refs)),
             firewall: al.firewall.as_deref().map(|f| Firewall {
                 hook: f.hook.as_deref(),
                 policy: &f.policy,
@@ -315,17 +351,21 @@ impl<'a> Record<'a> {
                 Direction::ToServer => "to_server",
                 Direction::ToClient => "to_client",
             }),
-            flow: al.flow.as_ref().map(|f| Flow {
-                pkts_toserver: f.pkts[Direction::ToServer],
-                pkts_toclient: f.pkts[Direction::ToClient],
-                bytes_toserver: f.bytes[Direction::ToServer],
-                bytes_toclient: f.bytes[Direction::ToClient],
-                start: timestamp(f.start),
-                src_ip: ip_str(f.client.0),
-                dest_ip: ip_str(f.server.0),
-                src_port: f.client.1,
-                dest_port: f.server.1,
-            }),
+            flow: al
+                .flow
+                .as_ref()
+                .filter(|_| opts.alert_meta.flow)
+                .map(|f| Flow {
+                    pkts_toserver: f.pkts[Direction::ToServer],
+                    pkts_toclient: f.pkts[Direction::ToClient],
+                    bytes_toserver: f.bytes[Direction::ToServer],
+                    bytes_toclient: f.bytes[Direction::ToClient],
+                    start: timestamp(f.start),
+                    src_ip: ip_str(f.client.0),
+                    dest_ip: ip_str(f.server.0),
+                    src_port: f.client.1,
+                    dest_port: f.server.1,
+                }),
             payload: None,
             payload_printable: None,
             stream: None,
@@ -349,7 +389,7 @@ impl<'a> Record<'a> {
                 (false, _) => rec.alert.xff = Some(ip),
             }
         }
-        if let Some(t) = &al.tx {
+        if let Some(t) = al.tx.as_ref().filter(|_| opts.alert_meta.app) {
             rec.tx_id = Some(t.tx_id);
             rec.files = t.app.files().iter().map(fileinfo::Object::of).collect();
             rec.app = Some(tx::App {

@@ -35,9 +35,10 @@ use std::time::Duration;
 
 use netsieve_detect::log::{Logged, TxLog};
 use netsieve_detect::{Alert, RuleSet};
+use netsieve_rules::References;
 use serde::Serialize;
 
-use super::settings::EveOptions;
+use super::settings::{AlertMeta, EveOptions};
 use super::sink::{Output, Sink};
 use crate::clock::Civil;
 
@@ -98,14 +99,17 @@ pub(super) struct EveLog {
     opts: EveOptions,
     /// The capture files read, each with the number of its first packet, in order.
     files: Vec<(u64, String)>,
+    /// Alerts list their rule's references as URLs of these systems.
+    references: Option<References>,
 }
 
 impl EveLog {
-    pub fn new(out: Output, opts: EveOptions) -> EveLog {
+    pub fn new(out: Output, opts: EveOptions, references: Option<References>) -> EveLog {
         EveLog {
             out,
             opts,
             files: Vec::new(),
+            references,
         }
     }
 }
@@ -129,7 +133,7 @@ impl Sink for EveLog {
             None => file_of(&self.files, al.packet),
             Some(_) => None,
         };
-        let rec = alert::Record::new(set, al, self.opts, file);
+        let rec = alert::Record::new(set, al, (self.opts, self.references.as_ref()), file);
         serde_json::to_writer(&mut self.out, &rec)?;
         self.out.write_all(b"\n")
     }
