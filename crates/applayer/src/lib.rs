@@ -19,6 +19,7 @@
 //! - [`sip::Sip`] reads SIP requests and responses over UDP and TCP, and [`sdp`] the
 //!   session descriptions in their bodies.
 //! - [`mqtt::Mqtt`] reads MQTT 3.1 to 5.0 control packets into exchanges.
+//! - [`krb5::Krb5`] reads Kerberos 5 messages over UDP and TCP.
 //! - [`dcerpc::Dcerpc`] reads DCE/RPC over TCP into calls (binds and requests).
 //! - [`smb::Smb`] reads SMB 1, 2 and 3 into commands, files and DCE/RPC calls over
 //!   named pipes.
@@ -34,6 +35,7 @@ pub mod dns;
 pub mod ftp;
 pub mod held;
 pub mod http;
+pub mod krb5;
 pub mod lines;
 pub mod mime;
 pub mod mqtt;
@@ -62,6 +64,8 @@ pub enum AppProto {
     Sip,
     /// MQTT, on its port (1883).
     Mqtt,
+    /// Kerberos 5, on its port (88) over UDP and TCP.
+    Krb5,
     /// Recognised by its greeting only: no parser yet (rules on its payload apply).
     Pop3,
     /// Recognised by its greeting only, as POP3.
@@ -85,6 +89,7 @@ impl AppProto {
         AppProto::Ftp,
         AppProto::Sip,
         AppProto::Mqtt,
+        AppProto::Krb5,
         AppProto::Pop3,
         AppProto::Imap,
         AppProto::Smb,
@@ -111,7 +116,7 @@ impl AppProto {
 
     /// It runs over UDP as well as over TCP.
     pub fn over_udp(self) -> bool {
-        matches!(self, AppProto::Dns | AppProto::Sip)
+        matches!(self, AppProto::Dns | AppProto::Sip | AppProto::Krb5)
     }
 
     /// The name EVE and rule headers use.
@@ -125,6 +130,7 @@ impl AppProto {
             AppProto::Ftp => "ftp",
             AppProto::Sip => "sip",
             AppProto::Mqtt => "mqtt",
+            AppProto::Krb5 => "krb5",
             AppProto::Pop3 => "pop3",
             AppProto::Imap => "imap",
             AppProto::Smb => "smb",

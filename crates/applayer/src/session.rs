@@ -20,6 +20,7 @@ pub enum Parser {
     Ftp(Box<crate::ftp::Ftp>),
     Sip(Box<crate::sip::Sip>),
     Mqtt(Box<crate::mqtt::Mqtt>),
+    Krb5(Box<crate::krb5::Krb5>),
     Dcerpc(Box<crate::dcerpc::Dcerpc>),
     Smb(Box<crate::smb::Smb>),
 }
@@ -98,6 +99,7 @@ impl Session {
             AppProto::Ftp => Some(Parser::Ftp(Box::default())),
             AppProto::Sip => Some(Parser::Sip(Box::default())),
             AppProto::Mqtt => Some(Parser::Mqtt(Box::default())),
+            AppProto::Krb5 => Some(Parser::Krb5(Box::default())),
             AppProto::Dcerpc => Some(Parser::Dcerpc(Box::default())),
             AppProto::Smb => Some(Parser::Smb(Box::default())),
             AppProto::Pop3 | AppProto::Imap | AppProto::FtpData => None,
@@ -161,12 +163,13 @@ impl Session {
         self.parse(dir, data)
     }
 
-    /// A datagram (DNS or SIP over UDP): one message.
+    /// A datagram (DNS, SIP or Kerberos over UDP): one message.
     pub fn datagram(&mut self, dir: Direction, data: &[u8]) -> bool {
         self.parsed[dir] |= self.parser.is_some();
         match &mut self.parser {
             Some(Parser::Dns(d)) => d.datagram(dir, data),
             Some(Parser::Sip(s)) => s.datagram(dir, data),
+            Some(Parser::Krb5(k)) => k.datagram(dir, data),
             _ => false,
         }
     }
@@ -191,6 +194,7 @@ impl Session {
             Some(Parser::Ftp(f)) => f.feed(dir, data),
             Some(Parser::Sip(s)) => s.feed(dir, data),
             Some(Parser::Mqtt(m)) => m.feed(dir, data),
+            Some(Parser::Krb5(k)) => k.feed(dir, data),
             Some(Parser::Dcerpc(x)) => x.feed(dir, data),
             // Suricata's SMB parser asks for no inspection of the raw stream when a
             // message completes (measured: smb-eicar-file's payload alerts once).
@@ -212,6 +216,7 @@ impl Session {
             Some(Parser::Ftp(x)) => x.txs.begun(),
             Some(Parser::Sip(x)) => x.txs.begun(),
             Some(Parser::Mqtt(x)) => x.txs.begun(),
+            Some(Parser::Krb5(x)) => x.txs.begun(),
             Some(Parser::Dcerpc(x)) => x.txs.begun(),
             Some(Parser::Smb(x)) => x.txs.begun(),
             Some(Parser::Tls(_) | Parser::Ssh(_)) => 1,
@@ -228,6 +233,7 @@ impl Session {
             Some(Parser::Ftp(x)) => x.txs.prune(keep),
             Some(Parser::Sip(x)) => x.txs.prune(keep),
             Some(Parser::Mqtt(x)) => x.txs.prune(keep),
+            Some(Parser::Krb5(x)) => x.txs.prune(keep),
             Some(Parser::Dcerpc(x)) => x.txs.prune(keep),
             Some(Parser::Smb(x)) => x.prune(keep),
             Some(Parser::Tls(_) | Parser::Ssh(_)) | None => {}

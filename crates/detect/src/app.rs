@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{
-    AppProto, Direction, Parser, dcerpc, dns, ftp, mqtt, sip, smb, smtp, ssh, tls, uri,
+    AppProto, Direction, Parser, dcerpc, dns, ftp, krb5, mqtt, sip, smb, smtp, ssh, tls, uri,
 };
+use netsieve_rules::parse::KRB5_WEAK;
 use netsieve_rules::{AppBuffer, Base64Mode, Plain, Transform};
 
 use crate::digest::Hash;
@@ -89,7 +90,7 @@ impl Buf {
 /// rule's header names, which picks the protocol of a buffer several have.
 fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, Stage)> {
     use AppBuffer::*;
-    use AppProto::{Dcerpc, Dns, Ftp, Http, Mqtt, Sip, Smb, Smtp, Ssh, Tls};
+    use AppProto::{Dcerpc, Dns, Ftp, Http, Krb5, Mqtt, Sip, Smb, Smtp, Ssh, Tls};
     use Side::{Either, Request, Response};
     use Stage::{Done, Head, Line};
     Some(match b {
@@ -190,6 +191,10 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         // The same over SMB's named pipes, in a rule for SMB.
         DceStubData => (if header == Some(Smb) { Smb } else { Dcerpc }, Either, Done),
         DcerpcIface | DcerpcOpnum => (if header == Some(Smb) { Smb } else { Dcerpc }, Either, Line),
+        // A Kerberos message is a transaction of its own direction; its names are
+        // inspected in answers only (measured: krb5-request-frag-log).
+        Krb5MsgType | Krb5ErrCode | Krb5TicketEncryption => (Krb5, Either, Done),
+        Krb5Cname | Krb5Sname => (Krb5, Response, Done),
         // A tree connect's path, once the answer said whether it is a pipe: on the
         // client's side, as Suricata inspects it (measured: smb-version-keyword).
         SmbShare | SmbNamedPipe => (Smb, Request, Done),
@@ -213,6 +218,7 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
         "ftp" => AppProto::Ftp,
         "sip" => AppProto::Sip,
         "mqtt" => AppProto::Mqtt,
+        "krb5" => AppProto::Krb5,
         "pop3" => AppProto::Pop3,
         "imap" => AppProto::Imap,
         "smb" => AppProto::Smb,
@@ -395,6 +401,7 @@ pub enum TxRef<'a> {
     Ftp(&'a ftp::Tx),
     Sip(&'a sip::Tx),
     Mqtt(&'a mqtt::Tx),
+    Krb5(&'a krb5::Tx),
     Dcerpc(&'a dcerpc::Tx),
     /// An SMB transaction, with the session it belongs to (its DCE/RPC calls live
     /// there).
@@ -411,7 +418,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
     }
     let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut mqtt, mut dcerpc, mut one) =
         (None, None, None, None, None, None, None, None);
-    let mut smb = None;
+    let (mut smb, mut krb5) = (None, None);
     match parser {
         Some(Parser::Http(h)) => http = Some(&h.txs),
         Some(Parser::Dns(x)) => dns = Some(&*x.txs),
@@ -421,6 +428,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         Some(Parser::Mqtt(x)) => mqtt = Some(&*x.txs),
         Some(Parser::Dcerpc(x)) => dcerpc = Some(&*x.txs),
         Some(Parser::Smb(x)) => smb = Some(&**x),
+        Some(Parser::Krb5(x)) => krb5 = Some(&*x.txs),
         Some(Parser::Tls(t)) => one = Some(TxRef::Tls(t)),
         Some(Parser::Ssh(t)) => one = Some(TxRef::Ssh(t)),
         None => {}
@@ -431,6 +439,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         .chain(each(ftp, TxRef::Ftp))
         .chain(each(sip, TxRef::Sip))
         .chain(each(mqtt, TxRef::Mqtt))
+        .chain(each(krb5, TxRef::Krb5))
         .chain(each(dcerpc, TxRef::Dcerpc))
         .chain(
             smb.into_iter()
@@ -458,6 +467,7 @@ impl TxRef<'_> {
             TxRef::Smb(_, t) => t.file().map_or(&Direction::BOTH, |f| own(f.dir)),
             TxRef::Dns(t) => own(t.dir),
             TxRef::Sip(t) => own(t.dir),
+            TxRef::Krb5(t) => own(t.dir),
             // An MQTT exchange is inspected in the direction of its last packet.
             TxRef::Mqtt(t) => own(t.dir),
             // A mail is the client's.
@@ -476,6 +486,7 @@ impl TxRef<'_> {
             TxRef::Ftp(t) => t.id,
             TxRef::Sip(t) => t.id,
             TxRef::Mqtt(t) => t.id,
+            TxRef::Krb5(t) => t.id,
             TxRef::Dcerpc(t) => t.id,
             TxRef::Smb(_, t) => t.id,
         }
@@ -496,7 +507,8 @@ impl TxRef<'_> {
             },
             TxRef::Dns(t) if t.dir == d => Stage::Done,
             TxRef::Sip(t) if t.dir == d => Stage::Done,
-            TxRef::Dns(_) | TxRef::Sip(_) => Stage::None,
+            TxRef::Krb5(t) if t.dir == d => Stage::Done,
+            TxRef::Dns(_) | TxRef::Sip(_) | TxRef::Krb5(_) => Stage::None,
             TxRef::Tls(t) => {
                 if d == Direction::ToServer {
                     // Its hello, then its certificate or key exchange.
@@ -878,6 +890,7 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
         },
         TxRef::Sip(t) => fill_sip(buf, &t.msg, out),
         TxRef::Mqtt(t) => fill_mqtt(buf, t, out),
+        TxRef::Krb5(t) => fill_krb5(buf, t, out),
         TxRef::Dcerpc(t) => fill_dcerpc(buf, t, d, out),
         TxRef::Smb(s, t) => fill_smb(buf, s, t, d, out),
     }
@@ -954,6 +967,31 @@ fn fill_dcerpc<'a>(buf: AppBuffer, t: &'a dcerpc::Tx, d: Direction, out: &mut Ve
             b.push(u8::from(i.first_frag));
             Cow::Owned(b)
         })),
+        _ => {}
+    }
+}
+
+/// The buffers of a Kerberos message: its type, an error's code, and each part of the
+/// client's and the server's names.
+fn fill_krb5<'a>(buf: AppBuffer, t: &'a krb5::Tx, out: &mut Vec<Cow<'a, [u8]>>) {
+    let number = |v: u64| Cow::Owned(v.to_be_bytes().to_vec());
+    let parts =
+        |n: &'a Option<Vec<String>>| n.iter().flatten().map(|p| Cow::Borrowed(p.as_bytes()));
+    match buf {
+        AppBuffer::Krb5MsgType => out.push(number(t.msg_type.into())),
+        // A negative code reads as its two's complement, as a u32 would.
+        AppBuffer::Krb5ErrCode => out.extend(t.error_code.map(|c| number(u64::from(c as u32)))),
+        // An answer's ticket's encryption, and [`KRB5_WEAK`] too when it is weak.
+        AppBuffer::Krb5TicketEncryption => {
+            if let Some(e) = t.ticket_etype {
+                out.push(number(e as u64));
+                if krb5::weak(e) {
+                    out.push(number(KRB5_WEAK as u64));
+                }
+            }
+        }
+        AppBuffer::Krb5Cname => out.extend(parts(&t.cname)),
+        AppBuffer::Krb5Sname => out.extend(parts(&t.sname)),
         _ => {}
     }
 }

@@ -844,7 +844,9 @@ impl Default for AppPorts {
         p.set(AppProto::Dns, true, &[53]);
         p.set(AppProto::Mqtt, true, &[1883]);
         p.set(AppProto::Dcerpc, true, &[135]);
+        p.set(AppProto::Krb5, true, &[88]);
         p.set(AppProto::Dns, false, &[53]);
+        p.set(AppProto::Krb5, false, &[88]);
         p
     }
 }
@@ -875,11 +877,13 @@ impl AppPorts {
     }
 
     /// The protocols whose ports can be set: (protocol, over TCP).
-    pub const SETTABLE: [(AppProto, bool); 4] = [
+    pub const SETTABLE: [(AppProto, bool); 6] = [
         (AppProto::Dns, true),
         (AppProto::Mqtt, true),
         (AppProto::Dcerpc, true),
+        (AppProto::Krb5, true),
         (AppProto::Dns, false),
+        (AppProto::Krb5, false),
     ];
 
     /// `proto`'s ports over TCP (`tcp`) or UDP.
@@ -2576,6 +2580,16 @@ impl Detector {
                     if !seen.logged && !seen.quiet {
                         seen.logged = true;
                         log(packet_dir.unwrap_or(t.dir), Logged::Tx(meta(TxRef::Sip(t))));
+                    }
+                }
+            }
+            // Each message once read, under its own direction's addresses.
+            Some(Parser::Krb5(x)) => {
+                for t in &x.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    if !seen.logged && !seen.quiet {
+                        seen.logged = true;
+                        log(t.dir, Logged::Tx(meta(TxRef::Krb5(t))));
                     }
                 }
             }

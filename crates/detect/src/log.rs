@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{
-    AppProto, Direction, dcerpc, dns, ftp, mqtt, sdp, sip, smb, smtp, tls, uri,
+    AppProto, Direction, dcerpc, dns, ftp, krb5, mqtt, sdp, sip, smb, smtp, tls, uri,
 };
 use netsieve_packet::PerDir;
 use netsieve_packet::{AppEvent, StreamEvent};
@@ -39,6 +39,8 @@ pub enum AppMeta {
     Sip(Box<SipMeta>),
     /// An MQTT exchange: its control packets as parsed.
     Mqtt(Box<mqtt::Tx>),
+    /// A Kerberos message.
+    Krb5(Box<krb5::Tx>),
     /// A DCE/RPC call, without its stub data.
     Dcerpc(Box<dcerpc::Tx>),
     Smb(Box<SmbMeta>),
@@ -76,6 +78,7 @@ impl AppMeta {
             AppMeta::Ftp(_) => AppProto::Ftp,
             AppMeta::Sip(_) => AppProto::Sip,
             AppMeta::Mqtt(_) => AppProto::Mqtt,
+            AppMeta::Krb5(_) => AppProto::Krb5,
             AppMeta::Dcerpc(_) => AppProto::Dcerpc,
             AppMeta::Smb(_) => AppProto::Smb,
         }
@@ -407,6 +410,7 @@ pub struct LogTypes {
     pub ftp: bool,
     pub sip: bool,
     pub mqtt: bool,
+    pub krb5: bool,
     pub dcerpc: bool,
     pub smb: bool,
     /// The digests `fileinfo` records carry ([`Hash::bit`]s; `files.force-hash`).
@@ -429,6 +433,7 @@ impl LogTypes {
             || self.ftp
             || self.sip
             || self.mqtt
+            || self.krb5
             || self.dcerpc
             || self.smb
             || self.anomaly_applayer
@@ -446,6 +451,7 @@ impl LogTypes {
             AppProto::Ftp => self.ftp,
             AppProto::Sip => self.sip,
             AppProto::Mqtt => self.mqtt,
+            AppProto::Krb5 => self.krb5,
             AppProto::Dcerpc => self.dcerpc,
             AppProto::Smb => self.smb || self.files,
             AppProto::Pop3 | AppProto::Imap | AppProto::FtpData => false,
@@ -483,6 +489,7 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
             sdp: t.msg.sdp.clone(),
         })),
         TxRef::Mqtt(t) => AppMeta::Mqtt(Box::new(t.clone())),
+        TxRef::Krb5(t) => AppMeta::Krb5(Box::new(t.clone())),
         TxRef::Dcerpc(t) => AppMeta::Dcerpc(Box::new(t.without_stub())),
         TxRef::Smb(s, t) => AppMeta::Smb(Box::new(SmbMeta {
             tx: t.without_data(),

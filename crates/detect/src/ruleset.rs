@@ -617,6 +617,7 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::FtpData => 10,
         AppProto::Sip => 11,
         AppProto::Mqtt => 12,
+        AppProto::Krb5 => 13,
     };
     i * 2 + dir.index()
 }

@@ -193,6 +193,11 @@ app_buffers! {
     SmbNtlmsspUser = "smb.ntlmssp_user" { "smb.ntlmssp_user": Sticky };
     SmbNtlmsspDomain = "smb.ntlmssp_domain" { "smb.ntlmssp_domain": Sticky };
     SmbVersion = "smb.version" { "smb.version": Integer };
+    Krb5MsgType = "krb5_msg_type" { "krb5_msg_type": Integer };
+    Krb5ErrCode = "krb5_err_code" { "krb5_err_code": Integer };
+    Krb5TicketEncryption = "krb5.ticket_encryption" { "krb5.ticket_encryption": Integer };
+    Krb5Cname = "krb5.cname" { "krb5.cname": Sticky, "krb5_cname": Sticky };
+    Krb5Sname = "krb5.sname" { "krb5.sname": Sticky, "krb5_sname": Sticky };
     DceStubData = "dcerpc.stub_data" { "dcerpc.stub_data": Sticky, "dce_stub_data": Sticky };
     DcerpcIface = "dcerpc.iface" { "dcerpc.iface": Integer, "dce_iface": Integer };
     DcerpcOpnum = "dcerpc.opnum" { "dcerpc.opnum": Integer, "dce_opnum": Integer };

@@ -126,7 +126,7 @@ pub(super) struct Xff {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 15] = [
+const KINDS: [(&str, KindSwitch); 16] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
@@ -138,6 +138,7 @@ const KINDS: [(&str, KindSwitch); 15] = [
     ("ftp", |e| &mut e.log.ftp),
     ("sip", |e| &mut e.log.sip),
     ("mqtt", |e| &mut e.log.mqtt),
+    ("krb5", |e| &mut e.log.krb5),
     ("dcerpc", |e| &mut e.log.dcerpc),
     ("smb", |e| &mut e.log.smb),
     // Application-layer anomalies come with the kind; stream ones are asked for apart.
@@ -177,6 +178,7 @@ impl Default for EveOptions {
                 ftp: true,
                 sip: true,
                 mqtt: true,
+                krb5: true,
                 dcerpc: true,
                 smb: true,
                 file_hashes: 0,

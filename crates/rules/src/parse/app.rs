@@ -39,6 +39,7 @@ pub(super) fn buffer(
                 AppBuffer::FtpReplyReceived => yes_no(v),
                 AppBuffer::MqttConnackSessionPresent => yes_no(v),
                 AppBuffer::MqttType => mqtt_type(v),
+                AppBuffer::Krb5TicketEncryption => krb5_etype(v),
                 AppBuffer::MqttFlags => flags(v, &[("dup", 0x08), ("retain", 0x01)]),
                 AppBuffer::MqttConnectFlags => flags(
                     v,
@@ -203,6 +204,36 @@ fn flags(v: &str, names: &[(&str, i64)]) -> Option<Cmp> {
         }
     }
     (mask != 0).then_some(Cmp::Mask(mask, value))
+}
+
+/// A value whose weak encryption types match as one: `krb5.ticket_encryption:weak`
+/// compares with it (the engine gives a weak ticket this value besides its own).
+pub const KRB5_WEAK: i64 = 1 << 32;
+
+/// `krb5.ticket_encryption`'s value: `weak`, an encryption type's number or its name.
+fn krb5_etype(v: &str) -> Option<Cmp> {
+    const NAMES: [(&str, i64); 12] = [
+        ("des-cbc-crc", 1),
+        ("des-cbc-md4", 2),
+        ("des-cbc-md5", 3),
+        ("des3-cbc-md5", 5),
+        ("des3-cbc-sha1", 7),
+        ("des3-cbc-sha1-kd", 16),
+        ("aes128-cts-hmac-sha1-96", 17),
+        ("aes256-cts-hmac-sha1-96", 18),
+        ("aes128-cts-hmac-sha256-128", 19),
+        ("aes256-cts-hmac-sha384-192", 20),
+        ("rc4-hmac", 23),
+        ("rc4-hmac-exp", 24),
+    ];
+    let v = v.trim();
+    if v == "weak" {
+        return Some(Cmp::Eq(KRB5_WEAK));
+    }
+    match NAMES.iter().find(|(n, _)| *n == v) {
+        Some(&(_, e)) => Some(Cmp::Eq(e)),
+        None => v.parse().ok().map(Cmp::Eq),
+    }
 }
 
 /// Moves the last content into buffer `buf` (a legacy modifier).

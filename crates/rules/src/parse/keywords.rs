@@ -175,8 +175,6 @@ const UNSUPPORTED: &[&str] = &[
     "rem",
     "pkthdr",
     "frame",
-    "krb5_msg_type",
-    "krb5.msg_type",
     "snmp.community",
     "snmp.pdu_type",
     "dhcp.leasetime",

@@ -28,6 +28,7 @@ mod meta;
 mod packet;
 mod transform;
 
+pub use app::KRB5_WEAK;
 pub(crate) use app::file_hash;
 pub use error::ParseError;
 pub use keywords::{KeywordClass, is_keyword, keyword_list};

@@ -13,6 +13,7 @@ mod fileinfo;
 mod flow;
 mod ftp;
 mod http;
+mod krb5;
 mod mqtt;
 mod sip;
 mod smb;
