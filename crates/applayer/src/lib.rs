@@ -19,7 +19,8 @@
 //! - [`sip::Sip`] reads SIP requests and responses over UDP and TCP, and [`sdp`] the
 //!   session descriptions in their bodies.
 //! - [`mqtt::Mqtt`] reads MQTT 3.1 to 5.0 control packets into exchanges.
-//! - [`krb5::Krb5`] reads Kerberos 5 messages over UDP and TCP.
+//! - [`krb5::Krb5`] reads Kerberos 5 messages over UDP and TCP, [`snmp::Snmp`] SNMP
+//!   messages over UDP.
 //! - [`dcerpc::Dcerpc`] reads DCE/RPC over TCP into calls (binds and requests).
 //! - [`smb::Smb`] reads SMB 1, 2 and 3 into commands, files and DCE/RPC calls over
 //!   named pipes.
@@ -44,6 +45,7 @@ pub mod session;
 pub mod sip;
 pub mod smb;
 pub mod smtp;
+pub mod snmp;
 pub mod ssh;
 pub mod tls;
 pub mod txs;
@@ -66,6 +68,8 @@ pub enum AppProto {
     Mqtt,
     /// Kerberos 5, on its port (88) over UDP and TCP.
     Krb5,
+    /// SNMP, on its ports (161, 162) over UDP.
+    Snmp,
     /// Recognised by its greeting only: no parser yet (rules on its payload apply).
     Pop3,
     /// Recognised by its greeting only, as POP3.
@@ -90,6 +94,7 @@ impl AppProto {
         AppProto::Sip,
         AppProto::Mqtt,
         AppProto::Krb5,
+        AppProto::Snmp,
         AppProto::Pop3,
         AppProto::Imap,
         AppProto::Smb,
@@ -116,7 +121,10 @@ impl AppProto {
 
     /// It runs over UDP as well as over TCP.
     pub fn over_udp(self) -> bool {
-        matches!(self, AppProto::Dns | AppProto::Sip | AppProto::Krb5)
+        matches!(
+            self,
+            AppProto::Dns | AppProto::Sip | AppProto::Krb5 | AppProto::Snmp
+        )
     }
 
     /// The name EVE and rule headers use.
@@ -131,6 +139,7 @@ impl AppProto {
             AppProto::Sip => "sip",
             AppProto::Mqtt => "mqtt",
             AppProto::Krb5 => "krb5",
+            AppProto::Snmp => "snmp",
             AppProto::Pop3 => "pop3",
             AppProto::Imap => "imap",
             AppProto::Smb => "smb",

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{
-    AppProto, Direction, Parser, dcerpc, dns, ftp, krb5, mqtt, sip, smb, smtp, ssh, tls, uri,
+    AppProto, Direction, Parser, dcerpc, dns, ftp, krb5, mqtt, sip, smb, smtp, snmp, ssh, tls, uri,
 };
 use netsieve_rules::parse::KRB5_WEAK;
 use netsieve_rules::{AppBuffer, Base64Mode, Plain, Transform};
@@ -90,7 +90,7 @@ impl Buf {
 /// rule's header names, which picks the protocol of a buffer several have.
 fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, Stage)> {
     use AppBuffer::*;
-    use AppProto::{Dcerpc, Dns, Ftp, Http, Krb5, Mqtt, Sip, Smb, Smtp, Ssh, Tls};
+    use AppProto::{Dcerpc, Dns, Ftp, Http, Krb5, Mqtt, Sip, Smb, Smtp, Snmp, Ssh, Tls};
     use Side::{Either, Request, Response};
     use Stage::{Done, Head, Line};
     Some(match b {
@@ -194,6 +194,8 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         // A Kerberos message is a transaction of its own direction; its names are
         // inspected in answers only (measured: krb5-request-frag-log).
         Krb5MsgType | Krb5ErrCode | Krb5TicketEncryption => (Krb5, Either, Done),
+        // An SNMP message is a transaction of its own direction.
+        SnmpVersion | SnmpPduType | SnmpCommunity | SnmpUsm => (Snmp, Either, Done),
         Krb5Cname | Krb5Sname => (Krb5, Response, Done),
         // A tree connect's path, once the answer said whether it is a pipe: on the
         // client's side, as Suricata inspects it (measured: smb-version-keyword).
@@ -219,6 +221,7 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
         "sip" => AppProto::Sip,
         "mqtt" => AppProto::Mqtt,
         "krb5" => AppProto::Krb5,
+        "snmp" => AppProto::Snmp,
         "pop3" => AppProto::Pop3,
         "imap" => AppProto::Imap,
         "smb" => AppProto::Smb,
@@ -402,6 +405,7 @@ pub enum TxRef<'a> {
     Sip(&'a sip::Tx),
     Mqtt(&'a mqtt::Tx),
     Krb5(&'a krb5::Tx),
+    Snmp(&'a snmp::Tx),
     Dcerpc(&'a dcerpc::Tx),
     /// An SMB transaction, with the session it belongs to (its DCE/RPC calls live
     /// there).
@@ -418,7 +422,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
     }
     let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut mqtt, mut dcerpc, mut one) =
         (None, None, None, None, None, None, None, None);
-    let (mut smb, mut krb5) = (None, None);
+    let (mut smb, mut krb5, mut snmp) = (None, None, None);
     match parser {
         Some(Parser::Http(h)) => http = Some(&h.txs),
         Some(Parser::Dns(x)) => dns = Some(&*x.txs),
@@ -429,6 +433,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         Some(Parser::Dcerpc(x)) => dcerpc = Some(&*x.txs),
         Some(Parser::Smb(x)) => smb = Some(&**x),
         Some(Parser::Krb5(x)) => krb5 = Some(&*x.txs),
+        Some(Parser::Snmp(x)) => snmp = Some(&*x.txs),
         Some(Parser::Tls(t)) => one = Some(TxRef::Tls(t)),
         Some(Parser::Ssh(t)) => one = Some(TxRef::Ssh(t)),
         None => {}
@@ -440,6 +445,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         .chain(each(sip, TxRef::Sip))
         .chain(each(mqtt, TxRef::Mqtt))
         .chain(each(krb5, TxRef::Krb5))
+        .chain(each(snmp, TxRef::Snmp))
         .chain(each(dcerpc, TxRef::Dcerpc))
         .chain(
             smb.into_iter()
@@ -468,6 +474,7 @@ impl TxRef<'_> {
             TxRef::Dns(t) => own(t.dir),
             TxRef::Sip(t) => own(t.dir),
             TxRef::Krb5(t) => own(t.dir),
+            TxRef::Snmp(t) => own(t.dir),
             // An MQTT exchange is inspected in the direction of its last packet.
             TxRef::Mqtt(t) => own(t.dir),
             // A mail is the client's.
@@ -487,6 +494,7 @@ impl TxRef<'_> {
             TxRef::Sip(t) => t.id,
             TxRef::Mqtt(t) => t.id,
             TxRef::Krb5(t) => t.id,
+            TxRef::Snmp(t) => t.id,
             TxRef::Dcerpc(t) => t.id,
             TxRef::Smb(_, t) => t.id,
         }
@@ -508,7 +516,8 @@ impl TxRef<'_> {
             TxRef::Dns(t) if t.dir == d => Stage::Done,
             TxRef::Sip(t) if t.dir == d => Stage::Done,
             TxRef::Krb5(t) if t.dir == d => Stage::Done,
-            TxRef::Dns(_) | TxRef::Sip(_) | TxRef::Krb5(_) => Stage::None,
+            TxRef::Snmp(t) if t.dir == d => Stage::Done,
+            TxRef::Dns(_) | TxRef::Sip(_) | TxRef::Krb5(_) | TxRef::Snmp(_) => Stage::None,
             TxRef::Tls(t) => {
                 if d == Direction::ToServer {
                     // Its hello, then its certificate or key exchange.
@@ -891,6 +900,17 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
         TxRef::Sip(t) => fill_sip(buf, &t.msg, out),
         TxRef::Mqtt(t) => fill_mqtt(buf, t, out),
         TxRef::Krb5(t) => fill_krb5(buf, t, out),
+        TxRef::Snmp(t) => match buf {
+            SnmpVersion => out.push(Cow::Owned(u64::from(t.version).to_be_bytes().to_vec())),
+            SnmpPduType if t.pdu_type != snmp::ENCRYPTED => {
+                out.push(Cow::Owned(u64::from(t.pdu_type).to_be_bytes().to_vec()))
+            }
+            SnmpCommunity => {
+                out.extend(t.community.as_deref().map(|c| Cow::Borrowed(c.as_bytes())))
+            }
+            SnmpUsm => out.extend(t.usm.as_deref().map(|u| Cow::Borrowed(u.as_bytes()))),
+            _ => {}
+        },
         TxRef::Dcerpc(t) => fill_dcerpc(buf, t, d, out),
         TxRef::Smb(s, t) => fill_smb(buf, s, t, d, out),
     }

@@ -833,6 +833,9 @@ pub struct AppPorts {
     /// (port, protocol, over TCP), the first `len` used.
     entries: [(u16, AppProto, bool); AppPorts::MAX],
     len: usize,
+    /// The protocols detected and not parsed, a bit each by their place in
+    /// [`AppProto::ALL`].
+    unparsed: u32,
 }
 
 impl Default for AppPorts {
@@ -840,6 +843,7 @@ impl Default for AppPorts {
         let mut p = AppPorts {
             entries: [(0, AppProto::Dns, false); AppPorts::MAX],
             len: 0,
+            unparsed: 0,
         };
         p.set(AppProto::Dns, true, &[53]);
         p.set(AppProto::Mqtt, true, &[1883]);
@@ -847,6 +851,7 @@ impl Default for AppPorts {
         p.set(AppProto::Krb5, true, &[88]);
         p.set(AppProto::Dns, false, &[53]);
         p.set(AppProto::Krb5, false, &[88]);
+        p.set(AppProto::Snmp, false, &[161, 162]);
         p
     }
 }
@@ -877,14 +882,33 @@ impl AppPorts {
     }
 
     /// The protocols whose ports can be set: (protocol, over TCP).
-    pub const SETTABLE: [(AppProto, bool); 6] = [
+    pub const SETTABLE: [(AppProto, bool); 7] = [
         (AppProto::Dns, true),
         (AppProto::Mqtt, true),
         (AppProto::Dcerpc, true),
         (AppProto::Krb5, true),
         (AppProto::Dns, false),
         (AppProto::Krb5, false),
+        (AppProto::Snmp, false),
     ];
+
+    /// Whether `proto` is parsed, or only detected (`detection-only`).
+    pub fn parses(&self, proto: AppProto) -> bool {
+        self.unparsed & Self::bit(proto) == 0
+    }
+
+    /// Parses `proto` (`enabled: yes`), or only detects it (`detection-only`).
+    pub fn set_parsed(&mut self, proto: AppProto, parsed: bool) {
+        if parsed {
+            self.unparsed &= !Self::bit(proto);
+        } else {
+            self.unparsed |= Self::bit(proto);
+        }
+    }
+
+    fn bit(proto: AppProto) -> u32 {
+        1 << AppProto::ALL.iter().position(|&p| p == proto).unwrap_or(0)
+    }
 
     /// `proto`'s ports over TCP (`tcp`) or UDP.
     pub fn ports(&self, proto: AppProto, tcp: bool) -> Vec<u16> {
@@ -2331,6 +2355,13 @@ impl Detector {
     fn app_feed(&mut self, p: &Packet, f: &mut Flow<FlowData>, obs: &Observed) {
         let before = f.user.app.as_ref().map_or(0, Session::events_raised);
         self.app_feed_bytes(p, f, obs);
+        // A protocol detected and not parsed (`enabled: detection-only`): its flow is
+        // named, and nothing of it is read.
+        if let Some(a) = f.user.app.as_mut()
+            && a.proto.is_some_and(|x| !self.opts.ports.parses(x))
+        {
+            a.parser = None;
+        }
         let d = obs.dir;
         let fed = if matches!(p.l4, L4::Tcp(_)) && !self.opts.inline {
             d.reverse()
@@ -2590,6 +2621,15 @@ impl Detector {
                     if !seen.logged && !seen.quiet {
                         seen.logged = true;
                         log(t.dir, Logged::Tx(meta(TxRef::Krb5(t))));
+                    }
+                }
+            }
+            Some(Parser::Snmp(x)) => {
+                for t in &x.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    if !seen.logged && !seen.quiet {
+                        seen.logged = true;
+                        log(t.dir, Logged::Tx(meta(TxRef::Snmp(t))));
                     }
                 }
             }

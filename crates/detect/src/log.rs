@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{
-    AppProto, Direction, dcerpc, dns, ftp, krb5, mqtt, sdp, sip, smb, smtp, tls, uri,
+    AppProto, Direction, dcerpc, dns, ftp, krb5, mqtt, sdp, sip, smb, smtp, snmp, tls, uri,
 };
 use netsieve_packet::PerDir;
 use netsieve_packet::{AppEvent, StreamEvent};
@@ -41,6 +41,8 @@ pub enum AppMeta {
     Mqtt(Box<mqtt::Tx>),
     /// A Kerberos message.
     Krb5(Box<krb5::Tx>),
+    /// An SNMP message.
+    Snmp(Box<snmp::Tx>),
     /// A DCE/RPC call, without its stub data.
     Dcerpc(Box<dcerpc::Tx>),
     Smb(Box<SmbMeta>),
@@ -79,6 +81,7 @@ impl AppMeta {
             AppMeta::Sip(_) => AppProto::Sip,
             AppMeta::Mqtt(_) => AppProto::Mqtt,
             AppMeta::Krb5(_) => AppProto::Krb5,
+            AppMeta::Snmp(_) => AppProto::Snmp,
             AppMeta::Dcerpc(_) => AppProto::Dcerpc,
             AppMeta::Smb(_) => AppProto::Smb,
         }
@@ -411,6 +414,7 @@ pub struct LogTypes {
     pub sip: bool,
     pub mqtt: bool,
     pub krb5: bool,
+    pub snmp: bool,
     pub dcerpc: bool,
     pub smb: bool,
     /// The digests `fileinfo` records carry ([`Hash::bit`]s; `files.force-hash`).
@@ -434,6 +438,7 @@ impl LogTypes {
             || self.sip
             || self.mqtt
             || self.krb5
+            || self.snmp
             || self.dcerpc
             || self.smb
             || self.anomaly_applayer
@@ -452,6 +457,7 @@ impl LogTypes {
             AppProto::Sip => self.sip,
             AppProto::Mqtt => self.mqtt,
             AppProto::Krb5 => self.krb5,
+            AppProto::Snmp => self.snmp,
             AppProto::Dcerpc => self.dcerpc,
             AppProto::Smb => self.smb || self.files,
             AppProto::Pop3 | AppProto::Imap | AppProto::FtpData => false,
@@ -490,6 +496,7 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
         })),
         TxRef::Mqtt(t) => AppMeta::Mqtt(Box::new(t.clone())),
         TxRef::Krb5(t) => AppMeta::Krb5(Box::new(t.clone())),
+        TxRef::Snmp(t) => AppMeta::Snmp(Box::new(t.clone())),
         TxRef::Dcerpc(t) => AppMeta::Dcerpc(Box::new(t.without_stub())),
         TxRef::Smb(s, t) => AppMeta::Smb(Box::new(SmbMeta {
             tx: t.without_data(),

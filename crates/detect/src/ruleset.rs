@@ -618,6 +618,7 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::Sip => 11,
         AppProto::Mqtt => 12,
         AppProto::Krb5 => 13,
+        AppProto::Snmp => 14,
     };
     i * 2 + dir.index()
 }

@@ -193,6 +193,10 @@ app_buffers! {
     SmbNtlmsspUser = "smb.ntlmssp_user" { "smb.ntlmssp_user": Sticky };
     SmbNtlmsspDomain = "smb.ntlmssp_domain" { "smb.ntlmssp_domain": Sticky };
     SmbVersion = "smb.version" { "smb.version": Integer };
+    SnmpVersion = "snmp.version" { "snmp.version": Integer };
+    SnmpPduType = "snmp.pdu_type" { "snmp.pdu_type": Integer };
+    SnmpCommunity = "snmp.community" { "snmp.community": Sticky };
+    SnmpUsm = "snmp.usm" { "snmp.usm": Sticky };
     Krb5MsgType = "krb5_msg_type" { "krb5_msg_type": Integer };
     Krb5ErrCode = "krb5_err_code" { "krb5_err_code": Integer };
     Krb5TicketEncryption = "krb5.ticket_encryption" { "krb5.ticket_encryption": Integer };

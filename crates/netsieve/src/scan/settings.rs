@@ -9,6 +9,7 @@ use netsieve_packet::{Direction, PerDir};
 use std::net::IpAddr;
 use std::path::PathBuf;
 
+use netsieve_applayer::AppProto;
 use netsieve_applayer::http::Limits as HttpLimits;
 use netsieve_detect::digest::Hash;
 use netsieve_detect::log::{EMAIL_FIELDS, LogTypes};
@@ -126,7 +127,7 @@ pub(super) struct Xff {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 16] = [
+const KINDS: [(&str, KindSwitch); 17] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
@@ -139,6 +140,7 @@ const KINDS: [(&str, KindSwitch); 16] = [
     ("sip", |e| &mut e.log.sip),
     ("mqtt", |e| &mut e.log.mqtt),
     ("krb5", |e| &mut e.log.krb5),
+    ("snmp", |e| &mut e.log.snmp),
     ("dcerpc", |e| &mut e.log.dcerpc),
     ("smb", |e| &mut e.log.smb),
     // Application-layer anomalies come with the kind; stream ones are asked for apart.
@@ -179,6 +181,7 @@ impl Default for EveOptions {
                 sip: true,
                 mqtt: true,
                 krb5: true,
+                snmp: true,
                 dcerpc: true,
                 smb: true,
                 file_hashes: 0,
@@ -510,6 +513,17 @@ const TABLE: &[(Key, Setter)] = &[
         let Some(proto) = netsieve_detect::app::proto_by_name(name) else {
             return Ok(Used::No);
         };
+        // `enabled: detection-only`: named, not parsed.
+        if rest == ["enabled"] {
+            s.ports.set_parsed(proto, v.trim() != "detection-only");
+            return Ok(
+                if v.trim() == "detection-only" || config::parse_bool(v) == Some(true) {
+                    Used::Yes
+                } else {
+                    Used::No
+                },
+            );
+        }
         if rest != ["detection-ports", "dp"] {
             return Ok(Used::No);
         }
@@ -762,6 +776,12 @@ impl Settings {
                 .map(Hash::name)
                 .collect();
             put("outputs.eve-log.types.files.force-hash", names.join(", "));
+        }
+        for &proto in AppProto::ALL.iter().filter(|&&p| !self.ports.parses(p)) {
+            put(
+                &format!("app-layer.protocols.{}.enabled", proto.name()),
+                "detection-only".into(),
+            );
         }
         for (proto, tcp) in AppPorts::SETTABLE {
             let ports: Vec<String> = self
@@ -1039,6 +1059,7 @@ mod tests {
             "action-order=drop,pass,alert,reject",
             "reputation-categories-file=cats.txt",
             "reputation-files.0=a.list",
+            "app-layer.protocols.snmp.enabled=detection-only",
             "reputation-files.1=b.list",
             "default-reputation-path=/rep",
         ]

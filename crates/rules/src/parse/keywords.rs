@@ -175,8 +175,6 @@ const UNSUPPORTED: &[&str] = &[
     "rem",
     "pkthdr",
     "frame",
-    "snmp.community",
-    "snmp.pdu_type",
     "dhcp.leasetime",
     "ja4.hash",
     "decode_event",

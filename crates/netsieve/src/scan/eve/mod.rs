@@ -18,6 +18,7 @@ mod mqtt;
 mod sip;
 mod smb;
 mod smtp;
+mod snmp;
 mod ssh;
 mod stats;
 mod tls;
