@@ -20,7 +20,7 @@
 //!   session descriptions in their bodies.
 //! - [`mqtt::Mqtt`] reads MQTT 3.1 to 5.0 control packets into exchanges.
 //! - [`krb5::Krb5`] reads Kerberos 5 messages over UDP and TCP, [`snmp::Snmp`] SNMP
-//!   messages over UDP.
+//!   and [`ntp::Ntp`] NTP messages over UDP.
 //! - [`dcerpc::Dcerpc`] reads DCE/RPC over TCP into calls (binds and requests).
 //! - [`smb::Smb`] reads SMB 1, 2 and 3 into commands, files and DCE/RPC calls over
 //!   named pipes.
@@ -40,6 +40,7 @@ pub mod krb5;
 pub mod lines;
 pub mod mime;
 pub mod mqtt;
+pub mod ntp;
 pub mod sdp;
 pub mod session;
 pub mod sip;
@@ -70,6 +71,8 @@ pub enum AppProto {
     Krb5,
     /// SNMP, on its ports (161, 162) over UDP.
     Snmp,
+    /// NTP, on its port (123) over UDP.
+    Ntp,
     /// Recognised by its greeting only: no parser yet (rules on its payload apply).
     Pop3,
     /// Recognised by its greeting only, as POP3.
@@ -95,6 +98,7 @@ impl AppProto {
         AppProto::Mqtt,
         AppProto::Krb5,
         AppProto::Snmp,
+        AppProto::Ntp,
         AppProto::Pop3,
         AppProto::Imap,
         AppProto::Smb,
@@ -123,7 +127,7 @@ impl AppProto {
     pub fn over_udp(self) -> bool {
         matches!(
             self,
-            AppProto::Dns | AppProto::Sip | AppProto::Krb5 | AppProto::Snmp
+            AppProto::Dns | AppProto::Sip | AppProto::Krb5 | AppProto::Snmp | AppProto::Ntp
         )
     }
 
@@ -140,6 +144,7 @@ impl AppProto {
             AppProto::Mqtt => "mqtt",
             AppProto::Krb5 => "krb5",
             AppProto::Snmp => "snmp",
+            AppProto::Ntp => "ntp",
             AppProto::Pop3 => "pop3",
             AppProto::Imap => "imap",
             AppProto::Smb => "smb",

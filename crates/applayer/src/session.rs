@@ -22,6 +22,7 @@ pub enum Parser {
     Mqtt(Box<crate::mqtt::Mqtt>),
     Krb5(Box<crate::krb5::Krb5>),
     Snmp(Box<crate::snmp::Snmp>),
+    Ntp(Box<crate::ntp::Ntp>),
     Dcerpc(Box<crate::dcerpc::Dcerpc>),
     Smb(Box<crate::smb::Smb>),
 }
@@ -102,6 +103,7 @@ impl Session {
             AppProto::Mqtt => Some(Parser::Mqtt(Box::default())),
             AppProto::Krb5 => Some(Parser::Krb5(Box::default())),
             AppProto::Snmp => Some(Parser::Snmp(Box::default())),
+            AppProto::Ntp => Some(Parser::Ntp(Box::default())),
             AppProto::Dcerpc => Some(Parser::Dcerpc(Box::default())),
             AppProto::Smb => Some(Parser::Smb(Box::default())),
             AppProto::Pop3 | AppProto::Imap | AppProto::FtpData => None,
@@ -165,7 +167,7 @@ impl Session {
         self.parse(dir, data)
     }
 
-    /// A datagram (DNS, SIP, Kerberos or SNMP over UDP): one message.
+    /// A datagram (DNS, SIP, Kerberos, SNMP or NTP over UDP): one message.
     pub fn datagram(&mut self, dir: Direction, data: &[u8]) -> bool {
         self.parsed[dir] |= self.parser.is_some();
         match &mut self.parser {
@@ -173,6 +175,7 @@ impl Session {
             Some(Parser::Sip(s)) => s.datagram(dir, data),
             Some(Parser::Krb5(k)) => k.datagram(dir, data),
             Some(Parser::Snmp(s)) => s.datagram(dir, data),
+            Some(Parser::Ntp(n)) => n.datagram(dir, data),
             _ => false,
         }
     }
@@ -198,8 +201,8 @@ impl Session {
             Some(Parser::Sip(s)) => s.feed(dir, data),
             Some(Parser::Mqtt(m)) => m.feed(dir, data),
             Some(Parser::Krb5(k)) => k.feed(dir, data),
-            // SNMP runs over UDP only.
-            Some(Parser::Snmp(_)) => false,
+            // SNMP and NTP run over UDP only.
+            Some(Parser::Snmp(_) | Parser::Ntp(_)) => false,
             Some(Parser::Dcerpc(x)) => x.feed(dir, data),
             // Suricata's SMB parser asks for no inspection of the raw stream when a
             // message completes (measured: smb-eicar-file's payload alerts once).
@@ -223,6 +226,7 @@ impl Session {
             Some(Parser::Mqtt(x)) => x.txs.begun(),
             Some(Parser::Krb5(x)) => x.txs.begun(),
             Some(Parser::Snmp(x)) => x.txs.begun(),
+            Some(Parser::Ntp(x)) => x.txs.begun(),
             Some(Parser::Dcerpc(x)) => x.txs.begun(),
             Some(Parser::Smb(x)) => x.txs.begun(),
             Some(Parser::Tls(_) | Parser::Ssh(_)) => 1,
@@ -241,6 +245,7 @@ impl Session {
             Some(Parser::Mqtt(x)) => x.txs.prune(keep),
             Some(Parser::Krb5(x)) => x.txs.prune(keep),
             Some(Parser::Snmp(x)) => x.txs.prune(keep),
+            Some(Parser::Ntp(x)) => x.txs.prune(keep),
             Some(Parser::Dcerpc(x)) => x.txs.prune(keep),
             Some(Parser::Smb(x)) => x.prune(keep),
             Some(Parser::Tls(_) | Parser::Ssh(_)) | None => {}

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{
-    AppProto, Direction, Parser, dcerpc, dns, ftp, krb5, mqtt, sip, smb, smtp, snmp, ssh, tls, uri,
+    AppProto, Direction, Parser, dcerpc, dns, ftp, krb5, mqtt, ntp, sip, smb, smtp, snmp, ssh, tls,
+    uri,
 };
 use netsieve_rules::parse::KRB5_WEAK;
 use netsieve_rules::{AppBuffer, Base64Mode, Plain, Transform};
@@ -90,7 +91,7 @@ impl Buf {
 /// rule's header names, which picks the protocol of a buffer several have.
 fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, Stage)> {
     use AppBuffer::*;
-    use AppProto::{Dcerpc, Dns, Ftp, Http, Krb5, Mqtt, Sip, Smb, Smtp, Snmp, Ssh, Tls};
+    use AppProto::{Dcerpc, Dns, Ftp, Http, Krb5, Mqtt, Ntp, Sip, Smb, Smtp, Snmp, Ssh, Tls};
     use Side::{Either, Request, Response};
     use Stage::{Done, Head, Line};
     Some(match b {
@@ -196,6 +197,7 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         Krb5MsgType | Krb5ErrCode | Krb5TicketEncryption => (Krb5, Either, Done),
         // An SNMP message is a transaction of its own direction.
         SnmpVersion | SnmpPduType | SnmpCommunity | SnmpUsm => (Snmp, Either, Done),
+        NtpVersion | NtpMode | NtpStratum | NtpReferenceId => (Ntp, Either, Done),
         Krb5Cname | Krb5Sname => (Krb5, Response, Done),
         // A tree connect's path, once the answer said whether it is a pipe: on the
         // client's side, as Suricata inspects it (measured: smb-version-keyword).
@@ -222,6 +224,7 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
         "mqtt" => AppProto::Mqtt,
         "krb5" => AppProto::Krb5,
         "snmp" => AppProto::Snmp,
+        "ntp" => AppProto::Ntp,
         "pop3" => AppProto::Pop3,
         "imap" => AppProto::Imap,
         "smb" => AppProto::Smb,
@@ -406,6 +409,7 @@ pub enum TxRef<'a> {
     Mqtt(&'a mqtt::Tx),
     Krb5(&'a krb5::Tx),
     Snmp(&'a snmp::Tx),
+    Ntp(&'a ntp::Tx),
     Dcerpc(&'a dcerpc::Tx),
     /// An SMB transaction, with the session it belongs to (its DCE/RPC calls live
     /// there).
@@ -422,7 +426,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
     }
     let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut mqtt, mut dcerpc, mut one) =
         (None, None, None, None, None, None, None, None);
-    let (mut smb, mut krb5, mut snmp) = (None, None, None);
+    let (mut smb, mut krb5, mut snmp, mut ntp) = (None, None, None, None);
     match parser {
         Some(Parser::Http(h)) => http = Some(&h.txs),
         Some(Parser::Dns(x)) => dns = Some(&*x.txs),
@@ -434,6 +438,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         Some(Parser::Smb(x)) => smb = Some(&**x),
         Some(Parser::Krb5(x)) => krb5 = Some(&*x.txs),
         Some(Parser::Snmp(x)) => snmp = Some(&*x.txs),
+        Some(Parser::Ntp(x)) => ntp = Some(&*x.txs),
         Some(Parser::Tls(t)) => one = Some(TxRef::Tls(t)),
         Some(Parser::Ssh(t)) => one = Some(TxRef::Ssh(t)),
         None => {}
@@ -446,6 +451,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         .chain(each(mqtt, TxRef::Mqtt))
         .chain(each(krb5, TxRef::Krb5))
         .chain(each(snmp, TxRef::Snmp))
+        .chain(each(ntp, TxRef::Ntp))
         .chain(each(dcerpc, TxRef::Dcerpc))
         .chain(
             smb.into_iter()
@@ -475,6 +481,7 @@ impl TxRef<'_> {
             TxRef::Sip(t) => own(t.dir),
             TxRef::Krb5(t) => own(t.dir),
             TxRef::Snmp(t) => own(t.dir),
+            TxRef::Ntp(t) => own(t.dir),
             // An MQTT exchange is inspected in the direction of its last packet.
             TxRef::Mqtt(t) => own(t.dir),
             // A mail is the client's.
@@ -495,6 +502,7 @@ impl TxRef<'_> {
             TxRef::Mqtt(t) => t.id,
             TxRef::Krb5(t) => t.id,
             TxRef::Snmp(t) => t.id,
+            TxRef::Ntp(t) => t.id,
             TxRef::Dcerpc(t) => t.id,
             TxRef::Smb(_, t) => t.id,
         }
@@ -517,7 +525,10 @@ impl TxRef<'_> {
             TxRef::Sip(t) if t.dir == d => Stage::Done,
             TxRef::Krb5(t) if t.dir == d => Stage::Done,
             TxRef::Snmp(t) if t.dir == d => Stage::Done,
-            TxRef::Dns(_) | TxRef::Sip(_) | TxRef::Krb5(_) | TxRef::Snmp(_) => Stage::None,
+            TxRef::Ntp(t) if t.dir == d => Stage::Done,
+            TxRef::Dns(_) | TxRef::Sip(_) | TxRef::Krb5(_) | TxRef::Snmp(_) | TxRef::Ntp(_) => {
+                Stage::None
+            }
             TxRef::Tls(t) => {
                 if d == Direction::ToServer {
                     // Its hello, then its certificate or key exchange.
@@ -900,6 +911,16 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
         TxRef::Sip(t) => fill_sip(buf, &t.msg, out),
         TxRef::Mqtt(t) => fill_mqtt(buf, t, out),
         TxRef::Krb5(t) => fill_krb5(buf, t, out),
+        TxRef::Ntp(t) => {
+            let number = |v: u8| Cow::Owned(u64::from(v).to_be_bytes().to_vec());
+            match buf {
+                NtpVersion => out.push(number(t.version)),
+                NtpMode => out.push(number(t.mode)),
+                NtpStratum => out.push(number(t.stratum)),
+                NtpReferenceId => out.push(Cow::Borrowed(&t.reference_id)),
+                _ => {}
+            }
+        }
         TxRef::Snmp(t) => match buf {
             SnmpVersion => out.push(Cow::Owned(u64::from(t.version).to_be_bytes().to_vec())),
             SnmpPduType if t.pdu_type != snmp::ENCRYPTED => {

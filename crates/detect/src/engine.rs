@@ -852,6 +852,7 @@ impl Default for AppPorts {
         p.set(AppProto::Dns, false, &[53]);
         p.set(AppProto::Krb5, false, &[88]);
         p.set(AppProto::Snmp, false, &[161, 162]);
+        p.set(AppProto::Ntp, false, &[123]);
         p
     }
 }
@@ -882,7 +883,7 @@ impl AppPorts {
     }
 
     /// The protocols whose ports can be set: (protocol, over TCP).
-    pub const SETTABLE: [(AppProto, bool); 7] = [
+    pub const SETTABLE: [(AppProto, bool); 8] = [
         (AppProto::Dns, true),
         (AppProto::Mqtt, true),
         (AppProto::Dcerpc, true),
@@ -890,6 +891,7 @@ impl AppPorts {
         (AppProto::Dns, false),
         (AppProto::Krb5, false),
         (AppProto::Snmp, false),
+        (AppProto::Ntp, false),
     ];
 
     /// Whether `proto` is parsed, or only detected (`detection-only`).
@@ -2621,6 +2623,15 @@ impl Detector {
                     if !seen.logged && !seen.quiet {
                         seen.logged = true;
                         log(t.dir, Logged::Tx(meta(TxRef::Krb5(t))));
+                    }
+                }
+            }
+            Some(Parser::Ntp(x)) => {
+                for t in &x.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    if !seen.logged && !seen.quiet {
+                        seen.logged = true;
+                        log(t.dir, Logged::Tx(meta(TxRef::Ntp(t))));
                     }
                 }
             }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{
-    AppProto, Direction, dcerpc, dns, ftp, krb5, mqtt, sdp, sip, smb, smtp, snmp, tls, uri,
+    AppProto, Direction, dcerpc, dns, ftp, krb5, mqtt, ntp, sdp, sip, smb, smtp, snmp, tls, uri,
 };
 use netsieve_packet::PerDir;
 use netsieve_packet::{AppEvent, StreamEvent};
@@ -43,6 +43,8 @@ pub enum AppMeta {
     Krb5(Box<krb5::Tx>),
     /// An SNMP message.
     Snmp(Box<snmp::Tx>),
+    /// An NTP message.
+    Ntp(Box<ntp::Tx>),
     /// A DCE/RPC call, without its stub data.
     Dcerpc(Box<dcerpc::Tx>),
     Smb(Box<SmbMeta>),
@@ -82,6 +84,7 @@ impl AppMeta {
             AppMeta::Mqtt(_) => AppProto::Mqtt,
             AppMeta::Krb5(_) => AppProto::Krb5,
             AppMeta::Snmp(_) => AppProto::Snmp,
+            AppMeta::Ntp(_) => AppProto::Ntp,
             AppMeta::Dcerpc(_) => AppProto::Dcerpc,
             AppMeta::Smb(_) => AppProto::Smb,
         }
@@ -415,6 +418,8 @@ pub struct LogTypes {
     pub mqtt: bool,
     pub krb5: bool,
     pub snmp: bool,
+    /// Off in Suricata's stock configuration.
+    pub ntp: bool,
     pub dcerpc: bool,
     pub smb: bool,
     /// The digests `fileinfo` records carry ([`Hash::bit`]s; `files.force-hash`).
@@ -439,6 +444,7 @@ impl LogTypes {
             || self.mqtt
             || self.krb5
             || self.snmp
+            || self.ntp
             || self.dcerpc
             || self.smb
             || self.anomaly_applayer
@@ -458,6 +464,7 @@ impl LogTypes {
             AppProto::Mqtt => self.mqtt,
             AppProto::Krb5 => self.krb5,
             AppProto::Snmp => self.snmp,
+            AppProto::Ntp => self.ntp,
             AppProto::Dcerpc => self.dcerpc,
             AppProto::Smb => self.smb || self.files,
             AppProto::Pop3 | AppProto::Imap | AppProto::FtpData => false,
@@ -497,6 +504,7 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
         TxRef::Mqtt(t) => AppMeta::Mqtt(Box::new(t.clone())),
         TxRef::Krb5(t) => AppMeta::Krb5(Box::new(t.clone())),
         TxRef::Snmp(t) => AppMeta::Snmp(Box::new(t.clone())),
+        TxRef::Ntp(t) => AppMeta::Ntp(Box::new(t.clone())),
         TxRef::Dcerpc(t) => AppMeta::Dcerpc(Box::new(t.without_stub())),
         TxRef::Smb(s, t) => AppMeta::Smb(Box::new(SmbMeta {
             tx: t.without_data(),

@@ -619,6 +619,7 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::Mqtt => 12,
         AppProto::Krb5 => 13,
         AppProto::Snmp => 14,
+        AppProto::Ntp => 15,
     };
     i * 2 + dir.index()
 }

@@ -193,6 +193,10 @@ app_buffers! {
     SmbNtlmsspUser = "smb.ntlmssp_user" { "smb.ntlmssp_user": Sticky };
     SmbNtlmsspDomain = "smb.ntlmssp_domain" { "smb.ntlmssp_domain": Sticky };
     SmbVersion = "smb.version" { "smb.version": Integer };
+    NtpVersion = "ntp.version" { "ntp.version": Integer };
+    NtpMode = "ntp.mode" { "ntp.mode": Integer };
+    NtpStratum = "ntp.stratum" { "ntp.stratum": Integer };
+    NtpReferenceId = "ntp.reference_id" { "ntp.reference_id": Sticky };
     SnmpVersion = "snmp.version" { "snmp.version": Integer };
     SnmpPduType = "snmp.pdu_type" { "snmp.pdu_type": Integer };
     SnmpCommunity = "snmp.community" { "snmp.community": Sticky };

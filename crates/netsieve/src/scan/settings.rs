@@ -127,7 +127,7 @@ pub(super) struct Xff {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 17] = [
+const KINDS: [(&str, KindSwitch); 18] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
@@ -141,6 +141,7 @@ const KINDS: [(&str, KindSwitch); 17] = [
     ("mqtt", |e| &mut e.log.mqtt),
     ("krb5", |e| &mut e.log.krb5),
     ("snmp", |e| &mut e.log.snmp),
+    ("ntp", |e| &mut e.log.ntp),
     ("dcerpc", |e| &mut e.log.dcerpc),
     ("smb", |e| &mut e.log.smb),
     // Application-layer anomalies come with the kind; stream ones are asked for apart.
@@ -182,6 +183,7 @@ impl Default for EveOptions {
                 mqtt: true,
                 krb5: true,
                 snmp: true,
+                ntp: false,
                 dcerpc: true,
                 smb: true,
                 file_hashes: 0,

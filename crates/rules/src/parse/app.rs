@@ -40,6 +40,7 @@ pub(super) fn buffer(
                 AppBuffer::MqttConnackSessionPresent => yes_no(v),
                 AppBuffer::MqttType => mqtt_type(v),
                 AppBuffer::Krb5TicketEncryption => krb5_etype(v),
+                AppBuffer::NtpMode => ntp_mode(v),
                 AppBuffer::MqttFlags => flags(v, &[("dup", 0x08), ("retain", 0x01)]),
                 AppBuffer::MqttConnectFlags => flags(
                     v,
@@ -204,6 +205,30 @@ fn flags(v: &str, names: &[(&str, i64)]) -> Option<Cmp> {
         }
     }
     (mask != 0).then_some(Cmp::Mask(mask, value))
+}
+
+/// `ntp.mode`'s value: a mode's number or name (RFC 5905 7.3), `!` before it negates.
+fn ntp_mode(v: &str) -> Option<Cmp> {
+    const MODES: [&str; 8] = [
+        "reserved",
+        "symmetric_active",
+        "symmetric_passive",
+        "client",
+        "server",
+        "broadcast",
+        "control",
+        "private",
+    ];
+    let v = v.trim();
+    let (not, name) = match v.strip_prefix('!') {
+        Some(n) => (true, n.trim()),
+        None => (false, v),
+    };
+    let Some(m) = MODES.iter().position(|&n| n == name) else {
+        return parse_cmp(v);
+    };
+    let m = m as i64;
+    Some(if not { Cmp::Ne(m) } else { Cmp::Eq(m) })
 }
 
 /// A value whose weak encryption types match as one: `krb5.ticket_encryption:weak`

@@ -15,6 +15,7 @@ mod ftp;
 mod http;
 mod krb5;
 mod mqtt;
+mod ntp;
 mod sip;
 mod smb;
 mod smtp;

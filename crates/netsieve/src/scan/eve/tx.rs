@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 
 use super::{
-    Ip, Timestamp, dcerpc, dns, fileinfo, ftp, http, krb5, mqtt, proto_name, sip, smb, smtp, snmp,
-    ssh, tls,
+    Ip, Timestamp, dcerpc, dns, fileinfo, ftp, http, krb5, mqtt, ntp, proto_name, sip, smb, smtp,
+    snmp, ssh, tls,
 };
 
 /// A transaction's object under its protocol's name (`"http": {...}`), to be flattened
@@ -41,6 +41,7 @@ impl Serialize for App<'_> {
             AppMeta::Mqtt(t) => m.serialize_entry(name, &mqtt::Object(t))?,
             AppMeta::Krb5(t) => m.serialize_entry(name, &krb5::Object(t))?,
             AppMeta::Snmp(t) => m.serialize_entry(name, &snmp::Object(t))?,
+            AppMeta::Ntp(t) => m.serialize_entry(name, &ntp::Object(t))?,
             AppMeta::Dcerpc(t) => m.serialize_entry(name, &dcerpc::Object(t))?,
             AppMeta::Smb(t) => m.serialize_entry(name, &smb::Object(t))?,
             AppMeta::Smtp(t) => {
