@@ -2616,31 +2616,14 @@ impl Detector {
                     }
                 }
             }
-            // Each message once read, under its own direction's addresses.
-            Some(Parser::Krb5(x)) => {
-                for t in &x.txs {
-                    let seen = TxSeen::of(tx_seen, t.id);
+            // A datagram protocol's messages: each once read, under its own direction's
+            // addresses (the one side a message's transaction has).
+            parser @ Some(Parser::Krb5(_) | Parser::Ntp(_) | Parser::Snmp(_)) => {
+                for t in txs(parser.as_ref()) {
+                    let seen = TxSeen::of(tx_seen, t.id());
                     if !seen.logged && !seen.quiet {
                         seen.logged = true;
-                        log(t.dir, Logged::Tx(meta(TxRef::Krb5(t))));
-                    }
-                }
-            }
-            Some(Parser::Ntp(x)) => {
-                for t in &x.txs {
-                    let seen = TxSeen::of(tx_seen, t.id);
-                    if !seen.logged && !seen.quiet {
-                        seen.logged = true;
-                        log(t.dir, Logged::Tx(meta(TxRef::Ntp(t))));
-                    }
-                }
-            }
-            Some(Parser::Snmp(x)) => {
-                for t in &x.txs {
-                    let seen = TxSeen::of(tx_seen, t.id);
-                    if !seen.logged && !seen.quiet {
-                        seen.logged = true;
-                        log(t.dir, Logged::Tx(meta(TxRef::Snmp(t))));
+                        log(t.sides()[0], Logged::Tx(meta(t)));
                     }
                 }
             }

@@ -311,6 +311,20 @@ pub struct FileMeta {
     pub hashes: FileHashes,
 }
 
+impl FileMeta {
+    /// A file of transaction `tx_id` whose first bytes were kept (`data`, of `size` seen
+    /// in all), with the digests `hashes` asks for when it was kept whole.
+    fn kept(name: String, (data, size): (&[u8], u64), tx_id: u64, hashes: u8) -> FileMeta {
+        FileMeta {
+            name,
+            size,
+            range: None,
+            tx_id,
+            hashes: FileHashes::of(hashes, (data.len() as u64 == size).then_some(data)),
+        }
+    }
+}
+
 /// A file's digests, in hex.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileHashes {
@@ -566,38 +580,25 @@ fn smtp_meta(t: &smtp::Tx) -> SmtpMeta {
     }
 }
 
-/// The attachments of an SMTP mail, once it ended, with the digests `hashes` asks for.
 /// The file of an SMB file transaction, with the digests `hashes` asks for.
 pub fn smb_file(t: &smb::Tx, hashes: u8) -> Option<FileMeta> {
     let f = t.file()?;
-    Some(FileMeta {
-        name: text(&f.name),
-        size: f.size,
-        range: None,
-        tx_id: t.id,
-        hashes: FileHashes::of(
-            hashes,
-            (f.data.len() as u64 == f.size).then_some(&f.data[..]),
-        ),
-    })
+    Some(FileMeta::kept(
+        text(&f.name),
+        (&f.data, f.size),
+        t.id,
+        hashes,
+    ))
 }
 
+/// The attachments of an SMTP mail, once it ended, with the digests `hashes` asks for.
 pub fn smtp_files(t: &smtp::Tx, hashes: u8) -> Vec<FileMeta> {
     let Some(m) = t.mime.as_deref().filter(|_| t.complete) else {
         return Vec::new();
     };
     m.files
         .iter()
-        .map(|f| FileMeta {
-            name: text(&f.name),
-            size: f.size,
-            range: None,
-            tx_id: t.id,
-            hashes: FileHashes::of(
-                hashes,
-                (f.data.len() as u64 == f.size).then_some(&f.data[..]),
-            ),
-        })
+        .map(|f| FileMeta::kept(text(&f.name), (&f.data, f.size), t.id, hashes))
         .collect()
 }
 

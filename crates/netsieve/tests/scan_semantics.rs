@@ -2098,6 +2098,8 @@ fn smb_trees_files_and_pipes_are_transactions() {
         smb2_body(56, &[(0, 57, 2), (44, 120, 2), (46, n.len() as u64, 2)], &n)
     };
     let created = |fid: u64| smb2_body(88, &[(0, 89, 2), (64, fid, 8)], b"");
+    // A tree connect's answer: share type 1 (disk) or 2 (pipe).
+    let connected = |share_type: u64| smb2_body(16, &[(0, 16, 2), (2, share_type, 1)], b"");
     let write = |fid: u64, data: &[u8]| {
         smb2_body(
             48,
@@ -2126,16 +2128,7 @@ alert smb any any -> any any (smb.version:2; sid:8;)
         445,
         &[
             (true, &smb2(3, 1, 0, None, &tree("\\\\srv\\IPC$"))),
-            (
-                false,
-                &smb2(
-                    3,
-                    1,
-                    6,
-                    Some(0),
-                    &smb2_body(16, &[(0, 16, 2), (2, 2, 1)], b""),
-                ),
-            ),
+            (false, &smb2(3, 1, 6, Some(0), &connected(2))),
             (true, &smb2(5, 2, 6, None, &create("srvsvc"))),
             (false, &smb2(5, 2, 6, Some(0), &created(8))),
             (
@@ -2143,16 +2136,7 @@ alert smb any any -> any any (smb.version:2; sid:8;)
                 &smb2(9, 3, 6, None, &write(8, &dce_pdu(0, 3, 2, &req))),
             ),
             (true, &smb2(3, 4, 0, None, &tree("\\\\srv\\docs"))),
-            (
-                false,
-                &smb2(
-                    3,
-                    4,
-                    5,
-                    Some(0),
-                    &smb2_body(16, &[(0, 16, 2), (2, 1, 1)], b""),
-                ),
-            ),
+            (false, &smb2(3, 4, 5, Some(0), &connected(1))),
             (true, &smb2(5, 5, 5, None, &create("a.txt"))),
             (false, &smb2(5, 5, 5, Some(0), &created(7))),
             (true, &smb2(9, 6, 5, None, &write(7, b"top secret"))),
@@ -2163,12 +2147,7 @@ alert smb any any -> any any (smb.version:2; sid:8;)
         ],
     );
     let recs = eve(&frames, rules, &[]);
-    let mut sids: Vec<u64> = recs
-        .iter()
-        .filter(|r| r["event_type"] == "alert")
-        .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
-        .collect();
-    sids.sort();
+    let sids = alert_sids(&recs);
     // A call's operation is known on both sides once its request is (as
     // smb-dce_opnum alerts); sid 8: both sides of the four answered commands and of
     // the call, the client's of the file and of the unanswered close.

@@ -115,6 +115,22 @@ impl Numbered for Tx {
 }
 
 impl Tx {
+    /// Transaction `id` of a command (version, command, pairing key), nothing seen yet.
+    fn new(id: u64, (version, command, key): (u8, u16, u64), kind: Kind) -> Tx {
+        Tx {
+            id,
+            version,
+            command,
+            key,
+            request: false,
+            response: false,
+            status: None,
+            session_id: 0,
+            tree_id: 0,
+            kind,
+        }
+    }
+
     /// The transaction as a record writes it: without its file's data.
     pub fn without_data(&self) -> Tx {
         let kind = match &self.kind {
@@ -335,18 +351,8 @@ impl Smb {
         if let Some(i) = self.txs.iter().rposition(open) {
             return self.txs.iter_mut().nth(i).expect("found above");
         }
-        self.txs.begin(|id| Tx {
-            id,
-            version,
-            command,
-            key,
-            request: false,
-            response: false,
-            status: None,
-            session_id: 0,
-            tree_id: 0,
-            kind: Kind::Generic,
-        })
+        self.txs
+            .begin(|id| Tx::new(id, (version, command, key), Kind::Generic))
     }
 
     /// A request: its transaction begins.
@@ -444,17 +450,8 @@ impl Smb {
         });
         let tx = match found {
             Some(i) => self.txs.iter_mut().nth(i).expect("found above"),
-            None => self.txs.begin(|id| Tx {
-                id,
-                version: o.version,
-                command: o.command,
-                key: o.key,
-                request: true,
-                response: false,
-                status: None,
-                session_id: 0,
-                tree_id: 0,
-                kind: Kind::File(File {
+            None => {
+                let file = File {
                     name,
                     handle,
                     dir,
@@ -462,8 +459,12 @@ impl Smb {
                     size: 0,
                     closed: false,
                     overlap: false,
-                }),
-            }),
+                };
+                self.txs.begin(|id| Tx {
+                    request: true,
+                    ..Tx::new(id, (o.version, o.command, o.key), Kind::File(file))
+                })
+            }
         };
         let Kind::File(f) = &mut tx.kind else {
             return false;
@@ -491,16 +492,8 @@ impl Smb {
         let progress = self.rpc.feed(dir, bytes);
         for call in before..self.rpc.txs.begun() {
             self.txs.begin(|id| Tx {
-                id,
-                version: o.version,
-                command: o.command,
-                key: o.key,
                 request: true,
-                response: false,
-                status: None,
-                session_id: 0,
-                tree_id: 0,
-                kind: Kind::Rpc { call },
+                ..Tx::new(id, (o.version, o.command, o.key), Kind::Rpc { call })
             });
         }
         progress

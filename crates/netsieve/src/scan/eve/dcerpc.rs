@@ -21,7 +21,7 @@ impl Serialize for Object<'_> {
             m.serialize_entry("req", &Request(t))?;
         }
         if !t.interfaces.is_empty() {
-            let list: Vec<_> = t.interfaces.iter().map(Iface).collect();
+            let list: Vec<_> = t.interfaces.iter().map(|i| Iface(i, false)).collect();
             m.serialize_entry("interfaces", &list)?;
         }
         match t.response.ptype {
@@ -52,8 +52,8 @@ impl Serialize for Request<'_> {
     }
 }
 
-/// `res`: the response's fragments and stub size.
-struct Fragments<'a>(&'a Part);
+/// `res` (and SMB's `req`): a side's fragments and stub size.
+pub(super) struct Fragments<'a>(pub &'a Part);
 
 impl Serialize for Fragments<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -64,16 +64,21 @@ impl Serialize for Fragments<'_> {
     }
 }
 
-struct Iface<'a>(&'a Interface);
+/// An interface, with its bind's answer once read (and, as SMB's records write it, the
+/// answer's reason: `with_reason`).
+pub(super) struct Iface<'a>(pub &'a Interface, pub bool);
 
 impl Serialize for Iface<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let i = self.0;
+        let Iface(i, with_reason) = *self;
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("uuid", &i.uuid_text())?;
         m.serialize_entry("version", &format!("{}.{}", i.version, i.minor))?;
         if let Some(r) = i.ack_result {
             m.serialize_entry("ack_result", &r)?;
+            if with_reason {
+                m.serialize_entry("ack_reason", &0)?;
+            }
         }
         m.end()
     }

@@ -3,6 +3,7 @@
 //! named pipe, a file's name, an NTLMSSP login, a DCE/RPC call over a pipe). `smb`
 //! records and alerts on SMB flows carry it.
 
+use super::dcerpc::{Fragments, Iface};
 use netsieve_applayer::dcerpc::{self, ptype_name};
 use netsieve_applayer::smb::{Kind, Ntlmssp};
 use netsieve_detect::log::SmbMeta;
@@ -93,43 +94,16 @@ impl Serialize for Call<'_> {
         m.serialize_entry("response", t.response.ptype.map_or("UNREPLIED", ptype_name))?;
         if t.is_request() {
             m.serialize_entry("opnum", &t.opnum.unwrap_or(0))?;
-            m.serialize_entry("req", &Part(&t.request))?;
+            m.serialize_entry("req", &Fragments(&t.request))?;
         }
-        let ifaces: Vec<_> = t.interfaces.iter().map(Iface).collect();
+        let ifaces: Vec<_> = t.interfaces.iter().map(|i| Iface(i, true)).collect();
         if !ifaces.is_empty() {
             m.serialize_entry("interfaces", &ifaces)?;
         }
         if t.is_request() && t.response.ptype.is_some() {
-            m.serialize_entry("res", &Part(&t.response))?;
+            m.serialize_entry("res", &Fragments(&t.response))?;
         }
         m.serialize_entry("call_id", &t.call_id)?;
-        m.end()
-    }
-}
-
-struct Part<'a>(&'a dcerpc::Part);
-
-impl Serialize for Part<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("frag_cnt", &self.0.frags)?;
-        m.serialize_entry("stub_data_size", &self.0.stub_size)?;
-        m.end()
-    }
-}
-
-struct Iface<'a>(&'a dcerpc::Interface);
-
-impl Serialize for Iface<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let i = self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("uuid", &i.uuid_text())?;
-        m.serialize_entry("version", &format!("{}.{}", i.version, i.minor))?;
-        if let Some(r) = i.ack_result {
-            m.serialize_entry("ack_result", &r)?;
-            m.serialize_entry("ack_reason", &0)?;
-        }
         m.end()
     }
 }
