@@ -109,10 +109,10 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
             (Smtp, Request, Done)
         }
         // An SMB file: written to the server or read from it, complete once closed.
-        FileData | FileName | FileMd5 | FileSha1 | FileSha256 if header == Some(Smb) => {
+        FileData | FileName | FileMd5 | FileSha1 | FileSha256 | FileSize if header == Some(Smb) => {
             (Smb, Either, Done)
         }
-        FileData | FileMd5 | FileSha1 | FileSha256 => (Http, Either, Done),
+        FileData | FileMd5 | FileSha1 | FileSha256 | FileSize => (Http, Either, Done),
         // An SMTP mail: the session's name once given, the sender once given, the rest
         // once the mail ended.
         SmtpHelo => (Smtp, Request, Line),
@@ -747,6 +747,16 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
                     };
                     out.extend(whole.filter(|f| !f.is_empty()).map(|f| digest(buf, f)));
                 }
+                // The size of the direction's file, as its `fileinfo` record gives it.
+                FileSize => {
+                    let size = if d == Direction::ToServer {
+                        req.filter(|r| r.msg.body_len > 0).map(|r| r.msg.body_len)
+                    } else {
+                        resp.filter(|r| r.msg.body_len > 0)
+                            .map(crate::log::response_file_size)
+                    };
+                    out.extend(size.map(|s| Cow::Owned(s.to_be_bytes().to_vec())));
+                }
                 FileData => {
                     if d == Direction::ToServer {
                         out.extend(
@@ -975,6 +985,9 @@ fn fill_smb<'a>(
             out.push(Cow::Borrowed(&f.data))
         }
         (FileName, Kind::File(f)) if f.dir == d => out.push(Cow::Borrowed(&f.name)),
+        (FileSize, Kind::File(f)) if f.dir == d => {
+            out.push(Cow::Owned(f.size.to_be_bytes().to_vec()))
+        }
         (FileMd5 | FileSha1 | FileSha256, Kind::File(f)) if f.dir == d && f.closed => {
             out.push(digest(buf, &f.data))
         }

@@ -833,22 +833,25 @@ pub fn http_files(
         );
     }
     if let Some(r) = &t.response {
-        // A compressed body's size is what it decodes to.
-        let coded = r.msg.header("content-encoding").is_some();
-        let size = if coded && r.msg.complete {
-            r.file_data.len() as u64
-        } else {
-            r.msg.body_len
-        };
         file(
             Direction::ToClient,
             &r.msg,
-            size,
+            response_file_size(r),
             r.msg.complete,
             &r.file_data,
         );
     }
     out
+}
+
+/// The size of a response's file: its body's, or what a compressed body decodes to.
+pub fn response_file_size(r: &http::Response) -> u64 {
+    let coded = r.msg.header("content-encoding").is_some();
+    if coded && r.msg.complete {
+        r.file_data.len() as u64
+    } else {
+        r.msg.body_len
+    }
 }
 
 /// The `filename` parameter of a Content-Disposition header, unquoted.

@@ -2123,6 +2123,8 @@ alert smb any any -> any any (file.name; content:\"a.txt\"; sid:5;)
 alert dcerpc any any -> any any (dcerpc.opnum:42; sid:6;)
 alert smb any any -> any any (dcerpc.stub_data; content:\"stub!\"; sid:7;)
 alert smb any any -> any any (smb.version:2; sid:8;)
+alert smb any any -> any any (filesize:10; sid:9;)
+alert smb any any -> any any (filesize:>10; sid:10;)
 ";
     let frames = conversation_on(
         445,
@@ -2150,10 +2152,11 @@ alert smb any any -> any any (smb.version:2; sid:8;)
     let sids = alert_sids(&recs);
     // A call's operation is known on both sides once its request is (as
     // smb-dce_opnum alerts); sid 8: both sides of the four answered commands and of
-    // the call, the client's of the file and of the unanswered close.
+    // the call, the client's of the file and of the unanswered close; the file's size
+    // is 10.
     assert_eq!(
         sids,
-        [1, 2, 4, 5, 6, 6, 7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8]
+        [1, 2, 4, 5, 6, 6, 7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 9]
     );
     let smb: Vec<&serde_json::Value> = recs
         .iter()

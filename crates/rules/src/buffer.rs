@@ -201,6 +201,7 @@ app_buffers! {
     SnmpPduType = "snmp.pdu_type" { "snmp.pdu_type": Integer };
     SnmpCommunity = "snmp.community" { "snmp.community": Sticky };
     SnmpUsm = "snmp.usm" { "snmp.usm": Sticky };
+    FileSize = "filesize" { "filesize": Integer };
     Krb5MsgType = "krb5_msg_type" { "krb5_msg_type": Integer };
     Krb5ErrCode = "krb5_err_code" { "krb5_err_code": Integer };
     Krb5TicketEncryption = "krb5.ticket_encryption" { "krb5.ticket_encryption": Integer };

@@ -157,7 +157,6 @@ const UNSUPPORTED: &[&str] = &[
     "filename",
     "fileext",
     "filestore",
-    "filesize",
     "file.magic",
     "header_lowercase",
     "strip_pseudo_headers",
