@@ -55,8 +55,10 @@ pub enum CMatch {
         negated: bool,
         relative: bool,
     },
+    /// `read` (its byte count from `count`) compared with `value`.
     ByteTest {
         read: CRead,
+        count: CVal,
         negated: bool,
         op: ByteOp,
         value: CVal,
@@ -227,11 +229,13 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
             },
             Match::ByteTest {
                 read: r,
+                count,
                 negated,
                 op,
                 value,
             } => CMatch::ByteTest {
                 read: read(r, vars, &mut val)?,
+                count: val(count, vars)?,
                 negated: *negated,
                 op: *op,
                 value: val(value, vars)?,
@@ -524,11 +528,22 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
         }
         CMatch::ByteTest {
             read,
+            count,
             negated,
             op,
             value,
         } => {
-            let Some((v, _)) = read_number(read, buf, prev, cx) else {
+            // A count from a variable holds the limits a written one is held to.
+            let n = cx.val(*count);
+            let max = if read.base.is_some() { 23 } else { 8 };
+            if !(1..=max).contains(&n) {
+                return false;
+            }
+            let read = CRead {
+                bytes: n as u8,
+                ..*read
+            };
+            let Some((v, _)) = read_number(&read, buf, prev, cx) else {
                 return false;
             };
             let want = cx.val(*value) as u64;

@@ -228,6 +228,18 @@ fn base64_decode_feeds_base64_data() {
     ));
 }
 
+/// `byte_test`'s byte count may be a variable (detect-bytetest-04); one outside 1 to 8
+/// fails the match.
+#[test]
+fn byte_test_counts_from_a_variable() {
+    let buf = [0x00, 0x02, 0x01, 0x02, 0x09];
+    // n = 2: the two bytes at offset 2 are 0x0102.
+    assert!(hits("byte_extract:1,1,n; byte_test:n,=,0x0102,2;", &buf));
+    assert!(!hits("byte_extract:1,1,n; byte_test:n,=,0x01,2;", &buf));
+    // n = 9: more than a binary read takes.
+    assert!(!hits("byte_extract:1,4,n; byte_test:n,>,0,0;", &buf));
+}
+
 /// `byte_math` reads, computes and stores; the detection pointer stays where it was
 /// (detect-bytemath-*).
 #[test]

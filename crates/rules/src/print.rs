@@ -259,12 +259,13 @@ impl Printer<'_> {
             }
             Match::ByteTest {
                 read,
+                count,
                 negated,
                 op,
                 value,
             } => {
                 let neg = if *negated { "!" } else { "" };
-                let mut v = format!("{},{neg}{},{value},{}", read.bytes, op.name(), read.offset);
+                let mut v = format!("{count},{neg}{},{value},{}", op.name(), read.offset);
                 byte_read(&mut v, read);
                 self.opt("byte_test", Some(&v));
             }

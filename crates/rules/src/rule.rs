@@ -323,8 +323,11 @@ impl ByteOp {
 pub enum Match {
     Content(Content),
     Pcre(Pcre),
+    /// `count`: the bytes read, a number or a `byte_extract` variable (`read.bytes` is
+    /// the number, 0 for a variable).
     ByteTest {
         read: ByteRead,
+        count: Val,
         negated: bool,
         op: ByteOp,
         value: Val,

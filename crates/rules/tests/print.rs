@@ -115,7 +115,7 @@ fn forms_read_back() {
         r#"alert dns any any -> any any (dns.opcode:!0; dns.rrtype:1-5; dns_query; dotprefix; content:".example"; endswith; sid:5;)"#,
         r#"alert http any any -> any any (urilen:<20,raw; http.uri; bsize:>4; to_lowercase; content:"a"; offset:1; depth:4; sid:6;)"#,
         r#"alert tcp ![1.1.1.1,2.2.2.0/24] [80,!81,1000:] <> 10.0.0.1-10.0.0.9 !any (flags:S+,12; dsize:-1<=>5; ttl:<3; ip_proto:!gre; stream_size:client,>=,5; sid:7; gid:3;)"#,
-        r#"alert tcp any any -> any any (content:"a"; byte_extract:2,0,len,relative,little,multiplier 2,align 4; byte_test:4,!&,len,2,relative,string,hex,bitmask 0xff; byte_jump:2,0,relative,from_end,post_offset -3,multiplier 8; isdataat:!3,relative; sid:8;)"#,
+        r#"alert tcp any any -> any any (content:"a"; byte_extract:2,0,len,relative,little,multiplier 2,align 4; byte_test:4,!&,len,2,relative,string,hex,bitmask 0xff; byte_test:len,=,1,0; byte_jump:2,0,relative,from_end,post_offset -3,multiplier 8; isdataat:!3,relative; sid:8;)"#,
         r#"alert tcp any any -> any any (content:"a"; fast_pattern:only; content:"bcd"; fast_pattern:1,2; distance:0; within:3; http.uri; sid:9;)"#,
         r#"alert tcp any any -> any any (flowbits:isset,a|b; flowbits:set,c; flowbits:isnotset,d|; flowbits:noalert; threshold:type backoff, track by_flow, count 1, multiplier 10; detection_filter:track by_src, count 5, seconds 60; target:dest_ip; sid:10;)"#,
         r#"alert tcp any any -> any any (xbits:set,x,track ip_src; lua:script.lua; reference:url,example.com; classtype:trojan-activity; priority:2; metadata:a b, c d; sid:11; rev:4;)"#,

@@ -5,7 +5,12 @@ use crate::rule::{ByteOp, ByteRead, Endian, Match, MathOp, Val};
 
 pub(super) fn byte_test(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let parts = fields(o, 4, "expected bytes, operator, value, offset")?;
-    let bytes = byte_count(o, parts[0])?;
+    // The count may be a `byte_extract` variable (Suricata 7): checked when read.
+    let count = parse_val(parts[0]).ok_or_else(|| o.bad("bad byte count"))?;
+    let bytes = match count {
+        Val::Num(_) => byte_count(o, parts[0])?,
+        Val::Var(_) => 0,
+    };
     let (negated, opstr) = match parts[1].strip_prefix('!') {
         Some(r) => (true, r.trim()),
         None => (false, parts[1]),
@@ -18,6 +23,7 @@ pub(super) fn byte_test(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> 
     let read = byte_read_opts(o, bytes, offset, &parts[4..], &mut |_, _| Ok(false))?;
     b.push(Match::ByteTest {
         read,
+        count,
         negated,
         op,
         value,
