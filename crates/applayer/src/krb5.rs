@@ -8,7 +8,7 @@
 //! has a 4-byte length before it (RFC 4120 7.2.2).
 //!
 //! Bounded: a TCP record longer than [`MAX_RECORD`] ends the direction's parsing, and
-//! [`MAX_TXS`] messages are kept.
+//! 256 messages are kept.
 
 use crate::held::Held;
 use crate::txs::{Numbered, Txs};
