@@ -270,6 +270,30 @@ fn ip_only_rules_are_checked_once_per_direction() {
 }
 
 #[test]
+fn protocols_without_flows_are_judged_per_packet() {
+    // Measured on Suricata 8: IGMP (and GRE, ...) packets have no flow, so an IP-only
+    // rule alerts on each of them and no flow record is written (IP-in-IP's outer
+    // packets have a flow: bug-4571-03 and -06).
+    let igmp = || {
+        let mut f = tcp(true, 0, 0, 0, b"");
+        f.truncate(14 + 20);
+        f[14 + 9] = 2;
+        f.extend_from_slice(&[0x16, 0, 0xfa, 0x04, 0xe0, 0, 0, 0xfb]);
+        let total = (f.len() - 14) as u16;
+        f[16..18].copy_from_slice(&total.to_be_bytes());
+        f
+    };
+    let recs = eve(
+        &[igmp(), igmp()],
+        "alert ip any any -> any any (sid:1;)\n",
+        &[],
+    );
+    assert_eq!(alert_sids(&recs), [1, 1]);
+    assert!(recs.iter().all(|r| r["event_type"] != "flow"), "{recs:?}");
+    assert_eq!(recs[0]["proto"], "IGMP");
+}
+
+#[test]
 fn the_handshake_ack_is_not_yet_established() {
     // like-ip-only-01: flow:established holds from the packet after the final ACK.
     let frames = vec![

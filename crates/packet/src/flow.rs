@@ -569,6 +569,17 @@ fn key_of(p: &Packet, vlan_tracking: bool) -> Option<(Key, bool)> {
     if ip.fragment || p.error.is_some() {
         return None;
     }
+    // Flows of the protocols Suricata tracks (IP-in-IP and IPv6-in-IP tunnels' outer
+    // packets too); another protocol's packets (IGMP, GRE, ...) stand alone, each
+    // inspected on its own (measured: Suricata 8 writes no flow record for them and
+    // alerts on each of their packets).
+    use netsieve_wire::ip_proto::{ESP, ICMP, ICMPV6, IPIP, IPV6, SCTP, TCP, UDP};
+    if !matches!(
+        ip.proto,
+        TCP | UDP | ICMP | ICMPV6 | SCTP | ESP | IPIP | IPV6
+    ) {
+        return None;
+    }
     let (sp, dp) = p.l4.ports();
     let a = (ip.src, sp);
     let b = (ip.dst, dp);

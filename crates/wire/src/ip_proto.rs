@@ -33,7 +33,7 @@ const TABLE: &[Entry] = &[
     Entry {
         number: IGMP,
         names: &["igmp"],
-        eve: None,
+        eve: Some("IGMP"),
     },
     // As tcpdump and iptables read "ipip": IP in IP, protocol 4.
     Entry {
@@ -79,7 +79,7 @@ const TABLE: &[Entry] = &[
     Entry {
         number: ESP,
         names: &["esp"],
-        eve: None,
+        eve: Some("ESP"),
     },
     Entry {
         number: AH,
@@ -109,7 +109,7 @@ const TABLE: &[Entry] = &[
     Entry {
         number: SCTP,
         names: &["sctp"],
-        eve: None,
+        eve: Some("SCTP"),
     },
     Entry {
         number: 136,
@@ -164,7 +164,9 @@ mod tests {
         assert_eq!(by_name("frob"), None);
         assert_eq!(eve_name(TCP), "TCP");
         assert_eq!(eve_name(ICMPV6), "IPv6-ICMP");
-        assert_eq!(eve_name(ESP), "50");
+        // As Suricata 8 names them in alert and flow records.
+        assert_eq!(eve_name(ESP), "ESP");
+        assert_eq!(eve_name(103), "103");
     }
 
     #[test]
