@@ -474,8 +474,9 @@ impl Smb {
             self.events.raise(AppEvent::SmbFileOverlap);
             return false;
         }
-        // A gap before the data: the bytes go on where they are, uncounted.
-        f.size = offset + bytes.len() as u64;
+        // A gap before the data: the bytes go on where they are, uncounted (an offset
+        // near the end of the 64-bit range stays there).
+        f.size = offset.saturating_add(bytes.len() as u64);
         let room = FILE_KEEP.saturating_sub(f.data.len());
         f.data.extend_from_slice(&bytes[..bytes.len().min(room)]);
         true

@@ -235,6 +235,14 @@ fn smb1_tree_create_and_andx_write() {
 }
 
 #[test]
+fn a_write_at_the_end_of_the_offset_range_does_not_overflow() {
+    let mut s = Smb::default();
+    s.feed(C, &smb2(9, 1, 5, None, &write(7, u64::MAX - 2, b"abcdef")));
+    let f = s.txs.iter().find_map(Tx::file).unwrap();
+    assert_eq!((f.size, &f.data[..]), (u64::MAX, &b"abcdef"[..]));
+}
+
+#[test]
 fn garbage_and_huge_records_stay_bounded() {
     let mut s = Smb::default();
     // A record claiming more than the limit is skipped, and the next one read.
