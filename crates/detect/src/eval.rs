@@ -426,6 +426,27 @@ fn window(c: &CContent, prev: usize, len: usize, cx: &Ctx) -> Option<(usize, usi
     Some((start as usize, end.max(0) as usize))
 }
 
+/// `read` with its byte count from `count` (a number or a variable), held to 1 to
+/// `max.0` bytes as a string, 1 to `max.1` in binary; `None` outside them.
+fn read_counted(
+    read: &CRead,
+    count: CVal,
+    max: (i64, i64),
+    (buf, prev): (&[u8], usize),
+    cx: &Ctx,
+) -> Option<u64> {
+    let n = cx.val(count);
+    let max = if read.base.is_some() { max.0 } else { max.1 };
+    if !(1..=max).contains(&n) {
+        return None;
+    }
+    let read = CRead {
+        bytes: n as u8,
+        ..*read
+    };
+    read_number(&read, buf, prev, cx).map(|(v, _)| v)
+}
+
 fn read_number(r: &CRead, buf: &[u8], prev: usize, cx: &Ctx) -> Option<(u64, usize)> {
     let base = if r.relative { prev as i64 } else { 0 };
     let at = base + cx.val(r.offset);
@@ -533,17 +554,7 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
             op,
             value,
         } => {
-            // A count from a variable holds the limits a written one is held to.
-            let n = cx.val(*count);
-            let max = if read.base.is_some() { 23 } else { 8 };
-            if !(1..=max).contains(&n) {
-                return false;
-            }
-            let read = CRead {
-                bytes: n as u8,
-                ..*read
-            };
-            let Some((v, _)) = read_number(&read, buf, prev, cx) else {
+            let Some(v) = read_counted(read, *count, (23, 8), (buf, prev), cx) else {
                 return false;
             };
             let want = cx.val(*value) as u64;
@@ -614,16 +625,7 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
             rvalue,
             var,
         } => {
-            let n = cx.val(*count);
-            let max = if read.base.is_some() { 10 } else { 4 };
-            if !(1..=max).contains(&n) {
-                return false;
-            }
-            let read = CRead {
-                bytes: n as u8,
-                ..*read
-            };
-            let Some((v, _)) = read_number(&read, buf, prev, cx) else {
+            let Some(v) = read_counted(read, *count, (10, 4), (buf, prev), cx) else {
                 return false;
             };
             let (v, r) = (v as i64, cx.val(*rvalue));
