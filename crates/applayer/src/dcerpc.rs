@@ -15,9 +15,10 @@
 //! field is 16 bits), 256 calls are kept, and a call keeps at most [`MAX_STUB`] bytes of
 //! stub data per direction (the sizes logged count them all).
 
+use crate::frames::Marks;
 use crate::held::Held;
 use crate::txs::{Numbered, Txs};
-use netsieve_wire::Direction;
+use netsieve_wire::{Direction, FrameType};
 
 /// Calls kept per flow.
 const MAX_TXS: usize = 256;
@@ -27,6 +28,13 @@ const MAX_INTERFACES: usize = 256;
 pub const MAX_STUB: usize = 1 << 18;
 
 const HEADER: usize = 16;
+
+/// A PDU's frames: the PDU, its common header, the rest.
+const FRAMES: [FrameType; 3] = [
+    FrameType::DcerpcPdu,
+    FrameType::DcerpcHdr,
+    FrameType::DcerpcData,
+];
 const PFC_FIRST_FRAG: u8 = 0x01;
 const PFC_LAST_FRAG: u8 = 0x02;
 const PFC_OBJECT_UUID: u8 = 0x80;
@@ -276,12 +284,16 @@ pub struct Dcerpc {
     /// The interfaces bound so far, by context.
     bound: Vec<Interface>,
     held: Held,
+    /// PDUs of the latest feed, as frames (see [`crate::frames`]).
+    pub marks: Marks,
 }
 
 impl Dcerpc {
     /// Feeds in-order stream bytes of one direction. Returns whether a call made
     /// progress (a part completed).
     pub fn feed(&mut self, dir: Direction, bytes: &[u8]) -> bool {
+        // Where `held[0]` lies relative to `bytes[0]`.
+        let at = -(self.held.bytes(dir).len() as i64);
         let Some(held) = self.held.take(dir, bytes) else {
             return false;
         };
@@ -301,6 +313,8 @@ impl Dcerpc {
             if pdu.len() < h.frag_len {
                 break;
             }
+            self.marks
+                .add_split(FRAMES, at + used as i64, HEADER, h.frag_len);
             progress |= self.pdu(dir, &h, &pdu[..h.frag_len]);
             used += h.frag_len;
         }

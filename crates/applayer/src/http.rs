@@ -16,8 +16,9 @@
 use std::collections::VecDeque;
 use std::io::Read;
 
+use crate::frames::Marks;
 use crate::txs::Events;
-use netsieve_wire::{AppEvent, Direction, PerDir};
+use netsieve_wire::{AppEvent, Direction, FrameType, PerDir};
 
 /// Bounds on what a flow's HTTP state keeps (defaults as Suricata's libhtp settings).
 #[derive(Clone, Copy, Debug)]
@@ -241,6 +242,11 @@ struct Side {
     tx: u64,
     /// The transaction made from a request line whose head is still incomplete.
     line_tx: Option<u64>,
+    /// Bytes received: the stream offset after them, and before the latest feed.
+    seen: u64,
+    feed_start: u64,
+    /// Stream offset where the message being read began, once its head was read.
+    msg: Option<u64>,
 }
 
 impl Default for Side {
@@ -251,6 +257,9 @@ impl Default for Side {
             framing: Framing::Head,
             tx: 0,
             line_tx: None,
+            seen: 0,
+            feed_start: 0,
+            msg: None,
         }
     }
 }
@@ -269,6 +278,8 @@ pub struct Http {
     sides: PerDir<Side>,
     /// The events raised.
     pub events: Events<Event>,
+    /// The messages of the latest feed, as frames (see [`crate::frames`]).
+    pub marks: Marks,
 }
 
 impl Http {
@@ -315,9 +326,15 @@ impl Http {
         if matches!(self.sides[s].framing, Framing::Broken) {
             return out;
         }
-        self.sides[s].buf.extend_from_slice(data);
+        let side = &mut self.sides[s];
+        side.feed_start = side.seen;
+        // The stream offset of `buf[0]`.
+        let base = side.seen - side.buf.len() as u64;
+        side.seen += data.len() as u64;
+        side.buf.extend_from_slice(data);
         let mut at = 0;
         loop {
+            self.message_end(s, base + at as u64);
             let side = &self.sides[s];
             let rest = &side.buf[at..];
             match side.framing.clone() {
@@ -401,12 +418,14 @@ impl Http {
                             break;
                         }
                         HeadStep::Whole(head) => {
+                            self.sides[s].msg = Some(base + at as u64);
                             at += head.len();
                             self.sides[s].scan = HeadScan::default();
                             self.head(dir, &head, &mut out);
                         }
                         HeadStep::Truncated(head) => {
                             self.events.raise(Event::HeadTooLong);
+                            self.sides[s].msg = Some(base + at as u64);
                             at += head.len();
                             self.sides[s].scan = HeadScan::default();
                             self.head(dir, &head, &mut out);
@@ -545,6 +564,7 @@ impl Http {
                 },
             }
         }
+        self.message_end(s, base + at as u64);
         let side = &mut self.sides[s];
         let at = at.min(side.buf.len());
         side.buf.drain(..at);
@@ -554,11 +574,29 @@ impl Http {
         out
     }
 
+    /// The message of direction `s` being read ended at stream offset `end`, if it
+    /// did (its side waits for the next head): its frame is marked.
+    fn message_end(&mut self, s: Direction, end: u64) {
+        let side = &mut self.sides[s];
+        if !matches!(side.framing, Framing::Head) {
+            return;
+        }
+        let Some(start) = side.msg.take() else { return };
+        let ty = match s {
+            Direction::ToServer => FrameType::Http1Request,
+            Direction::ToClient => FrameType::Http1Response,
+        };
+        let rel = start as i64 - side.feed_start as i64;
+        let len = end.saturating_sub(start) as usize;
+        self.marks.add(ty, rel, len, Some(side.tx));
+    }
+
     /// The direction ended (FIN, RST or the flow's end): a body read until the close is
     /// complete.
     pub fn close(&mut self, dir: Direction) -> Vec<Progress> {
         let mut out = Vec::new();
         let s = dir;
+        self.sides[s].feed_start = self.sides[s].seen;
         if dir == Direction::ToClient
             && matches!(self.sides[s].framing, Framing::Head)
             && looks_like_status(&self.sides[s].buf) == Some(false)
@@ -592,6 +630,8 @@ impl Http {
         } else if matches!(self.sides[s].framing, Framing::UntilClose) {
             self.finish(dir, &mut out);
         }
+        let end = self.sides[s].seen;
+        self.message_end(s, end);
         out
     }
 

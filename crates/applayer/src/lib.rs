@@ -33,6 +33,7 @@
 pub use netsieve_wire::Direction;
 pub mod dcerpc;
 pub mod dns;
+pub mod frames;
 pub mod ftp;
 pub mod held;
 pub mod http;

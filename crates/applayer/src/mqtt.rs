@@ -16,9 +16,10 @@
 //! Bounded: a packet may take [`MAX_MESSAGE`] bytes, past which the direction is given
 //! up, and at most 256 transactions are kept.
 
+use crate::frames::Marks;
 use crate::held::Held;
 use crate::txs::{Events, Numbered, Txs};
-use netsieve_wire::{AppEvent, Direction};
+use netsieve_wire::{AppEvent, Direction, FrameType};
 
 /// The largest control packet read (Suricata's `app-layer.protocols.mqtt.max-msg-length`
 /// default, 1 MiB).
@@ -254,7 +255,16 @@ pub struct Mqtt {
     version: u8,
     /// The events raised.
     pub events: Events<AppEvent>,
+    /// The control packets of the latest feed, as frames (see [`crate::frames`]).
+    pub marks: Marks,
 }
+
+/// A control packet's frames: the packet, its fixed header, the rest.
+const FRAMES: [FrameType; 3] = [
+    FrameType::MqttPdu,
+    FrameType::MqttHeader,
+    FrameType::MqttData,
+];
 
 /// Why a packet could not be read.
 enum Bad {
@@ -513,6 +523,8 @@ impl Mqtt {
     /// Feeds in-order stream bytes of one direction. Returns whether a transaction
     /// completed.
     pub fn feed(&mut self, dir: Direction, bytes: &[u8]) -> bool {
+        // Where `held[0]` lies relative to `bytes[0]`.
+        let at = -(self.held.bytes(dir).len() as i64);
         let Some(held) = self.held.take(dir, bytes) else {
             return false;
         };
@@ -536,6 +548,7 @@ impl Mqtt {
             if data.len() < total {
                 break;
             }
+            self.marks.add_split(FRAMES, at + used as i64, 1 + n, total);
             let h = Header::of(data[0]);
             let version = if h.kind == 1 { 0 } else { self.version };
             match body(h, version, &data[1 + n..total]) {

@@ -1,6 +1,7 @@
 //! One flow's application layer: which protocol it speaks (found by [`crate::probe`]
 //! from either direction's first bytes, whatever the ports) and that protocol's parser.
 
+use crate::frames::{Frame, Frames, Marks};
 use crate::http::{Http, Limits, Progress};
 use crate::{AppProto, Probe, probe};
 use netsieve_wire::{Direction, PerDir};
@@ -27,6 +28,34 @@ pub enum Parser {
     Smb(Box<crate::smb::Smb>),
 }
 
+impl Parser {
+    /// The marks of the frames it found in its latest feed, for parsers that mark
+    /// frames (see [`crate::frames`]).
+    fn marks(&mut self) -> Option<&mut Marks> {
+        match self {
+            Parser::Http(h) => Some(&mut h.marks),
+            Parser::Tls(t) => Some(&mut t.marks),
+            Parser::Dcerpc(x) => Some(&mut x.marks),
+            Parser::Ssh(x) => Some(&mut x.marks),
+            Parser::Smb(x) => Some(&mut x.marks),
+            Parser::Mqtt(x) => Some(&mut x.marks),
+            Parser::Sip(x) => Some(&mut x.marks),
+            _ => None,
+        }
+    }
+
+    /// Rules inspect frames: a parser that reads less than the whole stream without
+    /// them (TLS stops at application data) reads on.
+    fn want_frames(&mut self) {
+        if let Some(m) = self.marks() {
+            m.enable();
+        }
+        if let Parser::Tls(t) = self {
+            t.want_frames();
+        }
+    }
+}
+
 /// A flow's application-layer state.
 #[derive(Debug, Default)]
 pub struct Session {
@@ -44,6 +73,13 @@ pub struct Session {
     limits: Limits,
     /// The protocol to parse when probing finds none (DNS on TCP port 53).
     fallback: Option<AppProto>,
+    /// Bytes of each direction given to the parser: the stream offset of the next.
+    given: PerDir<u64>,
+    /// Bytes of the direction never reached the parser (held while probing and
+    /// dropped): its frames' offsets would be wrong, so it has none.
+    unframed: PerDir<bool>,
+    /// The frames the parser marked, when rules inspect frames.
+    frames: Option<Box<Frames>>,
 }
 
 /// How far a session went encrypted.
@@ -108,6 +144,9 @@ impl Session {
             AppProto::Smb => Some(Parser::Smb(Box::default())),
             AppProto::Pop3 | AppProto::Imap | AppProto::FtpData => None,
         };
+        if let (Some(_), Some(p)) = (&self.frames, &mut self.parser) {
+            p.want_frames();
+        }
     }
 
     /// Feeds in-order stream bytes of one direction. Returns whether a message of that
@@ -159,6 +198,8 @@ impl Session {
                 if !held.is_empty() && (!self.unknown[dd] || greets) {
                     let r = self.parse(dd, &held);
                     done |= r && dd == d;
+                } else if !held.is_empty() {
+                    self.unframed[dd] = true;
                 }
             }
             self.pending = PerDir::default();
@@ -170,14 +211,16 @@ impl Session {
     /// A datagram (DNS, SIP, Kerberos, SNMP or NTP over UDP): one message.
     pub fn datagram(&mut self, dir: Direction, data: &[u8]) -> bool {
         self.parsed[dir] |= self.parser.is_some();
-        match &mut self.parser {
+        let r = match &mut self.parser {
             Some(Parser::Dns(d)) => d.datagram(dir, data),
             Some(Parser::Sip(s)) => s.datagram(dir, data),
             Some(Parser::Krb5(k)) => k.datagram(dir, data),
             Some(Parser::Snmp(s)) => s.datagram(dir, data),
             Some(Parser::Ntp(n)) => n.datagram(dir, data),
             _ => false,
-        }
+        };
+        self.mark_frames(dir, 0, true);
+        r
     }
 
     /// The protocol is known in direction `d`: bytes of it went to the parser (Suricata
@@ -188,7 +231,9 @@ impl Session {
 
     fn parse(&mut self, dir: Direction, data: &[u8]) -> bool {
         self.parsed[dir] |= self.parser.is_some();
-        match &mut self.parser {
+        let base = self.given[dir];
+        self.given[dir] += data.len() as u64;
+        let r = match &mut self.parser {
             Some(Parser::Http(h)) => h
                 .feed(dir, data)
                 .iter()
@@ -211,7 +256,55 @@ impl Session {
                 false
             }
             None => false,
+        };
+        self.mark_frames(dir, base, false);
+        r
+    }
+
+    /// Rules inspect frames: the parser marks them from now on, and the session keeps
+    /// them until [`Session::take_frames`].
+    pub fn want_frames(&mut self) {
+        if self.frames.is_none() {
+            self.frames = Some(Box::default());
+            if let Some(p) = &mut self.parser {
+                p.want_frames();
+            }
         }
+    }
+
+    /// The parser's marks of its latest feed of direction `dir` (which began at stream
+    /// offset `base`) become frames.
+    fn mark_frames(&mut self, dir: Direction, base: u64, datagram: bool) {
+        let (Some(frames), Some(marks)) = (
+            self.frames.as_mut(),
+            self.parser.as_mut().and_then(Parser::marks),
+        ) else {
+            return;
+        };
+        frames.absorb(marks, dir, base, datagram);
+        if self.unframed[dir] {
+            frames.take(dir, u64::MAX).for_each(drop);
+        }
+    }
+
+    /// The frames of direction `dir` whose bytes all reached the parser (all of them
+    /// when `end`: the flow ends), oldest first; they are not given again.
+    pub fn take_frames(&mut self, dir: Direction, end: bool) -> Vec<Frame> {
+        let upto = if end { u64::MAX } else { self.given[dir] };
+        match self.frames.as_mut() {
+            Some(f) => f.take(dir, upto).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Frames of direction `dir` wait for detection.
+    pub fn frames_waiting(&self, dir: Direction) -> bool {
+        self.frames.as_ref().is_some_and(|f| f.any(dir))
+    }
+
+    /// Bytes of direction `dir` given to the parser (the stream offset it reached).
+    pub fn given(&self, dir: Direction) -> u64 {
+        self.given[dir]
     }
 
     /// Transactions begun since the flow began (a TLS or SSH flow's one state counts
@@ -265,14 +358,16 @@ impl Session {
     /// The direction ended (its FIN was acknowledged, or the flow ended). Returns
     /// whether that completed a message.
     pub fn close(&mut self, dir: Direction) -> bool {
-        match &mut self.parser {
+        let r = match &mut self.parser {
             Some(Parser::Http(h)) => !h.close(dir).is_empty(),
             Some(Parser::Tls(t)) => {
                 t.close(dir);
                 false
             }
             _ => false,
-        }
+        };
+        self.mark_frames(dir, self.given[dir], false);
+        r
     }
 
     /// The flow ended: whatever is half-parsed counts as complete.

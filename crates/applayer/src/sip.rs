@@ -10,9 +10,10 @@
 //! Bounded: a TCP message (head and body) may take [`MAX_MESSAGE`] bytes, past which the
 //! direction is given up, and at most 256 transactions are kept.
 
+use crate::frames::Marks;
 use crate::held::Held;
 use crate::txs::{Numbered, Txs};
-use netsieve_wire::{Direction, PerDir};
+use netsieve_wire::{Direction, FrameType, PerDir};
 
 use crate::Probe;
 use crate::sdp::{self, Sdp};
@@ -115,6 +116,8 @@ pub struct Sip {
     held: Held,
     /// TCP: what each direction's held bytes wait for.
     wait: PerDir<Wait>,
+    /// The messages of the latest feed or datagram, as frames (see [`crate::frames`]).
+    pub marks: Marks,
 }
 
 /// What a TCP direction's held bytes wait for.
@@ -137,7 +140,7 @@ impl Sip {
     pub fn datagram(&mut self, dir: Direction, data: &[u8]) -> bool {
         match split(data).filter(|m| m.sent_by(dir)) {
             Some(msg) => {
-                self.push(dir, msg);
+                self.push(dir, msg, data, 0);
                 true
             }
             None => false,
@@ -146,6 +149,8 @@ impl Sip {
 
     /// Feeds in-order TCP bytes of one direction. Returns whether a message completed.
     pub fn feed(&mut self, dir: Direction, bytes: &[u8]) -> bool {
+        // Where `held[0]` lies relative to `bytes[0]`.
+        let at = -(self.held.bytes(dir).len() as i64);
         let Some(held) = self.held.take(dir, bytes) else {
             return false;
         };
@@ -179,7 +184,7 @@ impl Sip {
                 Wait::Body { total } if total <= data.len() => {
                     match split(&data[..total]) {
                         Some(msg) if msg.sent_by(dir) => {
-                            self.push(dir, msg);
+                            self.push(dir, msg, &data[..total], at + used as i64);
                             done = true;
                         }
                         _ => {
@@ -206,8 +211,48 @@ impl Sip {
         done
     }
 
-    fn push(&mut self, dir: Direction, msg: Message) {
-        self.txs.begin(|id| Tx { id, dir, msg });
+    /// Message `msg`, whose bytes are `raw`, starting at `start` relative to the
+    /// feed's first byte: a transaction, and its frames.
+    fn push(&mut self, dir: Direction, msg: Message, raw: &[u8], start: i64) {
+        let request = matches!(msg.start, Start::Request { .. });
+        let tx = self.txs.begin(|id| Tx { id, dir, msg }).id;
+        let [line_t, headers_t, body_t] = if request {
+            [
+                FrameType::SipRequestLine,
+                FrameType::SipRequestHeaders,
+                FrameType::SipRequestBody,
+            ]
+        } else {
+            [
+                FrameType::SipResponseLine,
+                FrameType::SipResponseHeaders,
+                FrameType::SipResponseBody,
+            ]
+        };
+        let line = raw
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(raw.len(), |i| i + 1);
+        let (head, body_at) = head_end(raw, 0).unwrap_or((raw.len(), raw.len()));
+        // The headers end with the last header's line end.
+        let headers_end = raw[head..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(head, |i| head + i + 1);
+        let m = &mut self.marks;
+        m.add(FrameType::SipPdu, start, raw.len(), None);
+        m.add(line_t, start, line, Some(tx));
+        if headers_end > line {
+            m.add(headers_t, start + line as i64, headers_end - line, Some(tx));
+        }
+        if body_at < raw.len() {
+            m.add(
+                body_t,
+                start + body_at as i64,
+                raw.len() - body_at,
+                Some(tx),
+            );
+        }
     }
 }
 

@@ -7,7 +7,8 @@
 //! A flow holds one transaction (id 0), as in Suricata: it is complete in a direction
 //! once that side identified itself.
 
-use netsieve_wire::{Direction, PerDir};
+use crate::frames::Marks;
+use netsieve_wire::{Direction, FrameType, PerDir};
 
 /// The longest identification line kept (RFC 4253 allows 255 bytes).
 pub const MAX_BANNER: usize = 255;
@@ -53,6 +54,8 @@ pub struct Ssh {
     skip: PerDir<usize>,
     /// The side sent `SSH_MSG_NEWKEYS`: what follows is encrypted.
     newkeys: PerDir<bool>,
+    /// The clear binary packets of the latest feed, as frames (see [`crate::frames`]).
+    pub marks: Marks,
 }
 
 impl Ssh {
@@ -76,33 +79,54 @@ impl Ssh {
             }
         }
         let named = self.banner[dir].is_some() && rest.len() < bytes.len();
+        // Where `rest[0]` lies in `bytes`.
+        let at = (bytes.len() - rest.len()) as i64;
         if self.banner[dir].is_some() && self.hassh[dir].is_none() && !self.gave_up[dir] {
+            let start = at - self.packet[dir].len() as i64;
             let (done, after) = self.offer(dir, rest);
+            let end = (bytes.len() - after.len()) as i64;
             if done {
-                self.skim(dir, after);
+                self.mark(start, (end - start) as usize);
+                self.skim(dir, after, end);
             }
             return done || named;
         }
         if self.hassh[dir].is_some() {
-            self.skim(dir, rest);
+            self.skim(dir, rest, at);
         }
         named
     }
 
+    /// A binary packet of `len` bytes from `start` (relative to the feed's first byte):
+    /// its frames, as Suricata numbers them (header, data, packet).
+    fn mark(&mut self, start: i64, len: usize) {
+        self.marks
+            .add(FrameType::SshRecordHdr, start, 6.min(len), Some(0));
+        if len > 6 {
+            self.marks
+                .add(FrameType::SshRecordData, start + 6, len - 6, Some(0));
+        }
+        self.marks.add(FrameType::SshRecordPdu, start, len, Some(0));
+    }
+
     /// The clear packets after the offer (the key exchange), read up to the side's
     /// `SSH_MSG_NEWKEYS`: their first six bytes, the rest passed over.
-    fn skim(&mut self, dir: Direction, mut bytes: &[u8]) {
+    /// `bytes[0]` lies at `at` relative to the feed's first byte.
+    fn skim(&mut self, dir: Direction, mut bytes: &[u8], mut at: i64) {
         while !self.newkeys[dir] && !self.gave_up[dir] && !bytes.is_empty() {
             if self.skip[dir] > 0 {
                 let n = self.skip[dir].min(bytes.len());
                 self.skip[dir] -= n;
                 bytes = &bytes[n..];
+                at += n as i64;
                 continue;
             }
             let head = &mut self.head[dir];
+            let start = at - head.len() as i64;
             let n = (6 - head.len()).min(bytes.len());
             head.extend_from_slice(&bytes[..n]);
             bytes = &bytes[n..];
+            at += n as i64;
             if head.len() < 6 {
                 return;
             }
@@ -115,6 +139,7 @@ impl Ssh {
             }
             // The packet's length counts the padding length byte and the message type.
             self.skip[dir] = len - 2;
+            self.mark(start, 4 + len);
             self.newkeys[dir] = msg == NEWKEYS;
         }
     }

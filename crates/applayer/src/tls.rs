@@ -10,6 +10,8 @@
 //! application data, at a malformed record, or when a handshake message would exceed
 //! [`MAX_MESSAGE`].
 
+use crate::frames::Marks;
+use netsieve_wire::FrameType;
 use netsieve_wire::{Direction, PerDir};
 
 /// The largest handshake message kept (a certificate chain fits).
@@ -205,6 +207,8 @@ struct Side {
     /// application data shows: `skip` body bytes are left of the current record.
     skim: bool,
     skip: usize,
+    /// Record headers are read to the stream's end, for frames.
+    tail: bool,
 }
 
 /// A flow's TLS state.
@@ -227,7 +231,12 @@ pub struct Tls {
     app_data: PerDir<bool>,
     /// How far each side's handshake has come (see [`Tls::progress`]).
     progress: PerDir<Option<u8>>,
+    /// Records of the latest feed, as frames (see [`crate::frames`]).
+    pub marks: Marks,
 }
+
+/// A record's frames: the record, its 5-byte header, its fragment.
+const FRAMES: [FrameType; 3] = [FrameType::TlsPdu, FrameType::TlsHdr, FrameType::TlsData];
 
 /// The `early_data` extension (RFC 8446).
 const EARLY_DATA: u16 = 42;
@@ -261,11 +270,13 @@ impl Tls {
         let d = dir;
         self.advance(d, 0);
         if self.sides[d].done {
-            if self.sides[d].skim {
-                self.skim(d, data);
+            if self.sides[d].skim || self.sides[d].tail {
+                self.skim(d, data, 0);
             }
             return false;
         }
+        // Where `rec[0]` lies relative to `data[0]`.
+        let mut at = -(self.sides[d].rec.len() as i64);
         self.sides[d].rec.extend_from_slice(data);
         let mut any = false;
         loop {
@@ -281,8 +292,10 @@ impl Tls {
             if r.len() < 5 + len {
                 break;
             }
+            self.marks.add_split(FRAMES, at, 5, 5 + len);
             let body = r[5..5 + len].to_vec();
             self.sides[d].rec.drain(..5 + len);
+            at += (5 + len) as i64;
             match ctype {
                 22 => {
                     self.sides[d].hs.extend_from_slice(&body);
@@ -295,12 +308,14 @@ impl Tls {
                     if ctype == 23 {
                         self.saw_application_data(d);
                     }
+                    let frames = self.marks.on();
                     let side = &mut self.sides[d];
                     side.done = true;
                     side.skim = !self.app_data[d];
+                    side.tail = frames;
                     side.hs = Vec::new();
                     let rest = std::mem::take(&mut side.rec);
-                    self.skim(d, &rest);
+                    self.skim(d, &rest, at);
                     return any || ctype == 20;
                 }
                 _ => {}
@@ -316,20 +331,29 @@ impl Tls {
         any
     }
 
+    /// Rules inspect frames: records are read to the stream's end.
+    pub fn want_frames(&mut self) {
+        self.marks.enable();
+    }
+
     /// Encrypted records of direction `d`: their headers are read and their bodies
-    /// skipped, until one is application data (or the stream is not TLS).
-    fn skim(&mut self, d: Direction, mut data: &[u8]) {
-        while self.sides[d].skim && !data.is_empty() {
+    /// skipped, until one is application data (or the stream is not TLS); for frames,
+    /// to the stream's end. `data[0]` lies at `at` relative to the feed's first byte.
+    fn skim(&mut self, d: Direction, mut data: &[u8], mut at: i64) {
+        while (self.sides[d].skim || self.sides[d].tail) && !data.is_empty() {
             let side = &mut self.sides[d];
             if side.skip > 0 {
                 let n = side.skip.min(data.len());
                 side.skip -= n;
                 data = &data[n..];
+                at += n as i64;
                 continue;
             }
+            let start = at - side.rec.len() as i64;
             let n = (5 - side.rec.len()).min(data.len());
             side.rec.extend_from_slice(&data[..n]);
             data = &data[n..];
+            at += n as i64;
             if side.rec.len() < 5 {
                 return;
             }
@@ -339,7 +363,13 @@ impl Tls {
             side.skip = len;
             if !valid {
                 side.skim = false;
-            } else if ctype == 23 {
+                side.tail = false;
+                continue;
+            }
+            if side.tail {
+                self.marks.add_split(FRAMES, start, 5, 5 + len);
+            }
+            if ctype == 23 && self.sides[d].skim {
                 self.saw_application_data(d);
                 self.sides[d].skim = !self.app_data[d];
             }

@@ -37,6 +37,7 @@ use netsieve_rules::{
     Threshold, ThresholdConfig, ThresholdKind, Track, VlanLayer,
 };
 
+use netsieve_applayer::frames::Frame;
 use netsieve_applayer::ftp::Mode;
 use netsieve_applayer::{AppProto, Encryption, Parser, Probe, Session, dcerpc, sip, smb};
 
@@ -516,6 +517,23 @@ pub struct Alert {
     pub firewall: Option<Box<FwInfo>>,
     /// An Ethernet frame's header: destination, source, EtherType (EVE's `ether`).
     pub ether: Option<[u8; 14]>,
+    /// The frame a frame rule matched, with its bytes (EVE's `frame` object).
+    pub frame: Option<Box<FrameHit>>,
+}
+
+/// A frame a rule matched: the frame, and the bytes it was judged on (fewer than its
+/// length when it did not all arrive).
+#[derive(Clone, Debug)]
+pub struct FrameHit {
+    pub frame: Frame,
+    pub bytes: Vec<u8>,
+}
+
+impl FrameHit {
+    /// All of the frame's bytes arrived.
+    pub fn complete(&self) -> bool {
+        self.bytes.len() as u64 == self.frame.len
+    }
 }
 
 /// What became of a packet once all rules were judged.
@@ -1443,7 +1461,8 @@ impl Detector {
             let d = dir;
             let from = f.user.fed[d];
             let range = from..f.user.stream_end(d, None, f.stream(d).offset()).max(from);
-            if range.is_empty() && !tx_pending(&f.user, d) {
+            let frames = f.user.app.as_ref().is_some_and(|a| a.frames_waiting(d));
+            if range.is_empty() && !tx_pending(&f.user, d) && !frames {
                 continue;
             }
             let ((src, sport), (dst, dport)) = match dir {
@@ -1999,6 +2018,7 @@ impl Detector {
             if matches!(fw, FwOutcome::Accepted) {
                 let window = stream_dir.filter(|&d| d == obs.dir);
                 self.run_tx(&ctx, f, (obs.dir, window), pseudo, packet_dropped, out);
+                self.run_frames(&ctx, f, obs.dir, pseudo, out);
             }
             unordered |= out.len() > n;
         }
@@ -2441,6 +2461,9 @@ impl Detector {
                     }
                 }
                 let Some(a) = f.user.app.as_mut() else { return };
+                if !self.set.frame_rules.is_empty() {
+                    a.want_frames();
+                }
                 let parsed = !payload.is_empty() && a.datagram(d, payload);
                 // A SIP datagram that is not a message of its direction is a parser
                 // error (a DNS one raises events instead).
@@ -2460,6 +2483,11 @@ impl Detector {
                 }
                 if f.user.app.as_ref().is_some_and(Session::given_up) {
                     return;
+                }
+                if let Some(a) = f.user.app.as_mut()
+                    && !self.set.frame_rules.is_empty()
+                {
+                    a.want_frames();
                 }
                 // Nothing goes to the application layer before the session is
                 // established (a TCP Fast Open SYN's data waits for the packet after the
@@ -2861,6 +2889,105 @@ impl Detector {
     }
 }
 
+impl Detector {
+    /// Frame rules over the frames of direction `d` whose bytes all reached the parser
+    /// (every frame, at the flow's end): each frame's bytes, from its stream or from
+    /// the datagram, judged by the rules of its type. A frame is judged once.
+    fn run_frames(
+        &mut self,
+        ctx: &Pkt<'_>,
+        f: &mut Flow<FlowData>,
+        d: Direction,
+        pseudo: Option<u64>,
+        out: &mut Vec<Alert>,
+    ) {
+        let set = Arc::clone(&self.set);
+        if set.frame_rules.is_empty() {
+            return;
+        }
+        let (streams, user) = f.streams_and_user();
+        let Some(sess) = user.app.as_mut() else {
+            return;
+        };
+        let Some(proto) = sess.proto else { return };
+        for frame in sess.take_frames(d, pseudo.is_some()) {
+            let end = frame.start.saturating_add(frame.len);
+            let bytes: Vec<u8> = if frame.datagram {
+                let p = ctx.p.payload();
+                let (a, b) = (frame.start as usize, end as usize);
+                p.get(a.min(p.len())..b.min(p.len()))
+                    .unwrap_or(&[])
+                    .to_vec()
+            } else {
+                let s = &streams[d];
+                s.runs(frame.start..end)
+                    .iter()
+                    .flat_map(|v| &s.bytes(v.idx.clone())[(v.new.start - v.off) as usize..])
+                    .copied()
+                    .collect()
+            };
+            for &si in &set.frame_rules {
+                let s = &set.sigs[si as usize];
+                let Some(fs) = &s.frame else { continue };
+                if fs.ty != frame.ty || set.is_removed(si) || !header_ok(s, ctx) {
+                    continue;
+                }
+                if !flowbits_ok(s, Some(&user.bits))
+                    || !flowints_ok(s, Some(&user.ints))
+                    || !self.xbits_hold(s, ctx)
+                {
+                    continue;
+                }
+                self.counts.evaluated += 1;
+                self.cx.context.clear();
+                let cx = &mut self.cx;
+                let hit = fs.lists.iter().all(|(xf, m)| {
+                    let b = transform(Cow::Borrowed(&bytes[..]), xf);
+                    matches(m, &b, cx)
+                });
+                if !hit {
+                    continue;
+                }
+                apply_flowbits(s, &mut user.bits);
+                apply_flowints(s, &mut user.ints);
+                self.apply_xbits(s, ctx);
+                let action = s.rule.action;
+                if action == Action::Pass && flow_wide(s, true) {
+                    user.passed = true;
+                }
+                let blocked = self.opts.ips && matches!(action, Action::Drop | Action::Reject);
+                if blocked {
+                    user.dropped |= flow_wide(s, true);
+                    self.last_drop.get_or_insert(DropReason::Rules(si));
+                }
+                if s.rule.noalert {
+                    continue;
+                }
+                let p = ctx.p;
+                // The frame's transaction, where its protocol has one.
+                let tx = frame.tx.and_then(|id| {
+                    let mut all = txs(sess.parser.as_ref());
+                    all.find(|t| t.id() == id).map(|t| Box::new(meta(t)))
+                });
+                out.push(Alert {
+                    bytes: self
+                        .opts
+                        .keep_bytes
+                        .then(|| Box::new((p.payload().to_vec(), p.data.clone()))),
+                    app_proto: Some(AppName::Proto(proto)),
+                    tx,
+                    context: std::mem::take(&mut self.cx.context),
+                    frame: Some(Box::new(FrameHit {
+                        frame: frame.clone(),
+                        bytes: bytes.clone(),
+                    })),
+                    ..alert(p, ctx, si, blocked, pseudo)
+                });
+            }
+        }
+    }
+}
+
 /// Whether rule `s`'s pass or drop reaches its whole flow: as its action's scope says
 /// when written (`drop:packet`, `pass:flow`), else as the engine infers (`inferred`).
 fn flow_wide(s: &Sig, inferred: bool) -> bool {
@@ -2973,6 +3100,7 @@ fn alert(p: &Packet, ctx: &Pkt<'_>, sig: u32, blocked: bool, pseudo: Option<u64>
         verdict: Verdict::Alert,
         context: Vec::new(),
         firewall: None,
+        frame: None,
         ether: match p.linktype {
             1 => p.data.get(..14).and_then(|h| h.try_into().ok()),
             _ => None,

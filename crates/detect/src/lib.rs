@@ -27,6 +27,6 @@ pub mod ruleset;
 
 pub use engine::{
     Alert, AppPorts, Counts, DetectOptions, Detector, DropReason, ExceptionPolicy, FlowCounts,
-    FlowData, FwDrop, Profile, Thresholds, Verdict,
+    FlowData, FrameHit, FwDrop, Profile, Thresholds, Verdict,
 };
 pub use ruleset::{BuildOptions, Kept, LoadStats, Mpm, RuleSet, Sig};

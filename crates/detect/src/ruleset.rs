@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use netsieve_rules::{
     Action, AddrExpr, AppBuffer, AppNeed, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd,
-    FlowintOp, FlowintVal, HeaderBuffer, Match, PacketHook, Proto, Rule, Transform,
+    FlowintOp, FlowintVal, FrameType, HeaderBuffer, Match, PacketHook, Proto, Rule, Transform,
 };
 
 use netsieve_applayer::AppProto;
@@ -563,6 +563,12 @@ pub struct TxList {
     pub absent: netsieve_rules::Absent,
 }
 
+/// How a rule inspects frames: the frame type, and its lists over each frame's bytes.
+pub struct FrameSig {
+    pub ty: FrameType,
+    pub lists: Vec<(Vec<Xform>, Vec<CMatch>)>,
+}
+
 /// How a rule inspects transactions.
 impl Sig {
     /// The rule needs flows parsed: it names a protocol, or judges payloads (which
@@ -656,6 +662,9 @@ pub struct Sig {
     pub lists: Vec<Vec<CMatch>>,
     /// Lists over the packet's headers (`tcp.hdr`), evaluated before the payload's.
     pub hdr_lists: Vec<(HeaderBuffer, Vec<CMatch>)>,
+    /// Frame inspection, for rules with `frame:`: judged on each frame of its type,
+    /// and on nothing else.
+    pub frame: Option<FrameSig>,
     /// Flowbit commands with the bits' ids.
     pub flowbits: Vec<(FlowbitCmd, Vec<u32>, bool)>,
     /// `xbits` and `hostbits`: bits kept on hosts, by name (they outlive the rule set).
@@ -747,6 +756,8 @@ pub struct RuleSet {
     pub(crate) tx_groups: Vec<TxGroup>,
     /// The firewall's rules by table, in file order (empty outside firewall mode).
     pub(crate) firewall: Arc<crate::firewall::Tables>,
+    /// The rules that inspect frames, in evaluation order.
+    pub(crate) frame_rules: Vec<u32>,
     /// Some rule needs the application layer (see [`Sig::needs_app_layer`]): flows
     /// are parsed.
     pub(crate) needs_app: bool,
@@ -1029,6 +1040,7 @@ impl<'a> Linker<'a> {
             lists,
             hdr_lists,
             tx,
+            frame,
             fast,
             tx_fast,
             had_lists,
@@ -1072,8 +1084,9 @@ impl<'a> Linker<'a> {
             })
             .collect();
         let flowint_test = rule.flowints.iter().any(|f| !f.op.changes());
-        let flow_action =
-            (!had_lists && rule.conds.is_empty() && !flowbit_test && !flowint_test) || tx.is_some();
+        let flow_action = (!had_lists && rule.conds.is_empty() && !flowbit_test && !flowint_test)
+            || tx.is_some()
+            || frame.is_some();
         let ip_only = flow_action
             && app.is_none()
             && rule.flow == FlowOpts::default()
@@ -1085,6 +1098,7 @@ impl<'a> Linker<'a> {
         Sig {
             app,
             tx,
+            frame,
             fast,
             tx_fast,
             ip_only,
@@ -1186,6 +1200,7 @@ struct Ready {
     lists: Vec<Vec<CMatch>>,
     hdr_lists: Vec<(HeaderBuffer, Vec<CMatch>)>,
     tx: Option<TxSig>,
+    frame: Option<FrameSig>,
     fast: Option<(Vec<u8>, bool)>,
     tx_fast: Option<(TxBuf, (Vec<u8>, bool))>,
     /// The rule had option lists (before they were dropped).
@@ -1271,8 +1286,17 @@ fn compile_rule(rule: Rule) -> Compiled {
                 )),
             }
         });
+    let compiled = compiled.and_then(|(lists, hdr_lists, tx)| {
+        let frame = frame_sig(&rule, &mut vars)?;
+        if frame.is_some() && (tx.is_some() || !lists.is_empty()) {
+            return Err(ListError::from(
+                "frame with other buffers or the payload".to_string(),
+            ));
+        }
+        Ok((lists, hdr_lists, tx, frame))
+    });
     match compiled {
-        Ok((lists, hdr_lists, tx)) => {
+        Ok((lists, hdr_lists, tx, frame)) => {
             let fast = fast_pattern(&rule);
             let tx_fast = tx_fast_pattern(&rule);
             let mut rule = rule;
@@ -1286,6 +1310,7 @@ fn compile_rule(rule: Rule) -> Compiled {
                 lists,
                 hdr_lists,
                 tx,
+                frame,
                 fast,
                 tx_fast,
                 had_lists,
@@ -1311,7 +1336,7 @@ fn packet_lists(rule: &Rule, vars: &mut Vec<String>) -> Result<PacketLists, List
         match l.buffer {
             Buffer::Payload => lists.push(compile_list(&l.matches, vars)?),
             Buffer::Header(h) => hdr_lists.push((h, compile_list(&l.matches, vars)?)),
-            Buffer::App(_) => {}
+            Buffer::App(_) | Buffer::Frame(_) => {}
         }
     }
     Ok((lists, hdr_lists))
@@ -1412,6 +1437,7 @@ impl RuleSet {
             groups: self.groups.clone(),
             tx_groups: self.tx_groups.clone(),
             firewall: Arc::clone(&self.firewall),
+            frame_rules: self.frame_rules.clone(),
             needs_app: self.needs_app,
             ja3: self.ja3,
             flowbit_names: Vec::new(),
@@ -1445,7 +1471,7 @@ impl RuleSet {
                     continue;
                 }
             };
-            if sig.ip_only || sig.rule.firewall || !set.appendable(&sig) {
+            if sig.ip_only || sig.rule.firewall || sig.frame.is_some() || !set.appendable(&sig) {
                 return None;
             }
             let i = set.sigs.len() as u32;
@@ -1603,6 +1629,9 @@ impl RuleSet {
         order.sort_by_key(|&i| (opts.order_key(&sigs[i]), i));
         permute(&mut sigs, &order);
         let firewall = crate::firewall::Tables::build(&sigs, &order);
+        let frame_rules = (0..sigs.len() as u32)
+            .filter(|&i| sigs[i as usize].frame.is_some())
+            .collect();
         stats.inspected = sigs.len();
         stats.app_layer = sigs.iter().filter(|s| s.tx.is_some()).count();
         let needs_app = sigs.iter().any(|s| s.needs_app_layer());
@@ -1627,6 +1656,7 @@ impl RuleSet {
         RuleSet {
             appended: sigs.len() as u32,
             firewall,
+            frame_rules,
             sigs,
             removed: Vec::new(),
             groups,
@@ -1777,6 +1807,7 @@ impl RuleSet {
 
 fn in_group(s: &Sig, g: GroupId) -> bool {
     s.tx.is_none()
+        && s.frame.is_none()
         && !s.rule.firewall
         && matches!(
             (s.proto, g),
@@ -2028,6 +2059,31 @@ fn app_needs(rule: &Rule) -> (Option<AppProto>, Option<String>) {
         }
     }
     (app, None)
+}
+
+/// A rule's lists over frames, if it has any: all of one frame type.
+fn frame_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<FrameSig>, ListError> {
+    let mut frame: Option<FrameSig> = None;
+    for l in &rule.lists {
+        let Buffer::Frame(ty) = l.buffer else {
+            continue;
+        };
+        let f = frame.get_or_insert_with(|| FrameSig {
+            ty,
+            lists: Vec::new(),
+        });
+        if f.ty != ty {
+            return Err(ListError::from(format!("frames {} and {ty}", f.ty)));
+        }
+        let transforms = l
+            .transforms
+            .iter()
+            .map(Xform::new)
+            .collect::<Result<_, _>>()
+            .map_err(ListError::from)?;
+        f.lists.push((transforms, compile_list(&l.matches, vars)?));
+    }
+    Ok(frame)
 }
 
 /// A rule's transaction lists, directions and stages; `None` for an application-layer

@@ -35,6 +35,7 @@ pub mod vars;
 
 pub use buffer::{AppBuffer, AppNeed, Base64Mode, HeaderBuffer, Plain, Spelling, Transform};
 pub use load::{Classifications, Classtype, Loaded, References, RuleError, text_hash};
+pub use netsieve_wire::FrameType;
 pub use parse::{ParseError, parse_rule};
 pub use rule::*;
 pub use threshold::{GlobalEntry, GlobalKind, SuppressTrack, ThresholdConfig};

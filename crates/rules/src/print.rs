@@ -142,7 +142,7 @@ impl Printer<'_> {
                 self.stick(Buffer::Payload);
                 return self.matches(&l.transforms, &l.matches);
             }
-            Buffer::Header(_) => {
+            Buffer::Header(_) | Buffer::Frame(_) => {
                 self.stick(l.buffer);
                 return self.matches(&l.transforms, &l.matches);
             }
@@ -196,6 +196,11 @@ impl Printer<'_> {
             Buffer::Payload => "pkt_data",
             Buffer::App(b) => b.keyword().0,
             Buffer::Header(h) => h.name(),
+            Buffer::Frame(t) => {
+                self.opt("frame", Some(&t.name()));
+                self.sticky = Some(buf);
+                return;
+            }
         };
         self.opt(keyword, None);
         self.sticky = Some(buf);

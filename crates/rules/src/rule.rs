@@ -3,7 +3,7 @@
 use crate::buffer::{AppBuffer, AppNeed, HeaderBuffer, Transform};
 pub use crate::hook::{AppHook, Hook, PacketHook, Scope, app_states};
 use crate::vars::{AddrExpr, PortExpr};
-use netsieve_wire::named;
+use netsieve_wire::{FrameType, named};
 
 named! {
     pub enum Action {
@@ -157,13 +157,15 @@ pub enum Buffer {
     App(AppBuffer),
     /// A header of the packet (`tcp.hdr`).
     Header(HeaderBuffer),
+    /// Each frame of a type a parser marks in its stream (`frame:tls.pdu`).
+    Frame(FrameType),
 }
 
 impl Buffer {
     /// The application-layer buffer, if it is one.
     pub fn app(self) -> Option<AppBuffer> {
         match self {
-            Buffer::Payload | Buffer::Header(_) => None,
+            Buffer::Payload | Buffer::Header(_) | Buffer::Frame(_) => None,
             Buffer::App(b) => Some(b),
         }
     }

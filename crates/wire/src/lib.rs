@@ -6,6 +6,7 @@
 //!   values indexed by them.
 //! - [`DecodeEvent`] and [`AppEvent`]: what is wrong with a packet's headers or its
 //!   flow's application layer, by Suricata's names.
+//! - [`FrameType`]: the records parsers find in streams, that rules' `frame:` inspects.
 
 /// Declares a fieldless enum with one name per variant, read by `by_name` and written
 /// by `name` (and `Display`), so that a vocabulary's words live in one table (rule
@@ -39,9 +40,11 @@ macro_rules! named {
 }
 
 pub mod event;
+pub mod frame;
 pub mod ip_proto;
 
 pub use event::{AppEvent, DecodeEvent, StreamEvent};
+pub use frame::FrameType;
 
 mod direction;
 

@@ -26,8 +26,9 @@ mod v1;
 mod v2;
 
 use crate::dcerpc::{self, Dcerpc};
+use crate::frames::Marks;
 use crate::txs::{Events, Numbered, Txs};
-use netsieve_wire::{AppEvent, Direction, PerDir};
+use netsieve_wire::{AppEvent, Direction, FrameType, PerDir};
 pub use ntlmssp::Ntlmssp;
 
 /// Transactions kept per flow.
@@ -204,7 +205,16 @@ pub struct Smb {
     /// The dialect the server chose.
     pub dialect: Option<Dialect>,
     pub events: Events<AppEvent>,
+    /// The SMB 2 messages of the latest feed, as frames (see [`crate::frames`]).
+    pub marks: Marks,
 }
+
+/// An SMB 2 message's frames: the message, its 64-byte header, its body.
+const SMB2_FRAMES: [FrameType; 3] = [
+    FrameType::SmbSmb2Pdu,
+    FrameType::SmbSmb2Hdr,
+    FrameType::SmbSmb2Data,
+];
 
 /// A negotiated dialect: SMB 1's by name, SMB 2's by number.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -288,6 +298,8 @@ impl Smb {
             return false;
         }
         let held = std::mem::take(&mut self.held[dir]);
+        // Where `data[0]` lies relative to `bytes[0]`.
+        let at = -(held.len() as i64);
         let joined;
         let data: &[u8] = if held.is_empty() {
             bytes
@@ -321,12 +333,36 @@ impl Smb {
                 break;
             }
             if r[0] == 0 {
-                progress |= self.message(dir, &r[4..4 + len]);
+                let m = &r[4..4 + len];
+                self.mark_smb2(m, at + (used + 4) as i64);
+                progress |= self.message(dir, m);
             }
             used += 4 + len;
         }
         self.held[dir] = data[used..].to_vec();
         progress
+    }
+
+    /// The frames of the SMB 2 messages in message `m` (a compound holds several),
+    /// which starts at `start` relative to the feed's first byte.
+    fn mark_smb2(&mut self, m: &[u8], start: i64) {
+        let mut off = 0;
+        while let Some(rest) = m.get(off..).filter(|r| r.starts_with(b"\xfeSMB")) {
+            let next = rest
+                .get(20..24)
+                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+            let len = if next == 0 || next > rest.len() {
+                rest.len()
+            } else {
+                next
+            };
+            self.marks
+                .add_split(SMB2_FRAMES, start + off as i64, v2::HEADER, len);
+            if len == rest.len() {
+                break;
+            }
+            off += len;
+        }
     }
 
     /// One SMB message (perhaps a compound of SMB 2 messages).

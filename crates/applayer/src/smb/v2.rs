@@ -4,7 +4,7 @@
 use super::{Handle, Kind, Le, Ntlmssp, Origin, Smb, status, utf16};
 use netsieve_wire::Direction;
 
-const HEADER: usize = 64;
+pub(super) const HEADER: usize = 64;
 const FLAG_RESPONSE: u32 = 0x1;
 const FLAG_ASYNC: u32 = 0x2;
 const FSCTL_PIPE_TRANSCEIVE: u32 = 0x0011_c017;

@@ -3,7 +3,26 @@
 
 use super::{Builder, Opt, ParseError, parse_cmp, parse_num};
 use crate::buffer::{AppBuffer, AppNeed, Spelling};
-use crate::rule::{Absent, Buffer, Cmp, DataType, Dataset, DatasetCmd, Match};
+use crate::rule::{Absent, Buffer, Cmp, DataType, Dataset, DatasetCmd, Match, RawOption};
+use netsieve_wire::FrameType;
+
+/// `frame:NAME`: the matches after it inspect each frame of that type, named in full
+/// (`tls.pdu`) or by type for the header's protocol (`pdu`). A frame no parser of
+/// netsieve's marks leaves the rule not inspected, as an unsupported keyword does.
+pub(super) fn frame(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let name = o.need()?.trim();
+    match FrameType::of_rule(name, b.rule.proto.name()) {
+        Some(t) => {
+            b.note_app(AppNeed::Protocol(t.protocol().to_string()));
+            b.stick(Buffer::Frame(t));
+        }
+        None => b.rule.unsupported.push(RawOption {
+            name: "frame".to_string(),
+            value: Some(name.to_string()),
+        }),
+    }
+    Ok(())
+}
 
 /// A keyword naming buffer `buf`. `after_content`: the option before it was a content
 /// or one of its modifiers.

@@ -135,6 +135,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("absent", Kind::Setup(app::absent)),
     ("raw_data", Kind::Setup(app::pkt_data)),
     ("urilen", Kind::Setup(app::urilen)),
+    ("frame", Kind::Setup(app::frame)),
     ("prefilter", Kind::Hint),
     ("tag", Kind::Hint),
 ];
@@ -173,7 +174,6 @@ const UNSUPPORTED: &[&str] = &[
     "bufferlen_",
     "rem",
     "pkthdr",
-    "frame",
     "dhcp.leasetime",
     "ja4.hash",
     "decode_event",

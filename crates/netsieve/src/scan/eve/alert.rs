@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use netsieve_detect::log::AppMeta;
-use netsieve_detect::{Alert, RuleSet, Verdict};
+use netsieve_detect::{Alert, FrameHit, RuleSet, Verdict};
 use netsieve_packet::Direction;
 use netsieve_rules::References;
 use serde::Serialize;
@@ -62,6 +62,9 @@ pub(super) struct Record<'a> {
     direction: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     flow: Option<Flow>,
+    /// The frame a frame rule matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frame: Option<Frame>,
     #[serde(skip_serializing_if = "Option::is_none")]
     payload: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -268,6 +271,57 @@ struct Tunnel {
     pkt_src: &'static str,
 }
 
+/// The frame a frame rule matched, with its bytes.
+#[derive(Serialize)]
+struct Frame {
+    #[serde(rename = "type")]
+    ty: &'static str,
+    id: u64,
+    direction: &'static str,
+    /// None for a datagram's frame.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_offset: Option<u64>,
+    length: u64,
+    payload: String,
+    payload_printable: String,
+    complete: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tx_id: Option<u64>,
+}
+
+impl Frame {
+    fn of(h: &FrameHit) -> Frame {
+        let f = &h.frame;
+        Frame {
+            ty: f.ty.short(),
+            id: f.id,
+            direction: match f.dir {
+                Direction::ToServer => "toserver",
+                Direction::ToClient => "toclient",
+            },
+            stream_offset: (!f.datagram).then_some(f.start),
+            length: f.len,
+            payload: base64::engine::general_purpose::STANDARD.encode(&h.bytes),
+            payload_printable: printable(&h.bytes),
+            complete: h.complete(),
+            tx_id: f.tx,
+        }
+    }
+}
+
+/// Bytes as text: what is not printable ASCII becomes a dot.
+fn printable(b: &[u8]) -> String {
+    b.iter()
+        .map(|&c| {
+            if c.is_ascii_graphic() || c == b' ' {
+                c as char
+            } else {
+                '.'
+            }
+        })
+        .collect()
+}
+
 /// The flow's counters as of the alert's packet.
 #[derive(Serialize)]
 struct Flow {
@@ -366,6 +420,7 @@ impl<'a> Record<'a> {
                     src_port: f.client.1,
                     dest_port: f.server.1,
                 }),
+            frame: al.frame.as_deref().map(Frame::of),
             payload: None,
             payload_printable: None,
             stream: None,
@@ -411,17 +466,7 @@ impl<'a> Record<'a> {
             self.payload = Some(b64.encode(payload));
         }
         if opts.payload_printable {
-            let text = payload
-                .iter()
-                .map(|&c| {
-                    if c.is_ascii_graphic() || c == b' ' {
-                        c as char
-                    } else {
-                        '.'
-                    }
-                })
-                .collect();
-            self.payload_printable = Some(text);
+            self.payload_printable = Some(printable(payload));
         }
         if opts.payload || opts.payload_printable {
             self.stream = Some(u8::from(al.stream));
