@@ -3,7 +3,6 @@
 //! uneven pieces: where a record lies does not depend on how its bytes arrived.
 
 use netsieve_applayer::Direction::{self, ToClient, ToServer};
-use netsieve_applayer::http::Limits;
 use netsieve_applayer::{AppProto, Session};
 use netsieve_wire::FrameType::{self, *};
 
@@ -199,7 +198,12 @@ fn frames_of(c: &Case, cuts: &[usize]) -> Vec<(FrameType, u64, u64)> {
 fn parsers_mark_their_records_however_the_bytes_arrive() {
     for c in cases() {
         for cuts in [&[usize::MAX][..], &[1], &[3, 7, 1, 50]] {
-            assert_eq!(frames_of(&c, cuts), c.frames, "{} in pieces {cuts:?}", c.name);
+            assert_eq!(
+                frames_of(&c, cuts),
+                c.frames,
+                "{} in pieces {cuts:?}",
+                c.name
+            );
         }
     }
 }

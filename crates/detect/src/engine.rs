@@ -1492,6 +1492,7 @@ impl Detector {
                     flags: tcp::ACK,
                     window: 0,
                     fast_open: false,
+                    urgent: 0,
                 }),
                 tunnel: f.user.tunnel,
                 linktype: f.user.linktype,

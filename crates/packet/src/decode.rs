@@ -74,6 +74,9 @@ pub struct Tcp {
     /// The header carries a TCP Fast Open option (kind 34, RFC 7413, or the experimental
     /// kind 254 with magic 0xF989 that came before it).
     pub fast_open: bool,
+    /// The urgent pointer (meaningful with the URG flag): the offset from `seq` of the
+    /// byte after the urgent data.
+    pub urgent: u16,
 }
 
 /// The transport layer of a packet.
@@ -862,6 +865,7 @@ impl Decoder {
                     flags: seg[13],
                     window: t.window_size(),
                     fast_open: fast_open_option(&seg[20.min(hl)..hl]),
+                    urgent: u16::from_be_bytes([seg[18], seg[19]]),
                 });
                 p.payload = base + hl..l4.end;
                 if self.checksums {

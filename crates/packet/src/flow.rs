@@ -63,6 +63,8 @@ pub struct FlowConfig {
     /// client's ACK after its SYN, with no SYN/ACK seen, establishes the session, and
     /// its data counts as acknowledged as it comes.
     pub async_oneside: bool,
+    /// What becomes of a segment's urgent byte [stream.reassembly.urgent.policy].
+    pub urgent: UrgentPolicy,
 }
 
 impl FlowConfig {
@@ -107,8 +109,20 @@ impl Default for FlowConfig {
             inline: false,
             vlan_tracking: true,
             async_oneside: false,
+            urgent: UrgentPolicy::Inline,
         }
     }
+}
+
+/// What becomes of the urgent byte a segment with the URG flag points at (the one
+/// before its urgent pointer, RFC 6093 section 3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UrgentPolicy {
+    /// Nothing: it stays in the stream.
+    Inline,
+    /// It is read out of band: taken out of the stream, where the bytes around it
+    /// join up. A pointer past the segment's payload takes nothing out.
+    Oob,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -882,7 +896,17 @@ impl<T: Default> FlowTable<T> {
                 if self.config.inline {
                     normalized = f.streams[d].held_view(seq, payload);
                 }
-                stream = f.streams[d].insert(seq, payload);
+                // The urgent byte the pointer names within the payload.
+                let urgent = (t.flags & F::URG != 0 && self.config.urgent == UrgentPolicy::Oob)
+                    .then_some(t.urgent as usize)
+                    .filter(|&u| (1..=payload.len()).contains(&u));
+                stream = match urgent {
+                    Some(u) => {
+                        normalized = None;
+                        f.streams[d].insert_without(seq, payload, u - 1)
+                    }
+                    None => f.streams[d].insert(seq, payload),
+                };
                 // One side only: its data is acknowledged by nobody, so as it comes.
                 if f.one_sided {
                     f.streams[d].acked(seq.wrapping_add(payload.len() as u32));

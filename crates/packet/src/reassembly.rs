@@ -66,6 +66,9 @@ pub struct RunView {
 pub struct Reassembler {
     /// Sequence number of stream offset 0, once known.
     isn: Option<u32>,
+    /// Urgent bytes taken out of the stream ([`Reassembler::insert_without`]): the
+    /// sequence numbers after each map to one stream offset less.
+    removed: u32,
     /// Stream offset of the next byte to deliver.
     next: u64,
     /// Out-of-order pieces by stream offset; they never overlap each other.
@@ -112,6 +115,7 @@ impl Reassembler {
     pub fn new(depth: u64) -> Reassembler {
         Reassembler {
             isn: None,
+            removed: 0,
             next: 0,
             pending: BTreeMap::new(),
             pending_bytes: 0,
@@ -152,7 +156,10 @@ impl Reassembler {
     /// (sequence numbers wrap).
     fn offset_of(&self, seq: u32) -> Option<i64> {
         let isn = self.isn?;
-        let next_seq = isn.wrapping_add(1).wrapping_add(self.next as u32);
+        let next_seq = isn
+            .wrapping_add(1)
+            .wrapping_add(self.next as u32)
+            .wrapping_add(self.removed);
         let delta = seq.wrapping_sub(next_seq) as i32 as i64;
         Some(self.next as i64 + delta)
     }
@@ -195,6 +202,27 @@ impl Reassembler {
                 self.drain();
             }
         }
+        before..self.next
+    }
+
+    /// Adds a segment without its byte `k` (an urgent byte read out of band, RFC 6093
+    /// section 3.1): the bytes after it follow the bytes before it in the stream, and so
+    /// do later segments. A segment whose byte `k` was already delivered (a
+    /// retransmission) takes out nothing again.
+    pub fn insert_without(&mut self, seq: u32, payload: &[u8], k: usize) -> Range<u64> {
+        let before = self.next;
+        let Some(k) = (k < payload.len()).then_some(k) else {
+            return self.insert(seq, payload);
+        };
+        let urgent = seq.wrapping_add(k as u32);
+        self.insert(seq, &payload[..k]);
+        if self
+            .offset_of(urgent)
+            .is_some_and(|o| o >= self.next as i64)
+        {
+            self.removed = self.removed.wrapping_add(1);
+        }
+        self.insert(urgent.wrapping_add(1), &payload[k + 1..]);
         before..self.next
     }
 
@@ -509,6 +537,26 @@ mod tests {
         assert_eq!(text(&r), b"abcd[2 bytes missing]zz");
         assert_eq!(r.insert(9, b"more"), 8..10, "cut at the depth");
         assert_eq!(r.insert(11, b"x"), 10..10);
+    }
+
+    /// An urgent byte read out of band leaves the stream, later segments close up on
+    /// it, acknowledgements and the FIN count it, and a retransmission takes out nothing
+    /// more.
+    #[test]
+    fn urgent_byte_out_of_band() {
+        let mut r = r();
+        r.insert(1000, b"GET /malic");
+        assert_eq!(r.insert_without(1010, b"XY", 1), 10..11);
+        assert_eq!(text(&r), b"GET /malicX");
+        r.insert(1012, b"ious");
+        assert_eq!(text(&r), b"GET /malicXious");
+        r.insert_without(1010, b"XY", 1);
+        r.insert(1016, b"!");
+        assert_eq!(text(&r), b"GET /malicXious!");
+        r.acked(1017);
+        assert_eq!(r.acked_offset(), 16);
+        r.set_fin(1017, 0);
+        assert_eq!(r.fin_offset(), Some(16));
     }
 
     #[test]

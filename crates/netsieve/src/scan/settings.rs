@@ -15,7 +15,7 @@ use netsieve_detect::digest::Hash;
 use netsieve_detect::log::{EMAIL_FIELDS, LogTypes};
 use netsieve_detect::{AppPorts, BuildOptions, DetectOptions, ExceptionPolicy};
 use netsieve_packet::defrag::Defrag;
-use netsieve_packet::flow::{FLOW_BYTES, FlowConfig, TCP_SESSION_BYTES};
+use netsieve_packet::flow::{FLOW_BYTES, FlowConfig, TCP_SESSION_BYTES, UrgentPolicy};
 use netsieve_packet::reassembly::OverlapPolicy;
 use netsieve_rules::{References, Vars};
 
@@ -198,11 +198,16 @@ impl Default for EveOptions {
 }
 
 impl Default for Settings {
+    /// Without a suricata.yaml: as Suricata's stock one sets it.
     fn default() -> Settings {
         let det = DetectOptions::default();
         Settings {
             vars: Vars::default(),
-            flow: FlowConfig::default(),
+            // The stock suricata.yaml reads urgent bytes out of band.
+            flow: FlowConfig {
+                urgent: UrgentPolicy::Oob,
+                ..FlowConfig::default()
+            },
             classification: None,
             reference: None,
             threshold_file: None,
@@ -292,6 +297,16 @@ const TABLE: &[(Key, Setter)] = &[
     ),
     (Key::Exact("stream.reassembly.depth"), |s, _, v| {
         s.flow.depth = size(v)?;
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("stream.reassembly.urgent.policy"), |s, _, v| {
+        s.flow.urgent = match v.trim() {
+            "inline" => UrgentPolicy::Inline,
+            "oob" => UrgentPolicy::Oob,
+            // A dropped packet's bytes (`drop`) and a gap (`gap`) are not honoured.
+            "drop" | "gap" => return Ok(Used::No),
+            _ => return Err(format!("not an urgent policy: {v}")),
+        };
         Ok(Used::Yes)
     }),
     (Key::Prefix("host-os-policy."), |s, os, v| {
@@ -617,6 +632,8 @@ impl Settings {
     /// besides alerts (a suricata.yaml writes the records its eve-log lists, no others).
     fn before_file() -> Settings {
         let mut s = Settings::default();
+        // Without the key, Suricata leaves urgent bytes in the stream.
+        s.flow.urgent = UrgentPolicy::Inline;
         s.eve.flow = false;
         s.eve.stats = false;
         s.eve.log = LogTypes::default();
@@ -669,6 +686,14 @@ impl Settings {
             self.chunk[Direction::ToClient].to_string(),
         );
         put("stream.reassembly.depth", self.flow.depth.to_string());
+        put(
+            "stream.reassembly.urgent.policy",
+            match self.flow.urgent {
+                UrgentPolicy::Inline => "inline",
+                UrgentPolicy::Oob => "oob",
+            }
+            .to_string(),
+        );
         for (name, policy) in [
             ("first", OverlapPolicy::First),
             ("last", OverlapPolicy::Last),
