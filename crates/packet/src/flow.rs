@@ -413,15 +413,17 @@ impl FlowStats {
 
 /// All flows.
 pub struct FlowTable<T> {
-    /// Keyed with foldhash, seeded per process (SipHash cost 3% of a scan).
-    flows: HashMap<Key, Flow<T>, foldhash::fast::RandomState>,
+    /// Keyed with foldhash, seeded per process (SipHash cost 3% of a scan). Flows are
+    /// boxed: a flow is over a kilobyte, and the table's growth, its empty slots and the
+    /// sort of retired flows would otherwise move and hold that much per slot.
+    flows: HashMap<Key, Box<Flow<T>>, foldhash::fast::RandomState>,
     config: FlowConfig,
     stats: FlowStats,
     held: usize,
     /// TCP flows in the table.
     tcp: usize,
     /// Flows that ended (expired or evicted) since the last [`FlowTable::take_retired`].
-    retired: Vec<Flow<T>>,
+    retired: Vec<Box<Flow<T>>>,
 }
 
 /// Which cap a flow table must make room under.
@@ -721,7 +723,7 @@ impl<T: Default> FlowTable<T> {
             let streams = new_streams(&self.config, client.0, server.0);
             self.flows.insert(
                 key,
-                Flow {
+                Box::new(Flow {
                     id: flow_id(&key, now),
                     client,
                     server,
@@ -747,7 +749,7 @@ impl<T: Default> FlowTable<T> {
                     end: EndReason::Shutdown,
                     streams,
                     user: T::default(),
-                },
+                }),
             );
             self.stats.created += 1;
             match ip.proto {
@@ -926,7 +928,7 @@ impl<T: Default> FlowTable<T> {
         }
         let f = self.flows.get_mut(&key)?;
         Some((
-            f,
+            &mut **f,
             Observed {
                 dir,
                 new_flow,
@@ -954,14 +956,14 @@ impl<T: Default> FlowTable<T> {
     /// The flows that ended (idle past their timeout, or evicted to make room) since
     /// the last call, in the order they were created. Their owner finishes them (a
     /// final inspection of their streams) and drops them.
-    pub fn take_retired(&mut self) -> Vec<Flow<T>> {
+    pub fn take_retired(&mut self) -> Vec<Box<Flow<T>>> {
         let mut v = std::mem::take(&mut self.retired);
         v.sort_by_key(|f| (f.first_packet, f.id));
         v
     }
 
     /// Ends every flow (end of input): all flows, in the order they were created.
-    pub fn drain(&mut self) -> Vec<Flow<T>> {
+    pub fn drain(&mut self) -> Vec<Box<Flow<T>>> {
         let keys: Vec<Key> = self.flows.keys().copied().collect();
         for k in keys {
             self.remove(&k, EndReason::Shutdown);

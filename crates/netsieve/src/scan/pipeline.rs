@@ -193,7 +193,11 @@ impl Worker {
         self.finish_flows(flows, at, out);
     }
 
-    fn finish_flows(&mut self, flows: Vec<Flow<FlowData>>, at: u64, out: &mut Out) {
+    #[expect(
+        clippy::vec_box,
+        reason = "the flow table hands flows over boxed: a flow is over a kilobyte"
+    )]
+    fn finish_flows(&mut self, flows: Vec<Box<Flow<FlowData>>>, at: u64, out: &mut Out) {
         for mut f in flows {
             self.det.flow_end(&mut f, at, &mut out.alerts);
             self.ended.flow(&f);
