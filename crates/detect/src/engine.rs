@@ -51,7 +51,8 @@ use crate::log::{
 };
 use crate::ruleset::TxList;
 use crate::ruleset::{
-    Extra, GroupId, IntVal, PortGroup, Prefilter, Prefiltered, RuleSet, Sig, SigProto, tx_group,
+    Extra, Group, GroupId, IntVal, PortGroup, Prefilter, Prefiltered, RuleSet, Sig, SigProto,
+    tx_group,
 };
 use netsieve_packet::{AppEvent, StreamEvent};
 
@@ -602,6 +603,95 @@ pub struct Profile {
     pub prefilter: Duration,
     /// All of detection (the rest is rule evaluation and bookkeeping).
     pub detect: Duration,
+    /// The detection loop's time by phase ([`Phase`]'s order).
+    pub phases: [Duration; Phase::ALL.len()],
+}
+
+/// The phases of the detection loop, timed apart under `--profile`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// What rules may ask of the packet and its flow.
+    Setup,
+    /// The firewall's packet tables (firewall mode).
+    Firewall,
+    /// The payload through its prefilter, the rules without a fast pattern, IP-only
+    /// rules.
+    PacketCandidates,
+    /// The stream bytes the packet inspects through the stream's prefilter.
+    StreamCandidates,
+    /// Candidates judged in rule order.
+    Evaluation,
+    /// Transactions and frames: their prefilters and rules (and the firewall's
+    /// application states).
+    Transactions,
+    /// Alerts ordered and cut, the packet's verdict.
+    Verdict,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 7] = [
+        Phase::Setup,
+        Phase::Firewall,
+        Phase::PacketCandidates,
+        Phase::StreamCandidates,
+        Phase::Evaluation,
+        Phase::Transactions,
+        Phase::Verdict,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Setup => "setup",
+            Phase::Firewall => "firewall",
+            Phase::PacketCandidates => "packet_candidates",
+            Phase::StreamCandidates => "stream_candidates",
+            Phase::Evaluation => "evaluation",
+            Phase::Transactions => "transactions",
+            Phase::Verdict => "verdict",
+        }
+    }
+}
+
+/// What one pass of the detection loop inspects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Subject {
+    /// A packet as it arrived.
+    Packet,
+    /// A flow's end: a pseudo packet per direction, without payload, inspecting what
+    /// the streams still hold. `first`: the flow's first packet (its alerts name it).
+    FlowEnd { first: u64 },
+}
+
+impl Subject {
+    /// For alerts: the flow's first packet at its end.
+    fn pseudo(self) -> Option<u64> {
+        match self {
+            Subject::Packet => None,
+            Subject::FlowEnd { first } => Some(first),
+        }
+    }
+}
+
+/// What the evaluation phase judges rules on.
+struct Inspected<'a> {
+    /// The payload (empty at a flow's end, and once the flow went encrypted).
+    payload: &'a [u8],
+    /// The payload is not inspected: the flow went encrypted.
+    payload_off: bool,
+    /// The direction of the stream window in `Detector::views`, if any, and where it
+    /// ends.
+    stream_dir: Option<Direction>,
+    stream_end: Option<u64>,
+    /// IP-only rules are judged (the first packet of its direction).
+    ip_only: bool,
+    subject: Subject,
+}
+
+/// A packet's fate by its own rules (its flow's is in [`FlowData`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct PacketVerdict {
+    dropped: bool,
+    passed: bool,
 }
 
 /// What detection did: the work behind its time, counted on every run.
@@ -1412,9 +1502,8 @@ impl Detector {
         self.run(
             p,
             flow.as_mut().map(|(f, o)| (&mut **f, *o)),
-            true,
+            Subject::Packet,
             stream,
-            None,
             out,
         );
         // What the packet completed is logged once inspected (a `config` rule may have
@@ -1514,7 +1603,8 @@ impl Detector {
             let first = f.first_packet();
             let n = out.len();
             let stream = (!range.is_empty()).then_some((d, range));
-            self.run(&pkt, Some((&mut *f, &obs)), false, stream, Some(first), out);
+            let end = Subject::FlowEnd { first };
+            self.run(&pkt, Some((&mut *f, &obs)), end, stream, out);
             for al in &mut out[n..] {
                 if let Some(b) = &mut al.bytes {
                     b.1.clear();
@@ -1589,29 +1679,140 @@ impl Detector {
         own
     }
 
-    /// Evaluates the candidates of packet `p`: from its payload if `packet`, and from
-    /// stream `stream` (direction, offsets) if given.
+    /// The detection loop for one packet (or a flow's end), in named phases as
+    /// Suricata's `DetectRun`: the packet's context, the firewall's packet tables, the
+    /// packet's candidates, the stream's candidates, their evaluation in rule order, the
+    /// transactions and frames, and the verdict. `stream`: the stream bytes this packet
+    /// inspects (direction, offsets). Each phase is timed under `--profile`.
     fn run(
         &mut self,
         p: &Packet,
         mut flow: Option<(&mut Flow<FlowData>, &Observed)>,
-        packet: bool,
+        subject: Subject,
         stream: Option<(Direction, std::ops::Range<u64>)>,
-        pseudo: Option<u64>,
         out: &mut Vec<Alert>,
     ) {
         let Some(ip) = p.ip else { return };
         let first_new = out.len();
         let set = Arc::clone(&self.set);
-        // A packet whose transport header did not decode goes by its IP protocol (rules
-        // on its decoder events).
-        let group = match (p.l4, ip.proto) {
-            (L4::Tcp(_), _) | (L4::None, 6) => GroupId::Tcp,
-            (L4::Udp { .. }, _) | (L4::None, 17) => GroupId::Udp,
-            (L4::Icmp { .. }, _) => GroupId::Icmp,
-            (L4::None, _) => GroupId::Other,
-        };
+        let t = self.phase_start();
+        let group = GroupId::of(p.l4, ip.proto);
         let g = &set.groups[group as usize];
+        // IP-only rules are judged on the first packet of each direction of a flow.
+        let mut ip_only = subject == Subject::Packet;
+        if let (Some((f, obs)), Subject::Packet) = (flow.as_mut(), subject) {
+            let done = &mut f.user.ip_only_done[obs.dir];
+            ip_only = !std::mem::replace(done, true);
+        }
+        let ctx = self.context(p, ip, flow.as_ref().map(|(f, o)| (&**f, *o)), subject);
+        let t = self.phase_end(t, Phase::Setup);
+
+        // Firewall mode: the firewall's packet tables come first; what they drop goes
+        // no further. Its application states come after the packet rules.
+        let mut fw_app = false;
+        if subject == Subject::Packet && set.firewall.on {
+            let f = flow.as_mut().map(|(f, _)| &mut **f);
+            match self.fw_packet(&set, &ctx, ip_only, f, out) {
+                FwOutcome::Accepted => {}
+                FwOutcome::Pending => fw_app = true,
+                // Threat detection is skipped, and so are the stream bytes the packet
+                // brought, even at the flow's end.
+                FwOutcome::Dropped | FwOutcome::Passed => {
+                    if let (Some((f, _)), Some((d, range))) = (flow.as_mut(), &stream) {
+                        f.user.fed[*d] = f.user.fed[*d].max(range.end);
+                    }
+                    self.phase_end(t, Phase::Firewall);
+                    return;
+                }
+            }
+        }
+        let td_from = out.len();
+        let t = self.phase_end(t, Phase::Firewall);
+
+        // The packet's port group: by its direction in the flow and the server's port.
+        let pg = match ctx.dir {
+            Some(Direction::ToClient) => g.for_packet(Direction::ToClient, ctx.sport, ip.dst),
+            _ => g.for_packet(Direction::ToServer, ctx.dport, ip.src),
+        };
+        // The payload of a packet after its flow went encrypted is not inspected.
+        let payload_off = subject == Subject::Packet
+            && flow
+                .as_ref()
+                .is_some_and(|(f, _)| !f.user.payload_inspected(p.num));
+        let payload = match subject {
+            Subject::Packet if !payload_off => p.payload(),
+            _ => &[][..],
+        };
+        self.counts.packets += 1;
+        self.packet_candidates(p, &mut flow, (group, g, pg), payload, ip_only);
+        let t = self.phase_end(t, Phase::PacketCandidates);
+
+        let stream_dir = match (flow.as_mut(), group, &stream) {
+            (Some((f, _)), GroupId::Tcp, Some((d, range))) => {
+                self.stream_candidates(f, pg, *d, range.clone());
+                Some(*d)
+            }
+            _ => {
+                self.stream_cands.clear();
+                self.views.clear();
+                None
+            }
+        };
+        self.counts.candidates += (self.cands.len() + self.stream_cands.len()) as u64;
+        let t = self.phase_end(t, Phase::StreamCandidates);
+
+        let inspected = Inspected {
+            payload,
+            payload_off,
+            stream_dir,
+            stream_end: stream.as_ref().map(|(_, r)| r.end),
+            ip_only,
+            subject,
+        };
+        let mut verdict = self.evaluate(&set, &ctx, &mut flow, &inspected, out);
+        let t = self.phase_end(t, Phase::Evaluation);
+
+        // Rules appended by an edit are evaluated last, wherever their rule order.
+        let mut unordered = set.has_appended();
+        if let Some((f, obs)) = flow.as_mut()
+            && f.user.app.is_some()
+        {
+            let n = out.len();
+            self.name_transactions(&set, f, &mut out[first_new..]);
+            let fw = match fw_app && !verdict.dropped {
+                true => self.fw_app(&set, &ctx, f, td_from, out),
+                false => FwOutcome::Accepted,
+            };
+            verdict.dropped |= matches!(fw, FwOutcome::Dropped);
+            if matches!(fw, FwOutcome::Accepted) {
+                let window = stream_dir.filter(|&d| d == obs.dir);
+                let pseudo = subject.pseudo();
+                self.run_tx(&ctx, f, (obs.dir, window), pseudo, verdict.dropped, out);
+                self.run_frames(&ctx, f, obs.dir, pseudo, out);
+            }
+            unordered |= out.len() > n;
+        }
+        let t = self.phase_end(t, Phase::Transactions);
+
+        self.conclude(
+            &set,
+            flow.map(|(f, _)| f),
+            verdict,
+            unordered,
+            &mut *out,
+            first_new,
+        );
+        self.phase_end(t, Phase::Verdict);
+    }
+
+    /// Phase "setup": what rules may ask of the packet and its flow.
+    fn context<'p>(
+        &self,
+        p: &'p Packet,
+        ip: Ip,
+        flow: Option<(&Flow<FlowData>, &Observed)>,
+        subject: Subject,
+    ) -> Pkt<'p> {
         let (sport, dport) = p.l4.ports();
         let mut ctx = Pkt {
             p,
@@ -1631,89 +1832,60 @@ impl Detector {
             app_parsed: PerDir::splat(false),
             flow: None,
         };
-        // IP-only rules are judged on the first packet of each direction of a flow.
-        let mut ip_only = packet;
-        if let (Some((f, obs)), true) = (flow.as_mut(), packet) {
-            let done = &mut f.user.ip_only_done[obs.dir];
-            ip_only = !std::mem::replace(done, true);
+        let Some((f, obs)) = flow else { return ctx };
+        ctx.dir = Some(obs.dir);
+        ctx.flow_id = Some(f.id());
+        ctx.flow = Some(FlowCounts {
+            pkts: f.pkts(),
+            bytes: f.bytes(),
+            start: f.start(),
+            client: f.client(),
+            server: f.server(),
+        });
+        ctx.app = f.user.app.as_ref().and_then(|a| a.proto);
+        ctx.app_name = f.user.app_proto();
+        if let Some(a) = &f.user.app {
+            ctx.app_parsed =
+                PerDir::new(a.parsed(Direction::ToServer), a.parsed(Direction::ToClient));
         }
-        if let Some((f, obs)) = &flow {
-            ctx.dir = Some(obs.dir);
-            ctx.flow_id = Some(f.id());
-            ctx.flow = Some(FlowCounts {
-                pkts: f.pkts(),
-                bytes: f.bytes(),
-                start: f.start(),
-                client: f.client(),
-                server: f.server(),
-            });
-            ctx.app = f.user.app.as_ref().and_then(|a| a.proto);
-            ctx.app_name = f.user.app_proto();
-            if let Some(a) = &f.user.app {
-                ctx.app_parsed =
-                    PerDir::new(a.parsed(Direction::ToServer), a.parsed(Direction::ToClient));
-            }
-            if pseudo.is_none() {
-                ctx.app_events.clone_from(&self.pkt_events);
-                ctx.stream_events.clone_from(&obs.events);
-            }
-            ctx.established = match p.l4 {
-                L4::Tcp(_) => obs.established,
-                // UDP and others: established once both sides have spoken.
-                _ => f.both_sides_seen(),
-            };
-            let (c, s) = (
-                f.stream(Direction::ToServer).offset(),
-                f.stream(Direction::ToClient).offset(),
-            );
-            ctx.stream_sizes = Some((c, s));
+        if subject == Subject::Packet {
+            ctx.app_events.clone_from(&self.pkt_events);
+            ctx.stream_events.clone_from(&obs.events);
         }
-
-        // Firewall mode: the firewall's packet tables come first; what they drop goes
-        // no further. Its application states come after the packet rules.
-        let mut fw_app = false;
-        if packet && pseudo.is_none() && set.firewall.on {
-            let f = flow.as_mut().map(|(f, _)| &mut **f);
-            match self.fw_packet(&set, &ctx, ip_only, f, out) {
-                FwOutcome::Accepted => {}
-                FwOutcome::Pending => fw_app = true,
-                // Threat detection is skipped, and so are the stream bytes the packet
-                // brought, even at the flow's end.
-                FwOutcome::Dropped | FwOutcome::Passed => {
-                    if let (Some((f, _)), Some((d, range))) = (flow.as_mut(), &stream) {
-                        f.user.fed[*d] = f.user.fed[*d].max(range.end);
-                    }
-                    return;
-                }
-            }
-        }
-        let td_from = out.len();
-
-        // Packet candidates.
-        let t_pf = self.prof.is_some().then(std::time::Instant::now);
-        self.cands.clear();
-        // The payload of a packet after its flow went encrypted is not inspected.
-        let payload_off = packet
-            && flow
-                .as_ref()
-                .is_some_and(|(f, _)| !f.user.payload_inspected(p.num));
-        let payload = if payload_off { &[][..] } else { p.payload() };
-        self.counts.packets += 1;
-        // The packet's port group: by its direction in the flow and the server's port.
-        let pg = match ctx.dir {
-            Some(Direction::ToClient) => g.for_packet(Direction::ToClient, sport, ip.dst),
-            _ => g.for_packet(Direction::ToServer, dport, ip.src),
+        ctx.established = match p.l4 {
+            L4::Tcp(_) => obs.established,
+            // UDP and others: established once both sides have spoken.
+            _ => f.both_sides_seen(),
         };
+        ctx.stream_sizes = Some((
+            f.stream(Direction::ToServer).offset(),
+            f.stream(Direction::ToClient).offset(),
+        ));
+        ctx
+    }
+
+    /// Phase "packet candidates": the rules whose fast pattern the payload holds (a TCP
+    /// payload that is the stream's next bytes goes through the stream's prefilter,
+    /// which finds the packet's hits as well), the group's rules without one, and on
+    /// the first packet of a direction its IP-only rules; in `self.cands`, in rule
+    /// order.
+    fn packet_candidates(
+        &mut self,
+        p: &Packet,
+        flow: &mut Option<(&mut Flow<FlowData>, &Observed)>,
+        (group, g, pg): (GroupId, &Group, &PortGroup),
+        payload: &[u8],
+        ip_only: bool,
+    ) {
+        self.cands.clear();
         let added = flow.as_ref().is_some_and(|(_, obs)| obs.added);
-        // A TCP payload that is the stream's next bytes goes through the stream's
-        // prefilter now, which finds the packet's hits as well.
-        let searched = match (packet, flow.as_mut()) {
-            (true, Some((f, obs))) if group == GroupId::Tcp && obs.added && !payload_off => {
+        let searched = match flow.as_mut() {
+            Some((f, obs)) if group == GroupId::Tcp && obs.added && !payload.is_empty() => {
                 self.feed_ahead(pg, f, obs, payload)
             }
             _ => false,
         };
-        if packet && !payload.is_empty() && !searched {
+        if !payload.is_empty() && !searched {
             // A TCP payload that went into the stream is judged on its own only by some
             // rules; the others judge it on the stream.
             let pf = if group == GroupId::Tcp && !added {
@@ -1727,117 +1899,130 @@ impl Detector {
                 .scan(pf, payload, &mut self.cands, &mut self.counts.hits);
         }
         self.cands.extend_from_slice(&pg.always);
-        if ip_only {
+        if ip_only && let Some(ip) = p.ip {
             g.ip_only.lookup(ip.src, ip.dst, &mut self.cands);
         }
         self.cands.sort_unstable();
         self.cands.dedup();
+    }
 
-        // Stream candidates: the stream bytes to inspect through the streaming
-        // prefilter, run by run (the prefilter restarts after a gap).
+    /// Phase "stream candidates": the stream bytes `range` of direction `d` through the
+    /// streaming prefilter, run by run (it restarts after a gap); the candidates in
+    /// `self.stream_cands`, in rule order, and the window the rules see in `self.views`.
+    fn stream_candidates(
+        &mut self,
+        f: &mut Flow<FlowData>,
+        pg: &PortGroup,
+        d: Direction,
+        range: std::ops::Range<u64>,
+    ) {
         self.stream_cands.clear();
         self.views.clear();
-        let mut stream_dir = None;
-        if let (Some((f, _)), GroupId::Tcp, Some((d, range))) =
-            (flow.as_mut(), group, stream.clone())
-        {
-            stream_dir = Some(d);
-            f.stream_mut(d).runs_into(range.clone(), &mut self.views);
-            f.stream_mut(d).freeze(range.end);
-            // Rules see a window of the stream: in IDS mode the chunk being inspected;
-            // inline, the packet's new bytes and up to a chunk of bytes before them.
-            let back = if self.opts.inline {
-                self.opts.chunk[d]
-            } else {
-                0
-            };
-            for v in &mut self.views {
-                let len = v.new.end - v.new.start;
-                let start = v.new.end.saturating_sub(len.max(back)).max(v.off);
-                v.idx.start += (start - v.off) as usize;
-                v.off = start;
+        f.stream_mut(d).runs_into(range.clone(), &mut self.views);
+        f.stream_mut(d).freeze(range.end);
+        // Rules see a window of the stream: in IDS mode the chunk being inspected;
+        // inline, the packet's new bytes and up to a chunk of bytes before them.
+        let back = if self.opts.inline {
+            self.opts.chunk[d]
+        } else {
+            0
+        };
+        for v in &mut self.views {
+            let len = v.new.end - v.new.start;
+            let start = v.new.end.saturating_sub(len.max(back)).max(v.off);
+            v.idx.start += (start - v.off) as usize;
+            v.off = start;
+        }
+        let (streams, fd) = f.streams_and_user();
+        // One direction of a flow always has the same port group, whose prefilter
+        // carries its stream state.
+        let pf = &pg.stream;
+        let fed = fd.fed[d];
+        self.gather.start(pf);
+        let scan = &mut fd.scan[d];
+        for v in &self.views {
+            let run = streams[d].bytes(v.idx.clone());
+            let new = v.new.clone();
+            let (gather, sc, hits) = (
+                &mut self.gather,
+                &mut self.stream_cands,
+                &mut self.counts.hits,
+            );
+            match &*pf.prefilter {
+                Prefilter::Dfc(m) => {
+                    // Bytes fed ahead from where the last inspection stopped: only what
+                    // follows them is fed now. Otherwise (a gap, bytes inspected again
+                    // inline) as two passes would: the prefilter goes on where it
+                    // stopped, or restarts here.
+                    let ahead = new.start == scan.taken && scan.at >= new.start;
+                    if !ahead && scan.at != new.start {
+                        scan.forget();
+                    }
+                    let from = if ahead { scan.at } else { new.start };
+                    if from < new.end {
+                        let bytes = &run[(from - v.off) as usize..];
+                        self.counts.scanned += bytes.len() as u64;
+                        scan.feed(m, pf, from, bytes, |_, _| {});
+                    }
+                    scan.take(new, |x| gather.hit(pf, x, sc, hits));
+                }
+                Prefilter::Ac(ac) => {
+                    let bytes = &run[(new.start - v.off) as usize..];
+                    self.counts.scanned += bytes.len() as u64;
+                    if scan.at != new.start {
+                        scan.tail.clear();
+                    }
+                    scan.at = new.end;
+                    let keep = pf.prefilter.max_len().saturating_sub(1);
+                    let tail = &mut scan.tail;
+                    let old = tail.len();
+                    tail.extend_from_slice(bytes);
+                    for m in ac.find_overlapping_iter(&tail[..]) {
+                        if m.end() > old {
+                            gather.hit(pf, m.pattern().as_u32(), sc, hits);
+                        }
+                    }
+                    let cut = tail.len().saturating_sub(keep);
+                    tail.drain(..cut);
+                }
+                Prefilter::None => {}
             }
-            let (streams, fd) = f.streams_and_user();
-            // One direction of a flow always has the same port group, whose
-            // prefilter carries its stream state.
-            let pf = &pg.stream;
-            let fed = fd.fed[d];
-            self.gather.start(pf);
-            let scan = &mut fd.scan[d];
+        }
+        // Patterns added by an edit have no stream state: they are looked for in the
+        // window the rules see, which holds every place they can match.
+        if let Some(x) = &pf.extra {
             for v in &self.views {
                 let run = streams[d].bytes(v.idx.clone());
-                let new = v.new.clone();
                 let (gather, sc, hits) = (
                     &mut self.gather,
                     &mut self.stream_cands,
                     &mut self.counts.hits,
                 );
-                match &*pf.prefilter {
-                    Prefilter::Dfc(m) => {
-                        // Bytes fed ahead from where the last inspection stopped: only
-                        // what follows them is fed now. Otherwise (a gap, bytes
-                        // inspected again inline) as two passes would: the prefilter
-                        // goes on where it stopped, or restarts here.
-                        let ahead = new.start == scan.taken && scan.at >= new.start;
-                        if !ahead && scan.at != new.start {
-                            scan.forget();
-                        }
-                        let from = if ahead { scan.at } else { new.start };
-                        if from < new.end {
-                            let bytes = &run[(from - v.off) as usize..];
-                            self.counts.scanned += bytes.len() as u64;
-                            scan.feed(m, pf, from, bytes, |_, _| {});
-                        }
-                        scan.take(new, |x| gather.hit(pf, x, sc, hits));
-                    }
-                    Prefilter::Ac(ac) => {
-                        let bytes = &run[(new.start - v.off) as usize..];
-                        self.counts.scanned += bytes.len() as u64;
-                        if scan.at != new.start {
-                            scan.tail.clear();
-                        }
-                        scan.at = new.end;
-                        let keep = pf.prefilter.max_len().saturating_sub(1);
-                        let tail = &mut scan.tail;
-                        let old = tail.len();
-                        tail.extend_from_slice(bytes);
-                        for m in ac.find_overlapping_iter(&tail[..]) {
-                            if m.end() > old {
-                                gather.hit(pf, m.pattern().as_u32(), sc, hits);
-                            }
-                        }
-                        let cut = tail.len().saturating_sub(keep);
-                        tail.drain(..cut);
-                    }
-                    Prefilter::None => {}
-                }
+                x.prefilter
+                    .scan(run, |id| gather.hit_extra(pf, x, id, sc, hits));
             }
-            // Patterns added by an edit have no stream state: they are looked for in
-            // the window the rules see, which holds every place they can match.
-            if let Some(x) = &pf.extra {
-                for v in &self.views {
-                    let run = streams[d].bytes(v.idx.clone());
-                    let (gather, sc, hits) = (
-                        &mut self.gather,
-                        &mut self.stream_cands,
-                        &mut self.counts.hits,
-                    );
-                    x.prefilter
-                        .scan(run, |id| gather.hit_extra(pf, x, id, sc, hits));
-                }
-            }
-            fd.fed[d] = fed.max(range.end);
-            self.stream_cands.sort_unstable();
-            self.stream_cands.dedup();
         }
-        since(t_pf, self.prof.as_mut().map(|p| &mut p.prefilter));
-        self.counts.candidates += (self.cands.len() + self.stream_cands.len()) as u64;
+        fd.fed[d] = fed.max(range.end);
+        self.stream_cands.sort_unstable();
+        self.stream_cands.dedup();
+    }
 
-        let mut i = 0;
-        let mut j = 0;
-        let mut packet_dropped = false;
-        let mut packet_passed = false;
-        // Walk both candidate lists in rule order.
+    /// Phase "evaluation": both candidate lists walked together in rule order, each
+    /// candidate judged on the packet's payload, or the stream's window, or both, as its
+    /// scope says; a match applies its flowbits and actions and yields its alert.
+    fn evaluate(
+        &mut self,
+        set: &RuleSet,
+        ctx: &Pkt<'_>,
+        flow: &mut Option<(&mut Flow<FlowData>, &Observed)>,
+        ins: &Inspected<'_>,
+        out: &mut Vec<Alert>,
+    ) -> PacketVerdict {
+        let p = ctx.p;
+        let payload = ins.payload;
+        let added = flow.as_ref().is_some_and(|(_, obs)| obs.added);
+        let mut verdict = PacketVerdict::default();
+        let (mut i, mut j) = (0, 0);
         loop {
             let next = match (self.cands.get(i), self.stream_cands.get(j)) {
                 (None, None) => break,
@@ -1865,14 +2050,15 @@ impl Detector {
             };
             let (si, pkt_cand, stream_cand) = next;
             let s = &set.sigs[si as usize];
-            let pkt_cand = pkt_cand && packet && !(payload_off && s.payload_rule);
-            if (s.first_packets && !ip_only) || set.is_removed(si) || !header_ok(s, &ctx) {
+            let pkt_cand =
+                pkt_cand && ins.subject == Subject::Packet && !(ins.payload_off && s.payload_rule);
+            if (s.first_packets && !ins.ip_only) || set.is_removed(si) || !header_ok(s, ctx) {
                 continue;
             }
             let fd = flow.as_mut().map(|(f, _)| &mut f.user);
             if !flowbits_ok(s, fd.as_deref().map(|f| f.bits.as_slice()))
                 || !flowints_ok(s, fd.as_deref().map(|f| f.ints.as_slice()))
-                || !self.xbits_hold(s, &ctx)
+                || !self.xbits_hold(s, ctx)
             {
                 continue;
             }
@@ -1899,8 +2085,8 @@ impl Detector {
             if !matched
                 && scope.stream
                 && has_lists
-                && (stream_cand || (!s.needs_payload && stream_dir.is_some()))
-                && let (Some(d), Some((f, _))) = (stream_dir, flow.as_mut())
+                && (stream_cand || (!s.needs_payload && ins.stream_dir.is_some()))
+                && let (Some(d), Some((f, _))) = (ins.stream_dir, flow.as_mut())
             {
                 for v in &self.views {
                     let data = f.stream(d).bytes(v.idx.clone());
@@ -1923,18 +2109,18 @@ impl Detector {
                     f.user.bypassed = true;
                 }
             }
-            self.apply_xbits(s, &ctx);
+            self.apply_xbits(s, ctx);
             // Pass and drop decide the flow when the rule has no payload or packet
             // keywords or matched on the stream; otherwise they decide this packet
-            // (Suricata's signature types). The first flow decision stands, and a
-            // packet already dropped is not passed.
+            // (Suricata's signature types). The first flow decision stands, and a packet
+            // already dropped is not passed.
             let action = s.rule.action;
             let flow_scope = s.flow_action || on_stream;
             let pass = action == Action::Pass;
             if pass {
-                packet_passed |= !packet_dropped;
+                verdict.passed |= !verdict.dropped;
                 if flow_wide(s, flow_scope)
-                    && !packet_dropped
+                    && !verdict.dropped
                     && let Some((f, _)) = flow.as_mut()
                 {
                     f.user.passed = true;
@@ -1946,7 +2132,7 @@ impl Detector {
             }
             let blocked = self.opts.ips && matches!(action, Action::Drop | Action::Reject);
             if blocked {
-                packet_dropped = true;
+                verdict.dropped = true;
                 self.last_drop.get_or_insert(DropReason::Rules(si));
                 // A drop of a rule with a `flow` keyword and nothing to inspect drops
                 // only its packet (measured: `drop tcp ... (flow:to_server;)` blocks
@@ -1963,9 +2149,9 @@ impl Detector {
                 continue;
             }
             let bytes = self.opts.keep_bytes.then(|| {
-                let buf = match (on_stream, stream_dir, flow.as_ref(), stream.as_ref()) {
-                    (true, Some(d), Some((f, _)), Some((_, r))) => {
-                        f.stream(d).render(r.end, self.opts.payload_limit)
+                let buf = match (on_stream, ins.stream_dir, flow.as_ref(), ins.stream_end) {
+                    (true, Some(d), Some((f, _)), Some(end)) => {
+                        f.stream(d).render(end, self.opts.payload_limit)
                     }
                     _ => payload.to_vec(),
                 };
@@ -1975,54 +2161,53 @@ impl Detector {
                 bytes,
                 stream: on_stream,
                 context: std::mem::take(&mut self.cx.context),
-                ..alert(p, &ctx, si, blocked, pseudo)
+                ..alert(p, ctx, si, blocked, ins.subject.pseudo())
             });
             if pass {
                 break;
             }
         }
-        // Rules appended by an edit are evaluated last, wherever their rule order.
-        let mut unordered = set.has_appended();
-        if let Some((f, obs)) = flow.as_mut()
-            && f.user.app.is_some()
+        verdict
+    }
+
+    /// Alerts of packet rules on a DNS datagram name its message, and alerts on an
+    /// application-layer event the transaction the parser made or changed last (the one
+    /// that raised it, as Suricata's alert names it).
+    fn name_transactions(&self, set: &RuleSet, f: &Flow<FlowData>, alerts: &mut [Alert]) {
+        if let (Some(id), Some(dns)) = (self.pkt_dns_tx, f.user.app.as_ref().and_then(Session::dns))
+            && let Some(t) = dns.txs.iter().find(|t| t.id == id)
         {
-            let n = out.len();
-            // Alerts of packet rules on a DNS datagram name its message, as Suricata's do.
-            if let (Some(id), Some(dns)) =
-                (self.pkt_dns_tx, f.user.app.as_ref().and_then(Session::dns))
-                && let Some(t) = dns.txs.iter().find(|t| t.id == id)
-            {
-                for al in out[first_new..].iter_mut().filter(|a| a.tx.is_none()) {
-                    al.tx = Some(Box::new(meta(TxRef::Dns(t))));
-                }
+            for al in alerts.iter_mut().filter(|a| a.tx.is_none()) {
+                al.tx = Some(Box::new(meta(TxRef::Dns(t))));
             }
-            // Alerts on an application-layer event name the transaction the parser made
-            // or changed last (the one that raised it, as Suricata's alert names it).
-            let on_event = |al: &Alert| {
-                let conds = &set.sigs[al.sig as usize].rule.conds;
-                al.tx.is_none() && conds.iter().any(|c| matches!(c, Cond::AppEvent(_)))
-            };
-            if out[first_new..].iter().any(on_event) {
-                let parser = f.user.app.as_ref().and_then(|a| a.parser.as_ref());
-                if let Some(t) = crate::app::txs(parser).last() {
-                    let m = meta(t);
-                    for al in out[first_new..].iter_mut().filter(|a| on_event(a)) {
-                        al.tx = Some(Box::new(m.clone()));
-                    }
-                }
-            }
-            let fw = match fw_app && !packet_dropped {
-                true => self.fw_app(&set, &ctx, f, td_from, out),
-                false => FwOutcome::Accepted,
-            };
-            packet_dropped |= matches!(fw, FwOutcome::Dropped);
-            if matches!(fw, FwOutcome::Accepted) {
-                let window = stream_dir.filter(|&d| d == obs.dir);
-                self.run_tx(&ctx, f, (obs.dir, window), pseudo, packet_dropped, out);
-                self.run_frames(&ctx, f, obs.dir, pseudo, out);
-            }
-            unordered |= out.len() > n;
         }
+        let on_event = |al: &Alert| {
+            let conds = &set.sigs[al.sig as usize].rule.conds;
+            al.tx.is_none() && conds.iter().any(|c| matches!(c, Cond::AppEvent(_)))
+        };
+        if alerts.iter().any(on_event) {
+            let parser = f.user.app.as_ref().and_then(|a| a.parser.as_ref());
+            if let Some(t) = crate::app::txs(parser).last() {
+                let m = meta(t);
+                for al in alerts.iter_mut().filter(|a| on_event(a)) {
+                    al.tx = Some(Box::new(m.clone()));
+                }
+            }
+        }
+    }
+
+    /// Phase "verdict": the packet's alerts in rule order (the firewall's first), cut
+    /// to `packet-alert-max`, each with the flow's traffic tags and the packet's
+    /// verdict as the packet leaves detection, as Suricata logs them.
+    fn conclude(
+        &mut self,
+        set: &RuleSet,
+        mut flow: Option<&mut Flow<FlowData>>,
+        verdict: PacketVerdict,
+        unordered: bool,
+        out: &mut Vec<Alert>,
+        first_new: usize,
+    ) {
         if unordered {
             // Alerts of a packet come in rule order, whichever engine raised them.
             set.sort_alerts(&mut out[first_new..], |a| a.sig);
@@ -2037,30 +2222,51 @@ impl Detector {
             set.sort_alerts(&mut out[first_new..], |a| a.sig);
             out.truncate(first_new + self.opts.alert_max);
         }
-        // The flow's traffic tags and the packet's verdict as the packet leaves
-        // detection, as Suricata logs them.
-        if out.len() > first_new {
-            if let Some((f, _)) = flow.as_mut() {
-                f.user.alerted = true;
-            }
-            let (passed, dropped) = flow
-                .as_ref()
-                .map_or((false, false), |(f, _)| (f.user.passed, f.user.dropped));
-            let verdict = if packet_dropped || (dropped && self.opts.ips) {
-                Verdict::Drop
-            } else if packet_passed || passed {
-                Verdict::Pass
-            } else {
-                Verdict::Alert
-            };
-            let t = flow
-                .as_ref()
-                .map_or(Vec::new(), |(f, _)| traffic(&set, &f.user.bits));
-            for a in &mut out[first_new..] {
-                a.traffic.clone_from(&t);
-                a.verdict = verdict;
-            }
+        if out.len() == first_new {
+            return;
         }
+        if let Some(f) = flow.as_mut() {
+            f.user.alerted = true;
+        }
+        let (passed, dropped) = flow
+            .as_ref()
+            .map_or((false, false), |f| (f.user.passed, f.user.dropped));
+        let v = if verdict.dropped || (dropped && self.opts.ips) {
+            Verdict::Drop
+        } else if verdict.passed || passed {
+            Verdict::Pass
+        } else {
+            Verdict::Alert
+        };
+        let t = flow.map_or(Vec::new(), |f| traffic(set, &f.user.bits));
+        for a in &mut out[first_new..] {
+            a.traffic.clone_from(&t);
+            a.verdict = v;
+        }
+    }
+
+    /// Starts timing a phase (only when profiling).
+    fn phase_start(&self) -> Option<std::time::Instant> {
+        self.prof.is_some().then(std::time::Instant::now)
+    }
+
+    /// Ends phase `ph` begun at `t`, and starts the next.
+    fn phase_end(
+        &mut self,
+        t: Option<std::time::Instant>,
+        ph: Phase,
+    ) -> Option<std::time::Instant> {
+        let (Some(t), Some(p)) = (t, self.prof.as_mut()) else {
+            return None;
+        };
+        let now = std::time::Instant::now();
+        p.phases[ph as usize] += now - t;
+        // The candidates' phases are the payload and stream prefilters' time (the
+        // transactions' prefilters are counted in `run_tx`).
+        if matches!(ph, Phase::PacketCandidates | Phase::StreamCandidates) {
+            p.prefilter += now - t;
+        }
+        Some(now)
     }
 
     /// The firewall's packet tables for the packet of `ctx` (see [`crate::firewall`]);

@@ -24,7 +24,7 @@ use netsieve_rules::{
 };
 
 use netsieve_applayer::AppProto;
-use netsieve_packet::{Direction, PerDir};
+use netsieve_packet::{Direction, L4, PerDir};
 
 use crate::addrindex::{AddrIndex, AddrSet};
 use crate::app::{Buf, Side, Stage, Xform, proto_by_name};
@@ -86,6 +86,19 @@ pub enum GroupId {
     Udp = 1,
     Icmp = 2,
     Other = 3,
+}
+
+impl GroupId {
+    /// The group of a packet; one whose transport header did not decode goes by its IP
+    /// protocol (rules on its decoder events).
+    pub fn of(l4: L4, proto: u8) -> GroupId {
+        match (l4, proto) {
+            (L4::Tcp(_), _) | (L4::None, 6) => GroupId::Tcp,
+            (L4::Udp { .. }, _) | (L4::None, 17) => GroupId::Udp,
+            (L4::Icmp { .. }, _) => GroupId::Icmp,
+            (L4::None, _) => GroupId::Other,
+        }
+    }
 }
 
 /// One prefilter and the rules behind its patterns.

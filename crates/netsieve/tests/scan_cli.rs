@@ -870,6 +870,50 @@ fn threads_default_to_the_cores() {
     assert_eq!(s["threads"], cores, "{s}");
 }
 
+/// `--profile` times the detection loop's phases: each is named in `--stats-json`, the
+/// candidates' phases found time for the example's payloads, and the phases together
+/// fit within detection's time.
+#[test]
+fn profile_times_each_detection_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.json");
+    let o = scan_example(
+        &["--profile", "--stats-json", stats.to_str().unwrap()],
+        &dir.path().join("o"),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("detection phases: setup"), "{err}");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let phases = &s["detection_phase_seconds"];
+    let names = [
+        "setup",
+        "firewall",
+        "packet_candidates",
+        "stream_candidates",
+        "evaluation",
+        "transactions",
+        "verdict",
+    ];
+    let secs: Vec<f64> = names
+        .iter()
+        .map(|n| {
+            phases[n]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{n} missing: {s}"))
+        })
+        .collect();
+    assert!(secs.iter().all(|&t| t >= 0.0), "{s}");
+    assert!(secs[2] > 0.0, "{s}");
+    let p = &s["profile_seconds"];
+    let detect: f64 = ["app_layer", "prefilter", "rule_evaluation"]
+        .iter()
+        .map(|n| p[n].as_f64().unwrap())
+        .sum();
+    assert!(secs.iter().sum::<f64>() <= detect + 1e-3, "{s}");
+}
+
 /// On a terminal, a run that lasts shows how far it is (packets, megabytes of the
 /// total, alerts); off a terminal nothing is added. Run under `script`, which gives the
 /// scan a terminal, over the nDPI captures read thirty times (two seconds here).

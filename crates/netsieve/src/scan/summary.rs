@@ -4,6 +4,7 @@
 use std::time::{Duration, SystemTime};
 
 use netsieve_detect::RuleSet;
+use netsieve_detect::engine::Phase;
 use serde_json::{Value, json};
 
 use netsieve_detect::{DropReason, ExceptionPolicy, FwDrop};
@@ -164,6 +165,18 @@ impl Summary<'_> {
                 .collect();
             v["profile_seconds"] = Value::Object(obj);
         }
+        if let Some((p, _)) = self.pool.profile.as_ref() {
+            let obj = Phase::ALL
+                .iter()
+                .map(|&ph| {
+                    (
+                        ph.name().to_string(),
+                        json!(p.phases[ph as usize].as_secs_f64()),
+                    )
+                })
+                .collect();
+            v["detection_phase_seconds"] = Value::Object(obj);
+        }
         v
     }
 
@@ -211,6 +224,15 @@ impl Summary<'_> {
             }
             line.pop();
             eprintln!("{line}");
+            if let Some((p, _)) = self.pool.profile.as_ref() {
+                let mut line = String::from("netsieve scan: profile: detection phases:");
+                for ph in Phase::ALL {
+                    let d = p.phases[ph as usize].as_secs_f64();
+                    line.push_str(&format!(" {} {d:.3} s,", ph.name()));
+                }
+                line.pop();
+                eprintln!("{line}");
+            }
             let c = self.counts_json();
             eprintln!(
                 "netsieve scan: profile: {} bytes prefiltered, {:.2} hits/KB, {:.2} candidates and {:.2} evaluated per packet",
