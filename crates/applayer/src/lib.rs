@@ -35,6 +35,7 @@ pub mod dcerpc;
 pub mod dns;
 pub mod frames;
 pub mod ftp;
+pub mod ftpdata;
 pub mod held;
 pub mod http;
 pub mod krb5;
@@ -130,6 +131,14 @@ impl AppProto {
             self,
             AppProto::Dns | AppProto::Sip | AppProto::Krb5 | AppProto::Snmp | AppProto::Ntp
         )
+    }
+
+    /// The name of its records and objects in EVE (`ftp_data`; the others' `name`).
+    pub fn record_name(self) -> &'static str {
+        match self {
+            AppProto::FtpData => "ftp_data",
+            p => p.name(),
+        }
     }
 
     /// The name EVE and rule headers use.

@@ -19,6 +19,7 @@ pub enum Parser {
     Smtp(Box<crate::smtp::Smtp>),
     Ssh(Box<crate::ssh::Ssh>),
     Ftp(Box<crate::ftp::Ftp>),
+    FtpData(Box<crate::ftpdata::FtpData>),
     Sip(Box<crate::sip::Sip>),
     Mqtt(Box<crate::mqtt::Mqtt>),
     Krb5(Box<crate::krb5::Krb5>),
@@ -142,7 +143,8 @@ impl Session {
             AppProto::Ntp => Some(Parser::Ntp(Box::default())),
             AppProto::Dcerpc => Some(Parser::Dcerpc(Box::default())),
             AppProto::Smb => Some(Parser::Smb(Box::default())),
-            AppProto::Pop3 | AppProto::Imap | AppProto::FtpData => None,
+            AppProto::FtpData => Some(Parser::FtpData(Box::default())),
+            AppProto::Pop3 | AppProto::Imap => None,
         };
         if let (Some(_), Some(p)) = (&self.frames, &mut self.parser) {
             p.want_frames();
@@ -243,6 +245,10 @@ impl Session {
             Some(Parser::Smtp(s)) => s.feed(dir, data),
             Some(Parser::Ssh(s)) => s.feed(dir, data),
             Some(Parser::Ftp(f)) => f.feed(dir, data),
+            Some(Parser::FtpData(f)) => {
+                f.feed(dir, data);
+                false
+            }
             Some(Parser::Sip(s)) => s.feed(dir, data),
             Some(Parser::Mqtt(m)) => m.feed(dir, data),
             Some(Parser::Krb5(k)) => k.feed(dir, data),
@@ -315,6 +321,7 @@ impl Session {
             Some(Parser::Dns(x)) => x.txs.begun(),
             Some(Parser::Smtp(x)) => x.txs.begun(),
             Some(Parser::Ftp(x)) => x.txs.begun(),
+            Some(Parser::FtpData(x)) => x.txs.begun(),
             Some(Parser::Sip(x)) => x.txs.begun(),
             Some(Parser::Mqtt(x)) => x.txs.begun(),
             Some(Parser::Krb5(x)) => x.txs.begun(),
@@ -334,6 +341,7 @@ impl Session {
             Some(Parser::Dns(x)) => x.txs.prune(keep),
             Some(Parser::Smtp(x)) => x.txs.prune(keep),
             Some(Parser::Ftp(x)) => x.txs.prune(keep),
+            Some(Parser::FtpData(x)) => x.txs.prune(keep),
             Some(Parser::Sip(x)) => x.txs.prune(keep),
             Some(Parser::Mqtt(x)) => x.txs.prune(keep),
             Some(Parser::Krb5(x)) => x.txs.prune(keep),
@@ -364,6 +372,10 @@ impl Session {
                 t.close(dir);
                 false
             }
+            Some(Parser::FtpData(f)) => {
+                f.close(dir);
+                false
+            }
             _ => false,
         };
         self.mark_frames(dir, self.given[dir], false);
@@ -380,6 +392,7 @@ impl Session {
             Some(Parser::Mqtt(m)) => m.finish(),
             Some(Parser::Dcerpc(x)) => x.finish(),
             Some(Parser::Smb(x)) => x.finish(),
+            Some(Parser::FtpData(x)) => x.finish(),
             _ => {}
         }
     }
@@ -446,6 +459,13 @@ impl Session {
     pub fn ftp(&self) -> Option<&crate::ftp::Ftp> {
         match &self.parser {
             Some(Parser::Ftp(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    pub fn ftp_data_mut(&mut self) -> Option<&mut crate::ftpdata::FtpData> {
+        match &mut self.parser {
+            Some(Parser::FtpData(f)) => Some(f),
             _ => None,
         }
     }

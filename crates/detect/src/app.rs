@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{
-    AppProto, Direction, Parser, dcerpc, dns, ftp, krb5, mqtt, ntp, sip, smb, smtp, snmp, ssh, tls,
-    uri,
+    AppProto, Direction, Parser, dcerpc, dns, ftp, ftpdata, krb5, mqtt, ntp, sip, smb, smtp, snmp,
+    ssh, tls, uri,
 };
 use netsieve_rules::parse::KRB5_WEAK;
 use netsieve_rules::{AppBuffer, Base64Mode, Plain, Transform};
@@ -91,7 +91,9 @@ impl Buf {
 /// rule's header names, which picks the protocol of a buffer several have.
 fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, Stage)> {
     use AppBuffer::*;
-    use AppProto::{Dcerpc, Dns, Ftp, Http, Krb5, Mqtt, Ntp, Sip, Smb, Smtp, Snmp, Ssh, Tls};
+    use AppProto::{
+        Dcerpc, Dns, Ftp, FtpData, Http, Krb5, Mqtt, Ntp, Sip, Smb, Smtp, Snmp, Ssh, Tls,
+    };
     use Side::{Either, Request, Response};
     use Stage::{Done, Head, Line};
     Some(match b {
@@ -109,6 +111,14 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
             (Smtp, Request, Done)
         }
         // An SMB file: written to the server or read from it, complete once closed.
+        // An FTP data channel's file: complete once its direction ended.
+        FileData | FileName | FileMd5 | FileSha1 | FileSha256 | FileSize
+            if header == Some(FtpData) =>
+        {
+            (FtpData, Either, Done)
+        }
+        // Known once the control flow named the channel's command.
+        FtpDataCommand => (FtpData, Either, Head),
         FileData | FileName | FileMd5 | FileSha1 | FileSha256 | FileSize if header == Some(Smb) => {
             (Smb, Either, Done)
         }
@@ -405,6 +415,8 @@ pub enum TxRef<'a> {
     /// SSH keeps one state per flow: a single transaction, id 0.
     Ssh(&'a ssh::Ssh),
     Ftp(&'a ftp::Tx),
+    /// An FTP data channel's one transfer.
+    FtpData(&'a ftpdata::Tx),
     Sip(&'a sip::Tx),
     Mqtt(&'a mqtt::Tx),
     Krb5(&'a krb5::Tx),
@@ -426,12 +438,13 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
     }
     let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut mqtt, mut dcerpc, mut one) =
         (None, None, None, None, None, None, None, None);
-    let (mut smb, mut krb5, mut snmp, mut ntp) = (None, None, None, None);
+    let (mut smb, mut krb5, mut snmp, mut ntp, mut ftp_data) = (None, None, None, None, None);
     match parser {
         Some(Parser::Http(h)) => http = Some(&h.txs),
         Some(Parser::Dns(x)) => dns = Some(&*x.txs),
         Some(Parser::Smtp(x)) => smtp = Some(&*x.txs),
         Some(Parser::Ftp(x)) => ftp = Some(&*x.txs),
+        Some(Parser::FtpData(x)) => ftp_data = Some(&*x.txs),
         Some(Parser::Sip(x)) => sip = Some(&*x.txs),
         Some(Parser::Mqtt(x)) => mqtt = Some(&*x.txs),
         Some(Parser::Dcerpc(x)) => dcerpc = Some(&*x.txs),
@@ -447,6 +460,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         .chain(each(dns, TxRef::Dns))
         .chain(each(smtp, TxRef::Smtp))
         .chain(each(ftp, TxRef::Ftp))
+        .chain(each(ftp_data, TxRef::FtpData))
         .chain(each(sip, TxRef::Sip))
         .chain(each(mqtt, TxRef::Mqtt))
         .chain(each(krb5, TxRef::Krb5))
@@ -474,7 +488,10 @@ impl TxRef<'_> {
             }
         };
         match self {
-            TxRef::Http(_) | TxRef::Ftp(_) | TxRef::Dcerpc(_) => &Direction::BOTH,
+            // A data channel's command is inspected both ways, its file in its own.
+            TxRef::Http(_) | TxRef::Ftp(_) | TxRef::FtpData(_) | TxRef::Dcerpc(_) => {
+                &Direction::BOTH
+            }
             // A file moves one way.
             TxRef::Smb(_, t) => t.file().map_or(&Direction::BOTH, |f| own(f.dir)),
             TxRef::Dns(t) => own(t.dir),
@@ -498,6 +515,7 @@ impl TxRef<'_> {
             TxRef::Smtp(t) => t.id,
             TxRef::Ssh(_) => 0,
             TxRef::Ftp(t) => t.id,
+            TxRef::FtpData(t) => t.id,
             TxRef::Sip(t) => t.id,
             TxRef::Mqtt(t) => t.id,
             TxRef::Krb5(t) => t.id,
@@ -562,6 +580,11 @@ impl TxRef<'_> {
             TxRef::Ftp(t) if t.complete => Stage::Done,
             TxRef::Ftp(_) if d == Direction::ToServer => Stage::Head,
             TxRef::Ftp(_) => Stage::None,
+            // A data channel: nothing before its command is known; its file's
+            // direction until the file is complete, the other direction at once.
+            TxRef::FtpData(t) if t.command.is_none() && !t.closed => Stage::None,
+            TxRef::FtpData(t) if t.dir == Some(d) && !t.closed => Stage::Head,
+            TxRef::FtpData(_) => Stage::Done,
             TxRef::Mqtt(t) if t.complete && t.dir == d => Stage::Done,
             TxRef::Mqtt(_) => Stage::None,
             // Each side once its last fragment came (a bind's answer without a request
@@ -921,6 +944,22 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
         TxRef::Sip(t) => fill_sip(buf, &t.msg, out),
         TxRef::Mqtt(t) => fill_mqtt(buf, t, out),
         TxRef::Krb5(t) => fill_krb5(buf, t, out),
+        TxRef::FtpData(t) => {
+            let own = t.dir == Some(d);
+            match buf {
+                FtpDataCommand => out.push(Cow::Owned(t.command_code().to_be_bytes().to_vec())),
+                FileData if own && !t.data.is_empty() => out.push(Cow::Borrowed(&t.data)),
+                FileName if own => out.extend(t.filename.as_deref().map(Cow::Borrowed)),
+                FileSize if own && t.size > 0 => {
+                    out.push(Cow::Owned(t.size.to_be_bytes().to_vec()))
+                }
+                // The digest of a file kept whole.
+                FileMd5 | FileSha1 | FileSha256 if own && t.size == t.data.len() as u64 => {
+                    out.extend((!t.data.is_empty()).then(|| digest(buf, &t.data)))
+                }
+                _ => {}
+            }
+        }
         TxRef::Ntp(t) => {
             let number = |v: u8| Cow::Owned(u64::from(v).to_be_bytes().to_vec());
             match buf {

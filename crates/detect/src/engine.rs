@@ -47,7 +47,8 @@ use crate::expect::Expected;
 use crate::firewall::{self, FwInfo, Verdict as FwVerdict};
 use crate::hostbits::HostBits;
 use crate::log::{
-    Anomaly, AppName, LogTypes, Logged, TxLog, TxMeta, http_files, meta, smb_file, smtp_files,
+    Anomaly, AppName, LogTypes, Logged, TxLog, TxMeta, ftpdata_file, http_files, meta, smb_file,
+    smtp_files,
 };
 use crate::ruleset::TxList;
 use crate::ruleset::{
@@ -151,6 +152,9 @@ pub struct FlowData {
     events_ahead: PerDir<Vec<AppEvent>>,
     /// FTP: the id of the first transaction whose data channel was not announced.
     ftp_announced: u64,
+    /// An FTP flow: the data channel its last `PASV` or `PORT` (or their like)
+    /// announced, which the next transfer command uses.
+    ftp_channel: Option<(IpAddr, u16)>,
     /// Per transaction: how far it was inspected, and what of it was logged.
     tx_seen: Vec<TxSeen>,
     /// DNS: the message ids of requests whose logging a `config` rule turned off; the
@@ -1188,30 +1192,58 @@ impl Detector {
 
     /// Announces the data channels of the flow's FTP commands that name one and were
     /// not announced yet.
+    ///
+    /// A transfer command (`RETR`, `STOR`, `LIST`, ...) names the channel announced
+    /// last before it; a data channel takes its transfer's command and file name once
+    /// its control flow told them (the data flow may open before that command is
+    /// parsed: Suricata too names a data channel when its first bytes come).
     fn announce_ftp_data(&self, f: &mut Flow<FlowData>, now: Duration) {
+        let server = f.server();
+        if let Some(data) = f.user.app.as_mut().and_then(Session::ftp_data_mut) {
+            if data.undescribed()
+                && let Some((command, file)) = lock(&self.shared.expected).transfer(server, now)
+            {
+                data.describe(&command, file.as_deref());
+            }
+            return;
+        }
         let Some(ftp) = f.user.app.as_ref().and_then(Session::ftp) else {
             return;
         };
-        let (client, server) = (f.client(), f.server());
+        let client = f.client();
         let from = f.user.ftp_announced;
         let mut next = from;
-        let mut found = Vec::new();
+        let mut channel = f.user.ftp_channel;
+        let (mut found, mut transfers) = (Vec::new(), Vec::new());
         for t in ftp.txs.iter().filter(|t| t.id >= from) {
-            match t.dynamic_port {
-                // Passive: the client connects to the server's port; active: the
-                // server connects to the client's.
-                Some((port, Mode::Passive)) => found.push((server.0, port)),
-                Some((port, Mode::Active)) => found.push((client.0, port)),
-                None if !t.complete => break,
-                None => {}
+            if let Some((command, file)) = ftp_transfer(t) {
+                transfers.extend(channel.map(|to| (to, command, file)));
+            } else {
+                let to = match t.dynamic_port {
+                    // Passive: the client connects to the server's port; active: the
+                    // server connects to the client's.
+                    Some((port, Mode::Passive)) => (server.0, port),
+                    Some((port, Mode::Active)) => (client.0, port),
+                    None if !t.complete => break,
+                    None => {
+                        next = t.id + 1;
+                        continue;
+                    }
+                };
+                found.push(to);
+                channel = Some(to);
             }
             next = t.id + 1;
         }
         f.user.ftp_announced = next;
-        if !found.is_empty() {
+        f.user.ftp_channel = channel;
+        if !found.is_empty() || !transfers.is_empty() {
             let mut e = lock(&self.shared.expected);
             for to in found {
                 e.announce(to, AppProto::FtpData, now);
+            }
+            for (to, command, file) in transfers {
+                e.describe(to, command, file, now);
             }
         }
     }
@@ -1364,9 +1396,13 @@ impl Detector {
             if obs.reused {
                 f.user.restart_session();
             }
-            // A flow another announced (an FTP data channel) speaks what it said.
-            if obs.new_flow
-                && matches!(p.l4, L4::Tcp(_))
+            // A flow another announced (an FTP data channel) speaks what it said, when
+            // announced before its first bytes reach the application layer (a PASV's
+            // reply may be parsed, on its ACK, after the data flow opened; Suricata
+            // too looks the flow up when it detects its protocol).
+            if matches!(p.l4, L4::Tcp(_))
+                && f.user.app.as_ref().is_none_or(|a| a.proto.is_none())
+                && f.user.app_fed.values().all(|&n| n == 0)
                 && let Some(proto) = lock(&self.shared.expected).take(f.server(), p.ts)
             {
                 f.user.app = Some(Session::with(proto));
@@ -2735,8 +2771,10 @@ impl Detector {
             app,
             tx_seen,
             quiet_dns,
+            app_closed,
             ..
         } = &mut f.user;
+        let both_closed = app_closed.values().all(|&c| c);
         let Some(sess) = app.as_ref() else { return };
         let Some(app_proto) = sess.proto else { return };
         let want = self.opts.log;
@@ -2800,6 +2838,29 @@ impl Detector {
                         if !seen.quiet {
                             log(t.dir, Logged::Tx(meta(TxRef::Dns(t))));
                         }
+                    }
+                }
+            }
+            // A data channel's transfer once both directions ended (as measured on
+            // Suricata 8: on the ACK of the second FIN), or at the flow's end; with its
+            // file.
+            Some(Parser::FtpData(x)) => {
+                for t in &x.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    if seen.quiet || seen.logged || !(both_closed || end) {
+                        continue;
+                    }
+                    seen.logged = true;
+                    // A file record goes the file's way, the transfer's the flow's.
+                    if want.files
+                        && let Some(file) = ftpdata_file(t, want.file_hashes)
+                    {
+                        let m = meta(TxRef::FtpData(t));
+                        let d = t.dir.unwrap_or(Direction::ToServer);
+                        log(d, Logged::File(Box::new(file), m));
+                    }
+                    if want.ftp {
+                        log(Direction::ToServer, Logged::Tx(meta(TxRef::FtpData(t))));
                     }
                 }
             }
@@ -3935,6 +3996,26 @@ fn echo_like(itype: u8, v6: bool) -> bool {
     } else {
         matches!(itype, 0 | 8 | 13 | 14 | 15 | 16 | 17 | 18)
     }
+}
+
+/// The transfer an FTP command starts on the data channel, if it starts one: its verb as
+/// sent and the file it names (`STOU` without a name stores `<stou>`).
+fn ftp_transfer(t: &netsieve_applayer::ftp::Tx) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    const TRANSFERS: [&[u8]; 7] = [
+        b"RETR", b"STOR", b"APPE", b"STOU", b"LIST", b"NLST", b"MLSD",
+    ];
+    let verb = t.command.as_deref()?;
+    let upper = verb.to_ascii_uppercase();
+    if !TRANSFERS.contains(&&upper[..]) {
+        return None;
+    }
+    let arg = t.command_data.trim_ascii();
+    let file = match &upper[..] {
+        b"LIST" | b"NLST" | b"MLSD" => None,
+        b"STOU" if arg.is_empty() => Some(b"<stou>".to_vec()),
+        _ => (!arg.is_empty()).then(|| arg.to_vec()),
+    };
+    Some((verb.to_vec(), file))
 }
 
 fn flowbits_ok(s: &Sig, bits: Option<&[u32]>) -> bool {

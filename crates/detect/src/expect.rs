@@ -25,7 +25,13 @@ pub const LIFETIME: Duration = Duration::from_secs(120);
 #[derive(Debug, Default)]
 pub struct Expected {
     flows: HashMap<(IpAddr, u16), (AppProto, Duration)>,
+    /// FTP data channels' transfers, by the channel's server: the command and the file
+    /// it names, and when the description lapses.
+    transfers: HashMap<(IpAddr, u16), Transfer>,
 }
+
+/// What an FTP data channel carries: its control flow's command and the file it names.
+type Transfer = (Vec<u8>, Option<Vec<u8>>, Duration);
 
 impl Expected {
     /// A flow of `proto` to `server` is announced at `now`.
@@ -47,8 +53,39 @@ impl Expected {
         }
     }
 
+    /// The data channel to `server` carries `command`'s transfer of `file` (described
+    /// at `now`; a later description of the same channel replaces it).
+    pub fn describe(
+        &mut self,
+        server: (IpAddr, u16),
+        command: Vec<u8>,
+        file: Option<Vec<u8>>,
+        now: Duration,
+    ) {
+        if self.transfers.len() >= MAX_EXPECTED {
+            self.transfers.retain(|_, e| e.2 > now);
+        }
+        if self.transfers.len() < MAX_EXPECTED {
+            self.transfers
+                .insert(server, (command, file, now + LIFETIME));
+        }
+    }
+
+    /// The transfer the data channel to `server` carries, if its control flow told it
+    /// (the description is used up).
+    pub fn transfer(
+        &mut self,
+        server: (IpAddr, u16),
+        now: Duration,
+    ) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+        match self.transfers.remove(&server) {
+            Some((command, file, until)) if until > now => Some((command, file)),
+            _ => None,
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.flows.is_empty()
+        self.flows.is_empty() && self.transfers.is_empty()
     }
 }
 

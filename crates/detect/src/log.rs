@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{
-    AppProto, Direction, dcerpc, dns, ftp, krb5, mqtt, ntp, sdp, sip, smb, smtp, snmp, tls, uri,
+    AppProto, Direction, dcerpc, dns, ftp, ftpdata, krb5, mqtt, ntp, sdp, sip, smb, smtp, snmp,
+    tls, uri,
 };
 use netsieve_packet::PerDir;
 use netsieve_packet::{AppEvent, StreamEvent};
@@ -48,6 +49,17 @@ pub enum AppMeta {
     /// A DCE/RPC call, without its stub data.
     Dcerpc(Box<dcerpc::Tx>),
     Smb(Box<SmbMeta>),
+    /// An FTP data channel's transfer (EVE's `ftp_data`).
+    FtpData(Box<FtpDataMeta>),
+}
+
+/// EVE's `ftp_data` object: the command that opened an FTP data channel and the file
+/// it names, with that file as `fileinfo` writes it once complete.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FtpDataMeta {
+    pub command: Option<String>,
+    pub filename: Option<String>,
+    pub files: Vec<FileMeta>,
 }
 
 /// EVE's `smb` object: the transaction without its file's data, its DCE/RPC call
@@ -68,6 +80,7 @@ impl AppMeta {
         match self {
             AppMeta::Smtp(m) => &m.files,
             AppMeta::Smb(m) => &m.files,
+            AppMeta::FtpData(m) => &m.files,
             _ => &[],
         }
     }
@@ -87,6 +100,7 @@ impl AppMeta {
             AppMeta::Ntp(_) => AppProto::Ntp,
             AppMeta::Dcerpc(_) => AppProto::Dcerpc,
             AppMeta::Smb(_) => AppProto::Smb,
+            AppMeta::FtpData(_) => AppProto::FtpData,
         }
     }
 }
@@ -481,7 +495,9 @@ impl LogTypes {
             AppProto::Ntp => self.ntp,
             AppProto::Dcerpc => self.dcerpc,
             AppProto::Smb => self.smb || self.files,
-            AppProto::Pop3 | AppProto::Imap | AppProto::FtpData => false,
+            // Suricata's `ftp` logger writes the data channels' `ftp_data` records too.
+            AppProto::FtpData => self.ftp || self.files,
+            AppProto::Pop3 | AppProto::Imap => false,
         }
     }
 }
@@ -520,6 +536,11 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
         TxRef::Snmp(t) => AppMeta::Snmp(Box::new(t.clone())),
         TxRef::Ntp(t) => AppMeta::Ntp(Box::new(t.clone())),
         TxRef::Dcerpc(t) => AppMeta::Dcerpc(Box::new(t.without_stub())),
+        TxRef::FtpData(t) => AppMeta::FtpData(Box::new(FtpDataMeta {
+            command: t.command.as_deref().map(text),
+            filename: t.filename.as_deref().map(text),
+            files: ftpdata_file(t, 0).into_iter().collect(),
+        })),
         TxRef::Smb(s, t) => AppMeta::Smb(Box::new(SmbMeta {
             tx: t.without_data(),
             call: s.call(t).map(dcerpc::Tx::without_stub),
@@ -589,6 +610,13 @@ pub fn smb_file(t: &smb::Tx, hashes: u8) -> Option<FileMeta> {
         t.id,
         hashes,
     ))
+}
+
+/// An FTP data channel's file, once complete and if the command named it, with the
+/// digests `hashes` asks for.
+pub fn ftpdata_file(t: &ftpdata::Tx, hashes: u8) -> Option<FileMeta> {
+    let name = t.filename.as_deref().filter(|_| t.closed)?;
+    Some(FileMeta::kept(text(name), (&t.data, t.size), t.id, hashes))
 }
 
 /// The attachments of an SMTP mail, once it ended, with the digests `hashes` asks for.

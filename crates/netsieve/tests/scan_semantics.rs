@@ -1771,6 +1771,58 @@ fn ssh_packet(payload: &[u8]) -> Vec<u8> {
 }
 
 /// An SSH key exchange offer with these name lists.
+/// An FTP data channel (Suricata's `ftp-data`) is named by the control flow's `PASV`
+/// and described by its `RETR`: `ftpdata_command` holds both ways, `file_data` in the
+/// direction of the file, the legacy `filename` and `fileext` on the name; its
+/// `ftp_data` and `fileinfo` records carry the command and the file.
+#[test]
+fn an_ftp_data_channel_carries_its_commands_file() {
+    let mut frames = conversation_on(
+        21,
+        &[
+            (false, b"220 (vsFTPd 3.0.3)\r\n"),
+            (true, b"USER anonymous\r\n"),
+            (false, b"331 Please specify the password.\r\n"),
+            (true, b"PASV\r\n"),
+            (false, b"227 Entering Passive Mode (10,0,0,1,100,85).\r\n"),
+            (true, b"RETR secret.txt\r\n"),
+            (false, b"150 Opening BINARY mode data connection.\r\n"),
+        ],
+    );
+    // The client connects to the port the reply named; the server sends the file.
+    frames.extend(conversation_on(25685, &[(false, b"root:x:0:0\n")]));
+    let rules = "alert ftp-data any any -> any any (flow:to_client; ftpdata_command:retr; sid:1;)\n\
+        alert ftp-data any any -> any any (ftpdata_command:stor; sid:2;)\n\
+        alert ftp-data any any -> any any (flow:to_client; file_data; content:\"root\"; sid:3;)\n\
+        alert ftp-data any any -> any any (flow:to_server; file_data; content:\"root\"; sid:4;)\n\
+        alert ftp-data any any -> any any (filename:\"SECRET\"; fileext:\"txt\"; sid:5;)\n\
+        alert ftp-data any any -> any any (fileext:\"xt\"; sid:6;)\n";
+    let recs = eve(&frames, rules, &["--threads", "1"]);
+    assert_eq!(alert_sids(&recs), [1, 3, 5], "{recs:?}");
+    let of = |kind: &str| -> Vec<&serde_json::Value> {
+        recs.iter().filter(|r| r["event_type"] == kind).collect()
+    };
+    let alert = of("alert")[0];
+    assert_eq!(alert["app_proto"], "ftp-data");
+    assert_eq!(alert["ftp_data"]["command"], "RETR");
+    let data = of("ftp_data");
+    assert_eq!(data.len(), 1, "{recs:?}");
+    assert_eq!(data[0]["ftp_data"]["filename"], "secret.txt");
+    assert_eq!(data[0]["src_port"], 41424);
+    let file = of("fileinfo");
+    assert_eq!(file.len(), 1, "{recs:?}");
+    assert_eq!(file[0]["fileinfo"]["size"], 11);
+    // The file's record goes the file's way (server to client), the transfer's the
+    // flow's.
+    assert_eq!(file[0]["src_port"], 25685);
+    assert_eq!(file[0]["app_proto"], "ftp-data");
+    let flows = of("flow");
+    assert!(
+        flows.iter().any(|f| f["app_proto"] == "ftp-data"),
+        "{flows:?}"
+    );
+}
+
 fn ssh_kexinit(lists: [&str; 10]) -> Vec<u8> {
     let mut kex = vec![20];
     kex.extend_from_slice(&[0; 16]);

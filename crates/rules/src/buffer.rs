@@ -193,6 +193,7 @@ app_buffers! {
     SmbNtlmsspUser = "smb.ntlmssp_user" { "smb.ntlmssp_user": Sticky };
     SmbNtlmsspDomain = "smb.ntlmssp_domain" { "smb.ntlmssp_domain": Sticky };
     SmbVersion = "smb.version" { "smb.version": Integer };
+    FtpDataCommand = "ftpdata_command" { "ftpdata_command": Integer };
     NtpVersion = "ntp.version" { "ntp.version": Integer };
     NtpMode = "ntp.mode" { "ntp.mode": Integer };
     NtpStratum = "ntp.stratum" { "ntp.stratum": Integer };

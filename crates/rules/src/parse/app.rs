@@ -55,6 +55,7 @@ pub(super) fn buffer(
             let c = match buf {
                 AppBuffer::TlsVersion => tls_version(v),
                 AppBuffer::FtpMode => ftp_mode(v),
+                AppBuffer::FtpDataCommand => ftpdata_command(v),
                 AppBuffer::FtpReplyReceived => yes_no(v),
                 AppBuffer::MqttConnackSessionPresent => yes_no(v),
                 AppBuffer::MqttType => mqtt_type(v),
@@ -165,6 +166,16 @@ fn ftp_mode(v: &str) -> Option<Cmp> {
     match v.trim() {
         "active" => Some(Cmp::Eq(1)),
         "passive" => Some(Cmp::Eq(0)),
+        _ => None,
+    }
+}
+
+/// `ftpdata_command:retr` or `stor`: the command that opened an FTP data channel, as
+/// the engine numbers it (1 `RETR`, 2 `STOR`).
+fn ftpdata_command(v: &str) -> Option<Cmp> {
+    match v.trim() {
+        "retr" => Some(Cmp::Eq(1)),
+        "stor" => Some(Cmp::Eq(2)),
         _ => None,
     }
 }

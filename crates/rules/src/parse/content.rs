@@ -48,6 +48,26 @@ pub(super) fn tls_legacy(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError>
     Ok(())
 }
 
+/// The legacy file keywords (`filename:"x"`, `fileext:"pdf"`, each may be negated with
+/// `!`): a content in the file's name, case-blind, anywhere for `filename` and at its
+/// end after a dot for `fileext` (as measured on Suricata 8: `filename:"emp.tx"` and
+/// `"TEMP.txt"` hold for `temp.txt`, `fileext:"xt"` does not).
+pub(super) fn file_legacy(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let (mut c, mods) = pattern(o)?;
+    if !mods.trim().is_empty() {
+        return Err(o.bad("unexpected text after the quoted value"));
+    }
+    c.nocase = true;
+    if o.name == "fileext" {
+        c.pattern.insert(0, b'.');
+        c.endswith = true;
+    }
+    b.note_app(AppNeed::Buffer(AppBuffer::FileName));
+    let l = b.list_for(Buffer::App(AppBuffer::FileName));
+    b.push_to(l, Match::Content(c));
+    Ok(())
+}
+
 /// The content of a `content` value, and what follows its closing quote.
 fn pattern<'a>(o: &Opt<'a>) -> Result<(Content, &'a str), ParseError> {
     let v = o.need()?;

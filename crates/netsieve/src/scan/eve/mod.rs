@@ -12,6 +12,7 @@ mod drop;
 mod fileinfo;
 mod flow;
 mod ftp;
+mod ftpdata;
 mod http;
 mod krb5;
 mod mqtt;

@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 
 use super::{
-    Ip, Timestamp, dcerpc, dns, fileinfo, ftp, http, krb5, mqtt, ntp, proto_name, sip, smb, smtp,
-    snmp, ssh, tls,
+    Ip, Timestamp, dcerpc, dns, fileinfo, ftp, ftpdata, http, krb5, mqtt, ntp, proto_name, sip,
+    smb, smtp, snmp, ssh, tls,
 };
 
 /// A transaction's object under its protocol's name (`"http": {...}`), to be flattened
@@ -24,7 +24,7 @@ pub(super) struct App<'a> {
 impl Serialize for App<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(None)?;
-        let name = self.tx.app.proto().name();
+        let name = self.tx.app.proto().record_name();
         match &self.tx.app {
             AppMeta::Http(h) => m.serialize_entry(name, &http::Object::of(h))?,
             AppMeta::Dns(d) => m.serialize_entry(
@@ -37,6 +37,7 @@ impl Serialize for App<'_> {
             AppMeta::Tls(t) => m.serialize_entry(name, &tls::Object::of(t, self.ja3))?,
             AppMeta::Ssh(t) => m.serialize_entry(name, &ssh::Object::of(t))?,
             AppMeta::Ftp(t) => m.serialize_entry(name, &ftp::Object::of(t))?,
+            AppMeta::FtpData(t) => m.serialize_entry(name, &ftpdata::Object::of(t))?,
             AppMeta::Sip(t) => m.serialize_entry(name, &sip::Object::of(t))?,
             AppMeta::Mqtt(t) => m.serialize_entry(name, &mqtt::Object(t))?,
             AppMeta::Krb5(t) => m.serialize_entry(name, &krb5::Object(t))?,
@@ -127,7 +128,7 @@ impl<'a> Record<'a> {
         let event_type = if file.is_some() {
             "fileinfo"
         } else {
-            proto.name()
+            proto.record_name()
         };
         Record {
             head: Head::of(t, event_type),
