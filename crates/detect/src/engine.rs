@@ -3657,6 +3657,7 @@ fn header_ok(s: &Sig, c: &Pkt<'_>) -> bool {
         SigProto::Tcp => matches!((p.l4, proto), (L4::Tcp(_), _) | (L4::None, 6)),
         SigProto::Udp => matches!((p.l4, proto), (L4::Udp { .. }, _) | (L4::None, 17)),
         SigProto::Icmp => matches!(p.l4, L4::Icmp { .. }),
+        SigProto::Sctp => matches!((p.l4, proto), (L4::Sctp { .. }, _) | (L4::None, 132)),
     };
     if !proto_ok {
         return false;

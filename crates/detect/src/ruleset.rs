@@ -96,7 +96,7 @@ impl GroupId {
             (L4::Tcp(_), _) | (L4::None, 6) => GroupId::Tcp,
             (L4::Udp { .. }, _) | (L4::None, 17) => GroupId::Udp,
             (L4::Icmp { .. }, _) => GroupId::Icmp,
-            (L4::None, _) => GroupId::Other,
+            (L4::None | L4::Sctp { .. }, _) => GroupId::Other,
         }
     }
 }
@@ -485,6 +485,7 @@ pub enum SigProto {
     Tcp,
     Udp,
     Icmp,
+    Sctp,
 }
 
 /// Where a rule's payload keywords look, as Suricata 8 decides it (learnt by running it
@@ -556,7 +557,7 @@ impl Scope {
                 stream: true,
                 streamed_packet: false,
             },
-            Proto::Udp | Proto::Icmp => packet_only,
+            Proto::Udp | Proto::Icmp | Proto::Sctp => packet_only,
             Proto::App(_) if app.is_some_and(AppProto::over_udp) => packet_only,
             Proto::Tcp | Proto::Ip | Proto::App(_) => Scope {
                 packet: !f.only_stream,
@@ -1271,6 +1272,7 @@ fn compile_rule(rule: Rule) -> Compiled {
         Proto::Tcp | Proto::TcpPkt | Proto::TcpStream => SigProto::Tcp,
         Proto::Udp => SigProto::Udp,
         Proto::Icmp => SigProto::Icmp,
+        Proto::Sctp => SigProto::Sctp,
         // HTTP and TLS run over TCP; DNS and SIP over UDP and TCP.
         Proto::App(_) if app.is_some_and(AppProto::over_udp) => SigProto::Ip,
         Proto::App(_) => SigProto::Tcp,
@@ -1828,6 +1830,7 @@ fn in_group(s: &Sig, g: GroupId) -> bool {
                 | (SigProto::Tcp, GroupId::Tcp)
                 | (SigProto::Udp, GroupId::Udp)
                 | (SigProto::Icmp, GroupId::Icmp)
+                | (SigProto::Sctp, GroupId::Other)
         )
 }
 

@@ -293,6 +293,40 @@ fn protocols_without_flows_are_judged_per_packet() {
     assert_eq!(recs[0]["proto"], "IGMP");
 }
 
+/// SCTP packets carry ports (its common header's): `alert sctp` rules compare them, its
+/// chunks are the payload, and alerts and flow records name them (decode-sctp-01).
+#[test]
+fn sctp_has_ports_and_a_payload() {
+    let sctp = |sport: u16, dport: u16, chunk: &[u8]| {
+        let mut f = tcp(true, 0, 0, 0, b"");
+        f.truncate(14 + 20);
+        f[14 + 9] = 132;
+        f.extend_from_slice(&sport.to_be_bytes());
+        f.extend_from_slice(&dport.to_be_bytes());
+        f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0]);
+        f.extend_from_slice(chunk);
+        let total = (f.len() - 14) as u16;
+        f[16..18].copy_from_slice(&total.to_be_bytes());
+        f
+    };
+    let rules = "alert sctp any 7 -> any 7 (sid:1;)\n\
+        alert sctp any any -> any 8 (sid:2;)\n\
+        alert sctp any any -> any any (content:\"DATA\"; sid:3;)\n\
+        alert udp any any -> any any (sid:4;)\n";
+    let recs = eve(&[sctp(7, 7, b"\x00\x00\x00\x08DATA")], rules, &[]);
+    assert_eq!(alert_sids(&recs), [1, 3], "{recs:?}");
+    for r in recs
+        .iter()
+        .filter(|r| matches!(r["event_type"].as_str(), Some("alert" | "flow")))
+    {
+        assert_eq!(
+            (&r["src_port"], &r["dest_port"], &r["proto"]),
+            (&7.into(), &7.into(), &"SCTP".into()),
+            "{r}"
+        );
+    }
+}
+
 #[test]
 fn the_handshake_ack_is_not_yet_established() {
     // like-ip-only-01: flow:established holds from the packet after the final ACK.

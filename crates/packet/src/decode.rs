@@ -97,6 +97,11 @@ pub enum L4 {
         id: u16,
         seq: u16,
     },
+    /// SCTP's common header (RFC 9260 3.1); its chunks are the payload.
+    Sctp {
+        sport: u16,
+        dport: u16,
+    },
 }
 
 impl L4 {
@@ -104,7 +109,7 @@ impl L4 {
     pub fn ports(&self) -> (u16, u16) {
         match *self {
             L4::Tcp(t) => (t.sport, t.dport),
-            L4::Udp { sport, dport } => (sport, dport),
+            L4::Udp { sport, dport } | L4::Sctp { sport, dport } => (sport, dport),
             _ => (0, 0),
         }
     }
@@ -933,6 +938,15 @@ impl Decoder {
                     let ok = checksum::valid(seg, init);
                     check(p, ok, &mut self.bad_checksums);
                 }
+            }
+            // SCTP: the ports of its common header (its CRC32c is not checked, as
+            // Suricata does not check it); a shorter segment goes by its IP protocol.
+            132 if seg.len() >= 12 => {
+                p.l4 = L4::Sctp {
+                    sport: be16(seg, 0),
+                    dport: be16(seg, 2),
+                };
+                p.payload = base + 12..l4.end;
             }
             4 => self.tunnel(p, l4.clone(), InnerKind::Ipv4, 0),
             41 => self.tunnel(p, l4.clone(), InnerKind::Ipv6, 0),

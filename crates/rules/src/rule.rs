@@ -23,6 +23,8 @@ pub enum Proto {
     Tcp,
     Udp,
     Icmp,
+    /// SCTP, with the ports of its common header.
+    Sctp,
     /// `tcp-pkt`: TCP packets only, never the reassembled stream.
     TcpPkt,
     /// `tcp-stream`: the reassembled TCP stream only.
@@ -39,6 +41,7 @@ impl Proto {
             "tcp" => Proto::Tcp,
             "udp" => Proto::Udp,
             "icmp" | "icmpv4" | "icmpv6" => Proto::Icmp,
+            "sctp" => Proto::Sctp,
             "tcp-pkt" => Proto::TcpPkt,
             "tcp-stream" => Proto::TcpStream,
             p if APP_PROTOCOLS.contains(&p) => Proto::App(p.to_string()),
@@ -52,6 +55,7 @@ impl Proto {
             Proto::Tcp => "tcp",
             Proto::Udp => "udp",
             Proto::Icmp => "icmp",
+            Proto::Sctp => "sctp",
             Proto::TcpPkt => "tcp-pkt",
             Proto::TcpStream => "tcp-stream",
             Proto::App(p) => p,

@@ -144,6 +144,11 @@ pub fn eve_str(number: u8) -> Option<&'static str> {
     entry(number).and_then(|e| e.eve)
 }
 
+/// Whether the protocol's header has ports, which EVE records give (TCP, UDP, SCTP).
+pub fn has_ports(number: u8) -> bool {
+    matches!(number, 6 | 17 | 132)
+}
+
 fn entry(number: u8) -> Option<&'static Entry> {
     TABLE.iter().find(|e| e.number == number)
 }

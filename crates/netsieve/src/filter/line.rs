@@ -127,7 +127,8 @@ fn transport(p: &Packet, src: IpAddr, dst: IpAddr, proto: u8) -> String {
             let icmp_name = if v6 { "ICMP6," } else { "ICMP" };
             format!("{src} > {dst}: {icmp_name} {what}, length {icmp}")
         }
-        L4::None => {
+        // SCTP's chunks are not described (tcpdump's `sctp` line is not written yet).
+        L4::None | L4::Sctp { .. } => {
             let rest = p.data.len().saturating_sub(p.l4_at);
             format!("{src} > {dst}: ip-proto-{proto} {rest}")
         }

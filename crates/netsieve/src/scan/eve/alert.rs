@@ -355,7 +355,7 @@ impl<'a> Record<'a> {
         (opts, refs): (EveOptions, Option<&References>),
         file: Option<&'a str>,
     ) -> Record<'a> {
-        let has_ports = matches!(al.proto, 6 | 17);
+        let has_ports = netsieve_wire::ip_proto::has_ports(al.proto);
         let pkt_src = match &al.tunnel {
             Some(t) if t.src.is_ipv4() => "ipv4 tunnel",
             Some(_) => "ipv6 tunnel",

@@ -108,7 +108,7 @@ impl Record {
         }
         let l4 = p.l4_at;
         let (sport, dport) = p.l4.ports();
-        let ports = matches!(p.l4, L4::Tcp(_) | L4::Udp { .. });
+        let ports = matches!(p.l4, L4::Tcp(_) | L4::Udp { .. } | L4::Sctp { .. });
         match p.l4 {
             L4::Tcp(t) => {
                 let has = |bit: u8| t.flags & bit != 0;

@@ -108,7 +108,7 @@ impl Record {
         let exception = f.user.exception();
         let bypassed = f.user.bypassed();
         let (client, server) = (f.client(), f.server());
-        let ports = matches!(f.proto(), 6 | 17 | 132);
+        let ports = netsieve_wire::ip_proto::has_ports(f.proto());
         let pkts = f.pkts();
         let bytes = f.bytes();
         let (ts, tc) = (Direction::ToServer, Direction::ToClient);
