@@ -21,6 +21,12 @@ const MAX_DEPTH: usize = 16;
 const MAX_FILES: usize = 64;
 /// Bytes kept of each file (for `file.data`); its size counts every byte.
 pub const FILE_KEEP: usize = 1 << 20;
+/// URLs kept per message, and bytes kept of each.
+const MAX_URLS: usize = 64;
+const MAX_URL_BYTES: usize = 2048;
+/// The scheme whose URLs a text part gives (Suricata's default `extract-urls-schemes`),
+/// kept without it (its default `log-url-scheme: no`).
+const URL_SCHEME: &[u8] = b"http://";
 
 /// A header: name as sent, value with folded lines joined.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -66,6 +72,8 @@ struct Entity {
     encoding: Encoding,
     /// The attachment its body goes to (index into `files`).
     file: Option<usize>,
+    /// A text part (`text/*`, or no type): its URLs are extracted.
+    text: bool,
     /// Base64 characters waiting for a group of four.
     b64: Vec<u8>,
 }
@@ -76,6 +84,9 @@ pub struct Mime {
     /// The message's own headers.
     pub headers: Vec<Header>,
     pub files: Vec<File>,
+    /// The `http://` URLs of its text parts, without the scheme, latest first (as
+    /// measured on Suricata 8: `email.url` lists a body's links in reverse).
+    pub urls: Vec<Vec<u8>>,
     /// The open multiparts' boundaries, innermost last.
     boundaries: Vec<Vec<u8>>,
     cur: Entity,
@@ -194,6 +205,8 @@ impl Mime {
             _ => Encoding::Plain,
         };
         let multipart = ctype.len() >= 10 && ctype[..10].eq_ignore_ascii_case(b"multipart/");
+        let text =
+            ctype.is_empty() || ctype.len() >= 5 && ctype[..5].eq_ignore_ascii_case(b"text/");
         let name = param(disposition, "filename").or_else(|| param(ctype, "name"));
         let boundary = param(ctype, "boundary");
         if self.top {
@@ -216,21 +229,51 @@ impl Mime {
             });
             self.cur.file = Some(self.files.len() - 1);
         }
+        self.cur.text = text && self.cur.file.is_none();
         self.at = At::Body;
     }
 
     fn body_line(&mut self, line: &[u8]) {
-        let Some(i) = self.cur.file else { return };
+        if self.cur.file.is_none() && !self.cur.text {
+            return;
+        }
         let mut out = Vec::new();
         match self.cur.encoding {
             Encoding::Plain => out.extend_from_slice(line),
             Encoding::Base64 => base64_line(&mut self.cur.b64, line, &mut out),
             Encoding::QuotedPrintable => qp_line(line, &mut out),
         }
+        let Some(i) = self.cur.file else {
+            self.extract_urls(&out);
+            return;
+        };
         let f = &mut self.files[i];
         f.size += out.len() as u64;
         let room = FILE_KEEP.saturating_sub(f.data.len());
         f.data.extend_from_slice(&out[..out.len().min(room)]);
+    }
+
+    /// The URLs of a decoded line of a text part: each `http://` (any case) to the next
+    /// white space, quote or angle bracket (as measured on Suricata 8: an HTML link's
+    /// `href="http://x">` gives `x`), without the scheme.
+    fn extract_urls(&mut self, text: &[u8]) {
+        let n = URL_SCHEME.len();
+        let mut at = 0;
+        while let Some(k) = text.get(at..).and_then(|t| {
+            t.windows(n)
+                .position(|w| w.eq_ignore_ascii_case(URL_SCHEME))
+        }) {
+            let start = at + k + n;
+            let len = text[start..]
+                .iter()
+                .position(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\'' | b'<' | b'>'))
+                .unwrap_or(text.len() - start);
+            if len > 0 && self.urls.len() < MAX_URLS {
+                let url = &text[start..start + len.min(MAX_URL_BYTES)];
+                self.urls.insert(0, url.to_vec());
+            }
+            at = start + len;
+        }
     }
 
     fn close_part(&mut self) {
@@ -418,6 +461,27 @@ mod tests {
         assert_eq!(m.files[2].data, b"plain");
         assert_eq!(m.files[2].size, 5);
         assert!(m.files.iter().all(|f| f.closed));
+    }
+
+    /// `http://` URLs of text parts (any case, decoded first), latest first, without
+    /// the scheme; none from attachments, other schemes or other types.
+    #[test]
+    fn urls_of_text_parts() {
+        let msg = "Content-Type: multipart/mixed; boundary=XX\r\n\r\n\
+                   --XX\r\nContent-Type: text/plain\r\n\r\n\
+                   See http://a.example/x and HTTP://B.example but not https://c.example.\r\n\
+                   --XX\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: base64\r\n\r\n\
+                   c2VlIGh0dHA6Ly9kLmV4YW1wbGUgbm93\r\n\
+                   --XX\r\nContent-Type: application/octet-stream\r\n\r\nhttp://e.example\r\n\
+                   --XX\r\nContent-Disposition: attachment; filename=f.txt\r\n\r\n\
+                   http://f.example\r\n--XX--\r\n";
+        let m = decode(msg);
+        let urls: Vec<&[u8]> = m.urls.iter().map(Vec::as_slice).collect();
+        assert_eq!(urls, [&b"d.example"[..], b"B.example", b"a.example/x"]);
+        // A scheme alone is no URL; an HTML link's ends at its quote (nDPI's smtp.pcap).
+        assert!(decode("\r\nonly http:// here\r\n").urls.is_empty());
+        let html = decode("\r\n<a href=\"http://www.2080.cl\">www.2080.cl</a>\r\n");
+        assert_eq!(html.urls, [b"www.2080.cl"]);
     }
 
     #[test]

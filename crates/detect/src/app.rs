@@ -128,7 +128,7 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         SmtpHelo => (Smtp, Request, Line),
         SmtpMailFrom => (Smtp, Request, Head),
         SmtpRcptTo | EmailFrom | EmailTo | EmailCc | EmailSubject | EmailDate | EmailMessageId
-        | EmailXMailer | EmailReceived => (Smtp, Request, Done),
+        | EmailUrl | EmailXMailer | EmailReceived => (Smtp, Request, Done),
         DnsQuery => (Dns, Request, Done),
         DnsQueriesRrname | DnsAnswersRrname | DnsOpcode | DnsRcode | DnsRrtype => {
             (Dns, Either, Done)
@@ -1206,6 +1206,11 @@ fn fill_smtp<'a>(buf: AppBuffer, t: &'a smtp::Tx, out: &mut Vec<Cow<'a, [u8]>>) 
         EmailDate => out.extend(header("date")),
         EmailMessageId => out.extend(header("message-id")),
         EmailXMailer => out.extend(header("x-mailer")),
+        EmailUrl => out.extend(
+            mime.into_iter()
+                .flat_map(|m| m.urls.iter())
+                .map(|u| Cow::Borrowed(&u[..])),
+        ),
         EmailReceived => out.extend(
             mime.into_iter()
                 .flat_map(|m| m.headers_named("received"))

@@ -247,6 +247,8 @@ pub struct EmailMeta {
     pub cc: Vec<String>,
     /// The message was read to its end.
     pub done: bool,
+    /// The URLs of its text parts (`email.url`).
+    pub url: Vec<String>,
     /// The attachments' names.
     pub attachment: Vec<String>,
     /// The values of the headers of [`EMAIL_FIELDS`] the message has, in that order
@@ -590,6 +592,7 @@ fn smtp_meta(t: &smtp::Tx) -> SmtpMeta {
             to: list(m.header("to")),
             cc: list(m.header("cc")),
             done: m.done,
+            url: m.urls.iter().map(|u| text(u)).collect(),
             attachment: m.files.iter().map(|f| text(&f.name)).collect(),
             fields: EMAIL_FIELDS
                 .iter()

@@ -104,6 +104,7 @@ app_buffers! {
     EmailDate = "email.date" { "email.date": Sticky };
     EmailMessageId = "email.message_id" { "email.message_id": Sticky };
     EmailXMailer = "email.x_mailer" { "email.x_mailer": Sticky };
+    EmailUrl = "email.url" { "email.url": Sticky };
     EmailReceived = "email.received" { "email.received": Sticky };
     DnsQuery = "dns.query" { "dns.query": Sticky, "dns_query": Sticky };
     DnsQueriesRrname = "dns.queries.rrname" { "dns.queries.rrname": Sticky };

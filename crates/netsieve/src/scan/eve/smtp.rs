@@ -57,6 +57,9 @@ impl Serialize for Email<'_> {
         if m.done {
             o.serialize_entry("status", "PARSE_DONE")?;
         }
+        if !m.url.is_empty() {
+            o.serialize_entry("url", &m.url)?;
+        }
         if !m.attachment.is_empty() {
             o.serialize_entry("attachment", &m.attachment)?;
         }
