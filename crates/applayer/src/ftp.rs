@@ -226,9 +226,58 @@ impl Numbered for Tx {
     }
 }
 
+/// The commands that move data over the data channel; the listings name no file.
+const TRANSFERS: [&[u8]; 7] = [
+    b"RETR", b"STOR", b"APPE", b"STOU", b"LIST", b"NLST", b"MLSD",
+];
+const LISTINGS: [&[u8]; 3] = [b"LIST", b"NLST", b"MLSD"];
+
+impl Tx {
+    /// The transfer this command starts on the data channel, if it starts one: its
+    /// verb as sent and the file it names (`STOU` without a name stores `<stou>`).
+    pub fn transfer(&self) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+        let verb = self.command.as_deref()?;
+        let is = |names: &[&[u8]]| names.iter().any(|n| verb.eq_ignore_ascii_case(n));
+        if !is(&TRANSFERS) {
+            return None;
+        }
+        let arg = self.command_data.trim_ascii();
+        let file = if is(&LISTINGS) {
+            None
+        } else if arg.is_empty() && is(&[b"STOU"]) {
+            Some(b"<stou>".to_vec())
+        } else {
+            (!arg.is_empty()).then(|| arg.to_vec())
+        };
+        Some((verb.to_vec(), file))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transfer_commands_name_their_file() {
+        let tx = |verb: &[u8], arg: &[u8]| Tx {
+            command: Some(verb.to_vec()),
+            command_data: arg.to_vec(),
+            ..Tx::default()
+        };
+        let t = |verb, arg| tx(verb, arg).transfer();
+        assert_eq!(
+            t(b"retr", b" a.txt "),
+            Some((b"retr".to_vec(), Some(b"a.txt".to_vec())))
+        );
+        assert_eq!(t(b"NLST", b"dir"), Some((b"NLST".to_vec(), None)));
+        assert_eq!(
+            t(b"STOU", b""),
+            Some((b"STOU".to_vec(), Some(b"<stou>".to_vec())))
+        );
+        assert_eq!(t(b"STOR", b""), Some((b"STOR".to_vec(), None)));
+        assert_eq!(t(b"PASV", b""), None);
+        assert_eq!(Tx::default().transfer(), None);
+    }
     use Direction::{ToClient, ToServer};
 
     #[test]

@@ -39,10 +39,10 @@ impl Tx {
     /// The transfer's command as `ftpdata_command` compares it: 1 for `RETR`, 2 for
     /// `STOR`, 3 for any other, 0 before the command is known.
     pub fn command_code(&self) -> u64 {
-        match self.command.as_deref().map(|c| c.to_ascii_uppercase()) {
+        match self.command.as_deref() {
             None => 0,
-            Some(c) if c == b"RETR" => 1,
-            Some(c) if c == b"STOR" => 2,
+            Some(c) if c.eq_ignore_ascii_case(b"RETR") => 1,
+            Some(c) if c.eq_ignore_ascii_case(b"STOR") => 2,
             Some(_) => 3,
         }
     }

@@ -1216,7 +1216,7 @@ impl Detector {
         let mut channel = f.user.ftp_channel;
         let (mut found, mut transfers) = (Vec::new(), Vec::new());
         for t in ftp.txs.iter().filter(|t| t.id >= from) {
-            if let Some((command, file)) = ftp_transfer(t) {
+            if let Some((command, file)) = t.transfer() {
                 transfers.extend(channel.map(|to| (to, command, file)));
             } else {
                 let to = match t.dynamic_port {
@@ -3997,26 +3997,6 @@ fn echo_like(itype: u8, v6: bool) -> bool {
     } else {
         matches!(itype, 0 | 8 | 13 | 14 | 15 | 16 | 17 | 18)
     }
-}
-
-/// The transfer an FTP command starts on the data channel, if it starts one: its verb as
-/// sent and the file it names (`STOU` without a name stores `<stou>`).
-fn ftp_transfer(t: &netsieve_applayer::ftp::Tx) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
-    const TRANSFERS: [&[u8]; 7] = [
-        b"RETR", b"STOR", b"APPE", b"STOU", b"LIST", b"NLST", b"MLSD",
-    ];
-    let verb = t.command.as_deref()?;
-    let upper = verb.to_ascii_uppercase();
-    if !TRANSFERS.contains(&&upper[..]) {
-        return None;
-    }
-    let arg = t.command_data.trim_ascii();
-    let file = match &upper[..] {
-        b"LIST" | b"NLST" | b"MLSD" => None,
-        b"STOU" if arg.is_empty() => Some(b"<stou>".to_vec()),
-        _ => (!arg.is_empty()).then(|| arg.to_vec()),
-    };
-    Some((verb.to_vec(), file))
 }
 
 fn flowbits_ok(s: &Sig, bits: Option<&[u32]>) -> bool {
