@@ -37,6 +37,9 @@ pub struct Limits {
     /// Content codings removed at most, outermost first
     /// (`response-body-decompress-layer-limit`, 2).
     pub decompress_layers: usize,
+    /// HTTP/2 is parsed (`app-layer.protocols.http2.enabled`): a connection may switch
+    /// to it (`Upgrade: h2c`), and its preface names it.
+    pub http2: bool,
 }
 
 impl Default for Limits {
@@ -48,6 +51,7 @@ impl Default for Limits {
             response_body: 100 << 10,
             open_txs: 512,
             decompress_layers: 2,
+            http2: true,
         }
     }
 }
@@ -218,6 +222,9 @@ enum Framing {
     /// The rest of a head past [`Limits::head_bytes`], skipped up to its empty line
     /// (the state of [`skip_step`]); then the framing the kept part of the head set.
     SkipHead(u8, Box<Framing>),
+    /// The connection is switching to HTTP/2 (`Upgrade: h2c`): bytes are kept for it,
+    /// not read.
+    Handover,
     Broken,
 }
 
@@ -280,6 +287,10 @@ pub struct Http {
     pub events: Events<Event>,
     /// The messages of the latest feed, as frames (see [`crate::frames`]).
     pub marks: Marks,
+    /// The request that asked to switch to HTTP/2 (`Upgrade: h2c`), until answered.
+    h2c: Option<u64>,
+    /// Its `101 Switching Protocols` answer came: the connection is HTTP/2's now.
+    upgraded: Option<u64>,
 }
 
 impl Http {
@@ -338,7 +349,7 @@ impl Http {
             let side = &self.sides[s];
             let rest = &side.buf[at..];
             match side.framing.clone() {
-                Framing::Broken => break,
+                Framing::Broken | Framing::Handover => break,
                 Framing::Head => {
                     // Blank lines between messages are skipped.
                     let blank = rest
@@ -769,6 +780,16 @@ impl Http {
             None => self.new_tx(req),
         };
         out.push(Progress::RequestHead(id));
+        let upgrade = self
+            .tx(id)
+            .and_then(|t| t.request.as_ref()?.msg.header("upgrade"));
+        if upgrade.is_some_and(|u| {
+            u.split(|&c| c == b',')
+                .any(|p| p.trim_ascii().eq_ignore_ascii_case(b"h2c"))
+        }) && self.limits.http2
+        {
+            self.h2c = Some(id);
+        }
         self.sides[s].tx = id;
         self.sides[s].framing = framing;
         if matches!(self.sides[s].framing, Framing::Length(0)) {
@@ -846,6 +867,30 @@ impl Http {
         if matches!(self.sides[s].framing, Framing::Length(0)) {
             self.finish(Direction::ToClient, out);
         }
+        // The answer to an upgrade to HTTP/2: `101` switches the connection, anything
+        // else leaves it HTTP/1 (the client's bytes held meanwhile are read).
+        if self.h2c == Some(id) {
+            self.h2c = None;
+            if code == 101 {
+                self.upgraded = Some(id);
+                self.sides[s].framing = Framing::Handover;
+            } else if matches!(self.sides[Direction::ToServer].framing, Framing::Handover) {
+                self.sides[Direction::ToServer].framing = Framing::Head;
+            }
+        }
+    }
+
+    /// The connection switched to HTTP/2: the transaction that asked for it, and the
+    /// bytes of each direction that follow the switch (once; then this parser reads
+    /// nothing more).
+    pub fn take_handover(&mut self) -> Option<(u64, PerDir<Vec<u8>>)> {
+        let id = self.upgraded.take()?;
+        let mut rest = PerDir::<Vec<u8>>::default();
+        for (d, r) in rest.iter_mut() {
+            *r = std::mem::take(&mut self.sides[d].buf);
+            self.sides[d].framing = Framing::Broken;
+        }
+        Some((id, rest))
     }
 
     /// The transaction a response starts: the oldest request waiting for one, else a
@@ -993,7 +1038,12 @@ impl Http {
     fn finish(&mut self, dir: Direction, out: &mut Vec<Progress>) {
         let s = dir;
         let id = self.sides[s].tx;
-        self.sides[s].framing = Framing::Head;
+        // After a request to switch to HTTP/2, the client's bytes wait for the answer.
+        self.sides[s].framing = if dir == Direction::ToServer && self.h2c == Some(id) {
+            Framing::Handover
+        } else {
+            Framing::Head
+        };
         let limit = self.limits.response_body;
         let layers = self.limits.decompress_layers;
         let mut failed = false;

@@ -11,6 +11,7 @@
 //!   responses paired with their requests in order (each pair a [`http::Tx`] with an
 //!   id), headers split across segments and folded lines, `Content-Length` and chunked
 //!   bodies, gzip and deflate response bodies decoded for `file.data`.
+//! - [`http2::Http2`] reads HTTP/2 frames and HPACK header blocks into streams.
 //! - [`uri::normalize`] gives `http.uri` from the raw request target.
 //! - [`smtp::Smtp`] reads SMTP sessions into mails (envelope and message), and
 //!   [`mime::Mime`] decodes a message's headers and attachments.
@@ -38,6 +39,7 @@ pub mod ftp;
 pub mod ftpdata;
 pub mod held;
 pub mod http;
+pub mod http2;
 pub mod krb5;
 pub mod lines;
 pub mod mime;
@@ -85,6 +87,8 @@ pub enum AppProto {
     Dcerpc,
     /// An FTP data channel, recognised by its control flow's announcement.
     FtpData,
+    /// HTTP/2 over cleartext TCP, recognised by the client's preface.
+    Http2,
 }
 
 impl AppProto {
@@ -106,6 +110,7 @@ impl AppProto {
         AppProto::Smb,
         AppProto::Dcerpc,
         AppProto::FtpData,
+        AppProto::Http2,
     ];
 
     /// Its server speaks first (a greeting that names no protocol by itself): the
@@ -114,15 +119,20 @@ impl AppProto {
         matches!(self, AppProto::Smtp | AppProto::Ftp)
     }
 
-    /// A flow of this protocol speaks protocol `p` too: its own, and DCE/RPC over SMB's
-    /// named pipes (so `alert dcerpc` rules apply to SMB flows, as in Suricata).
+    /// A flow of this protocol speaks protocol `p` too: its own, DCE/RPC over SMB's
+    /// named pipes (so `alert dcerpc` rules apply to SMB flows, as in Suricata), and
+    /// HTTP in HTTP/2 (`alert http` rules apply to both versions).
     pub fn carries(self, p: AppProto) -> bool {
         self == p || self.inner() == Some(p)
     }
 
     /// The protocol a flow of this one carries inside it: DCE/RPC in SMB.
     pub fn inner(self) -> Option<AppProto> {
-        (self == AppProto::Smb).then_some(AppProto::Dcerpc)
+        match self {
+            AppProto::Smb => Some(AppProto::Dcerpc),
+            AppProto::Http2 => Some(AppProto::Http),
+            _ => None,
+        }
     }
 
     /// It runs over UDP as well as over TCP.
@@ -137,6 +147,8 @@ impl AppProto {
     pub fn record_name(self) -> &'static str {
         match self {
             AppProto::FtpData => "ftp_data",
+            // An HTTP/2 stream is written as an `http` record.
+            AppProto::Http2 => "http",
             p => p.name(),
         }
     }
@@ -160,6 +172,7 @@ impl AppProto {
             AppProto::Smb => "smb",
             AppProto::Dcerpc => "dcerpc",
             AppProto::FtpData => "ftp-data",
+            AppProto::Http2 => "http2",
         }
     }
 }
@@ -225,6 +238,15 @@ pub fn probe(data: &[u8]) -> Probe {
         Probe::Unknown => {}
         Probe::NeedMore if !data.contains(&b' ') => more = true,
         p => return p,
+    }
+    // HTTP/2: the client's preface (before HTTP/1's methods: it starts as a request
+    // line would).
+    let n = http2::PREFACE.len().min(data.len());
+    if data[..n] == http2::PREFACE[..n] {
+        if n == http2::PREFACE.len() {
+            return Probe::Is(AppProto::Http2);
+        }
+        more = true;
     }
     // HTTP: a known method and a space, or a status line.
     let status: &[u8] = b"HTTP/";

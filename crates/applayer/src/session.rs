@@ -27,6 +27,7 @@ pub enum Parser {
     Ntp(Box<crate::ntp::Ntp>),
     Dcerpc(Box<crate::dcerpc::Dcerpc>),
     Smb(Box<crate::smb::Smb>),
+    Http2(Box<crate::http2::Http2>),
 }
 
 impl Parser {
@@ -81,6 +82,8 @@ pub struct Session {
     unframed: PerDir<bool>,
     /// The frames the parser marked, when rules inspect frames.
     frames: Option<Box<Frames>>,
+    /// The protocol before a switch (HTTP, upgraded to HTTP/2).
+    orig: Option<AppProto>,
 }
 
 /// How far a session went encrypted.
@@ -144,6 +147,7 @@ impl Session {
             AppProto::Dcerpc => Some(Parser::Dcerpc(Box::default())),
             AppProto::Smb => Some(Parser::Smb(Box::default())),
             AppProto::FtpData => Some(Parser::FtpData(Box::default())),
+            AppProto::Http2 => Some(Parser::Http2(Box::default())),
             AppProto::Pop3 | AppProto::Imap => None,
         };
         if let (Some(_), Some(p)) = (&self.frames, &mut self.parser) {
@@ -171,7 +175,12 @@ impl Session {
                 return false;
             }
             self.pending[d].extend_from_slice(data);
-            match (probe(&self.pending[d]), self.fallback) {
+            let found = match probe(&self.pending[d]) {
+                // HTTP/2 not parsed: its preface names nothing.
+                Probe::Is(AppProto::Http2) if !self.limits.http2 => Probe::Unknown,
+                p => p,
+            };
+            match (found, self.fallback) {
                 (Probe::Is(p), _) => self.start(p),
                 (Probe::NeedMore, _) if self.pending[d].len() < PROBE_BYTES => return false,
                 (_, Some(p)) => self.start(p),
@@ -186,10 +195,13 @@ impl Session {
                 }
             }
             // Both directions' held bytes go to the new parser: for a protocol whose
-            // server greets first, the greeting first; otherwise requests first, and
+            // server greets first, the greeting first (an HTTP/2 server's SETTINGS
+            // too, sent before the client's preface); otherwise requests first, and
             // the bytes of a side that named no protocol are dropped.
             let greets = self.proto.is_some_and(AppProto::server_greets);
-            let order = if greets {
+            // An HTTP/2 server may send its SETTINGS before the client's preface.
+            let keep_both = greets || self.proto == Some(AppProto::Http2);
+            let order = if keep_both {
                 [d.reverse(), d]
             } else {
                 Direction::BOTH
@@ -197,7 +209,7 @@ impl Session {
             let mut done = false;
             for dd in order {
                 let held = std::mem::take(&mut self.pending[dd]);
-                if !held.is_empty() && (!self.unknown[dd] || greets) {
+                if !held.is_empty() && (!self.unknown[dd] || keep_both) {
                     let r = self.parse(dd, &held);
                     done |= r && dd == d;
                 } else if !held.is_empty() {
@@ -251,6 +263,7 @@ impl Session {
             }
             Some(Parser::Sip(s)) => s.feed(dir, data),
             Some(Parser::Mqtt(m)) => m.feed(dir, data),
+            Some(Parser::Http2(h)) => h.feed(dir, data),
             Some(Parser::Krb5(k)) => k.feed(dir, data),
             // SNMP and NTP run over UDP only.
             Some(Parser::Snmp(_) | Parser::Ntp(_)) => false,
@@ -264,7 +277,36 @@ impl Session {
             None => false,
         };
         self.mark_frames(dir, base, false);
+        self.switch_to_http2();
         r
+    }
+
+    /// An HTTP/1 connection that switched to HTTP/2 (`Upgrade: h2c` answered by
+    /// `101`) goes on with an HTTP/2 parser, given the bytes that followed the switch.
+    fn switch_to_http2(&mut self) {
+        let Some(Parser::Http(h)) = &mut self.parser else {
+            return;
+        };
+        let Some((id, rest)) = h.take_handover() else {
+            return;
+        };
+        let Some(Parser::Http(h)) = self.parser.take() else {
+            return;
+        };
+        let mut h2 = crate::http2::Http2::upgraded(h, id);
+        // The server's frames came with its answer; the client's follow.
+        for d in [Direction::ToClient, Direction::ToServer] {
+            h2.feed(d, &rest[d]);
+        }
+        self.parser = Some(Parser::Http2(Box::new(h2)));
+        self.orig = self.proto;
+        self.proto = Some(AppProto::Http2);
+    }
+
+    /// The protocol the flow spoke before it switched to its present one (HTTP before
+    /// HTTP/2), if it did.
+    pub fn orig(&self) -> Option<AppProto> {
+        self.orig
     }
 
     /// Rules inspect frames: the parser marks them from now on, and the session keeps
@@ -329,6 +371,7 @@ impl Session {
             Some(Parser::Ntp(x)) => x.txs.begun(),
             Some(Parser::Dcerpc(x)) => x.txs.begun(),
             Some(Parser::Smb(x)) => x.txs.begun(),
+            Some(Parser::Http2(x)) => x.txs.begun(),
             Some(Parser::Tls(_) | Parser::Ssh(_)) => 1,
             None => 0,
         }
@@ -349,6 +392,7 @@ impl Session {
             Some(Parser::Ntp(x)) => x.txs.prune(keep),
             Some(Parser::Dcerpc(x)) => x.txs.prune(keep),
             Some(Parser::Smb(x)) => x.prune(keep),
+            Some(Parser::Http2(x)) => x.prune(keep),
             Some(Parser::Tls(_) | Parser::Ssh(_)) | None => {}
         }
     }
@@ -393,6 +437,7 @@ impl Session {
             Some(Parser::Dcerpc(x)) => x.finish(),
             Some(Parser::Smb(x)) => x.finish(),
             Some(Parser::FtpData(x)) => x.finish(),
+            Some(Parser::Http2(x)) => x.finish(),
             _ => {}
         }
     }
@@ -406,6 +451,7 @@ impl Session {
             Some(Parser::Mqtt(m)) => m.events.raised(),
             Some(Parser::Ftp(f)) => f.events.raised(),
             Some(Parser::Smb(s)) => s.events.raised(),
+            Some(Parser::Http2(h)) => h.events.raised(),
             _ => 0,
         }
     }
@@ -421,6 +467,7 @@ impl Session {
             Some(Parser::Mqtt(m)) => out.extend(m.events.since(count)),
             Some(Parser::Ftp(f)) => out.extend(f.events.since(count)),
             Some(Parser::Smb(s)) => out.extend(s.events.since(count)),
+            Some(Parser::Http2(h)) => out.extend(h.events.since(count)),
             _ => {}
         }
     }

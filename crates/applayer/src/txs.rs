@@ -27,6 +27,15 @@ impl<T, const CAP: usize> Default for Txs<T, CAP> {
 }
 
 impl<T: Numbered, const CAP: usize> Txs<T, CAP> {
+    /// None yet, numbered from `first` (the protocol a connection switched from
+    /// numbered those before).
+    pub fn starting_at(first: u64) -> Self {
+        Txs {
+            list: VecDeque::new(),
+            next_id: first,
+        }
+    }
+
     /// Begins a transaction, which `make` builds given its number; past `CAP` kept, the
     /// oldest is dropped.
     pub fn begin(&mut self, make: impl FnOnce(u64) -> T) -> &mut T {
@@ -84,6 +93,15 @@ impl<E, const CAP: usize> Default for Events<E, CAP> {
 }
 
 impl<E: Copy, const CAP: usize> Events<E, CAP> {
+    /// None kept, `raised` counted (the parser a connection switched from raised
+    /// them), so that counts the detector holds stay valid.
+    pub fn counted(raised: u64) -> Self {
+        Events {
+            kept: VecDeque::new(),
+            raised,
+        }
+    }
+
     pub fn raise(&mut self, e: E) {
         if self.kept.len() == CAP {
             self.kept.pop_front();

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{
-    AppProto, Direction, Parser, dcerpc, dns, ftp, ftpdata, krb5, mqtt, ntp, sip, smb, smtp, snmp,
-    ssh, tls, uri,
+    AppProto, Direction, Parser, dcerpc, dns, ftp, ftpdata, http2, krb5, mqtt, ntp, sip, smb, smtp,
+    snmp, ssh, tls, uri,
 };
 use netsieve_rules::parse::KRB5_WEAK;
 use netsieve_rules::{AppBuffer, Base64Mode, Plain, Transform};
@@ -90,6 +90,17 @@ impl Buf {
 /// must be placed here, and given an arm in [`fill`]. `header` is the protocol the
 /// rule's header names, which picks the protocol of a buffer several have.
 fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, Stage)> {
+    let (proto, side, stage) = inspected_any(b, header)?;
+    // HTTP's buffers in a rule for HTTP/2 (`alert http2`) are HTTP/2's only; in any
+    // other rule they are both versions' (an HTTP/2 flow carries HTTP).
+    let proto = match proto {
+        AppProto::Http if header == Some(AppProto::Http2) => AppProto::Http2,
+        p => p,
+    };
+    Some((proto, side, stage))
+}
+
+fn inspected_any(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, Stage)> {
     use AppBuffer::*;
     use AppProto::{
         Dcerpc, Dns, Ftp, FtpData, Http, Krb5, Mqtt, Ntp, Sip, Smb, Smtp, Snmp, Ssh, Tls,
@@ -119,6 +130,10 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
         }
         // Known once the control flow named the channel's command.
         FtpDataCommand => (FtpData, Either, Head),
+        // An HTTP/2 stream's frames, once its side ended (a stream-0 frame's at once).
+        Http2FrameType | Http2ErrorCode | Http2Priority | Http2Window | Http2SizeUpdate
+        | Http2Settings => (AppProto::Http2, Either, Done),
+        Http2HeaderName => (AppProto::Http2, Either, Head),
         FileData | FileName | FileMd5 | FileSha1 | FileSha256 | FileSize if header == Some(Smb) => {
             (Smb, Either, Done)
         }
@@ -225,6 +240,7 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
 pub fn proto_by_name(name: &str) -> Option<AppProto> {
     Some(match name {
         "http" | "http1" => AppProto::Http,
+        "http2" => AppProto::Http2,
         "tls" | "ssl" => AppProto::Tls,
         "dns" => AppProto::Dns,
         "smtp" => AppProto::Smtp,
@@ -408,6 +424,8 @@ fn inflate(r: impl std::io::Read, max: u32) -> Vec<u8> {
 #[derive(Clone, Copy)]
 pub enum TxRef<'a> {
     Http(&'a http::Tx),
+    /// An HTTP/2 stream, or one frame on stream 0.
+    Http2(&'a http2::Tx),
     Dns(&'a dns::Tx),
     /// TLS keeps one state per flow: a single transaction, id 0.
     Tls(&'a tls::Tls),
@@ -439,6 +457,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
     let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut mqtt, mut dcerpc, mut one) =
         (None, None, None, None, None, None, None, None);
     let (mut smb, mut krb5, mut snmp, mut ntp, mut ftp_data) = (None, None, None, None, None);
+    let mut http2 = None;
     match parser {
         Some(Parser::Http(h)) => http = Some(&h.txs),
         Some(Parser::Dns(x)) => dns = Some(&*x.txs),
@@ -449,6 +468,11 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         Some(Parser::Mqtt(x)) => mqtt = Some(&*x.txs),
         Some(Parser::Dcerpc(x)) => dcerpc = Some(&*x.txs),
         Some(Parser::Smb(x)) => smb = Some(&**x),
+        Some(Parser::Http2(x)) => {
+            // An upgraded connection's HTTP/1 transactions come first.
+            http = x.http1.as_ref().map(|h| &h.txs);
+            http2 = Some(&*x.txs);
+        }
         Some(Parser::Krb5(x)) => krb5 = Some(&*x.txs),
         Some(Parser::Snmp(x)) => snmp = Some(&*x.txs),
         Some(Parser::Ntp(x)) => ntp = Some(&*x.txs),
@@ -457,6 +481,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         None => {}
     }
     each(http, TxRef::Http)
+        .chain(each(http2, TxRef::Http2))
         .chain(each(dns, TxRef::Dns))
         .chain(each(smtp, TxRef::Smtp))
         .chain(each(ftp, TxRef::Ftp))
@@ -475,6 +500,28 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
 }
 
 impl TxRef<'_> {
+    /// The protocol of the transaction (an HTTP/2 flow's upgrade request is HTTP/1's;
+    /// an SMB flow's calls are SMB's, which carries DCE/RPC).
+    pub fn proto(&self) -> AppProto {
+        match self {
+            TxRef::Http(_) => AppProto::Http,
+            TxRef::Http2(_) => AppProto::Http2,
+            TxRef::Dns(_) => AppProto::Dns,
+            TxRef::Tls(_) => AppProto::Tls,
+            TxRef::Smtp(_) => AppProto::Smtp,
+            TxRef::Ssh(_) => AppProto::Ssh,
+            TxRef::Ftp(_) => AppProto::Ftp,
+            TxRef::FtpData(_) => AppProto::FtpData,
+            TxRef::Sip(_) => AppProto::Sip,
+            TxRef::Mqtt(_) => AppProto::Mqtt,
+            TxRef::Krb5(_) => AppProto::Krb5,
+            TxRef::Snmp(_) => AppProto::Snmp,
+            TxRef::Ntp(_) => AppProto::Ntp,
+            TxRef::Dcerpc(_) => AppProto::Dcerpc,
+            TxRef::Smb(..) => AppProto::Smb,
+        }
+    }
+
     /// The directions it is inspected in before it is done with; none for the one
     /// state of a TLS or SSH flow, which lasts as long as the flow.
     pub fn sides(&self) -> &'static [Direction] {
@@ -489,9 +536,11 @@ impl TxRef<'_> {
         };
         match self {
             // A data channel's command is inspected both ways, its file in its own.
-            TxRef::Http(_) | TxRef::Ftp(_) | TxRef::FtpData(_) | TxRef::Dcerpc(_) => {
-                &Direction::BOTH
-            }
+            TxRef::Http(_)
+            | TxRef::Http2(_)
+            | TxRef::Ftp(_)
+            | TxRef::FtpData(_)
+            | TxRef::Dcerpc(_) => &Direction::BOTH,
             // A file moves one way.
             TxRef::Smb(_, t) => t.file().map_or(&Direction::BOTH, |f| own(f.dir)),
             TxRef::Dns(t) => own(t.dir),
@@ -510,6 +559,7 @@ impl TxRef<'_> {
     pub fn id(&self) -> u64 {
         match self {
             TxRef::Http(t) => t.id,
+            TxRef::Http2(t) => t.id,
             TxRef::Dns(t) => t.id,
             TxRef::Tls(_) => 0,
             TxRef::Smtp(t) => t.id,
@@ -539,6 +589,10 @@ impl TxRef<'_> {
                 (Direction::ToServer, r) => msg(r.as_ref().map(|r| &r.msg)),
                 _ => msg(t.response.as_ref().map(|r| &r.msg)),
             },
+            // A side's headers, then its end of the stream.
+            TxRef::Http2(t) if t.complete(d) => Stage::Done,
+            TxRef::Http2(t) if t.headers[d] => Stage::Head,
+            TxRef::Http2(_) => Stage::None,
             TxRef::Dns(t) if t.dir == d => Stage::Done,
             TxRef::Sip(t) if t.dir == d => Stage::Done,
             TxRef::Krb5(t) if t.dir == d => Stage::Done,
@@ -655,6 +709,7 @@ fn header<'a>(m: &'a Message, name: &str, out: &mut Vec<Cow<'a, [u8]>>) {
 pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'a, [u8]>>) {
     use AppBuffer::*;
     match tx {
+        TxRef::Http2(t) => fill_http2(buf, t, d, out),
         TxRef::Http(t) => {
             let req = t.request.as_ref();
             let resp = t.response.as_ref();
@@ -989,6 +1044,153 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
 /// The buffers of an SMB transaction: a tree connect's share or pipe, a session
 /// setup's NTLMSSP names, a file's name and data (in its own direction), a call's
 /// DCE/RPC buffers, and every transaction's version.
+/// An HTTP/2 stream's buffers, as Suricata builds them from its headers: the
+/// pseudo-headers give the request's method, path and authority and the response's
+/// status; `http.request_header` lists them too, `http.header` and
+/// `http.header_names` do not.
+fn fill_http2<'a>(buf: AppBuffer, t: &'a http2::Tx, d: Direction, out: &mut Vec<Cow<'a, [u8]>>) {
+    use AppBuffer::*;
+    use Direction::{ToClient, ToServer};
+    let own = &t.msgs[d];
+    let line = |parts: &[&[u8]]| Cow::Owned(parts.concat());
+    let number = |n: u64| Cow::Owned(n.to_be_bytes().to_vec());
+    let frames = || t.frames[d].iter();
+    // A header's values (case-sensitive names, see `http2::Tx::header`), repeated ones
+    // joined with ", ".
+    let header = |side: Direction, name: &'static str, out: &mut Vec<Cow<'a, [u8]>>| {
+        let vals: Vec<&[u8]> = t.headers_named(side, name).collect();
+        match vals.len() {
+            0 => {}
+            1 => out.push(Cow::Borrowed(vals[0])),
+            _ => out.push(Cow::Owned(vals.join(&b", "[..]))),
+        }
+    };
+    match buf {
+        HttpUri => out.extend(t.path().map(|p| Cow::Owned(uri::normalize(p)))),
+        HttpUriRaw => out.extend(t.path().map(Cow::Borrowed)),
+        HttpMethod => out.extend(t.method().map(Cow::Borrowed)),
+        HttpProtocol => out.push(Cow::Borrowed(b"HTTP/2")),
+        HttpRequestLine if d == ToServer => {
+            if let (Some(m), Some(p)) = (t.method(), t.path()) {
+                out.push(line(&[m, b" ", p, b" HTTP/2"]));
+            }
+        }
+        HttpResponseLine if d == ToClient => {
+            out.push(line(&[b"HTTP/2 ", t.status().unwrap_or_default(), b"\r\n"]));
+        }
+        HttpStatCode => out.extend(t.status().map(Cow::Borrowed)),
+        // HTTP/2 has no reason phrase: every transaction's is empty (stream-0 ones'
+        // too, measured: http2-keywords2).
+        HttpStatMsg => out.push(Cow::Borrowed(b"")),
+        HttpHeader | HttpHeaderRaw => {
+            let mut b = Vec::new();
+            for h in t.regular(d) {
+                b.extend_from_slice(&[&h.name[..], b": ", &h.value[..], b"\r\n"].concat());
+            }
+            if !b.is_empty() {
+                out.push(Cow::Owned(b));
+            }
+        }
+        HttpHeaderNames => {
+            let mut b = b"\r\n".to_vec();
+            for h in t.regular(d) {
+                b.extend_from_slice(&h.name);
+                b.extend_from_slice(b"\r\n");
+            }
+            if b.len() > 2 {
+                b.extend_from_slice(b"\r\n");
+                out.push(Cow::Owned(b));
+            }
+        }
+        HttpRequestHeader | HttpResponseHeader => {
+            let side = if buf == HttpRequestHeader {
+                ToServer
+            } else {
+                ToClient
+            };
+            for h in &t.msgs[side].headers {
+                out.push(line(&[&h.name, b": ", &h.value]));
+            }
+        }
+        HttpHost => out.extend(
+            t.authority()
+                .map(|a| Cow::Owned(crate::log::host_port(a).0)),
+        ),
+        HttpHostRaw => out.extend(t.authority().map(Cow::Borrowed)),
+        HttpUserAgent => header(ToServer, "user-agent", out),
+        HttpCookie => header(
+            d,
+            if d == ToServer {
+                "cookie"
+            } else {
+                "set-cookie"
+            },
+            out,
+        ),
+        HttpContentType => header(d, "content-type", out),
+        HttpContentLen => header(d, "content-length", out),
+        HttpReferer => header(ToServer, "referer", out),
+        HttpAccept => header(ToServer, "accept", out),
+        HttpAcceptEnc => header(ToServer, "accept-encoding", out),
+        HttpAcceptLang => header(ToServer, "accept-language", out),
+        HttpConnection => header(d, "connection", out),
+        HttpLocation => header(ToClient, "location", out),
+        HttpServer => header(ToClient, "server", out),
+        HttpRequestBody => {
+            let b = &t.msgs[ToServer].body;
+            out.extend((!b.is_empty()).then(|| Cow::Borrowed(&b[..])));
+        }
+        HttpResponseBody => {
+            out.extend((!t.file_data.is_empty()).then(|| Cow::Borrowed(&t.file_data[..])));
+        }
+        FileData | FileMd5 | FileSha1 | FileSha256 | FileSize => {
+            let (data, whole) = if d == ToServer {
+                let m = &t.msgs[ToServer];
+                (&m.body[..], m.body.len() as u64 == m.body_len)
+            } else {
+                let m = &t.msgs[ToClient];
+                (&t.file_data[..], m.body.len() as u64 == m.body_len)
+            };
+            match buf {
+                _ if data.is_empty() => {}
+                FileData => out.push(Cow::Borrowed(data)),
+                FileSize => out.push(number(t.msgs[d].body_len)),
+                _ if whole => out.push(digest(buf, data)),
+                _ => {}
+            }
+        }
+        Http2FrameType => out.extend(frames().map(|f| number(u64::from(f.kind)))),
+        Http2ErrorCode => out.extend(frames().filter_map(|f| match f.detail {
+            http2::Detail::Error(e) => Some(number(u64::from(e))),
+            _ => None,
+        })),
+        Http2Priority => out.extend(frames().filter_map(|f| match f.detail {
+            http2::Detail::Priority(w) => Some(number(u64::from(w))),
+            _ => None,
+        })),
+        Http2Window => out.extend(frames().filter_map(|f| match f.detail {
+            http2::Detail::Window(w) => Some(number(u64::from(w))),
+            _ => None,
+        })),
+        Http2Settings => {
+            for f in frames() {
+                if let http2::Detail::Settings(list) = &f.detail {
+                    out.extend(
+                        list.iter()
+                            .map(|&(id, v)| number(u64::from(id) << 32 | u64::from(v))),
+                    );
+                }
+            }
+        }
+        Http2SizeUpdate => out.extend(t.fields[d].iter().filter_map(|f| match f {
+            http2::Field::SizeUpdate(n) => Some(number(*n)),
+            http2::Field::Header(_) => None,
+        })),
+        Http2HeaderName => out.extend(own.headers.iter().map(|h| Cow::Borrowed(&h.name[..]))),
+        _ => {}
+    }
+}
+
 fn fill_smb<'a>(
     buf: AppBuffer,
     s: &'a smb::Smb,

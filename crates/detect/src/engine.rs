@@ -47,8 +47,8 @@ use crate::expect::Expected;
 use crate::firewall::{self, FwInfo, Verdict as FwVerdict};
 use crate::hostbits::HostBits;
 use crate::log::{
-    Anomaly, AppName, LogTypes, Logged, TxLog, TxMeta, ftpdata_file, http_files, meta, smb_file,
-    smtp_files,
+    Anomaly, AppName, LogTypes, Logged, TxLog, TxMeta, ftpdata_file, http_files, http2_files, meta,
+    smb_file, smtp_files,
 };
 use crate::ruleset::TxList;
 use crate::ruleset::{
@@ -271,6 +271,12 @@ impl FlowData {
             None if self.app_failed => Some(AppName::Failed),
             None => None,
         }
+    }
+
+    /// The protocol the flow spoke before it switched to its present one (HTTP before
+    /// HTTP/2), if it did.
+    pub fn app_proto_orig(&self) -> Option<AppName> {
+        self.app.as_ref()?.orig().map(AppName::Proto)
     }
 
     /// Application-layer transactions the flow began.
@@ -1587,7 +1593,10 @@ impl Detector {
             let from = f.user.fed[d];
             let range = from..f.user.stream_end(d, None, f.stream(d).offset()).max(from);
             let frames = f.user.app.as_ref().is_some_and(|a| a.frames_waiting(d));
-            if range.is_empty() && !tx_pending(&f.user, d) && !frames {
+            // Events the direction's bytes raised that no packet of it saw yet are
+            // seen by its pseudo packet (measured: http2-authority-mismatch).
+            let events = std::mem::take(&mut f.user.events_ahead[d]);
+            if range.is_empty() && !tx_pending(&f.user, d) && !frames && events.is_empty() {
                 continue;
             }
             let ((src, sport), (dst, dport)) = match dir {
@@ -1640,6 +1649,7 @@ impl Detector {
             let n = out.len();
             let stream = (!range.is_empty()).then_some((d, range));
             let end = Subject::FlowEnd { first };
+            self.pkt_events = events;
             self.run(&pkt, Some((&mut *f, &obs)), end, stream, out);
             for al in &mut out[n..] {
                 if let Some(b) = &mut al.bytes {
@@ -1884,8 +1894,9 @@ impl Detector {
             ctx.app_parsed =
                 PerDir::new(a.parsed(Direction::ToServer), a.parsed(Direction::ToClient));
         }
+        // A flow's end sees the events no packet of its direction saw.
+        ctx.app_events.clone_from(&self.pkt_events);
         if subject == Subject::Packet {
-            ctx.app_events.clone_from(&self.pkt_events);
             ctx.stream_events.clone_from(&obs.events);
         }
         ctx.established = match p.l4 {
@@ -2086,8 +2097,16 @@ impl Detector {
             };
             let (si, pkt_cand, stream_cand) = next;
             let s = &set.sigs[si as usize];
-            let pkt_cand =
-                pkt_cand && ins.subject == Subject::Packet && !(ins.payload_off && s.payload_rule);
+            // A flow's end judges, of the packet rules, those on events its packets
+            // did not see (Suricata's pseudo packet at a flow's timeout).
+            let on_pseudo = || {
+                s.lists.is_empty() && s.rule.conds.iter().any(|c| matches!(c, Cond::AppEvent(_)))
+            };
+            let pkt_cand = pkt_cand
+                && match ins.subject {
+                    Subject::Packet => !(ins.payload_off && s.payload_rule),
+                    Subject::FlowEnd { .. } => !ctx.app_events.is_empty() && on_pseudo(),
+                };
             if (s.first_packets && !ins.ip_only) || set.is_removed(si) || !header_ok(s, ctx) {
                 continue;
             }
@@ -2799,26 +2818,63 @@ impl Detector {
                 record,
             });
         };
-        match &sess.parser {
-            Some(Parser::Http(h)) => {
-                for t in &h.txs {
-                    let seen = TxSeen::of(tx_seen, t.id);
-                    if seen.quiet {
-                        seen.logged = true;
-                        continue;
+        // HTTP/1's transactions, an upgraded connection's too.
+        let http1 = match &sess.parser {
+            Some(Parser::Http(h)) => Some(&**h),
+            Some(Parser::Http2(x)) => x.http1.as_deref(),
+            _ => None,
+        };
+        if let Some(h) = http1 {
+            for t in &h.txs {
+                let seen = TxSeen::of(tx_seen, t.id);
+                if seen.quiet {
+                    seen.logged = true;
+                    continue;
+                }
+                if want.files {
+                    for (d, file) in http_files(t, seen.files, end, want.file_hashes) {
+                        seen.files[d] = true;
+                        log(d, Logged::File(Box::new(file), meta(TxRef::Http(t))));
                     }
+                }
+                // Logging is done with it once its response is complete.
+                let complete = t.response.as_ref().is_some_and(|r| r.msg.complete);
+                if !seen.logged && (complete || end) {
+                    seen.logged = true;
+                    if want.http {
+                        log(Direction::ToServer, Logged::Tx(meta(TxRef::Http(t))));
+                    }
+                }
+            }
+        }
+        match &sess.parser {
+            Some(Parser::Http(_)) => {}
+            Some(Parser::Http2(x)) => {
+                for t in x.txs.iter() {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    // A stream's file is logged on a packet of its own direction
+                    // (measured: http2-keywords' fileinfo records).
                     if want.files {
-                        for (d, file) in http_files(t, seen.files, end, want.file_hashes) {
+                        let files = http2_files(t, seen.files, end, want.file_hashes);
+                        for (d, file) in files
+                            .into_iter()
+                            .filter(|(d, _)| packet_dir.is_none_or(|p| p == *d))
+                        {
                             seen.files[d] = true;
-                            log(d, Logged::File(Box::new(file), meta(TxRef::Http(t))));
+                            log(d, Logged::File(Box::new(file), meta(TxRef::Http2(t))));
                         }
                     }
-                    // Logging is done with it once its response is complete.
-                    let complete = t.response.as_ref().is_some_and(|r| r.msg.complete);
+                    // Logged once both sides ended (a stream-0 frame's at once), if it
+                    // says anything.
+                    let complete = Direction::BOTH.iter().all(|&d| t.complete(d));
                     if !seen.logged && (complete || end) {
                         seen.logged = true;
-                        if want.http {
-                            log(Direction::ToServer, Logged::Tx(meta(TxRef::Http(t))));
+                        let m = meta(TxRef::Http2(t));
+                        if want.http2
+                            && let crate::log::AppMeta::Http2(h) = &m.app
+                            && h.says_anything()
+                        {
+                            log(Direction::ToServer, Logged::Tx(m));
                         }
                     }
                 }
@@ -3013,7 +3069,7 @@ impl Detector {
         let Some(proto) = sess.proto else { return };
         // An SMB flow's DCE/RPC calls are also inspected by DCE/RPC's rules.
         let groups =
-            [Some(proto), proto.inner()].map(|p| p.map(|p| &set.tx_groups[tx_group(p, d)]));
+            [Some(proto), proto.inner()].map(|p| p.map(|p| (p, &set.tx_groups[tx_group(p, d)])));
         let mut bufs = Vec::new();
         for tx in txs(sess.parser.as_ref()) {
             let stage = tx.stage(d);
@@ -3026,7 +3082,14 @@ impl Detector {
             entry.stage[d] = stage;
             let t_pf = self.prof.is_some().then(std::time::Instant::now);
             self.cands.clear();
-            for g in groups.iter().flatten() {
+            // A group's rules judge the transactions of its protocol, or of one that
+            // carries it (not an upgraded connection's HTTP/1 ones by HTTP/2's rules).
+            let tx_proto = tx.proto();
+            for (_, g) in groups
+                .iter()
+                .flatten()
+                .filter(|(p, _)| tx_proto.carries(*p))
+            {
                 for (buf, transforms, pf) in &g.bufs {
                     bufs.clear();
                     fill(buf.buffer(), tx, d, &mut bufs);
@@ -3051,6 +3114,10 @@ impl Detector {
                     continue;
                 }
                 if !(seen < t.stage[d] && t.stage[d] <= stage && header_ok(s, ctx)) {
+                    continue;
+                }
+                // `alert http1`: HTTP/1's transactions only.
+                if s.app_exact && s.app != Some(tx_proto) {
                     continue;
                 }
                 if !flowbits_ok(s, Some(bits))
@@ -3138,11 +3205,21 @@ impl Detector {
         // Transactions inspected to their end on their sides (and logged, if they are
         // to be) are dropped.
         let logging = self.opts.log.of(proto);
+        let files = self.opts.log.files;
+        // An HTTP/2 stream's files are logged apart from its record, on packets of
+        // their own directions.
+        let files_logged = |t: &TxRef<'_>, s: &TxSeen| match t {
+            TxRef::Http2(x) if files => Direction::BOTH
+                .iter()
+                .all(|&d| !x.has_file(d) || s.files[d]),
+            _ => true,
+        };
         let done = |t: &TxRef<'_>| {
             tx_seen.iter().any(|s| {
                 s.id == t.id()
                     && t.sides().iter().all(|&d| s.stage[d] == Stage::Done)
                     && (s.logged || !logging)
+                    && files_logged(t, s)
             })
         };
         let parser = app.as_ref().and_then(|a| a.parser.as_ref());

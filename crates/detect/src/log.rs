@@ -11,6 +11,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use netsieve_applayer::http::{self, Message};
+use netsieve_applayer::http2;
 use netsieve_applayer::{
     AppProto, Direction, dcerpc, dns, ftp, ftpdata, krb5, mqtt, ntp, sdp, sip, smb, smtp, snmp,
     tls, uri,
@@ -51,6 +52,45 @@ pub enum AppMeta {
     Smb(Box<SmbMeta>),
     /// An FTP data channel's transfer (EVE's `ftp_data`).
     FtpData(Box<FtpDataMeta>),
+    /// An HTTP/2 stream or stream-0 frame (EVE's `http` object with version 2).
+    Http2(Box<Http2Meta>),
+}
+
+/// EVE's `http` object of an HTTP/2 transaction: the fields its headers give, the
+/// header lists as decoded, and the `http2` object (stream and frame details).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Http2Meta {
+    pub stream_id: u32,
+    pub method: Option<String>,
+    pub url: Option<String>,
+    pub user_agent: Option<String>,
+    pub status: Option<u16>,
+    /// The response body's length, once the response began.
+    pub length: Option<u64>,
+    /// Each side's header block entries (size updates included), and frame details.
+    pub sides: PerDir<Http2Side>,
+    /// Per side, its body once the side ended, as `fileinfo` writes it (an alert lists
+    /// its own direction's).
+    pub files: PerDir<Vec<FileMeta>>,
+}
+
+/// One side of an HTTP/2 transaction as EVE writes it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Http2Side {
+    pub headers: Vec<netsieve_applayer::http2::Field>,
+    pub settings: Vec<(u16, u32)>,
+    pub error_code: Option<u32>,
+    pub priority: Option<u8>,
+}
+
+impl Http2Meta {
+    /// There is something to write: headers, settings or an error code (a stream-0
+    /// PING or WINDOW_UPDATE has nothing, and Suricata writes no record of it).
+    pub fn says_anything(&self) -> bool {
+        self.sides
+            .values()
+            .any(|s| !s.headers.is_empty() || !s.settings.is_empty() || s.error_code.is_some())
+    }
 }
 
 /// EVE's `ftp_data` object: the command that opened an FTP data channel and the file
@@ -75,9 +115,10 @@ pub struct SmbMeta {
 
 impl AppMeta {
     /// The files an alert on the transaction lists (an SMTP mail's attachments, an SMB
-    /// transaction's file).
-    pub fn files(&self) -> &[FileMeta] {
+    /// transaction's file; an HTTP/2 stream's of the alert's direction `dir`).
+    pub fn files(&self, dir: Option<Direction>) -> &[FileMeta] {
         match self {
+            AppMeta::Http2(m) => &m.files[dir.unwrap_or(Direction::ToServer)],
             AppMeta::Smtp(m) => &m.files,
             AppMeta::Smb(m) => &m.files,
             AppMeta::FtpData(m) => &m.files,
@@ -101,6 +142,7 @@ impl AppMeta {
             AppMeta::Dcerpc(_) => AppProto::Dcerpc,
             AppMeta::Smb(_) => AppProto::Smb,
             AppMeta::FtpData(_) => AppProto::FtpData,
+            AppMeta::Http2(_) => AppProto::Http2,
         }
     }
 }
@@ -439,6 +481,8 @@ impl AppName {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LogTypes {
     pub http: bool,
+    /// HTTP/2 transactions' `http` records (Suricata's `http2` logger).
+    pub http2: bool,
     pub dns: bool,
     pub tls: bool,
     pub smtp: bool,
@@ -465,6 +509,7 @@ pub struct LogTypes {
 impl LogTypes {
     pub fn any(self) -> bool {
         self.http
+            || self.http2
             || self.dns
             || self.tls
             || self.smtp
@@ -499,6 +544,7 @@ impl LogTypes {
             AppProto::Smb => self.smb || self.files,
             // Suricata's `ftp` logger writes the data channels' `ftp_data` records too.
             AppProto::FtpData => self.ftp || self.files,
+            AppProto::Http2 => self.http2 || self.files,
             AppProto::Pop3 | AppProto::Imap => false,
         }
     }
@@ -512,6 +558,7 @@ fn text(b: &[u8]) -> String {
 pub fn meta(tx: TxRef<'_>) -> TxMeta {
     let app = match tx {
         TxRef::Http(t) => AppMeta::Http(Box::new(http_meta(t))),
+        TxRef::Http2(t) => AppMeta::Http2(Box::new(http2_meta(t))),
         TxRef::Dns(t) => AppMeta::Dns(Box::new(dns_meta(&t.msg))),
         TxRef::Tls(t) => AppMeta::Tls(Box::new(tls_meta(t))),
         TxRef::Smtp(t) => AppMeta::Smtp(Box::new(smtp_meta(t))),
@@ -631,6 +678,47 @@ pub fn smtp_files(t: &smtp::Tx, hashes: u8) -> Vec<FileMeta> {
         .iter()
         .map(|f| FileMeta::kept(text(&f.name), (&f.data, f.size), t.id, hashes))
         .collect()
+}
+
+fn http2_meta(t: &netsieve_applayer::http2::Tx) -> Http2Meta {
+    use netsieve_applayer::http2::Detail;
+    let side = |d: Direction| {
+        let mut s = Http2Side {
+            headers: t.fields[d].clone(),
+            ..Http2Side::default()
+        };
+        for f in &t.frames[d] {
+            match &f.detail {
+                Detail::Settings(list) => s.settings.extend_from_slice(list),
+                Detail::Error(e) => s.error_code = Some(*e),
+                Detail::Priority(p) => s.priority = Some(*p),
+                Detail::Window(_) | Detail::None => {}
+            }
+        }
+        s
+    };
+    Http2Meta {
+        stream_id: t.stream_id,
+        method: t.method().map(text),
+        url: t.path().map(text),
+        user_agent: t.header(Direction::ToServer, "user-agent").map(text),
+        status: t
+            .status()
+            .and_then(|s| std::str::from_utf8(s).ok()?.parse().ok()),
+        // The response's Content-Length, else the request's (as Suricata writes it).
+        length: [Direction::ToClient, Direction::ToServer]
+            .iter()
+            .find_map(|&d| t.header(d, "content-length"))
+            .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse().ok()),
+        sides: PerDir::new(side(Direction::ToServer), side(Direction::ToClient)),
+        files: {
+            let mut files = PerDir::<Vec<FileMeta>>::default();
+            for (d, f) in http2_files(t, PerDir::default(), false, 0) {
+                files[d].push(f);
+            }
+            files
+        },
+    }
 }
 
 fn http_meta(t: &http::Tx) -> HttpMeta {
@@ -801,6 +889,42 @@ fn tls_meta(t: &tls::Tls) -> TlsMeta {
 /// complete, and at the flow's `end` any.
 /// `done[d]` says the file of direction `d` was logged already. Each is (direction,
 /// file).
+/// The files of an HTTP/2 stream not yet logged: each side's body once that side
+/// ended (or the flow did), without a name (Suricata 8 gives none), with the digests
+/// `hashes` asks for.
+pub fn http2_files(
+    t: &http2::Tx,
+    done: PerDir<bool>,
+    end: bool,
+    hashes: u8,
+) -> Vec<(Direction, FileMeta)> {
+    let mut out = Vec::new();
+    for d in Direction::BOTH {
+        let m = &t.msgs[d];
+        if done[d] || !t.has_file(d) || !(t.complete(d) || end) {
+            continue;
+        }
+        let data = if d == Direction::ToClient {
+            &t.file_data[..]
+        } else {
+            &m.body[..]
+        };
+        let whole = m.body.len() as u64 == m.body_len;
+        let size = if whole { data.len() as u64 } else { m.body_len };
+        out.push((
+            d,
+            FileMeta {
+                name: String::new(),
+                size,
+                range: None,
+                tx_id: t.id,
+                hashes: FileHashes::of(hashes, whole.then_some(data)),
+            },
+        ));
+    }
+    out
+}
+
 pub fn http_files(
     t: &http::Tx,
     done: PerDir<bool>,

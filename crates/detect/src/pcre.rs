@@ -144,6 +144,7 @@ mod tests {
             negated: false,
             relative: flags.contains('R'),
             column: 0,
+            captures: Vec::new(),
         }
     }
 

@@ -640,6 +640,7 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::Krb5 => 13,
         AppProto::Snmp => 14,
         AppProto::Ntp => 15,
+        AppProto::Http2 => 16,
     };
     i * 2 + dir.index()
 }
@@ -656,6 +657,8 @@ pub struct Sig {
     /// The application protocol the flow must speak (`alert http`, or implied by an
     /// application-layer buffer).
     pub app: Option<AppProto>,
+    /// The flow must speak `app` itself, not carry it inside another protocol.
+    pub app_exact: bool,
     /// Transaction inspection, for rules with application-layer buffers (or an
     /// application protocol and nothing else to match).
     pub tx: Option<TxSig>,
@@ -1111,6 +1114,8 @@ impl<'a> Linker<'a> {
 
         Sig {
             app,
+            // `alert http1`: HTTP/1 only, not the HTTP an HTTP/2 flow carries.
+            app_exact: matches!(&rule.proto, Proto::App(p) if p == "http1"),
             tx,
             frame,
             fast,

@@ -2609,3 +2609,111 @@ fn an_action_scope_as_written_decides_packet_or_flow() {
     assert_eq!(drops("drop tcp any any -> any 80 (sid:1;)\n"), 3);
     assert_eq!(drops("drop:packet tcp any any -> any 80 (sid:1;)\n"), 2);
 }
+
+/// An HTTP/2 frame: length, type, flags, stream and payload.
+fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = payload.len();
+    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
+    f.extend_from_slice(&stream.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// An HPACK header block of literal fields without indexing (no Huffman coding).
+fn hpack(fields: &[(&str, &str)]) -> Vec<u8> {
+    let mut b = Vec::new();
+    for (n, v) in fields {
+        b.push(0);
+        b.push(n.len() as u8);
+        b.extend_from_slice(n.as_bytes());
+        b.push(v.len() as u8);
+        b.extend_from_slice(v.as_bytes());
+    }
+    b
+}
+
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// HTTP/2 as Suricata reads it: a stream's request and response are one transaction
+/// that `alert http` and `alert http2` rules inspect (not `alert http1` ones), with
+/// its body as `file.data`; stream-0 frames (SETTINGS) are transactions of their own;
+/// `http` records have version 2 and the header lists as decoded. An HTTP/1 request
+/// that asks for `h2c` and is answered `101` becomes stream 1, and the flow says it
+/// was HTTP first.
+#[test]
+fn http2_streams_are_http_transactions() {
+    let mut client = H2_PREFACE.to_vec();
+    client.extend(h2_frame(4, 0, 0, &[]));
+    let req = hpack(&[
+        (":method", "GET"),
+        (":path", "/x"),
+        (":authority", "example.com"),
+        ("user-agent", "curl/8"),
+    ]);
+    client.extend(h2_frame(1, 0x4 | 0x1, 1, &req));
+    let mut server = h2_frame(4, 0, 0, &[0, 3, 0, 0, 0, 100]);
+    let resp = hpack(&[(":status", "200"), ("content-type", "text/html")]);
+    server.extend(h2_frame(1, 0x4, 1, &resp));
+    server.extend(h2_frame(0, 0x1, 1, b"hello world"));
+    let mut frames = conversation_on(80, &[(true, &client), (false, &server)]);
+    let upgrade: &[u8] = b"GET /up HTTP/1.1\r\nHost: h\r\nUpgrade: h2c\r\n\
+        Connection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABk\r\n\r\n";
+    let mut switched = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n".to_vec();
+    switched.extend(h2_frame(4, 0, 0, &[0, 3, 0, 0, 0, 100]));
+    switched.extend(h2_frame(1, 0x4, 1, &hpack(&[(":status", "204")])));
+    switched.extend(h2_frame(0, 0x1, 1, b""));
+    let mut preface = H2_PREFACE.to_vec();
+    preface.extend(h2_frame(4, 0, 0, &[0, 4, 0, 1, 0, 0]));
+    frames.extend(conversation_on(
+        8080,
+        &[(true, upgrade), (false, &switched), (true, &preface)],
+    ));
+    let rules = "\
+alert http any any -> any any (http.uri; content:\"/x\"; sid:1;)
+alert http2 any any -> any any (http.user_agent; content:\"curl\"; sid:2;)
+alert http1 any any -> any any (http.uri; content:\"/x\"; sid:3;)
+alert http2 any any -> any any (file.data; content:\"hello\"; sid:4;)
+alert http2 any any -> any any (flow:to_client; http2.settings:SETTINGS_MAX_CONCURRENT_STREAMS>50; sid:5;)
+alert http2 any any -> any any (http.response_line; content:\"HTTP/2 200|0d 0a|\"; sid:6;)
+alert http1 any any -> any any (http.uri; content:\"/up\"; sid:7;)
+alert http2 any any -> any any (http.uri; content:\"/up\"; sid:8;)
+";
+    let recs = eve(&frames, rules, &["--threads", "1"]);
+    // Sid 5: the server's SETTINGS of each flow.
+    assert_eq!(alert_sids(&recs), [1, 2, 4, 5, 5, 6, 7, 8], "{recs:?}");
+    let of = |kind: &str| -> Vec<&serde_json::Value> {
+        recs.iter().filter(|r| r["event_type"] == kind).collect()
+    };
+    let http = of("http");
+    let stream = http
+        .iter()
+        .find(|r| r["http"]["http2"]["stream_id"] == 1 && r["dest_port"] == 80)
+        .expect("stream 1's record");
+    assert_eq!(stream["http"]["version"], "2");
+    assert_eq!(stream["http"]["status"], 200);
+    assert_eq!(stream["http"]["request_headers"][0]["name"], ":method");
+    assert_eq!(stream["http"]["http_user_agent"], "curl/8");
+    let settings = http
+        .iter()
+        .find(|r| r["http"]["http2"]["response"]["settings"].is_array())
+        .expect("the server's SETTINGS");
+    let first = &settings["http"]["http2"]["response"]["settings"][0];
+    assert_eq!(first["settings_id"], "SETTINGSMAXCONCURRENTSTREAMS");
+    assert_eq!(first["settings_value"], 100);
+    // Each response that sent DATA has a file: the upgraded flow's is empty.
+    let files = of("fileinfo");
+    let mut sizes: Vec<u64> = files
+        .iter()
+        .map(|f| f["fileinfo"]["size"].as_u64().unwrap())
+        .collect();
+    sizes.sort();
+    assert_eq!(sizes, [0, 11], "{files:?}");
+    assert!(files.iter().all(|f| f["app_proto"] == "http2"));
+    let flows = of("flow");
+    let up = flows.iter().find(|f| f["dest_port"] == 8080).unwrap();
+    assert_eq!(up["app_proto"], "http2");
+    assert_eq!(up["app_proto_orig"], "http");
+    let direct = flows.iter().find(|f| f["dest_port"] == 80).unwrap();
+    assert_eq!(direct["app_proto"], "http2");
+    assert!(direct.get("app_proto_orig").is_none());
+}

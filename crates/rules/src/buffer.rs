@@ -195,6 +195,13 @@ app_buffers! {
     SmbNtlmsspDomain = "smb.ntlmssp_domain" { "smb.ntlmssp_domain": Sticky };
     SmbVersion = "smb.version" { "smb.version": Integer };
     FtpDataCommand = "ftpdata_command" { "ftpdata_command": Integer };
+    Http2FrameType = "http2.frametype" { "http2.frametype": Integer };
+    Http2ErrorCode = "http2.errorcode" { "http2.errorcode": Integer };
+    Http2Priority = "http2.priority" { "http2.priority": Integer };
+    Http2Window = "http2.window" { "http2.window": Integer };
+    Http2SizeUpdate = "http2.size_update" { "http2.size_update": Integer };
+    Http2Settings = "http2.settings" { "http2.settings": Integer };
+    Http2HeaderName = "http2.header_name" { "http2.header_name": Sticky };
     NtpVersion = "ntp.version" { "ntp.version": Integer };
     NtpMode = "ntp.mode" { "ntp.mode": Integer };
     NtpStratum = "ntp.stratum" { "ntp.stratum": Integer };

@@ -259,7 +259,12 @@ impl Printer<'_> {
             Match::Content(c) => self.content(c),
             Match::Pcre(p) => {
                 let neg = if p.negated { "!" } else { "" };
-                let v = format!("{neg}\"/{}/{}\"", p.pattern, p.flags);
+                let mut flags = p.flags.clone();
+                for c in &p.captures {
+                    flags.push(',');
+                    flags.push_str(c);
+                }
+                let v = format!("{neg}\"/{}/{flags}\"", p.pattern);
                 self.opt("pcre", Some(&v));
             }
             Match::ByteTest {

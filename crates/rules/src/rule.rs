@@ -212,6 +212,10 @@ pub struct Pcre {
     /// Where the `pcre` option starts in its line (1-based; 0 when not parsed from a
     /// line), for errors found when it is compiled.
     pub column: usize,
+    /// Where its capture groups go (`flow:name`, `pkt:name`), as written after the
+    /// flags. The rule matches as without them; the captured values are not stored
+    /// or logged yet.
+    pub captures: Vec<String>,
 }
 
 impl Pcre {

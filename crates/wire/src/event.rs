@@ -50,6 +50,18 @@ crate::named! {
     FtpResponseCommandTooLong = "ftp.response_command_too_long",
     /// A CONNACK with no CONNECT waiting for it.
     MqttMissingConnect = "mqtt.missing_connect",
+    /// A side that does not begin as HTTP/2 does (the client's preface).
+    Http2InvalidFrameHeader = "http2.invalid_frame_header",
+    /// A frame whose payload is too short for its type or its padding.
+    Http2InvalidFrameLength = "http2.invalid_frame_length",
+    /// A header block that does not decode, or a CONTINUATION out of place.
+    Http2InvalidHeader = "http2.invalid_header",
+    /// A frame longer than netsieve reads (skipped).
+    Http2LongFrameData = "http2.long_frame_data",
+    /// A request whose `:authority` and Host header differ.
+    Http2AuthorityHostMismatch = "http2.authority_host_mismatch",
+    /// A request whose `:authority` has user information (`user@host`).
+    Http2UserinfoInUri = "http2.userinfo_in_uri",
     /// A PUBACK, PUBREC, PUBREL or PUBCOMP with no PUBLISH of its packet identifier.
     MqttMissingPublish = "mqtt.missing_publish",
     /// A SUBACK with no SUBSCRIBE of its packet identifier.

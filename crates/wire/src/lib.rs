@@ -41,6 +41,7 @@ macro_rules! named {
 
 pub mod event;
 pub mod frame;
+pub mod http2;
 pub mod ip_proto;
 
 pub use event::{AppEvent, DecodeEvent, StreamEvent};

@@ -127,11 +127,12 @@ pub(super) struct Xff {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 18] = [
+const KINDS: [(&str, KindSwitch); 19] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
     ("http", |e| &mut e.log.http),
+    ("http2", |e| &mut e.log.http2),
     ("dns", |e| &mut e.log.dns),
     ("tls", |e| &mut e.log.tls),
     ("smtp", |e| &mut e.log.smtp),
@@ -174,6 +175,7 @@ impl Default for EveOptions {
             alert_meta: AlertMeta::default(),
             log: LogTypes {
                 http: true,
+                http2: true,
                 dns: true,
                 tls: true,
                 smtp: true,
@@ -530,6 +532,11 @@ const TABLE: &[(Key, Setter)] = &[
         let Some(proto) = netsieve_detect::app::proto_by_name(name) else {
             return Ok(Used::No);
         };
+        // HTTP/2 switched off: not parsed, nor switched to.
+        if proto == AppProto::Http2 && rest == ["enabled"] && config::parse_bool(v) == Some(false) {
+            s.http.http2 = false;
+            return Ok(Used::Yes);
+        }
         // `enabled: detection-only`: named, not parsed.
         if rest == ["enabled"] {
             s.ports.set_parsed(proto, v.trim() != "detection-only");
@@ -839,6 +846,7 @@ impl Settings {
             &format!("{htp}.response-body-decompress-layer-limit"),
             self.http.decompress_layers.to_string(),
         );
+        put("app-layer.protocols.http2.enabled", yes(self.http.http2));
         put("packet-alert-max", self.alert_max.to_string());
         put("vlan.use-for-tracking", yes(self.flow.vlan_tracking));
         put("stream.async-oneside", yes(self.flow.async_oneside));

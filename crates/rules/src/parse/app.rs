@@ -4,7 +4,7 @@
 use super::{Builder, Opt, ParseError, parse_cmp, parse_num};
 use crate::buffer::{AppBuffer, AppNeed, Spelling};
 use crate::rule::{Absent, Buffer, Cmp, DataType, Dataset, DatasetCmd, Match, RawOption};
-use netsieve_wire::FrameType;
+use netsieve_wire::{FrameType, http2};
 
 /// `frame:NAME`: the matches after it inspect each frame of that type, named in full
 /// (`tls.pdu`) or by type for the header's protocol (`pdu`). A frame no parser of
@@ -56,6 +56,9 @@ pub(super) fn buffer(
                 AppBuffer::TlsVersion => tls_version(v),
                 AppBuffer::FtpMode => ftp_mode(v),
                 AppBuffer::FtpDataCommand => ftpdata_command(v),
+                AppBuffer::Http2FrameType => named_number(&http2::FRAME_TYPES, 0, v),
+                AppBuffer::Http2ErrorCode => named_number(&http2::ERROR_CODES, 0, v),
+                AppBuffer::Http2Settings => http2_setting(v),
                 AppBuffer::FtpReplyReceived => yes_no(v),
                 AppBuffer::MqttConnackSessionPresent => yes_no(v),
                 AppBuffer::MqttType => mqtt_type(v),
@@ -178,6 +181,48 @@ fn ftpdata_command(v: &str) -> Option<Cmp> {
         "stor" => Some(Cmp::Eq(2)),
         _ => None,
     }
+}
+
+/// `http2.frametype:GOAWAY`, `http2.errorcode:INTERNAL_ERROR`: a name of HTTP/2's (or
+/// a number), with `!` for any other.
+fn named_number(names: &[&str], first: u32, v: &str) -> Option<Cmp> {
+    let v = v.trim();
+    let (neg, name) = match v.strip_prefix('!') {
+        Some(n) => (true, n),
+        None => (false, v),
+    };
+    let n = i64::from(http2::number_of(names, first, name)?);
+    Some(if neg { Cmp::Ne(n) } else { Cmp::Eq(n) })
+}
+
+/// `http2.settings:SETTINGS_MAX_FRAME_SIZE` with an optional comparison of its value
+/// (`>1000`, `=0`, `<5`): the engine's buffer holds each setting as its identifier
+/// above its 32-bit value, so the comparison becomes a range within the identifier.
+fn http2_setting(v: &str) -> Option<Cmp> {
+    let v = v.trim();
+    let at = v.find(['<', '>', '=', '!']).unwrap_or(v.len());
+    let (name, cmp) = v.split_at(at);
+    let id = i64::from(http2::number_of(&http2::SETTINGS, 1, name)?);
+    let base = id << 32;
+    let top = base + u32::MAX as i64;
+    let value = |c: Cmp| match c {
+        Cmp::Eq(n) | Cmp::Gt(n) | Cmp::Ge(n) | Cmp::Lt(n) | Cmp::Le(n) => {
+            (0..=u32::MAX as i64).contains(&n)
+        }
+        _ => false,
+    };
+    if cmp.trim().is_empty() {
+        return Some(Cmp::Range(base, top));
+    }
+    Some(match parse_cmp(cmp).filter(|&c| value(c)) {
+        None => return None,
+        Some(Cmp::Eq(n)) => Cmp::Eq(base + n),
+        Some(Cmp::Gt(n)) => Cmp::Range(base + n + 1, top),
+        Some(Cmp::Ge(n)) => Cmp::Range(base + n, top),
+        Some(Cmp::Lt(n)) if n > 0 => Cmp::Range(base, base + n - 1),
+        Some(Cmp::Le(n)) => Cmp::Range(base, base + n),
+        _ => return None,
+    })
 }
 
 /// `yes`/`on`/`true` as 1, `no`/`off`/`false` as 0 (`ftp.reply_received:yes`).

@@ -367,7 +367,22 @@ fn parse_pcre(v: &str) -> Result<Pcre, String> {
     let body = v.strip_prefix('/').ok_or("must start with '/'")?;
     let end = body.rfind('/').ok_or("no closing '/'")?;
     let pattern = body[..end].to_string();
-    let flags = body[end + 1..].to_string();
+    // Capture targets follow the flags: `/(x)/i,flow:name,pkt:other`.
+    let (flags, captures) = match body[end + 1..].split_once(',') {
+        Some((f, c)) => (
+            f.to_string(),
+            c.split(',').map(|c| c.trim().to_string()).collect(),
+        ),
+        None => (body[end + 1..].to_string(), Vec::new()),
+    };
+    for c in &captures {
+        let ok = c
+            .split_once(':')
+            .is_some_and(|(scope, name)| matches!(scope, "flow" | "pkt") && !name.is_empty());
+        if !ok {
+            return Err(format!("bad capture '{c}'"));
+        }
+    }
     for f in flags.chars() {
         if !"ismxAEGRUIPHDMCKSYBVWQOL".contains(f) {
             return Err(format!("unknown flag '{f}'"));
@@ -379,6 +394,7 @@ fn parse_pcre(v: &str) -> Result<Pcre, String> {
         flags,
         negated,
         column: 0,
+        captures,
     })
 }
 

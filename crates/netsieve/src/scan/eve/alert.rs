@@ -446,7 +446,12 @@ impl<'a> Record<'a> {
         }
         if let Some(t) = al.tx.as_ref().filter(|_| opts.alert_meta.app) {
             rec.tx_id = Some(t.tx_id);
-            rec.files = t.app.files().iter().map(fileinfo::Object::of).collect();
+            rec.files = t
+                .app
+                .files(al.dir)
+                .iter()
+                .map(fileinfo::Object::of)
+                .collect();
             rec.app = Some(tx::App {
                 tx: t,
                 ja3: set.uses_ja3(),

@@ -9,6 +9,8 @@ use serde::Serialize;
 /// [`FileMeta`] as EVE writes it.
 #[derive(Serialize)]
 pub(super) struct Object<'a> {
+    /// An HTTP/2 stream's file has none.
+    #[serde(skip_serializing_if = "str::is_empty")]
     filename: &'a str,
     gaps: bool,
     state: &'static str,

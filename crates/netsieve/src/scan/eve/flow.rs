@@ -29,6 +29,8 @@ pub(in crate::scan) struct Record {
     proto: u8,
     #[serde(skip_serializing_if = "Option::is_none")]
     app_proto: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    app_proto_orig: Option<&'static str>,
     flow: Counters,
     #[serde(skip_serializing_if = "Option::is_none")]
     tcp: Option<Tcp>,
@@ -123,6 +125,7 @@ impl Record {
             ip_v: if client.0.is_ipv4() { 4 } else { 6 },
             proto: f.proto(),
             app_proto: f.user.app_proto().map(AppName::name),
+            app_proto_orig: f.user.app_proto_orig().map(AppName::name),
             flow: Counters {
                 pkts_toserver: pkts[ts],
                 pkts_toclient: pkts[tc],

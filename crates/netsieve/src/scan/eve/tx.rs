@@ -27,6 +27,7 @@ impl Serialize for App<'_> {
         let name = self.tx.app.proto().record_name();
         match &self.tx.app {
             AppMeta::Http(h) => m.serialize_entry(name, &http::Object::of(h))?,
+            AppMeta::Http2(h) => m.serialize_entry(name, &http::Object2::of(h))?,
             AppMeta::Dns(d) => m.serialize_entry(
                 name,
                 &dns::Object {
