@@ -20,6 +20,7 @@
 //! event and is skipped; HPACK errors end the direction's header decoding (its table
 //! no longer matches the peer's). At most [`MAX_TXS`] transactions are kept.
 
+use crate::dns;
 use crate::http::{Header, Http, Message};
 use crate::txs::{Events, Numbered, Txs};
 use netsieve_wire::{AppEvent, Direction, PerDir};
@@ -32,6 +33,8 @@ pub const MAX_BODY: usize = 1 << 20;
 pub const MAX_BLOCK: usize = 256 << 10;
 /// Transactions kept (the oldest go first).
 pub const MAX_TXS: usize = 512;
+/// The longest DNS message read from a DoH stream (UDP's limit, as Suricata's).
+const MAX_DNS: usize = 65535;
 /// The longest DATA frame read whole; of a longer one only the bytes that come with
 /// its header are (an event says so).
 const MAX_DATA_FRAME: usize = 65536;
@@ -107,6 +110,9 @@ pub struct Tx {
     pub global: bool,
     /// A side's header block arrived.
     pub headers: PerDir<bool>,
+    /// DNS over HTTPS (RFC 8484): each side's DNS message, from a GET's `dns`
+    /// parameter or an `application/dns-message` body.
+    pub dns: PerDir<Option<Box<dns::Tx>>>,
 }
 
 impl Numbered for Tx {
@@ -146,6 +152,11 @@ impl Tx {
             .headers
             .iter()
             .filter(|h| !h.name.starts_with(b":"))
+    }
+
+    /// It carries DNS (DoH2).
+    pub fn is_doh(&self) -> bool {
+        self.dns.values().any(Option::is_some)
     }
 
     /// The side carries a file: it sent DATA (even empty: Suricata 8 writes a
@@ -268,6 +279,10 @@ pub struct Http2 {
     /// The HTTP/1 connection this one was upgraded from (`Upgrade: h2c`), with its
     /// transactions; this one's are numbered after them.
     pub http1: Option<Box<Http>>,
+    /// A stream carried DNS: the connection is DNS over HTTPS (DoH2).
+    pub doh: bool,
+    /// The highest even and odd stream ids begun.
+    last_stream: [u32; 2],
 }
 
 impl Http2 {
@@ -314,23 +329,18 @@ impl Http2 {
                     fields.push(hd.clone());
                 }
             }
-            let t = h.tx_for(1);
-            t.msgs[Direction::ToServer].headers = fields.clone();
-            t.msgs[Direction::ToServer].body = req.msg.body.clone();
-            t.msgs[Direction::ToServer].body_len = req.msg.body_len;
-            t.msgs[Direction::ToServer].complete = true;
-            t.fields[Direction::ToServer] = fields.into_iter().map(Field::Header).collect();
-            t.headers[Direction::ToServer] = true;
+            // A new connection's first stream.
+            if let Some(t) = h.tx_for(1) {
+                let m = &mut t.msgs[Direction::ToServer];
+                m.headers = fields.clone();
+                m.body = req.msg.body.clone();
+                m.body_len = req.msg.body_len;
+                m.complete = true;
+                t.fields[Direction::ToServer] = fields.into_iter().map(Field::Header).collect();
+                t.headers[Direction::ToServer] = true;
+            }
             if let Some(p) = settings {
-                let list: Vec<(u16, u32)> = p
-                    .chunks_exact(6)
-                    .map(|c| {
-                        (
-                            u16::from_be_bytes([c[0], c[1]]),
-                            u32::from_be_bytes([c[2], c[3], c[4], c[5]]),
-                        )
-                    })
-                    .collect();
+                let list = settings_of(&p);
                 if !list.is_empty() {
                     let (dir, s) = (Direction::ToServer, 0);
                     h.frame(dir, s, kind::SETTINGS, 0, Detail::Settings(list));
@@ -609,10 +619,11 @@ impl Http2 {
                 };
                 self.frame(dir, stream, kind, flags, detail);
                 if kind == kind::RST_STREAM && stream != 0 {
-                    // A reset ends both sides of the stream.
-                    let a = self.end_stream(dir, stream);
-                    let b = self.end_stream(dir.reverse(), stream);
-                    return a || b;
+                    // A reset ends its sender's side; what the other side had in
+                    // flight still comes (measured: dns-over-http2's stream 7, reset by
+                    // the client and answered after, alerts on its answer and is logged
+                    // once).
+                    return self.end_stream(dir, stream);
                 }
                 false
             }
@@ -620,15 +631,7 @@ impl Http2 {
                 if !p.len().is_multiple_of(6) {
                     self.events.raise(AppEvent::Http2InvalidFrameLength);
                 }
-                let settings: Vec<(u16, u32)> = p
-                    .chunks_exact(6)
-                    .map(|c| {
-                        (
-                            u16::from_be_bytes([c[0], c[1]]),
-                            u32::from_be_bytes([c[2], c[3], c[4], c[5]]),
-                        )
-                    })
-                    .collect();
+                let settings = settings_of(p);
                 // The table size the peer's encoder may use: this side's setting
                 // bounds the other side's decoder.
                 for &(id, v) in &settings {
@@ -703,7 +706,9 @@ impl Http2 {
             Some(s) => (s, Direction::ToServer),
             None => (block.stream, dir),
         };
-        let t = self.tx_for(stream);
+        let Some(t) = self.tx_for(stream) else {
+            return false;
+        };
         for f in &fields {
             if let Field::Header(h) = f
                 && t.msgs[d].headers.len() < 256
@@ -725,10 +730,47 @@ impl Http2 {
         done
     }
 
-    /// Events of a request's headers once decoded.
+    /// A DNS message of side `d` of stream `stream` (DoH2), unless too long.
+    fn doh_message(&mut self, stream: u32, d: Direction, msg: &[u8]) {
+        if msg.len() > MAX_DNS {
+            self.events.raise(match d {
+                Direction::ToServer => AppEvent::Http2DnsRequestTooLong,
+                Direction::ToClient => AppEvent::Http2DnsResponseTooLong,
+            });
+            return;
+        }
+        let Some(m) = dns::parse(msg) else { return };
+        let Some(t) = self.tx_for(stream) else { return };
+        t.dns[d] = Some(Box::new(dns::Tx {
+            id: t.id,
+            dir: d,
+            msg: m,
+        }));
+        self.doh = true;
+    }
+
+    /// Events of a request's headers once decoded, and the DNS query of a GET's `dns`
+    /// parameter.
     fn check_request(&mut self, stream: u32, d: Direction) {
         if d != Direction::ToServer {
             return;
+        }
+        let query = self
+            .txs
+            .iter()
+            .rev()
+            .find(|t| t.stream_id == stream)
+            .and_then(|t| {
+                (t.method() == Some(b"GET")).then_some(())?;
+                let path = t.path()?;
+                let q = &path[path.iter().position(|&c| c == b'?')? + 1..];
+                let v = q
+                    .split(|&c| c == b'&')
+                    .find_map(|p| p.strip_prefix(b"dns="))?;
+                Some(base64url(v))
+            });
+        if let Some(msg) = query {
+            self.doh_message(stream, d, &msg);
         }
         let Some(t) = self.txs.iter().rev().find(|t| t.stream_id == stream) else {
             return;
@@ -764,7 +806,10 @@ impl Http2 {
             t.msgs[Direction::ToClient].complete = true;
             t
         } else {
-            self.tx_for(stream)
+            match self.tx_for(stream) {
+                Some(t) => t,
+                None => return,
+            }
         };
         if t.frames[dir].len() < 256 {
             t.frames[dir].push(Frame {
@@ -775,20 +820,28 @@ impl Http2 {
         }
     }
 
-    /// The transaction of stream `stream` (begun on its first frame).
-    fn tx_for(&mut self, stream: u32) -> &mut Tx {
+    /// The transaction of stream `stream` (begun on its first frame), or none for a
+    /// stream that was done with and dropped (a frame after a reset, measured:
+    /// dns-over-http2's stream 7 is logged once).
+    fn tx_for(&mut self, stream: u32) -> Option<&mut Tx> {
         let i = self
             .txs
             .iter()
             .rposition(|t| t.stream_id == stream && !t.global && stream != 0);
-        match i {
-            Some(i) => self.txs.iter_mut().nth(i).expect("found above"),
-            None => self.txs.begin(|id| Tx {
-                id,
-                stream_id: stream,
-                ..Tx::default()
-            }),
+        if let Some(i) = i {
+            return self.txs.iter_mut().nth(i);
         }
+        // Stream ids grow, the client's odd and the server's (pushed) even ones apart.
+        let last = &mut self.last_stream[(stream % 2) as usize];
+        if stream <= *last {
+            return None;
+        }
+        *last = stream;
+        Some(self.txs.begin(|id| Tx {
+            id,
+            stream_id: stream,
+            ..Tx::default()
+        }))
     }
 
     /// DATA bytes of stream `stream`.
@@ -796,7 +849,7 @@ impl Http2 {
         if chunk.is_empty() {
             return;
         }
-        let t = self.tx_for(stream);
+        let Some(t) = self.tx_for(stream) else { return };
         let m = &mut t.msgs[dir];
         m.body_len += chunk.len() as u64;
         let room = MAX_BODY.saturating_sub(m.body.len());
@@ -808,11 +861,24 @@ impl Http2 {
         if stream == 0 {
             return false;
         }
-        let t = self.tx_for(stream);
+        let Some(t) = self.tx_for(stream) else {
+            return false;
+        };
         if t.msgs[dir].complete {
             return false;
         }
         t.msgs[dir].complete = true;
+        let dns_body = t.header(dir, "content-type").is_some_and(|c| {
+            c.trim_ascii()
+                .eq_ignore_ascii_case(b"application/dns-message")
+        });
+        if dns_body {
+            let body = t.msgs[dir].body.clone();
+            self.doh_message(stream, dir, &body);
+        }
+        let Some(t) = self.tx_for(stream) else {
+            return true;
+        };
         if dir == Direction::ToClient {
             let m = &t.msgs[dir];
             t.file_data = match t.header(dir, "content-encoding") {
@@ -852,7 +918,7 @@ impl Http2 {
 fn base64url(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     let (mut acc, mut bits) = (0u32, 0);
-    for &c in text.iter().take(4096) {
+    for &c in text.iter().take(MAX_DNS * 4 / 3 + 4) {
         let v = match c {
             b'A'..=b'Z' => c - b'A',
             b'a'..=b'z' => c - b'a' + 26,
@@ -878,6 +944,19 @@ fn unbrotli(body: &[u8]) -> Vec<u8> {
     let r = brotli_decompressor::Decompressor::new(body, 4096);
     let _ = r.take(MAX_BODY as u64).read_to_end(&mut out);
     out
+}
+
+/// A SETTINGS payload's (identifier, value) pairs, six bytes each (a shorter rest is
+/// not one).
+fn settings_of(p: &[u8]) -> Vec<(u16, u32)> {
+    p.chunks_exact(6)
+        .map(|c| {
+            (
+                u16::from_be_bytes([c[0], c[1]]),
+                u32::from_be_bytes([c[2], c[3], c[4], c[5]]),
+            )
+        })
+        .collect()
 }
 
 /// A payload without its padding (PADDED flag: a length byte first, padding last).
@@ -1053,6 +1132,72 @@ mod tests {
                 AppEvent::Http2UserinfoInUri,
                 AppEvent::Http2AuthorityHostMismatch
             ]
+        );
+    }
+
+    /// DNS over HTTP/2: a GET's `dns` parameter (base64url) is the query, an
+    /// `application/dns-message` body the answer; a message over 65,535 bytes raises
+    /// an event and is not read.
+    #[test]
+    fn dns_over_http2_messages_are_read() {
+        // A query for `a.b` (type A), id 0, as RFC 8484's example encodes them.
+        let query =
+            b"\x00\x00\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x01a\x01b\x00\x00\x01\x00\x01";
+        let b64: String = {
+            const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+            let mut out = String::new();
+            for c in query.chunks(3) {
+                let n = c.iter().fold(0u32, |n, &b| n << 8 | b as u32) << (8 * (3 - c.len()));
+                for i in 0..=c.len() {
+                    out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+                }
+            }
+            out
+        };
+        let (mut ce, mut se) = (loona_hpack::Encoder::new(), loona_hpack::Encoder::new());
+        let mut h = Http2::new();
+        h.feed(C, PREFACE);
+        let path = format!("/dns-query?dns={b64}");
+        let req = block(&mut ce, &[(":method", "GET"), (":path", &path)]);
+        h.feed(C, &frame(kind::HEADERS, END_HEADERS | END_STREAM, 1, &req));
+        let mut answer = query.to_vec();
+        answer[2] |= 0x80;
+        let resp = block(
+            &mut se,
+            &[
+                (":status", "200"),
+                ("content-type", "application/dns-message"),
+            ],
+        );
+        h.feed(S, &frame(kind::HEADERS, END_HEADERS, 1, &resp));
+        h.feed(S, &frame(kind::DATA, END_STREAM, 1, &answer));
+        let t = &h.txs[0];
+        assert!(h.doh && t.is_doh());
+        let q = t.dns[C].as_ref().expect("the query");
+        assert_eq!(q.msg.questions[0].name, b"a.b");
+        assert!(!q.msg.response);
+        assert!(t.dns[S].as_ref().expect("the answer").msg.response);
+        // Too long for DNS: an event, no message.
+        let resp = block(
+            &mut se,
+            &[
+                (":status", "200"),
+                ("content-type", "application/dns-message"),
+            ],
+        );
+        let req = block(&mut ce, &[(":method", "POST"), (":path", "/dns-query")]);
+        h.feed(C, &frame(kind::HEADERS, END_HEADERS | END_STREAM, 3, &req));
+        h.feed(S, &frame(kind::HEADERS, END_HEADERS, 3, &resp));
+        let big = vec![0u8; MAX_DNS + 1];
+        for c in big.chunks(16000) {
+            h.feed(S, &frame(kind::DATA, 0, 3, c));
+        }
+        h.feed(S, &frame(kind::DATA, END_STREAM, 3, &[]));
+        assert!(h.txs[1].dns[S].is_none());
+        assert!(
+            h.events
+                .since(0)
+                .any(|e| e == AppEvent::Http2DnsResponseTooLong)
         );
     }
 

@@ -89,6 +89,8 @@ pub enum AppProto {
     FtpData,
     /// HTTP/2 over cleartext TCP, recognised by the client's preface.
     Http2,
+    /// DNS over HTTP/2 (RFC 8484): an HTTP/2 flow once a stream carried DNS.
+    Doh2,
 }
 
 impl AppProto {
@@ -111,6 +113,7 @@ impl AppProto {
         AppProto::Dcerpc,
         AppProto::FtpData,
         AppProto::Http2,
+        AppProto::Doh2,
     ];
 
     /// Its server speaks first (a greeting that names no protocol by itself): the
@@ -123,15 +126,32 @@ impl AppProto {
     /// named pipes (so `alert dcerpc` rules apply to SMB flows, as in Suricata), and
     /// HTTP in HTTP/2 (`alert http` rules apply to both versions).
     pub fn carries(self, p: AppProto) -> bool {
-        self == p || self.inner() == Some(p)
+        self.spoken().contains(&p)
     }
 
-    /// The protocol a flow of this one carries inside it: DCE/RPC in SMB.
-    pub fn inner(self) -> Option<AppProto> {
+    /// The protocols a flow of this one speaks: its own, then those it carries
+    /// (DCE/RPC in SMB, HTTP in HTTP/2, and in DNS over HTTP/2 both and DNS).
+    pub fn spoken(self) -> &'static [AppProto] {
+        use AppProto::*;
         match self {
-            AppProto::Smb => Some(AppProto::Dcerpc),
-            AppProto::Http2 => Some(AppProto::Http),
-            _ => None,
+            Smb => &[Smb, Dcerpc],
+            Http2 => &[Http2, Http],
+            Doh2 => &[Doh2, Http2, Http, Dns],
+            Http => &[Http],
+            Tls => &[Tls],
+            Dns => &[Dns],
+            Smtp => &[Smtp],
+            Ssh => &[Ssh],
+            Ftp => &[Ftp],
+            Sip => &[Sip],
+            Mqtt => &[Mqtt],
+            Krb5 => &[Krb5],
+            Snmp => &[Snmp],
+            Ntp => &[Ntp],
+            Pop3 => &[Pop3],
+            Imap => &[Imap],
+            Dcerpc => &[Dcerpc],
+            FtpData => &[FtpData],
         }
     }
 
@@ -148,7 +168,7 @@ impl AppProto {
         match self {
             AppProto::FtpData => "ftp_data",
             // An HTTP/2 stream is written as an `http` record.
-            AppProto::Http2 => "http",
+            AppProto::Http2 | AppProto::Doh2 => "http",
             p => p.name(),
         }
     }
@@ -173,6 +193,7 @@ impl AppProto {
             AppProto::Dcerpc => "dcerpc",
             AppProto::FtpData => "ftp-data",
             AppProto::Http2 => "http2",
+            AppProto::Doh2 => "doh2",
         }
     }
 }

@@ -148,6 +148,8 @@ impl Session {
             AppProto::Smb => Some(Parser::Smb(Box::default())),
             AppProto::FtpData => Some(Parser::FtpData(Box::default())),
             AppProto::Http2 => Some(Parser::Http2(Box::default())),
+            // Named once a stream carried DNS, never probed for.
+            AppProto::Doh2 => Some(Parser::Http2(Box::default())),
             AppProto::Pop3 | AppProto::Imap => None,
         };
         if let (Some(_), Some(p)) = (&self.frames, &mut self.parser) {
@@ -278,7 +280,19 @@ impl Session {
         };
         self.mark_frames(dir, base, false);
         self.switch_to_http2();
+        self.name_doh();
         r
+    }
+
+    /// An HTTP/2 flow whose stream carried DNS is DNS over HTTP/2 from then on.
+    fn name_doh(&mut self) {
+        if let Some(Parser::Http2(h)) = &self.parser
+            && h.doh
+            && self.proto == Some(AppProto::Http2)
+        {
+            self.orig = self.orig.or(self.proto);
+            self.proto = Some(AppProto::Doh2);
+        }
     }
 
     /// An HTTP/1 connection that switched to HTTP/2 (`Upgrade: h2c` answered by

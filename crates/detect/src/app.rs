@@ -95,6 +95,11 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
     // other rule they are both versions' (an HTTP/2 flow carries HTTP).
     let proto = match proto {
         AppProto::Http if header == Some(AppProto::Http2) => AppProto::Http2,
+        // In a rule for DNS over HTTP/2 (`alert doh2`), HTTP's and DNS's buffers are
+        // its streams'.
+        AppProto::Http | AppProto::Http2 | AppProto::Dns if header == Some(AppProto::Doh2) => {
+            AppProto::Doh2
+        }
         p => p,
     };
     Some((proto, side, stage))
@@ -145,9 +150,8 @@ fn inspected_any(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Si
         SmtpRcptTo | EmailFrom | EmailTo | EmailCc | EmailSubject | EmailDate | EmailMessageId
         | EmailUrl | EmailXMailer | EmailReceived => (Smtp, Request, Done),
         DnsQuery => (Dns, Request, Done),
-        DnsQueriesRrname | DnsAnswersRrname | DnsOpcode | DnsRcode | DnsRrtype => {
-            (Dns, Either, Done)
-        }
+        DnsQueriesRrname | DnsAnswersRrname | DnsAuthoritiesRrname | DnsAdditionalsRrname
+        | DnsOpcode | DnsRcode | DnsRrtype => (Dns, Either, Done),
         DnsResponseRrname => (Dns, Response, Done),
         // The client's hello.
         TlsSni | Ja3Hash | Ja3String => (Tls, Request, Head),
@@ -241,6 +245,7 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
     Some(match name {
         "http" | "http1" => AppProto::Http,
         "http2" => AppProto::Http2,
+        "doh2" => AppProto::Doh2,
         "tls" | "ssl" => AppProto::Tls,
         "dns" => AppProto::Dns,
         "smtp" => AppProto::Smtp,
@@ -866,6 +871,12 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
                 DnsAnswersRrname => {
                     out.extend(m.answers.iter().map(|a| Cow::Borrowed(&a.name[..])))
                 }
+                DnsAuthoritiesRrname => {
+                    out.extend(m.authorities.iter().map(|a| Cow::Borrowed(&a.name[..])))
+                }
+                DnsAdditionalsRrname => {
+                    out.extend(m.additionals.iter().map(|a| Cow::Borrowed(&a.name[..])))
+                }
                 // Every name a response holds: its questions', its records' owners, and
                 // the names their data give (CNAME, NS, PTR, MX; SOA's two).
                 DnsResponseRrname if m.response => {
@@ -1055,6 +1066,23 @@ fn fill_http2<'a>(buf: AppBuffer, t: &'a http2::Tx, d: Direction, out: &mut Vec<
     let line = |parts: &[&[u8]]| Cow::Owned(parts.concat());
     let number = |n: u64| Cow::Owned(n.to_be_bytes().to_vec());
     let frames = || t.frames[d].iter();
+    // DNS over HTTP/2: the side's DNS message has DNS's buffers.
+    if let Some(x) = t.dns[d].as_deref()
+        && matches!(
+            buf,
+            DnsQuery
+                | DnsQueriesRrname
+                | DnsAnswersRrname
+                | DnsAuthoritiesRrname
+                | DnsAdditionalsRrname
+                | DnsResponseRrname
+                | DnsOpcode
+                | DnsRcode
+                | DnsRrtype
+        )
+    {
+        return fill(buf, TxRef::Dns(x), d, out);
+    }
     // A header's values (case-sensitive names, see `http2::Tx::header`), repeated ones
     // joined with ", ".
     let header = |side: Direction, name: &'static str, out: &mut Vec<Cow<'a, [u8]>>| {

@@ -2869,6 +2869,17 @@ impl Detector {
                     let complete = Direction::BOTH.iter().all(|&d| t.complete(d));
                     if !seen.logged && (complete || end) {
                         seen.logged = true;
+                        // A DoH stream's `dns` record: its answer, else its query
+                        // (one per stream, measured: dns-over-http2).
+                        let msg = [Direction::ToClient, Direction::ToServer]
+                            .into_iter()
+                            .find_map(|d| Some((d, t.dns[d].as_deref()?)));
+                        if want.dns
+                            && let Some((_, x)) = msg
+                        {
+                            // Written the request's way, as the stream's records are.
+                            log(Direction::ToServer, Logged::Tx(meta(TxRef::Dns(x))));
+                        }
                         let m = meta(TxRef::Http2(t));
                         if want.http2
                             && let crate::log::AppMeta::Http2(h) = &m.app
@@ -3067,9 +3078,9 @@ impl Detector {
         } = user;
         let Some(sess) = app.as_ref() else { return };
         let Some(proto) = sess.proto else { return };
-        // An SMB flow's DCE/RPC calls are also inspected by DCE/RPC's rules.
-        let groups =
-            [Some(proto), proto.inner()].map(|p| p.map(|p| (p, &set.tx_groups[tx_group(p, d)])));
+        // The groups of the protocols the flow speaks (an SMB flow's DCE/RPC calls are
+        // inspected by DCE/RPC's rules too).
+        let groups = || (proto.spoken().iter()).map(|&p| (p, &set.tx_groups[tx_group(p, d)]));
         let mut bufs = Vec::new();
         for tx in txs(sess.parser.as_ref()) {
             let stage = tx.stage(d);
@@ -3084,12 +3095,13 @@ impl Detector {
             self.cands.clear();
             // A group's rules judge the transactions of its protocol, or of one that
             // carries it (not an upgraded connection's HTTP/1 ones by HTTP/2's rules).
-            let tx_proto = tx.proto();
-            for (_, g) in groups
-                .iter()
-                .flatten()
-                .filter(|(p, _)| tx_proto.carries(*p))
-            {
+            // A DoH2 flow's HTTP/2 transactions are all DoH2's (measured: `alert doh2`
+            // rules match its PING frames, dns-over-http2).
+            let tx_proto = match (tx.proto(), proto) {
+                (AppProto::Http2, AppProto::Doh2) => AppProto::Doh2,
+                (p, _) => p,
+            };
+            for (_, g) in groups().filter(|(p, _)| tx_proto.carries(*p)) {
                 for (buf, transforms, pf) in &g.bufs {
                     bufs.clear();
                     fill(buf.buffer(), tx, d, &mut bufs);

@@ -72,6 +72,8 @@ pub struct Http2Meta {
     /// Per side, its body once the side ended, as `fileinfo` writes it (an alert lists
     /// its own direction's).
     pub files: PerDir<Vec<FileMeta>>,
+    /// Per side, its DNS message (DNS over HTTP/2; an alert writes its direction's).
+    pub dns: PerDir<Option<Box<DnsMeta>>>,
 }
 
 /// One side of an HTTP/2 transaction as EVE writes it.
@@ -545,6 +547,7 @@ impl LogTypes {
             // Suricata's `ftp` logger writes the data channels' `ftp_data` records too.
             AppProto::FtpData => self.ftp || self.files,
             AppProto::Http2 => self.http2 || self.files,
+            AppProto::Doh2 => self.http2 || self.dns || self.files,
             AppProto::Pop3 | AppProto::Imap => false,
         }
     }
@@ -711,6 +714,7 @@ fn http2_meta(t: &netsieve_applayer::http2::Tx) -> Http2Meta {
             .find_map(|&d| t.header(d, "content-length"))
             .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse().ok()),
         sides: PerDir::new(side(Direction::ToServer), side(Direction::ToClient)),
+        dns: t.dns.clone().map(|x| x.map(|x| Box::new(dns_meta(&x.msg)))),
         files: {
             let mut files = PerDir::<Vec<FileMeta>>::default();
             for (d, f) in http2_files(t, PerDir::default(), false, 0) {

@@ -641,6 +641,7 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::Snmp => 14,
         AppProto::Ntp => 15,
         AppProto::Http2 => 16,
+        AppProto::Doh2 => 17,
     };
     i * 2 + dir.index()
 }

@@ -110,6 +110,8 @@ app_buffers! {
     DnsQueriesRrname = "dns.queries.rrname" { "dns.queries.rrname": Sticky };
     DnsAnswersRrname = "dns.answers.rrname" { "dns.answers.rrname": Sticky };
     DnsResponseRrname = "dns.response.rrname" { "dns.response.rrname": Sticky };
+    DnsAuthoritiesRrname = "dns.authorities.rrname" { "dns.authorities.rrname": Sticky };
+    DnsAdditionalsRrname = "dns.additionals.rrname" { "dns.additionals.rrname": Sticky };
     DnsOpcode = "dns.opcode" { "dns.opcode": Integer };
     DnsRcode = "dns.rcode" { "dns.rcode": Integer };
     DnsRrtype = "dns.rrtype" { "dns.rrtype": Integer };

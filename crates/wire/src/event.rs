@@ -62,6 +62,10 @@ crate::named! {
     Http2AuthorityHostMismatch = "http2.authority_host_mismatch",
     /// A request whose `:authority` has user information (`user@host`).
     Http2UserinfoInUri = "http2.userinfo_in_uri",
+    /// A DNS-over-HTTPS request message over 65,535 bytes (not parsed).
+    Http2DnsRequestTooLong = "http2.dns_request_too_long",
+    /// A DNS-over-HTTPS response message over 65,535 bytes (not parsed).
+    Http2DnsResponseTooLong = "http2.dns_response_too_long",
     /// A PUBACK, PUBREC, PUBREL or PUBCOMP with no PUBLISH of its packet identifier.
     MqttMissingPublish = "mqtt.missing_publish",
     /// A SUBACK with no SUBSCRIBE of its packet identifier.

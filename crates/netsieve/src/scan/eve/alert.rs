@@ -456,6 +456,7 @@ impl<'a> Record<'a> {
                 tx: t,
                 ja3: set.uses_ja3(),
                 email_fields: opts.email_fields,
+                dir: al.dir,
             });
         }
         if let Some(b) = &al.bytes {

@@ -4,6 +4,7 @@
 //! transaction's object, which alerts on the transaction carry too.
 
 use netsieve_detect::log::{AppMeta, FileMeta, TxLog, TxMeta};
+use netsieve_wire::Direction;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
@@ -19,6 +20,9 @@ pub(super) struct App<'a> {
     pub ja3: bool,
     /// The extra message headers an `email` object writes (`EveOptions::email_fields`).
     pub email_fields: u32,
+    /// The direction of the alert that carries it: a DNS-over-HTTP/2 stream's alert
+    /// writes that side's `dns` object beside its `http` one.
+    pub dir: Option<Direction>,
 }
 
 impl Serialize for App<'_> {
@@ -27,7 +31,13 @@ impl Serialize for App<'_> {
         let name = self.tx.app.proto().record_name();
         match &self.tx.app {
             AppMeta::Http(h) => m.serialize_entry(name, &http::Object::of(h))?,
-            AppMeta::Http2(h) => m.serialize_entry(name, &http::Object2::of(h))?,
+            AppMeta::Http2(h) => {
+                m.serialize_entry(name, &http::Object2::of(h))?;
+                if let Some(d) = self.dir.and_then(|d| h.dns[d].as_deref()) {
+                    let tx_id = self.tx.tx_id;
+                    m.serialize_entry("dns", &dns::Object { tx_id, m: d })?;
+                }
+            }
             AppMeta::Dns(d) => m.serialize_entry(
                 name,
                 &dns::Object {
@@ -139,6 +149,7 @@ impl<'a> Record<'a> {
                 tx,
                 ja3,
                 email_fields,
+                dir: None,
             },
             app_proto: file.is_some().then_some(proto.name()),
             fileinfo: file,
