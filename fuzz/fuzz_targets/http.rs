@@ -18,6 +18,7 @@ fuzz_target!(|data: &[u8]| {
         response_body: 512,
         open_txs: 8,
         decompress_layers: 3,
+        ..Limits::default()
     };
     let mut h = Http::new(limits);
     for (dir, piece) in pieces::pieces(data) {
