@@ -775,21 +775,13 @@ impl Http2 {
         let Some(t) = self.txs.iter().rev().find(|t| t.stream_id == stream) else {
             return;
         };
-        let (Some(auth), Some(host)) = (
-            t.header(d, ":authority").map(<[u8]>::to_vec),
-            t.header(d, "host").map(<[u8]>::to_vec),
-        ) else {
-            if let Some(auth) = t.header(d, ":authority")
-                && auth.contains(&b'@')
-            {
-                self.events.raise(AppEvent::Http2UserinfoInUri);
-            }
-            return;
-        };
-        if auth.contains(&b'@') {
+        let (auth, host) = (t.header(d, ":authority"), t.header(d, "host"));
+        let userinfo = auth.is_some_and(|a| a.contains(&b'@'));
+        let mismatch = matches!((auth, host), (Some(a), Some(h)) if !a.eq_ignore_ascii_case(h));
+        if userinfo {
             self.events.raise(AppEvent::Http2UserinfoInUri);
         }
-        if !auth.eq_ignore_ascii_case(&host) {
+        if mismatch {
             self.events.raise(AppEvent::Http2AuthorityHostMismatch);
         }
     }
