@@ -17,6 +17,8 @@ use std::collections::VecDeque;
 use std::io::Read;
 
 use crate::frames::Marks;
+use crate::lines::Lines;
+use crate::mime;
 use crate::txs::Events;
 use netsieve_wire::{AppEvent, Direction, FrameType, PerDir};
 
@@ -168,6 +170,9 @@ pub struct Request {
     /// Only the request line has arrived: `msg` has no headers yet. The URI, method and
     /// protocol can be inspected now, as libhtp's request-line progress allows.
     pub line_only: bool,
+    /// A `multipart/form-data` body, whose files are its parts named as files; `None`
+    /// for any other body, which is one file itself.
+    pub form: Option<Box<Form>>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -182,6 +187,62 @@ pub struct Response {
     /// until the body is complete.
     pub file_data: Vec<u8>,
 }
+
+/// A `multipart/form-data` body being read, by the MIME decoder: its parts named with
+/// a `filename` are files (as libhtp reads a form; parts without one are fields).
+#[derive(Clone, Debug, Default)]
+pub struct Form {
+    mime: mime::Mime,
+    lines: Lines,
+}
+
+impl Form {
+    /// A form, when `msg`'s headers say its body is one.
+    fn of(msg: &Message) -> Option<Box<Form>> {
+        const FORM: &[u8] = b"multipart/form-data";
+        let ctype = msg.header("content-type")?.trim_ascii_start();
+        if !ctype.get(..FORM.len())?.eq_ignore_ascii_case(FORM) {
+            return None;
+        }
+        let mut mime = mime::Mime::new();
+        mime.line(&[b"Content-Type: ", ctype, b"\r\n"].concat());
+        mime.line(b"\r\n");
+        Some(Box::new(Form {
+            mime,
+            lines: Lines::default(),
+        }))
+    }
+
+    /// More of the body.
+    fn feed(&mut self, mut bytes: &[u8]) {
+        while let Some(piece) = self.lines.next_piece(&mut bytes, FORM_LINE) {
+            self.piece(piece);
+        }
+    }
+
+    /// The body ended.
+    fn finish(&mut self) {
+        if let Some(piece) = self.lines.rest() {
+            self.piece(piece);
+        }
+        self.mime.finish();
+    }
+
+    fn piece(&mut self, (piece, continues): (Vec<u8>, bool)) {
+        match continues {
+            true => self.mime.continued(&piece),
+            false => self.mime.line(&piece),
+        }
+    }
+
+    /// The files so far: each with the bytes kept of it and its size.
+    pub fn files(&self) -> &[mime::File] {
+        &self.mime.files
+    }
+}
+
+/// A form's line is read in pieces of at most this many bytes.
+const FORM_LINE: usize = 8 * 1024;
 
 impl Response {
     /// The status code as a number.
@@ -718,6 +779,7 @@ impl Http {
             uri: uri.to_vec(),
             protocol: protocol.to_vec(),
             line_only: true,
+            form: None,
         };
         let id = self.new_tx(req);
         self.sides[Direction::ToServer].line_tx = Some(id);
@@ -754,7 +816,7 @@ impl Http {
             return self.fail(s, Event::InvalidRequestLine);
         };
         let headers = self.headers(rest);
-        let req = Request {
+        let mut req = Request {
             msg: Message {
                 line: line.to_vec(),
                 headers,
@@ -765,7 +827,9 @@ impl Http {
             uri: uri.to_vec(),
             protocol: protocol.to_vec(),
             line_only: false,
+            form: None,
         };
+        req.form = Form::of(&req.msg);
         for e in request_anomalies(&req) {
             self.events.raise(e);
         }
@@ -1009,6 +1073,12 @@ impl Http {
             let room = limit.saturating_sub(m.body.len());
             m.body.extend_from_slice(&chunk[..chunk.len().min(room)]);
         }
+        let form = self
+            .tx_mut(id)
+            .and_then(|t| t.request.as_mut()?.form.as_mut());
+        if let (Direction::ToServer, Some(f)) = (dir, form) {
+            f.feed(chunk);
+        }
     }
 
     /// Chunk framing bytes of the message being read in `dir` (counted in
@@ -1052,6 +1122,9 @@ impl Http {
                 Direction::ToServer => {
                     if let Some(r) = t.request.as_mut() {
                         r.msg.complete = true;
+                        if let Some(f) = r.form.as_mut() {
+                            f.finish();
+                        }
                     }
                 }
                 Direction::ToClient => {

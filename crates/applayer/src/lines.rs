@@ -3,7 +3,7 @@
 //! (handed over as it is, the rest of it dropped) so that memory stays bounded.
 
 /// One direction's line being read.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Lines {
     line: Vec<u8>,
     /// The rest of a line cut at its limit is being skipped.
@@ -34,6 +34,16 @@ impl Lines {
             }
         }
         None
+    }
+
+    /// The end of the bytes: the line held without its end (as [`Lines::next_piece`]
+    /// hands a piece over), if any.
+    pub fn rest(&mut self) -> Option<(Vec<u8>, bool)> {
+        if self.line.is_empty() {
+            return None;
+        }
+        let continues = std::mem::take(&mut self.continuing);
+        Some((std::mem::take(&mut self.line), continues))
     }
 
     /// The line [`Lines::next`] gave last was cut at the limit (bytes other than its

@@ -66,7 +66,7 @@ enum At {
 }
 
 /// The entity being read.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Entity {
     headers: Vec<Header>,
     encoding: Encoding,
@@ -79,7 +79,7 @@ struct Entity {
 }
 
 /// A message being decoded.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Mime {
     /// The message's own headers.
     pub headers: Vec<Header>,

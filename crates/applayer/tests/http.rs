@@ -23,6 +23,13 @@ fn digest(h: &Http) -> String {
                 r.msg.body_len,
                 r.msg.complete
             );
+            for f in r.form.iter().flat_map(|f| f.files()) {
+                s += &format!(
+                    "  form file {:?} {}\n",
+                    String::from_utf8_lossy(&f.name),
+                    f.size
+                );
+            }
         }
         if let Some(r) = &t.response {
             s += &format!(
@@ -429,4 +436,44 @@ fn request_anomalies_raise_libhtps_events() {
         h.feed(Direction::ToServer, req);
         assert_eq!(h.events, *want, "{}", String::from_utf8_lossy(req));
     }
+}
+
+/// A `multipart/form-data` body's parts named as files are its files (each with its
+/// name, bytes and size, the line end before the boundary not theirs); its other parts
+/// are fields. The same for every split of the body, and for a part's line longer than
+/// the piece the form reads at once.
+#[test]
+fn a_forms_file_parts_are_its_files() {
+    let long = vec![b'x'; 20_000];
+    let body = [
+        &b"--BB\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\nfield\r\n"[..],
+        b"--BB\r\nContent-Disposition: form-data; name=\"a\"; filename=\"a.txt\"\r\n",
+        b"Content-Type: text/plain\r\n\r\nfirst file\n\r\n",
+        b"--BB\r\nContent-Disposition: form-data; name=\"b\"; filename=\"b.bin\"\r\n\r\n",
+        &long,
+        b"\r\n--BB--\r\n",
+    ]
+    .concat();
+    let head = format!(
+        "POST /up HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=BB\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let all = [head.as_bytes(), &body].concat();
+    for cut in [head.len() + 7, head.len() + 100, all.len() - 5, all.len()] {
+        let h = run(&[&all[..cut], &all[cut..]], &[]);
+        let r = h.txs[0].request.as_ref().unwrap();
+        let files = r.form.as_ref().expect("a form").files();
+        let got: Vec<(&[u8], u64)> = files.iter().map(|f| (&f.name[..], f.size)).collect();
+        assert_eq!(
+            got,
+            [(&b"a.txt"[..], 11), (&b"b.bin"[..], 20_000)],
+            "cut {cut}"
+        );
+        assert_eq!(files[0].data, b"first file\n");
+        assert!(files[1].data.iter().all(|&c| c == b'x'));
+        assert!(files.iter().all(|f| f.closed));
+    }
+    // Another body is no form.
+    let h = run(&[b"POST /x HTTP/1.1\r\nContent-Length: 2\r\n\r\nab"], &[]);
+    assert!(h.txs[0].request.as_ref().unwrap().form.is_none());
 }

@@ -142,7 +142,7 @@ fn inspected_any(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Si
         FileData | FileName | FileMd5 | FileSha1 | FileSha256 | FileSize if header == Some(Smb) => {
             (Smb, Either, Done)
         }
-        FileData | FileMd5 | FileSha1 | FileSha256 | FileSize => (Http, Either, Done),
+        FileData | FileName | FileMd5 | FileSha1 | FileSha256 | FileSize => (Http, Either, Done),
         // An SMTP mail: the session's name once given, the sender once given, the rest
         // once the mail ended.
         SmtpHelo => (Smtp, Request, Line),
@@ -234,7 +234,7 @@ fn inspected_any(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Si
         SmbNtlmsspUser | SmbNtlmsspDomain => (Smb, Request, Head),
         // Each side of every transaction.
         SmbVersion => (Smb, Either, Head),
-        FileName | HttpCookieRaw | HttpParam | HttpTrueIp | SipHeader | Base64Data | JsData => {
+        HttpCookieRaw | HttpParam | HttpTrueIp | SipHeader | Base64Data | JsData => {
             return None;
         }
     })
@@ -382,6 +382,28 @@ fn plain(p: Plain, b: &[u8]) -> Vec<u8> {
         Plain::ToMd5 => Hash::Md5.bytes(b),
         Plain::ToSha1 => Hash::Sha1.bytes(b),
         Plain::ToSha256 => Hash::Sha256.bytes(b),
+        // Each line is lower-cased up to its first `:` (Suricata 8's documented state
+        // machine: lower until a colon, then copy until a line end).
+        Plain::HeaderLowercase => {
+            let mut name = true;
+            b.iter()
+                .map(|&c| {
+                    let out = if name { c.to_ascii_lowercase() } else { c };
+                    name = match c {
+                        b':' => false,
+                        b'\n' => true,
+                        _ => name,
+                    };
+                    out
+                })
+                .collect()
+        }
+        Plain::StripPseudoHeaders => b
+            .split_inclusive(|&c| c == b'\n')
+            .filter(|line| !line.starts_with(b":"))
+            .flatten()
+            .copied()
+            .collect(),
     }
 }
 
@@ -818,39 +840,17 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
                     resp.filter(|r| !r.file_data.is_empty())
                         .map(|r| Cow::Borrowed(&r.file_data[..])),
                 ),
-                FileMd5 | FileSha1 | FileSha256 => {
-                    // The digest of a file kept whole: the request's body, the
-                    // response's (decoded) once all of its raw body was kept.
-                    let whole = if d == Direction::ToServer {
-                        req.filter(|r| r.msg.body.len() as u64 == r.msg.body_len)
-                            .map(|r| &r.msg.body[..])
-                    } else {
-                        resp.filter(|r| r.msg.body.len() as u64 == r.msg.body_len)
-                            .map(|r| &r.file_data[..])
-                    };
-                    out.extend(whole.filter(|f| !f.is_empty()).map(|f| digest(buf, f)));
-                }
-                // The size of the direction's file, as its `fileinfo` record gives it.
-                FileSize => {
-                    let size = if d == Direction::ToServer {
-                        req.filter(|r| r.msg.body_len > 0).map(|r| r.msg.body_len)
-                    } else {
-                        resp.filter(|r| r.msg.body_len > 0)
-                            .map(crate::log::response_file_size)
-                    };
-                    out.extend(size.map(|s| Cow::Owned(s.to_be_bytes().to_vec())));
-                }
-                FileData => {
-                    if d == Direction::ToServer {
-                        out.extend(
-                            req.filter(|r| !r.msg.body.is_empty())
-                                .map(|r| Cow::Borrowed(&r.msg.body[..])),
-                        )
-                    } else {
-                        out.extend(
-                            resp.filter(|r| !r.file_data.is_empty())
-                                .map(|r| Cow::Borrowed(&r.file_data[..])),
-                        )
+                // The direction's files, as their `fileinfo` records give them.
+                FileData | FileName | FileSize | FileMd5 | FileSha1 | FileSha256 => {
+                    for f in crate::log::http_dir_files(t, d) {
+                        match buf {
+                            FileName => out.push(f.name),
+                            FileSize => out.push(Cow::Owned(f.size.to_be_bytes().to_vec())),
+                            _ if f.data.is_empty() => {}
+                            FileData => out.push(Cow::Borrowed(f.data)),
+                            _ if f.whole => out.push(digest(buf, f.data)),
+                            _ => {}
+                        }
                     }
                 }
                 HttpStatCode => out.extend(resp.map(|r| Cow::Borrowed(&r.status[..]))),
@@ -1119,9 +1119,11 @@ fn fill_http2<'a>(buf: AppBuffer, t: &'a http2::Tx, d: Direction, out: &mut Vec<
                 out.push(Cow::Owned(b));
             }
         }
+        // Every name, pseudo-headers' too (measured: transform-strip-pseudo-headers,
+        // where only `strip_pseudo_headers` lets a name list start with a real header).
         HttpHeaderNames => {
             let mut b = b"\r\n".to_vec();
-            for h in t.regular(d) {
+            for h in &t.msgs[d].headers {
                 b.extend_from_slice(&h.name);
                 b.extend_from_slice(b"\r\n");
             }
@@ -1487,6 +1489,25 @@ mod tests {
         );
         assert_eq!(apply(&[t], b"/get?nothing"), b"");
         assert!(Xform::new(&Transform::Pcre("data=.*".into())).is_err());
+    }
+
+    /// Suricata 8's documented header transforms, on HTTP/2's header forms.
+    #[test]
+    fn header_transforms_lower_names_and_strip_pseudo_headers() {
+        let lower = Transform::Plain(Plain::HeaderLowercase);
+        assert_eq!(
+            apply(std::slice::from_ref(&lower), b"Accept-Ranges: Bytes\r\nX-A: B:C\r\n"),
+            b"accept-ranges: Bytes\r\nx-a: B:C\r\n"
+        );
+        let strip = Transform::Plain(Plain::StripPseudoHeaders);
+        assert_eq!(
+            apply(&[strip.clone()], b"\r\n:status\r\naccept-ranges\r\n\r\n"),
+            b"\r\naccept-ranges\r\n\r\n"
+        );
+        assert_eq!(
+            apply(&[strip, lower], b":method: GET\r\nHost: X\r\n"),
+            b"host: X\r\n"
+        );
     }
 
     #[test]

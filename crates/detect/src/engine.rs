@@ -3897,6 +3897,15 @@ fn tcp_mss(p: &Packet) -> Option<u16> {
     None
 }
 
+/// The MTU of an ICMPv6 Packet Too Big message (type 2).
+fn icmpv6_mtu(p: &Packet) -> Option<u32> {
+    let L4::Icmp { itype: 2, v6: true, .. } = p.l4 else {
+        return None;
+    };
+    let h = header(p, HeaderBuffer::Icmpv6)?;
+    Some(u32::from_be_bytes(h.get(4..8)?.try_into().ok()?))
+}
+
 /// The packet's VLAN ids, outermost first.
 fn vlan_ids(p: &Packet) -> &[u16] {
     let n = p.vlan.iter().take_while(|&&v| v != 0).count();
@@ -3921,6 +3930,10 @@ fn cond_ok(cond: &Cond, c: &Pkt<'_>) -> bool {
         Cond::Dsize(cmp) => cmp.test(p.payload.len() as i64),
         Cond::Ttl(cmp) => cmp.test(ip.ttl as i64),
         Cond::TcpMss(cmp) => tcp_mss(p).is_some_and(|m| cmp.test(i64::from(m))),
+        Cond::TcpWindow { negated, size } => {
+            matches!(p.l4, L4::Tcp(t) if (t.window == *size) != *negated)
+        }
+        Cond::Icmpv6Mtu(cmp) => icmpv6_mtu(p).is_some_and(|m| cmp.test(i64::from(m))),
         Cond::Itype(cmp) => matches!(p.l4, L4::Icmp { itype, .. } if cmp.test(itype as i64)),
         Cond::VlanId { cmp, layer } => {
             let ids = vlan_ids(p);

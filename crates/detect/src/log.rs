@@ -7,6 +7,7 @@
 //! The flow's state is borrowed only here, while the packet is inspected: what leaves
 //! the detector is owned, so the records can be written on another thread.
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -117,9 +118,11 @@ pub struct SmbMeta {
 
 impl AppMeta {
     /// The files an alert on the transaction lists (an SMTP mail's attachments, an SMB
-    /// transaction's file; an HTTP/2 stream's of the alert's direction `dir`).
+    /// transaction's file; an HTTP transaction's or HTTP/2 stream's of the alert's
+    /// direction `dir`).
     pub fn files(&self, dir: Option<Direction>) -> &[FileMeta] {
         match self {
+            AppMeta::Http(m) => &m.files[dir.unwrap_or(Direction::ToServer)],
             AppMeta::Http2(m) => &m.files[dir.unwrap_or(Direction::ToServer)],
             AppMeta::Smtp(m) => &m.files,
             AppMeta::Smb(m) => &m.files,
@@ -172,6 +175,8 @@ pub struct HttpMeta {
     pub length: u64,
     /// The request's X-Forwarded-For header, as sent (for EVE's `xff` options).
     pub xff: Option<String>,
+    /// Per side, its files so far (an alert lists its own direction's).
+    pub files: PerDir<Vec<FileMeta>>,
 }
 
 /// A Content-Range header (`bytes START-END/SIZE`); the numbers it does not give are
@@ -727,6 +732,9 @@ fn http2_meta(t: &netsieve_applayer::http2::Tx) -> Http2Meta {
 
 fn http_meta(t: &http::Tx) -> HttpMeta {
     let mut m = HttpMeta::default();
+    for (d, f) in http_files(t, PerDir::default(), true, 0) {
+        m.files[d].push(f);
+    }
     if let Some(r) = &t.request {
         if let Some(h) = r.msg.header("host") {
             let (host, port) = host_port(h);
@@ -936,71 +944,106 @@ pub fn http_files(
     hashes: u8,
 ) -> Vec<(Direction, FileMeta)> {
     let mut out = Vec::new();
-    let name = |m: &Message| {
-        let disp = m.header("content-disposition").and_then(disposition_name);
-        disp.unwrap_or_else(|| {
-            // The normalised path, without the query (nor an absolute URI's scheme and
-            // authority).
-            let u = t
+    for d in [Direction::ToServer, Direction::ToClient] {
+        let ready = match d {
+            Direction::ToServer => t
                 .request
                 .as_ref()
-                .map(|r| uri::normalize(&r.uri))
-                .unwrap_or_default();
-            let path = u.split(|&c| c == b'?').next().unwrap_or(&u);
-            let path = match path.windows(3).position(|w| w == b"://") {
-                Some(i) => {
-                    let rest = &path[i + 3..];
-                    &rest[rest.iter().position(|&c| c == b'/').unwrap_or(rest.len())..]
-                }
-                None => path,
-            };
-            text(path)
-        })
-    };
-    let mut file = |d: Direction, m: &Message, size: u64, ready: bool, data: &[u8]| {
-        let range = match m.header("content-range").map(ContentRange::parse) {
-            Some(ContentRange {
-                start: Some(s),
-                end: Some(e),
-                ..
-            }) if d == Direction::ToClient => Some((s, e)),
-            _ => None,
+                .map(|r| r.msg.complete && t.response.is_some()),
+            Direction::ToClient => t.response.as_ref().map(|r| r.msg.complete),
         };
-        if done[d] || size == 0 || !(ready || end) {
-            return;
+        if done[d] || !(ready == Some(true) || end) {
+            continue;
         }
-        out.push((
-            d,
-            FileMeta {
-                name: name(m),
-                size,
-                range,
-                tx_id: t.id,
-                // A file is whole when all of its raw body was kept.
-                hashes: FileHashes::of(hashes, (m.body.len() as u64 == m.body_len).then_some(data)),
-            },
-        ));
-    };
-    if let Some(r) = &t.request {
-        let ready = r.msg.complete && t.response.is_some();
-        file(
-            Direction::ToServer,
-            &r.msg,
-            r.msg.body_len,
-            ready,
-            &r.msg.body,
-        );
-    }
-    if let Some(r) = &t.response {
-        file(
-            Direction::ToClient,
-            &r.msg,
-            response_file_size(r),
-            r.msg.complete,
-            &r.file_data,
-        );
+        let range = t
+            .response
+            .as_ref()
+            .and_then(|r| r.msg.header("content-range"))
+            .map(ContentRange::parse)
+            .filter(|_| d == Direction::ToClient)
+            .and_then(|r| Some((r.start?, r.end?)));
+        for f in http_dir_files(t, d).into_iter().filter(|f| f.size > 0) {
+            out.push((
+                d,
+                FileMeta {
+                    name: text(&f.name),
+                    size: f.size,
+                    range,
+                    tx_id: t.id,
+                    hashes: FileHashes::of(hashes, f.whole.then_some(f.data)),
+                },
+            ));
+        }
     }
     out
+}
+
+/// One file of an HTTP transaction's direction.
+pub struct HttpFile<'a> {
+    pub name: Cow<'a, [u8]>,
+    /// Its bytes kept (the response's with their content coding removed).
+    pub data: &'a [u8],
+    /// Its bytes in all.
+    pub size: u64,
+    /// All of it was kept (so it has digests).
+    pub whole: bool,
+}
+
+/// The files of an HTTP transaction's direction, as Suricata opens them: a form's
+/// parts named as files, else the body (when there is one).
+pub fn http_dir_files(t: &http::Tx, d: Direction) -> Vec<HttpFile<'_>> {
+    let whole = |m: &Message| m.body.len() as u64 == m.body_len;
+    let body = |m: &Message, data, size| HttpFile {
+        name: Cow::Owned(http_file_name(t, m)),
+        data,
+        size,
+        whole: whole(m),
+    };
+    match d {
+        Direction::ToServer => match &t.request {
+            Some(r) if r.form.is_some() => r
+                .form
+                .iter()
+                .flat_map(|f| f.files())
+                .map(|f| HttpFile {
+                    name: Cow::Borrowed(&f.name),
+                    data: &f.data,
+                    size: f.size,
+                    whole: f.size == f.data.len() as u64,
+                })
+                .collect(),
+            Some(r) if r.msg.body_len > 0 => vec![body(&r.msg, &r.msg.body, r.msg.body_len)],
+            _ => Vec::new(),
+        },
+        Direction::ToClient => match &t.response {
+            Some(r) if r.msg.body_len > 0 => {
+                vec![body(&r.msg, &r.file_data, response_file_size(r))]
+            }
+            _ => Vec::new(),
+        },
+    }
+}
+
+/// The name of an HTTP message's file, as Suricata names it: the `filename` of its
+/// Content-Disposition, else the request's normalised path without the query (nor an
+/// absolute URI's scheme and authority).
+pub fn http_file_name(t: &http::Tx, m: &Message) -> Vec<u8> {
+    if let Some(name) = m.header("content-disposition").and_then(disposition_name) {
+        return name.to_vec();
+    }
+    let u = t
+        .request
+        .as_ref()
+        .map(|r| uri::normalize(&r.uri))
+        .unwrap_or_default();
+    let path = u.split(|&c| c == b'?').next().unwrap_or(&u);
+    match path.windows(3).position(|w| w == b"://") {
+        Some(i) => {
+            let rest = &path[i + 3..];
+            rest[rest.iter().position(|&c| c == b'/').unwrap_or(rest.len())..].to_vec()
+        }
+        None => path.to_vec(),
+    }
 }
 
 /// The size of a response's file: its body's, or what a compressed body decodes to.
@@ -1014,15 +1057,17 @@ pub fn response_file_size(r: &http::Response) -> u64 {
 }
 
 /// The `filename` parameter of a Content-Disposition header, unquoted.
-fn disposition_name(v: &[u8]) -> Option<String> {
-    let lower = v.to_ascii_lowercase();
-    let at = lower.windows(9).position(|w| w == b"filename=")? + 9;
+fn disposition_name(v: &[u8]) -> Option<&[u8]> {
+    let at = v
+        .windows(9)
+        .position(|w| w.eq_ignore_ascii_case(b"filename="))?
+        + 9;
     let rest = &v[at..];
     let name = match rest.strip_prefix(b"\"") {
         Some(q) => &q[..q.iter().position(|&c| c == b'"').unwrap_or(q.len())],
         None => &rest[..rest.iter().position(|&c| c == b';').unwrap_or(rest.len())],
     };
-    Some(text(name.trim_ascii()))
+    Some(name.trim_ascii())
 }
 
 #[cfg(test)]
@@ -1043,11 +1088,11 @@ mod tests {
     fn disposition_filenames() {
         assert_eq!(
             disposition_name(b"attachment; filename=\"eicar.txt\""),
-            Some("eicar.txt".into())
+            Some(&b"eicar.txt"[..])
         );
         assert_eq!(
             disposition_name(b"attachment; FILENAME=a.exe; size=3"),
-            Some("a.exe".into())
+            Some(&b"a.exe"[..])
         );
         assert_eq!(disposition_name(b"inline"), None);
     }

@@ -512,6 +512,8 @@ impl Scope {
                 Cond::Dsize(_)
                     | Cond::Ttl(_)
                     | Cond::TcpMss(_)
+                    | Cond::TcpWindow { .. }
+                    | Cond::Icmpv6Mtu(_)
                     | Cond::Flags { .. }
                     | Cond::IpId(_)
                     | Cond::TcpSeq(_)

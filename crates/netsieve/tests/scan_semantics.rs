@@ -2717,3 +2717,53 @@ alert http2 any any -> any any (http.uri; content:\"/up\"; sid:8;)
     assert_eq!(direct["app_proto"], "http2");
     assert!(direct.get("app_proto_orig").is_none());
 }
+
+/// A form's file parts are the request's files: `file.data` and `file.name` hold one
+/// instance per file, a content list must hold within one of them, and alerts list
+/// them. Mirrors suricata-verify's file-match-crossed (Suricata 8: the same alerts and
+/// `files`).
+#[test]
+fn a_forms_files_are_inspected_one_by_one() {
+    let body = b"--BB\r\nContent-Disposition: form-data; name=\"u1\"; filename=\"toto.txt\"\r\n\r\n\
+toto est dans un bateau\n\r\n--BB\r\nContent-Disposition: form-data; name=\"u2\"; filename=\"titi.txt\"\r\n\r\n\
+Titi a vu un gros minet.\n\r\n--BB--\r\n";
+    let req = [
+        format!(
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=BB\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+        &body[..],
+    ]
+    .concat();
+    let frames = conversation(&[
+        (true, &req),
+        (false, b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
+    ]);
+    let rules = "alert http any any -> any any (file.data; content:\"bateau\"; file.name; content:\"titi.txt\"; sid:1;)\n\
+                 alert http any any -> any any (file.data; content:\"bateau\"; file.data; content:\"minet\"; sid:7;)\n\
+                 alert http any any -> any any (file.data; content:\"bateau\"; content:\"minet\"; sid:8;)\n\
+                 alert http any any -> any any (fileext:\"txt\"; filestore; sid:9;)\n";
+    let recs = eve(&frames, rules, &[]);
+    let alerts: Vec<&serde_json::Value> =
+        recs.iter().filter(|r| r["event_type"] == "alert").collect();
+    let mut sids: Vec<u64> = alerts
+        .iter()
+        .map(|r| r["alert"]["signature_id"].as_u64().unwrap())
+        .collect();
+    sids.sort();
+    assert_eq!(sids, [1, 7, 9]);
+    let names: Vec<&str> = alerts[0]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["filename"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["toto.txt", "titi.txt"]);
+    let sizes: Vec<u64> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "fileinfo")
+        .map(|r| r["fileinfo"]["size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, [24, 25]);
+}

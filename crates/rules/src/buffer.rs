@@ -260,6 +260,10 @@ named! {
         ToMd5 = "to_md5",
         ToSha1 = "to_sha1",
         ToSha256 = "to_sha256",
+        /// Header lines' names lower-cased, their values left as they are.
+        HeaderLowercase = "header_lowercase",
+        /// The lines that start with `:` (HTTP/2's pseudo-headers) taken out.
+        StripPseudoHeaders = "strip_pseudo_headers",
     }
 }
 

@@ -473,6 +473,11 @@ impl Printer<'_> {
                 Cond::Dsize(c) => self.opt("dsize", Some(c)),
                 Cond::Ttl(c) => self.opt("ttl", Some(c)),
                 Cond::TcpMss(c) => self.opt("tcp.mss", Some(c)),
+                Cond::TcpWindow { negated, size } => {
+                    let neg = if *negated { "!" } else { "" };
+                    self.opt("window", Some(&format!("{neg}{size}")))
+                }
+                Cond::Icmpv6Mtu(c) => self.opt("icmpv6.mtu", Some(c)),
                 Cond::Itype(c) => self.opt("itype", Some(c)),
                 Cond::VlanId { cmp, layer } => {
                     let v = match layer {
@@ -585,6 +590,22 @@ impl Printer<'_> {
         }
         if r.bypass {
             self.opt("bypass", None);
+        }
+        if let Some(fs) = r.filestore {
+            use crate::rule::{FileStoreDir, FileStoreScope};
+            let dir = fs.dir.map(|d| match d {
+                FileStoreDir::ToServer => "to_server",
+                FileStoreDir::ToClient => "to_client",
+                FileStoreDir::Both => "both",
+            });
+            let scope = match fs.scope {
+                FileStoreScope::Tx => "tx",
+                FileStoreScope::Flow => "flow",
+            };
+            match dir {
+                Some(d) => self.opt("filestore", Some(&format!("{d},{scope}"))),
+                None => self.opt("filestore", None),
+            }
         }
         if r.pass_alert {
             self.opt("alert", None);

@@ -710,6 +710,10 @@ pub enum Cond {
     Ttl(Cmp),
     /// The TCP MSS option's value (a packet without one fails).
     TcpMss(Cmp),
+    /// `window` (`tcp.window`): the TCP window field, or any other value.
+    TcpWindow { negated: bool, size: u16 },
+    /// `icmpv6.mtu`: the MTU of an ICMPv6 Packet Too Big message (others fail).
+    Icmpv6Mtu(Cmp),
     Itype(Cmp),
     Icode(Cmp),
     IcmpId(u16),
@@ -979,6 +983,9 @@ pub struct Rule {
     /// `bypass`: once the rule matches, the rest of its flow is not inspected (the flow
     /// is bypassed).
     pub bypass: bool,
+    /// `filestore`: once the rule matches, the files it names are stored (when the
+    /// `file-store` output is on).
+    pub filestore: Option<FileStore>,
     /// `alert` on a pass rule: it alerts as well as passing; on a firewall rule (the
     /// keyword or a secondary `alert` action), its match alerts.
     pub pass_alert: bool,
@@ -1036,4 +1043,30 @@ mod tests {
             ["created_at 2024_01_01", "", "tag c2"]
         );
     }
+}
+
+/// `filestore[:DIRECTION[,SCOPE]]`: which files a matching rule stores.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileStore {
+    /// `to_server`/`request`, `to_client`/`response`, or `both`; `None`: the direction
+    /// of the packet the rule matched on.
+    pub dir: Option<FileStoreDir>,
+    pub scope: FileStoreScope,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileStoreDir {
+    ToServer,
+    ToClient,
+    Both,
+}
+
+/// What a `filestore` covers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FileStoreScope {
+    /// The files of the transaction matched (`file`, the default, or `tx`).
+    #[default]
+    Tx,
+    /// Every file of the flow, from the match on (`ssn` or `flow`).
+    Flow,
 }

@@ -153,6 +153,9 @@ fn errors_name_column_and_reason() {
         r#"alert tcp any any -> any any (byte_test:9,=,1,0; sid:1;)"#,
         r#"alert tcp any any -> any any (flow:sideways; sid:1;)"#,
         r#"alert tcp any any -> any any (threshold:type limit; sid:1;)"#,
+        r#"alert http any any -> any any (filestore:sideways; sid:1;)"#,
+        r#"alert http any any -> any any (filestore:both,forever; sid:1;)"#,
+        r#"alert http any any -> any any (filestore:,flow; sid:1;)"#,
     ] {
         assert!(parse_rule(bad, &v).is_err(), "accepted: {bad}");
     }
@@ -549,4 +552,27 @@ fn vlan_keywords() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("layer"), "{e}");
+}
+
+/// `filestore`: which files a match stores, in Suricata's spellings.
+#[test]
+fn filestore_names_direction_and_scope() {
+    use netsieve_rules::rule::{FileStore, FileStoreDir, FileStoreScope};
+    let fs = |o: &str| p(&format!("alert http any any -> any any ({o} sid:1;)")).filestore;
+    assert_eq!(fs(""), None);
+    assert_eq!(fs("filestore;"), Some(FileStore::default()));
+    assert_eq!(
+        fs("filestore:request,ssn;"),
+        Some(FileStore {
+            dir: Some(FileStoreDir::ToServer),
+            scope: FileStoreScope::Flow
+        })
+    );
+    assert_eq!(
+        fs("filestore:both,file;"),
+        Some(FileStore {
+            dir: Some(FileStoreDir::Both),
+            scope: FileStoreScope::Tx
+        })
+    );
 }

@@ -132,6 +132,11 @@ fn forms_read_back() {
         r#"accept:flow,pass:packet,alert tls:<client_hello_done any any -> any any (tls.sni; content:"a"; sid:23;)"#,
         r#"drop:packet tcp:pre_stream any any -> any 443 (flow:to_server; tcp.flags:S; sid:24;)"#,
         r#"alert http any any -> any any (filemd5:list.md5; filesha256:!bad.lst; filesha1:s1.lst; sid:22;)"#,
+        r#"alert http any any -> any any (filename:"a.exe"; filestore; sid:25;)"#,
+        r#"alert tcp any any -> any any (window:!1024; tcp.ack:5; tcp.seq:6; sid:27;)"#,
+        r#"alert ipv6 any any -> any any (icmpv6.mtu:<1280; sid:28;)"#,
+        r#"alert http any any -> any any (http.header; header_lowercase; strip_pseudo_headers; content:"a"; sid:29;)"#,
+        r#"alert http any any -> any any (fileext:"exe"; filestore:to_client,flow; sid:26;)"#,
         r#"alert tcp any any -> any any (flowint:a,notset; flowint:a,+,1; flowint:b,>=,a; flowint:c,=,7; hostbits:set,h,dst,expire 9; xbits:toggle,p,track ip_pair; sid:17;)"#,
     ];
     for text in rules {

@@ -79,6 +79,33 @@ pub(super) fn bypass(b: &mut Builder, _: &Opt<'_>) -> Result<(), ParseError> {
     Ok(())
 }
 
+/// `filestore[:DIRECTION[,SCOPE]]` (Suricata's directions `request`/`to_server`,
+/// `response`/`to_client`, `both`; scopes `file`, `tx`, `ssn`/`flow`).
+pub(super) fn filestore(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    use crate::rule::{FileStore, FileStoreDir, FileStoreScope};
+    let mut fs = FileStore::default();
+    let mut parts = o.value.unwrap_or("").split(',').map(str::trim);
+    fs.dir = match parts.next().unwrap_or("") {
+        "" => None,
+        "request" | "to_server" => Some(FileStoreDir::ToServer),
+        "response" | "to_client" => Some(FileStoreDir::ToClient),
+        "both" => Some(FileStoreDir::Both),
+        d => return Err(o.bad(&format!("unknown direction '{d}'"))),
+    };
+    fs.scope = match parts.next().unwrap_or("") {
+        "" => FileStoreScope::Tx,
+        _ if fs.dir.is_none() => return Err(o.bad("a scope needs a direction before it")),
+        "file" | "tx" => FileStoreScope::Tx,
+        "ssn" | "flow" => FileStoreScope::Flow,
+        s => return Err(o.bad(&format!("unknown scope '{s}'"))),
+    };
+    if let Some(extra) = parts.next() {
+        return Err(o.bad(&format!("unexpected '{extra}'")));
+    }
+    b.rule.filestore = Some(fs);
+    Ok(())
+}
+
 /// The Suricata version whose rules netsieve reads, for `requires: version ...`.
 const SURICATA_VERSION: [u32; 3] = [8, 0, 6];
 

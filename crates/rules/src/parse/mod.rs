@@ -602,6 +602,7 @@ impl Rule {
             flowints: Vec::new(),
             noalert: false,
             bypass: false,
+            filestore: None,
             pass_alert: false,
             scope: None,
             hook: None,

@@ -34,6 +34,23 @@ pub(super) fn tcp_mss(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     Ok(())
 }
 
+/// `window:[!]N` (`tcp.window`).
+pub(super) fn window(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let v = o.need()?.trim();
+    let (negated, v) = match v.strip_prefix('!') {
+        Some(r) => (true, r.trim_start()),
+        None => (false, v),
+    };
+    let size = v.parse().map_err(|_| o.bad("not a number 0-65535"))?;
+    b.rule.conds.push(Cond::TcpWindow { negated, size });
+    Ok(())
+}
+
+pub(super) fn icmpv6_mtu(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    b.rule.conds.push(Cond::Icmpv6Mtu(cmp(o)?));
+    Ok(())
+}
+
 /// `vlan.id:cmp[,layer|all]`.
 pub(super) fn vlan_id(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let v = o.need()?;
