@@ -1626,6 +1626,7 @@ impl Detector {
                     flags: tcp::ACK,
                     window: 0,
                     fast_open: false,
+                    timestamp: None,
                     urgent: 0,
                 }),
                 tunnel: f.user.tunnel,
@@ -3899,7 +3900,10 @@ fn tcp_mss(p: &Packet) -> Option<u16> {
 
 /// The MTU of an ICMPv6 Packet Too Big message (type 2).
 fn icmpv6_mtu(p: &Packet) -> Option<u32> {
-    let L4::Icmp { itype: 2, v6: true, .. } = p.l4 else {
+    let L4::Icmp {
+        itype: 2, v6: true, ..
+    } = p.l4
+    else {
         return None;
     };
     let h = header(p, HeaderBuffer::Icmpv6)?;

@@ -2718,6 +2718,66 @@ alert http2 any any -> any any (http.uri; content:\"/up\"; sid:8;)
     assert!(direct.get("app_proto_orig").is_none());
 }
 
+/// `frame` (from [`tcp`]) with a Timestamps option (TSval, TSecr).
+fn with_timestamps(mut frame: Vec<u8>, tsval: u32, tsecr: u32) -> Vec<u8> {
+    let mut opt = vec![1, 1, 8, 10];
+    opt.extend_from_slice(&tsval.to_be_bytes());
+    opt.extend_from_slice(&tsecr.to_be_bytes());
+    let at = 14 + 20 + 20;
+    frame.splice(at..at, opt);
+    frame[14 + 20 + 12] = 0x80;
+    let total = u16::from_be_bytes([frame[16], frame[17]]) + 12;
+    frame[16..18].copy_from_slice(&total.to_be_bytes());
+    frame
+}
+
+/// While the client's SYN waits for its answer, the session takes no RST from the
+/// client and no server segment whose timestamps the client would refuse (one that
+/// echoes no TSval of the SYN's): `stream-event:pkt_invalid_timestamp` on that one,
+/// and the session goes on. Measured on Suricata 8 (bug-3286-02-linux-evasion and
+/// hand-built captures of each case).
+#[test]
+fn a_waiting_handshake_refuses_a_forged_reset() {
+    const RST: u8 = 0x04;
+    let req = b"GET /evasion HTTP/1.1\r\nHost: x\r\n\r\n";
+    let frames = vec![
+        with_timestamps(tcp(true, SYN, 1000, 0, b""), 5000, 0),
+        tcp(true, RST, 1001, 0, b""),
+        with_timestamps(tcp(false, RST | ACK, 9001, 1001, b""), 100, 100),
+        with_timestamps(tcp(false, SYN | ACK, 9000, 1001, b""), 7000, 5000),
+        with_timestamps(tcp(true, ACK, 1001, 9001, b""), 5001, 7000),
+        with_timestamps(tcp(true, PSH_ACK, 1001, 9001, req), 5001, 7000),
+        with_timestamps(
+            tcp(false, ACK, 9001, 1001 + req.len() as u32, b""),
+            7001,
+            5001,
+        ),
+    ];
+    let rules = "alert http any any -> any any (http.uri; content:\"/evasion\"; sid:1;)\n\
+                 alert tcp any any -> any any (stream-event:pkt_invalid_timestamp; sid:2;)\n";
+    let recs = eve(&frames, rules, &["--set", "stats.stream-events=true"]);
+    let alerts: Vec<(u64, Option<u64>)> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "alert")
+        .map(|r| {
+            (
+                r["alert"]["signature_id"].as_u64().unwrap(),
+                r["pcap_cnt"].as_u64(),
+            )
+        })
+        .collect();
+    assert!(alerts.contains(&(2, Some(3))), "{alerts:?}");
+    assert_eq!(alerts.iter().filter(|a| a.0 == 2).count(), 1, "{alerts:?}");
+    assert!(alerts.iter().any(|a| a.0 == 1), "{alerts:?}");
+    let flow = recs.iter().find(|r| r["event_type"] == "flow").unwrap();
+    assert_eq!(flow["tcp"]["state"], "established", "{flow}");
+    let stats = recs.iter().find(|r| r["event_type"] == "stats").unwrap();
+    assert_eq!(
+        stats["stats"]["stream"]["pkt_invalid_timestamp"], 1,
+        "{stats}"
+    );
+}
+
 /// A form's file parts are the request's files: `file.data` and `file.name` hold one
 /// instance per file, a content list must hold within one of them, and alerts list
 /// them. Mirrors suricata-verify's file-match-crossed (Suricata 8: the same alerts and

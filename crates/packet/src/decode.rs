@@ -74,6 +74,8 @@ pub struct Tcp {
     /// The header carries a TCP Fast Open option (kind 34, RFC 7413, or the experimental
     /// kind 254 with magic 0xF989 that came before it).
     pub fast_open: bool,
+    /// The Timestamps option's TSval and TSecr (RFC 7323), when the header has one.
+    pub timestamp: Option<(u32, u32)>,
     /// The urgent pointer (meaningful with the URG flag): the offset from `seq` of the
     /// byte after the urgent data.
     pub urgent: u16,
@@ -862,6 +864,7 @@ impl Decoder {
                     }
                 };
                 let hl = t.header_len();
+                let options = TcpOptions::read(&seg[20.min(hl)..hl]);
                 p.l4 = L4::Tcp(Tcp {
                     sport: t.source_port(),
                     dport: t.destination_port(),
@@ -869,7 +872,8 @@ impl Decoder {
                     ack: t.acknowledgment_number(),
                     flags: seg[13],
                     window: t.window_size(),
-                    fast_open: fast_open_option(&seg[20.min(hl)..hl]),
+                    fast_open: options.fast_open,
+                    timestamp: options.timestamp,
                     urgent: u16::from_be_bytes([seg[18], seg[19]]),
                 });
                 p.payload = base + hl..l4.end;
@@ -985,26 +989,44 @@ fn unknown_option(mut o: &[u8]) -> bool {
     false
 }
 
-/// Whether TCP options hold a Fast Open option: kind 34, or kind 254 whose first two
-/// data bytes are the magic 0xF989 (the experimental form, RFC 6994). Malformed options
-/// end the walk.
-fn fast_open_option(mut o: &[u8]) -> bool {
-    while let Some(&kind) = o.first() {
-        match kind {
-            0 => return false,
-            1 => o = &o[1..],
-            _ => {
-                let Some(&len) = o.get(1) else { return false };
-                let len = len as usize;
-                if len < 2 || len > o.len() {
-                    return false;
+/// What the stream engine reads of a TCP header's options.
+#[derive(Default)]
+struct TcpOptions {
+    /// A Fast Open option: kind 34, or kind 254 whose first two data bytes are the
+    /// magic 0xF989 (the experimental form, RFC 6994).
+    fast_open: bool,
+    /// The Timestamps option (kind 8, length 10): TSval and TSecr.
+    timestamp: Option<(u32, u32)>,
+}
+
+impl TcpOptions {
+    /// The options of `o`; malformed options end the walk.
+    fn read(mut o: &[u8]) -> TcpOptions {
+        let mut out = TcpOptions::default();
+        while let Some(&kind) = o.first() {
+            match kind {
+                0 => break,
+                1 => o = &o[1..],
+                _ => {
+                    let Some(&len) = o.get(1) else { break };
+                    let len = len as usize;
+                    if len < 2 || len > o.len() {
+                        break;
+                    }
+                    match kind {
+                        34 => out.fast_open = true,
+                        254 if len >= 4 && o[2..4] == [0xf9, 0x89] => out.fast_open = true,
+                        8 if len == 10 => {
+                            let word =
+                                |i: usize| u32::from_be_bytes([o[i], o[i + 1], o[i + 2], o[i + 3]]);
+                            out.timestamp = Some((word(2), word(6)));
+                        }
+                        _ => {}
+                    }
+                    o = &o[len..];
                 }
-                if kind == 34 || (kind == 254 && len >= 4 && o[2..4] == [0xf9, 0x89]) {
-                    return true;
-                }
-                o = &o[len..];
             }
         }
+        out
     }
-    false
 }

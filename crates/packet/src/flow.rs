@@ -174,6 +174,8 @@ pub struct Flow<T> {
     /// While the handshake waits for its SYN/ACK: the sequence numbers of the client's
     /// other SYNs, one of which the SYN/ACK may answer (at most [`MAX_SYNS_QUEUED`]).
     syns: Vec<u32>,
+    /// The Timestamps option of the client's SYNs, while the handshake waits.
+    syn_ts: SynTimestamps,
     pkts: PerDir<u64>,
     bytes: PerDir<u64>,
     /// The TCP flags seen in each direction, OR-ed.
@@ -353,6 +355,53 @@ const MAX_SYNS_QUEUED: usize = 10;
 /// ISN, the one it replaces being kept (past [`MAX_SYNS_QUEUED`] kept, the SYN raises
 /// `3whs_syn_flood`); a SYN/ACK that answers a kept one makes it the ISN again. This is
 /// Suricata's SYN queue, as its events and its choice of ISN show (bug-7657).
+/// The Timestamps options of a client's SYNs (RFC 7323).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SynTimestamps {
+    /// No SYN seen (a session picked up midstream).
+    Unseen,
+    /// The SYN had no Timestamps option: the session uses none.
+    Without,
+    /// The TSval of the first SYN and of the last (a retransmission's).
+    With { first: u32, last: u32 },
+}
+
+impl SynTimestamps {
+    /// After one more client SYN, with `ts` (TSval, TSecr) if it had the option.
+    fn with(self, ts: Option<(u32, u32)>) -> SynTimestamps {
+        match (self, ts) {
+            (SynTimestamps::With { first, .. }, Some((v, _))) => {
+                SynTimestamps::With { first, last: v }
+            }
+            (_, Some((v, _))) => SynTimestamps::With { first: v, last: v },
+            (_, None) => SynTimestamps::Without,
+        }
+    }
+}
+
+/// Whether the client would take this server segment while its SYN waits for an
+/// answer (RFC 7323, as Linux and Windows check it): a segment other than the SYN/ACK
+/// that acknowledges the SYN carries Timestamps only if the SYN did, and then echoes
+/// (TSecr) one of the SYN's TSvals. Suricata raises `pkt_invalid_timestamp` on the
+/// others, which an attacker sends to make a monitor believe a session was reset or
+/// closed (measured: bug-3286's RST and FIN with TSecr 100; a RST/ACK echoing
+/// nothing sent, and a FIN/ACK with Timestamps after a SYN without, are refused; a
+/// SYN/ACK is not checked).
+fn timestamps_acceptable<T>(f: &Flow<T>, dir: Direction, t: crate::decode::Tcp) -> bool {
+    let syn = t.flags & F::SYN != 0;
+    if f.state != TcpState::SynSent || dir != Direction::ToClient || t.flags & F::ACK == 0 || syn {
+        return true;
+    }
+    match (f.syn_ts, t.timestamp) {
+        (SynTimestamps::Unseen, _) | (_, None) => true,
+        (SynTimestamps::Without, Some(_)) => false,
+        (SynTimestamps::With { first, last }, Some((_, echo))) => {
+            // Serial-number order: `echo` lies from `first` to `last`.
+            echo == 0 || echo.wrapping_sub(first) <= last.wrapping_sub(first)
+        }
+    }
+}
+
 fn queue_syn<T>(f: &mut Flow<T>, dir: Direction, t: crate::decode::Tcp) -> Option<StreamEvent> {
     let syn = t.flags & F::SYN != 0;
     let ack = t.flags & F::ACK != 0;
@@ -395,6 +444,8 @@ pub struct FlowStats {
     pub evicted: u64,
     pub evicted_established: u64,
     pub expired: u64,
+    /// Stream events raised, in the order of [`StreamEvent::ALL`].
+    pub stream_events: [u64; StreamEvent::ALL.len()],
 }
 
 impl FlowStats {
@@ -408,6 +459,14 @@ impl FlowStats {
         self.evicted += o.evicted;
         self.evicted_established += o.evicted_established;
         self.expired += o.expired;
+        for (n, m) in self.stream_events.iter_mut().zip(o.stream_events) {
+            *n += m;
+        }
+    }
+
+    /// How many times each stream event was raised, by name.
+    pub fn stream_events(&self) -> impl Iterator<Item = (StreamEvent, u64)> + '_ {
+        StreamEvent::ALL.iter().copied().zip(self.stream_events)
     }
 }
 
@@ -743,6 +802,7 @@ impl<T: Default> FlowTable<T> {
                     reset_by: None,
                     depth_reached: PerDir::default(),
                     syns: Vec::new(),
+                    syn_ts: SynTimestamps::Unseen,
                     pkts: PerDir::default(),
                     bytes: PerDir::default(),
                     tcp_flags: PerDir::default(),
@@ -792,8 +852,18 @@ impl<T: Default> FlowTable<T> {
         let mut established = f.established();
         let mut reused = false;
         let mut events = Vec::new();
+        // A segment whose timestamps its receiver would refuse is left out of the
+        // session: it changes no state and adds nothing to the streams.
+        let refused = match p.l4 {
+            L4::Tcp(t) if f.tracked => !timestamps_acceptable(f, dir, t),
+            _ => false,
+        };
+        if refused {
+            events.push(StreamEvent::PktInvalidTimestamp);
+        }
         if let L4::Tcp(t) = p.l4
             && f.tracked
+            && !refused
         {
             let d = dir;
             let o = dir.reverse();
@@ -811,6 +881,7 @@ impl<T: Default> FlowTable<T> {
                 f.reset_by = None;
                 f.depth_reached = PerDir::default();
                 f.syns = Vec::new();
+                f.syn_ts = SynTimestamps::Unseen;
                 f.streams = new_streams(&self.config, f.client.0, f.server.0);
                 reused = true;
             }
@@ -830,6 +901,9 @@ impl<T: Default> FlowTable<T> {
             }
             if f.state == TcpState::SynSent {
                 events.extend(queue_syn(f, dir, t));
+                if dir == Direction::ToServer && syn && !ack {
+                    f.syn_ts = f.syn_ts.with(t.timestamp);
+                }
             }
             match (f.state, dir) {
                 (TcpState::SynSent, Direction::ToClient) if syn && ack => {
@@ -859,7 +933,13 @@ impl<T: Default> FlowTable<T> {
             if t.flags & F::FIN != 0 && f.first_fin.is_none() {
                 f.first_fin = Some(dir);
             }
-            if t.flags & F::RST != 0 {
+            // SynSent keeps on a RST from the client: only the server's answer to the
+            // SYN can reset it (measured on Suricata 8: a client's RST after its SYN,
+            // whatever its sequence and acknowledgement numbers, leaves the session
+            // waiting for the SYN/ACK, and bug-3286's session goes on after one).
+            let ignored_rst = f.state == TcpState::SynSent && dir == Direction::ToServer;
+            if t.flags & F::RST != 0 && ignored_rst {
+            } else if t.flags & F::RST != 0 {
                 if f.state != TcpState::Closed {
                     f.reset_by = Some((dir, f.state));
                 }
@@ -927,6 +1007,11 @@ impl<T: Default> FlowTable<T> {
             self.make_room(now, Some(key), Pressure::Memory);
         }
         let f = self.flows.get_mut(&key)?;
+        for &e in &events {
+            if let Some(i) = StreamEvent::ALL.iter().position(|&x| x == e) {
+                self.stats.stream_events[i] += 1;
+            }
+        }
         Some((
             &mut **f,
             Observed {

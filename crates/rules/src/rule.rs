@@ -711,7 +711,10 @@ pub enum Cond {
     /// The TCP MSS option's value (a packet without one fails).
     TcpMss(Cmp),
     /// `window` (`tcp.window`): the TCP window field, or any other value.
-    TcpWindow { negated: bool, size: u16 },
+    TcpWindow {
+        negated: bool,
+        size: u16,
+    },
     /// `icmpv6.mtu`: the MTU of an ICMPv6 Packet Too Big message (others fail).
     Icmpv6Mtu(Cmp),
     Itype(Cmp),

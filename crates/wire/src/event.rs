@@ -99,6 +99,9 @@ crate::named! {
     /// A client SYN with yet another sequence number while the handshake waits, past
     /// the SYNs kept (Suricata's `stream.max-syn-queued`, 10).
     ThreeWhsSynFlood = "3whs_syn_flood",
+    /// A segment whose Timestamps option its receiver would refuse (one answering a SYN
+    /// that had none, or echoing no TSval of the SYN's): left out of the session.
+    PktInvalidTimestamp = "pkt_invalid_timestamp",
     }
 }
 

@@ -346,6 +346,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         threads,
         ips,
         midstream_exception: !settings.flow.midstream,
+        stream_events: settings.eve.stream_events,
     };
     out.record(Record::Stats(
         summary.stats_record(t_load.elapsed(), control.last_reload()),

@@ -64,6 +64,8 @@ pub(super) struct EveOptions {
     pub flow: bool,
     /// A `stats` record at the end of the run.
     pub stats: bool,
+    /// `stats.stream-events`: the stats record counts each stream event.
+    pub stream_events: bool,
     /// `drop` records (IPS mode), with the rule that dropped the packet (`alerts`).
     pub drop: bool,
     pub drop_alerts: bool,
@@ -163,6 +165,7 @@ impl Default for EveOptions {
         EveOptions {
             flow: true,
             stats: true,
+            stream_events: false,
             drop: false,
             drop_alerts: false,
             payload: false,
@@ -264,6 +267,10 @@ const TABLE: &[(Key, Setter)] = &[
     }),
     (Key::Prefix("vars.port-groups."), |s, name, v| {
         s.vars.ports.insert(name.to_string(), v.to_string());
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("stats.stream-events"), |s, _, v| {
+        s.eve.stream_events = boolean(v)?;
         Ok(Used::Yes)
     }),
     (Key::Exact("stream.async-oneside"), |s, _, v| {
@@ -664,6 +671,7 @@ impl Settings {
         for (name, v) in vars {
             put(&format!("vars.port-groups.{name}"), v.clone());
         }
+        put("stats.stream-events", yes(self.eve.stream_events));
         put("stream.inline", yes(self.flow.inline));
         put("stream.midstream", yes(self.flow.midstream));
         put(

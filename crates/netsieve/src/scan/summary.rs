@@ -31,6 +31,8 @@ pub(super) struct Summary<'a> {
     pub ips: bool,
     /// Midstream pickup is off: flows picked up midstream are counted as exceptions.
     pub midstream_exception: bool,
+    /// `stats.stream-events`: stream events are counted.
+    pub stream_events: bool,
 }
 
 impl Summary<'_> {
@@ -91,6 +93,9 @@ impl Summary<'_> {
                     .collect()
             }),
             alert_overflow: self.pool.counts.alert_overflow,
+            stream_events: self
+                .stream_events
+                .then(|| f.stream_events().map(|(e, n)| (e.name(), n)).collect()),
             reassembly_gaps: self.pool.ended.gaps,
             app_layer: self.pool.ended.app.clone(),
             ips: self.ips.then(|| {

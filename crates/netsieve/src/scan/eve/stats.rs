@@ -29,6 +29,8 @@ pub(in crate::scan) struct Counted {
     pub midstream_exceptions: Option<Vec<(&'static str, u64)>>,
     /// Alerts packets lost to `packet-alert-max`.
     pub alert_overflow: u64,
+    /// `stats.stream-events`: each stream event's count, by name.
+    pub stream_events: Option<BTreeMap<&'static str, u64>>,
     /// IPS mode: packets accepted, blocked, and blocked by reason.
     pub ips: Option<Ips>,
     /// Firewall mode: what the firewall accepted and blocked, by reason.
@@ -50,6 +52,8 @@ struct Stats {
     decoder: Decoder,
     flow: Flow,
     tcp: Tcp,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<BTreeMap<&'static str, u64>>,
     app_layer: AppLayer,
     detect: Detect,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -186,6 +190,7 @@ impl Record {
                 tcp: Tcp {
                     reassembly_gap: c.reassembly_gaps,
                 },
+                stream: c.stream_events,
                 app_layer: AppLayer::of(c.app_layer),
                 detect: Detect {
                     engines: [c.rules],
