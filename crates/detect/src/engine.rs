@@ -55,7 +55,9 @@ use crate::ruleset::{
     Extra, Group, GroupId, IntVal, PortGroup, Prefilter, Prefiltered, RuleSet, Sig, SigProto,
     tx_group,
 };
+use crate::vars::{FlowVars, Metadata, Named};
 use netsieve_packet::{AppEvent, StreamEvent};
+use netsieve_rules::rule::VarScope;
 
 /// What became of one transaction of a flow.
 #[derive(Clone, Debug)]
@@ -124,6 +126,8 @@ pub struct FlowData {
     bits: Vec<u32>,
     /// `flowint` counters set: (id, value), ids shared with the flowbits.
     ints: Vec<(u32, u64)>,
+    /// Flow variables (`pcre` captures) and `entropy` values.
+    vars: FlowVars,
     /// Each direction's streaming prefilter.
     scan: PerDir<StreamScan>,
     /// Stream offset up to which each direction was inspected.
@@ -242,6 +246,12 @@ impl FlowData {
     /// ([`RuleSet::flowbit_name`]).
     pub fn flowbits(&self) -> &[u32] {
         &self.bits
+    }
+
+    /// EVE's `metadata` object of the flow's records (with `pkt`, an alert's packet's
+    /// variables); `None` when there is nothing to write.
+    pub fn metadata(&self, pkt: Option<&Named<Vec<u8>>>) -> Option<Arc<Metadata>> {
+        Metadata::of(&self.bits, &self.ints, Some(&self.vars), pkt)
     }
 
     /// What decided the whole flow, if anything did: a drop rule in IPS mode, else a
@@ -519,9 +529,13 @@ pub struct Alert {
     /// The flow's flowbits named `traffic/id/...` and `traffic/label/...` once its packet
     /// was inspected (EVE's `traffic` object), by id into [`RuleSet::flowbit_name`].
     pub traffic: Vec<u32>,
+    /// The flow's variables and the packet's once its packet was inspected (EVE's
+    /// `metadata` object).
+    pub metadata: Option<Arc<Metadata>>,
     /// What became of the alert's packet once all rules were judged (EVE's `verdict`).
     pub verdict: Verdict,
-    /// The JSON objects JSON datasets gave it, by context key (EVE's `alert.context`).
+    /// The JSON values JSON datasets and `pcre` captures into `alert:` targets gave it,
+    /// by context key (EVE's `alert.context`).
     pub context: Vec<(Arc<str>, Arc<str>)>,
     /// A firewall rule's alert: where it was raised and its actions (EVE's
     /// `alert.engine: fw` and `firewall` object).
@@ -796,6 +810,8 @@ pub struct Detector {
     gather: Gather,
     views: Vec<RunView>,
     cx: Ctx,
+    /// The packet's variables (`pcre` captures into `pkt:` targets), for its alerts.
+    pkt_vars: Named<Vec<u8>>,
     /// What detection did, for profiles and benchmarks.
     counts: Counts,
     opts: DetectOptions,
@@ -1165,6 +1181,7 @@ impl Detector {
             gather: Gather::default(),
             views: Vec::new(),
             cx: Ctx::default(),
+            pkt_vars: Named::default(),
             counts: Counts::default(),
             last_drop: None,
             fw_pass: None,
@@ -2119,7 +2136,7 @@ impl Detector {
                 continue;
             }
             self.counts.evaluated += 1;
-            self.cx.context.clear();
+            self.cx.start_rule();
             let scope = s.scope;
             let has_lists = !s.lists.is_empty();
             let mut matched = false;
@@ -2160,6 +2177,7 @@ impl Detector {
             if let Some((f, _)) = flow.as_mut() {
                 apply_flowbits(s, &mut f.user.bits);
                 apply_flowints(s, &mut f.user.ints);
+                keep_captures(&mut self.cx, &mut f.user.vars, &mut self.pkt_vars);
                 if s.rule.bypass {
                     f.user.passed = true;
                     f.user.bypassed = true;
@@ -2278,6 +2296,14 @@ impl Detector {
             set.sort_alerts(&mut out[first_new..], |a| a.sig);
             out.truncate(first_new + self.opts.alert_max);
         }
+        // The entropy values taken on the packet stay with the flow.
+        let entropy = std::mem::take(&mut self.cx.entropy);
+        if let Some(f) = flow.as_mut() {
+            for (key, h) in entropy {
+                f.user.vars.entropy.set(&key, h);
+            }
+        }
+        let pkt_vars = std::mem::take(&mut self.pkt_vars);
         if out.len() == first_new {
             return;
         }
@@ -2294,9 +2320,16 @@ impl Detector {
         } else {
             Verdict::Alert
         };
-        let t = flow.map_or(Vec::new(), |f| traffic(set, &f.user.bits));
+        let t = flow
+            .as_ref()
+            .map_or(Vec::new(), |f| traffic(set, &f.user.bits));
+        let metadata = match flow {
+            Some(f) => f.user.metadata(Some(&pkt_vars)),
+            None => Metadata::of(&[], &[], None, Some(&pkt_vars)),
+        };
         for a in &mut out[first_new..] {
             a.traffic.clone_from(&t);
+            a.metadata.clone_from(&metadata);
             a.verdict = v;
         }
     }
@@ -2482,7 +2515,7 @@ impl Detector {
                 continue;
             }
             self.counts.evaluated += 1;
-            self.cx.context.clear();
+            self.cx.start_rule();
             let payload = p.payload();
             let lists_ok = (s.lists.is_empty() || !payload.is_empty())
                 && s.hdr_lists
@@ -2495,6 +2528,7 @@ impl Detector {
             if let Some(f) = flow.as_deref_mut() {
                 apply_flowbits(s, &mut f.user.bits);
                 apply_flowints(s, &mut f.user.ints);
+                keep_captures(&mut self.cx, &mut f.user.vars, &mut self.pkt_vars);
             }
             self.apply_xbits(s, ctx);
             let v = FwVerdict::of(s.rule.action, s.rule.scope);
@@ -2532,6 +2566,7 @@ impl Detector {
             tx_seen,
             bits,
             ints,
+            vars,
             ..
         } = &mut f.user;
         let Some(sess) = app.as_ref() else {
@@ -2578,7 +2613,7 @@ impl Detector {
                     let known = seen.fw().matched.contains(&si);
                     if !known {
                         self.counts.evaluated += 1;
-                        self.cx.context.clear();
+                        self.cx.start_rule();
                         let lists = s.tx.as_ref().map_or(&[][..], |t| &t.lists[..]);
                         if !tx_rule_ok(
                             s,
@@ -2595,6 +2630,7 @@ impl Detector {
                         }
                         apply_flowbits(s, bits);
                         apply_flowints(s, ints);
+                        keep_captures(&mut self.cx, vars, &mut self.pkt_vars);
                         self.apply_xbits(s, ctx);
                     }
                     let v = FwVerdict::of(s.rule.action, s.rule.scope);
@@ -2703,6 +2739,7 @@ impl Detector {
             dst,
             proto: f.proto(),
             tunnel: f.user.tunnel,
+            metadata: f.user.metadata(None),
             record: Logged::Anomaly(a),
         });
     }
@@ -2792,8 +2829,18 @@ impl Detector {
             tx_seen,
             quiet_dns,
             app_closed,
+            bits,
+            ints,
+            vars,
             ..
         } = &mut f.user;
+        // Made once, for the first record the call writes.
+        let mut metadata = None;
+        let mut metadata = || {
+            metadata
+                .get_or_insert_with(|| Metadata::of(bits, ints, Some(vars), None))
+                .clone()
+        };
         let both_closed = app_closed.values().all(|&c| c);
         let Some(sess) = app.as_ref() else { return };
         let Some(app_proto) = sess.proto else { return };
@@ -2816,6 +2863,7 @@ impl Detector {
                 dst,
                 proto,
                 tunnel,
+                metadata: metadata(),
                 record,
             });
         };
@@ -3072,6 +3120,7 @@ impl Detector {
             quiet_dns,
             bits,
             ints,
+            vars,
             passed,
             bypassed,
             dropped,
@@ -3140,7 +3189,7 @@ impl Detector {
                     continue;
                 }
                 self.counts.evaluated += 1;
-                self.cx.context.clear();
+                self.cx.start_rule();
                 if !s.lists.is_empty()
                     && stream.is_none()
                     && let Some(w) = window
@@ -3166,6 +3215,7 @@ impl Detector {
                 }
                 apply_flowbits(s, bits);
                 apply_flowints(s, ints);
+                keep_captures(&mut self.cx, vars, &mut self.pkt_vars);
                 self.apply_xbits(s, ctx);
                 if s.rule.bypass {
                     *passed = true;
@@ -3297,7 +3347,7 @@ impl Detector {
                     continue;
                 }
                 self.counts.evaluated += 1;
-                self.cx.context.clear();
+                self.cx.start_rule();
                 let cx = &mut self.cx;
                 let hit = fs.lists.iter().all(|(xf, m)| {
                     let b = transform(Cow::Borrowed(&bytes[..]), xf);
@@ -3308,6 +3358,7 @@ impl Detector {
                 }
                 apply_flowbits(s, &mut user.bits);
                 apply_flowints(s, &mut user.ints);
+                keep_captures(&mut self.cx, &mut user.vars, &mut self.pkt_vars);
                 self.apply_xbits(s, ctx);
                 let action = s.rule.action;
                 if action == Action::Pass && flow_wide(s, true) {
@@ -3455,6 +3506,7 @@ fn alert(p: &Packet, ctx: &Pkt<'_>, sig: u32, blocked: bool, pseudo: Option<u64>
         tx: None,
         flow: ctx.flow,
         traffic: Vec::new(),
+        metadata: None,
         verdict: Verdict::Alert,
         context: Vec::new(),
         firewall: None,
@@ -4179,6 +4231,17 @@ fn flowints_ok(s: &Sig, ints: Option<&[(u32, u64)]>) -> bool {
 /// Applies the `flowint` changes of `s`, which matched: `=` sets, `+` and `-` add
 /// and subtract (from 0 for a counter not set; an operand that is not set changes
 /// nothing).
+/// A rule matched: its `pcre` captures set the flow's and the packet's variables (its
+/// `alert:` ones go to its alert's context).
+fn keep_captures(cx: &mut Ctx, flow: &mut FlowVars, pkt: &mut Named<Vec<u8>>) {
+    for c in cx.take_captures() {
+        match c.scope {
+            VarScope::Pkt => pkt.set(&c.name, c.value),
+            _ => flow.vars.set(&c.name, c.value),
+        }
+    }
+}
+
 fn apply_flowints(s: &Sig, ints: &mut Vec<(u32, u64)>) {
     for &(id, op, value) in &s.flowints {
         if !op.changes() {

@@ -8,14 +8,15 @@
 //! adversarial input (Suricata's inspection recursion limit plays the same role).
 
 use memchr::memmem;
+use netsieve_rules::rule::{Capture, Pcre, VarScope};
 use netsieve_rules::{
     Asn1, ByteOp, ByteRead, Cmp, Dataset, DatasetCmd, Endian, Match, MathOp, Val,
 };
 use std::sync::Arc;
 
 use crate::dataset::{self, DataSet, Declared};
-
 use crate::pcre::Regex;
+use crate::vars::Captured;
 
 /// Steps of backtracking allowed per list evaluation.
 const BUDGET: u32 = 3000;
@@ -54,6 +55,8 @@ pub enum CMatch {
         re: Regex,
         negated: bool,
         relative: bool,
+        /// The variables its groups set: (group, where, name).
+        targets: Box<[(usize, VarScope, Arc<str>)]>,
     },
     /// `read` (its byte count from `count`) compared with `value`.
     ByteTest {
@@ -99,6 +102,13 @@ pub enum CMatch {
         negated: bool,
     },
     Bsize(Cmp),
+    Entropy {
+        offset: u32,
+        bytes: Option<u32>,
+        negated: bool,
+        cmp: Cmp,
+        key: Arc<str>,
+    },
     Uint(Cmp),
     Asn1(Asn1),
     /// `dataset`: `context_key` names the context a JSON set's value gives the alert.
@@ -219,14 +229,19 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
                     endswith: c.endswith,
                 })
             }
-            Match::Pcre(p) => CMatch::Pcre {
-                re: Regex::new(p).map_err(|message| ListError {
+            Match::Pcre(p) => {
+                let re = Regex::new(p).map_err(|message| ListError {
                     column: (p.column > 0).then_some(p.column),
                     message,
-                })?,
-                negated: p.negated,
-                relative: p.relative,
-            },
+                })?;
+                let targets = capture_targets(p, &re);
+                CMatch::Pcre {
+                    re,
+                    negated: p.negated,
+                    relative: p.relative,
+                    targets,
+                }
+            }
             Match::ByteTest {
                 read: r,
                 count,
@@ -307,6 +322,19 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
                 negated: *negated,
             },
             Match::Bsize(c) => CMatch::Bsize(*c),
+            Match::Entropy {
+                offset,
+                bytes,
+                negated,
+                cmp,
+                key,
+            } => CMatch::Entropy {
+                offset: *offset,
+                bytes: *bytes,
+                negated: *negated,
+                cmp: *cmp,
+                key: Arc::from(key.as_str()),
+            },
             Match::Uint(c) => CMatch::Uint(*c),
             Match::Asn1(a) => CMatch::Asn1(a.clone()),
             Match::Dataset(d) => CMatch::Dataset {
@@ -348,6 +376,10 @@ pub struct Ctx {
     pub vars: [i64; MAX_VARS],
     /// The contexts JSON datasets gave the rule being evaluated (`alert.context`).
     pub context: Vec<(Arc<str>, Arc<str>)>,
+    /// What the `pcre` captures of the rule being evaluated set (kept if it matches).
+    pub captured: Vec<Captured>,
+    /// `entropy` values taken since the engine last kept them, by buffer.
+    pub entropy: Vec<(Arc<str>, f64)>,
 }
 
 impl Default for Ctx {
@@ -356,11 +388,36 @@ impl Default for Ctx {
             budget: BUDGET,
             vars: [0; MAX_VARS],
             context: Vec::new(),
+            captured: Vec::new(),
+            entropy: Vec::new(),
         }
     }
 }
 
 impl Ctx {
+    /// A rule's evaluation starts: nothing of the one before is pending.
+    pub fn start_rule(&mut self) {
+        self.context.clear();
+        self.captured.clear();
+    }
+
+    /// The rule matched: its `alert:` captures join its alert's context; the others
+    /// are handed over, for the flow and the packet.
+    pub fn take_captures(&mut self) -> Vec<Captured> {
+        let mut kept = std::mem::take(&mut self.captured);
+        kept.retain(|c| {
+            if c.scope != VarScope::Alert {
+                return true;
+            }
+            // The context holds JSON text: the value as a string.
+            let value = serde_json::Value::String(String::from_utf8_lossy(&c.value).into());
+            self.context
+                .push((c.name.clone(), Arc::from(value.to_string())));
+            false
+        });
+        kept
+    }
+
     fn val(&self, v: CVal) -> i64 {
         match v {
             CVal::Num(n) => n,
@@ -530,10 +587,14 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
             re,
             negated,
             relative,
+            targets,
         } => {
             let start = if *relative { prev } else { 0 };
             if *negated {
                 return re.find_at(buf, start).is_none() && step(rest, buf, prev, cx);
+            }
+            if !targets.is_empty() {
+                return pcre_capturing(re, targets, (buf, start), rest, cx);
             }
             let mut from = start;
             while let Some((s, e)) = re.find_at(buf, from) {
@@ -673,6 +734,20 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
             !decoded.is_empty() && step(data, &decoded, 0, cx) && step(rest, buf, prev, cx)
         }
         CMatch::Bsize(c) => c.test(buf.len() as i64) && step(rest, buf, prev, cx),
+        CMatch::Entropy {
+            offset,
+            bytes,
+            negated,
+            cmp,
+            key,
+        } => {
+            let from = buf.get(*offset as usize..).unwrap_or_default();
+            let part = &from[..bytes.map_or(from.len(), |n| from.len().min(n as usize))];
+            let h = shannon_entropy(part);
+            cx.entropy.push((key.clone(), h));
+            let millionths = (h * 1e6).round() as i64;
+            cmp.test(millionths) != *negated && step(rest, buf, prev, cx)
+        }
         CMatch::Uint(c) => {
             // A number's buffer holds it big-endian, in at most 8 bytes.
             let v = (buf.len() <= 8)
@@ -734,8 +809,83 @@ fn rest_is_relative(rest: &[CMatch]) -> bool {
         CMatch::IsDataAt { relative, .. } | CMatch::Base64Decode { relative, .. } => *relative,
         CMatch::Asn1(a) => a.relative_offset.is_some(),
         CMatch::Dataset { .. } | CMatch::Datarep { .. } => false,
-        CMatch::Bsize(_) | CMatch::Uint(_) | CMatch::DceIface { .. } => false,
+        CMatch::Bsize(_) | CMatch::Entropy { .. } | CMatch::Uint(_) | CMatch::DceIface { .. } => {
+            false
+        }
     })
+}
+
+/// A `pcre` whose groups set variables: as the plain search, each match's captures
+/// pending in `cx` while the rest of the list is tried from its end (and dropped if it
+/// fails there).
+fn pcre_capturing(
+    re: &Regex,
+    targets: &[(usize, VarScope, Arc<str>)],
+    (buf, start): (&[u8], usize),
+    rest: &[CMatch],
+    cx: &mut Ctx,
+) -> bool {
+    let mut from = start;
+    while let Some(groups) = re.captures_at(buf, from) {
+        let Some((s, e)) = groups[0] else {
+            return false;
+        };
+        let before = cx.captured.len();
+        for (g, scope, name) in targets {
+            if let Some(&Some((a, b))) = groups.get(*g) {
+                cx.captured.push(Captured {
+                    scope: *scope,
+                    name: name.clone(),
+                    value: crate::vars::kept(&buf[a..b]),
+                });
+            }
+        }
+        if step(rest, buf, e, cx) {
+            return true;
+        }
+        cx.captured.truncate(before);
+        if cx.budget == 0 || !rest_is_relative(rest) || s >= buf.len() {
+            return false;
+        }
+        from = s + 1;
+    }
+    false
+}
+
+/// Where a `pcre`'s groups go: those the targets after its flags name, in order from
+/// group 1, and the groups named `flow_x`, `pkt_x` or `alert_x`.
+fn capture_targets(p: &Pcre, re: &Regex) -> Box<[(usize, VarScope, Arc<str>)]> {
+    let mut t: Vec<(usize, VarScope, Arc<str>)> = p
+        .captures
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i + 1, c.scope, Arc::from(c.name.as_str())))
+        .collect();
+    if p.pattern.contains("(?P<") || p.pattern.contains("(?<") {
+        for (g, name) in re.group_names().iter().enumerate() {
+            if let Some(c) = name.as_deref().and_then(Capture::of_group) {
+                t.push((g, c.scope, Arc::from(c.name.as_str())));
+            }
+        }
+    }
+    t.into_boxed_slice()
+}
+
+/// The Shannon entropy of `b` in bits per byte (0 for no bytes).
+fn shannon_entropy(b: &[u8]) -> f64 {
+    let mut counts = [0u32; 256];
+    for &c in b {
+        counts[c as usize] += 1;
+    }
+    let n = b.len() as f64;
+    counts
+        .iter()
+        .filter(|&&k| k > 0)
+        .map(|&k| {
+            let p = f64::from(k) / n;
+            -p * p.log2()
+        })
+        .sum()
 }
 
 /// Base64 (RFC 4648's alphabet) decoded up to the first byte outside it or the first

@@ -24,6 +24,7 @@ pub mod log;
 pub mod pcre;
 pub mod portgroup;
 pub mod ruleset;
+pub mod vars;
 
 pub use engine::{
     Alert, AppPorts, Counts, DetectOptions, Detector, DropReason, ExceptionPolicy, FlowCounts,

@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use netsieve_applayer::http::{self, Message};
@@ -429,6 +430,8 @@ pub struct TxLog {
     pub proto: u8,
     /// The tunnel the flow's packets come out of.
     pub tunnel: Option<netsieve_packet::Tunnel>,
+    /// The flow's variables when it was logged (EVE's `metadata`).
+    pub metadata: Option<Arc<crate::vars::Metadata>>,
     pub record: Logged,
 }
 

@@ -112,6 +112,45 @@ impl Regex {
             Compiled::Never => None,
         }
     }
+
+    /// As [`Regex::find_at`], with every group's span (group 0 the whole match).
+    pub fn captures_at(&self, hay: &[u8], start: usize) -> Option<Vec<Option<(usize, usize)>>> {
+        let rest = hay.get(start..)?;
+        let at = |m: Option<(usize, usize)>| m.map(|(s, e)| (start + s, start + e));
+        match self.compiled() {
+            Compiled::Linear(r) => {
+                let c = r.captures(rest)?;
+                Some(
+                    (0..c.len())
+                        .map(|i| at(c.get(i).map(|m| (m.start(), m.end()))))
+                        .collect(),
+                )
+            }
+            Compiled::Pcre2(r) => {
+                let c = r.captures(rest).ok()??;
+                Some(
+                    (0..c.len())
+                        .map(|i| at(c.get(i).map(|m| (m.start(), m.end()))))
+                        .collect(),
+                )
+            }
+            Compiled::Never => None,
+        }
+    }
+
+    /// Each group's name, group 0 first (`None` for unnamed ones).
+    pub fn group_names(&self) -> Vec<Option<String>> {
+        let own = |n: Option<&str>| n.map(str::to_string);
+        match self.compiled() {
+            Compiled::Linear(r) => r.capture_names().map(own).collect(),
+            Compiled::Pcre2(r) => r
+                .capture_names()
+                .iter()
+                .map(|n| own(n.as_deref()))
+                .collect(),
+            Compiled::Never => Vec::new(),
+        }
+    }
 }
 
 /// `p` compiled by PCRE2, with JIT where available.

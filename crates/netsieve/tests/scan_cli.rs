@@ -484,7 +484,7 @@ fn a_flow_record_is_written_when_a_flow_ends() {
     assert_eq!(got["app_proto"], "failed");
     got.as_object_mut().unwrap().remove("app_proto");
     let want: serde_json::Value = serde_json::from_str(
-        r#"{"timestamp":"2013-11-26T15:30:20.306047+0000","event_type":"flow","src_ip":"88.191.140.111","src_port":51906,"dest_ip":"188.125.69.79","dest_port":25,"ip_v":4,"proto":"TCP","flow":{"pkts_toserver":11,"pkts_toclient":8,"bytes_toserver":1340,"bytes_toclient":808,"start":"2013-11-26T15:30:19.952558+0000","end":"2013-11-26T15:30:20.306047+0000","age":1,"state":"closed","reason":"shutdown","alerted":true},"tcp":{"tcp_flags":"1f","tcp_flags_ts":"1f","tcp_flags_tc":"1b","syn":true,"fin":true,"rst":true,"psh":true,"ack":true,"state":"closed","ts_max_regions":1,"tc_max_regions":1}}"#,
+        r#"{"timestamp":"2013-11-26T15:30:20.306047+0000","event_type":"flow","src_ip":"88.191.140.111","src_port":51906,"dest_ip":"188.125.69.79","dest_port":25,"ip_v":4,"proto":"TCP","flow":{"pkts_toserver":11,"pkts_toclient":8,"bytes_toserver":1340,"bytes_toclient":808,"start":"2013-11-26T15:30:19.952558+0000","end":"2013-11-26T15:30:20.306047+0000","age":1,"state":"closed","reason":"shutdown","alerted":true},"tcp":{"tcp_flags":"1f","tcp_flags_ts":"1f","tcp_flags_tc":"1b","syn":true,"fin":true,"rst":true,"psh":true,"ack":true,"state":"closed","ts_max_regions":1,"tc_max_regions":1},"metadata":{"flowbits":["smtp.data.found"]}}"#,
     )
     .unwrap();
     assert_eq!(got, want);

@@ -2827,3 +2827,43 @@ Titi a vu un gros minet.\n\r\n--BB--\r\n";
         .collect();
     assert_eq!(sizes, [24, 25]);
 }
+
+/// A `pcre`'s groups set flow variables, packet variables and the alert's context
+/// (targets after its flags, or groups named `flow_x`, `pkt_x`, `alert_x`), kept only
+/// when its rule matches; `entropy` values stay with the flow. Records carry them in
+/// `metadata` (flowbits too, but `traffic/` ones). Mirrors detect-pcre-06, entropy-01
+/// and eve-metadata (Suricata 8: the same objects).
+#[test]
+fn captures_and_entropy_are_logged_as_metadata() {
+    let req =
+        b"GET /x HTTP/1.1\r\nHost: h\r\nUser-Agent: Mozilla/5.0 Ubuntu/8.1 Firefox/3.0.13\r\n\r\n";
+    let frames = conversation(&[
+        (true, req),
+        (false, b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd"),
+    ]);
+    let rules = "alert http any any -> any any (http.user_agent; pcre:\"/^(?P<alert_ua>[a-zA-Z]+)/\"; flowbits:set,seen; sid:1;)\n\
+                 alert http any any -> any any (http.user_agent; pcre:\"/Ubuntu\\/(\\d+\\.\\d).*Firefox\\/(.*)/,flow:ubuntu,pkt:firefox\"; sid:2;)\n\
+                 alert http any any -> any any (http.user_agent; pcre:\"/(Mozilla)/,flow:never\"; content:\"nothere\"; sid:3;)\n\
+                 alert http any any -> any any (file.data; entropy: value >= 1.5; sid:4;)\n";
+    let recs = eve(&frames, rules, &[]);
+    let alert = |sid: u64| {
+        recs.iter()
+            .find(|r| r["event_type"] == "alert" && r["alert"]["signature_id"] == sid)
+            .unwrap_or_else(|| panic!("no alert {sid}"))
+    };
+    let a1 = alert(1);
+    assert_eq!(a1["alert"]["context"]["ua"], "Mozilla", "{a1}");
+    assert_eq!(a1["metadata"]["flowvars"][0]["ubuntu"], "8.1", "{a1}");
+    assert_eq!(a1["metadata"]["pktvars"][0]["firefox"], "3.0.13", "{a1}");
+    assert_eq!(a1["metadata"]["flowbits"][0], "seen", "{a1}");
+    // sid 3 did not match: its capture is not kept.
+    assert_eq!(
+        a1["metadata"]["flowvars"].as_array().unwrap().len(),
+        1,
+        "{a1}"
+    );
+    assert_eq!(alert(4)["metadata"]["entropy"]["file_data"], 2.0);
+    let flow = recs.iter().find(|r| r["event_type"] == "flow").unwrap();
+    assert_eq!(flow["metadata"]["flowvars"][0]["ubuntu"], "8.1", "{flow}");
+    assert!(flow["metadata"].get("pktvars").is_none(), "{flow}");
+}

@@ -262,7 +262,7 @@ impl Printer<'_> {
                 let mut flags = p.flags.clone();
                 for c in &p.captures {
                     flags.push(',');
-                    flags.push_str(c);
+                    flags.push_str(&c.to_string());
                 }
                 let v = format!("{neg}\"/{}/{flags}\"", p.pattern);
                 self.opt("pcre", Some(&v));
@@ -347,6 +347,32 @@ impl Printer<'_> {
                 self.opt("isdataat", Some(&format!("{neg}{offset}{rel}")));
             }
             Match::Bsize(c) => self.opt("bsize", Some(c)),
+            Match::Entropy {
+                offset,
+                bytes,
+                negated,
+                cmp,
+                ..
+            } => {
+                let bits = |m: &i64| *m as f64 / 1e6;
+                let value = match cmp {
+                    Cmp::Lt(m) => format!("<{}", bits(m)),
+                    Cmp::Le(m) => format!("<={}", bits(m)),
+                    Cmp::Gt(m) => format!(">{}", bits(m)),
+                    Cmp::Ge(m) => format!(">={}", bits(m)),
+                    Cmp::Ne(m) => format!("!={}", bits(m)),
+                    Cmp::Between(a, b) | Cmp::Range(a, b) => {
+                        let neg = if *negated { "!" } else { "" };
+                        format!("{neg}{}-{}", bits(a), bits(b))
+                    }
+                    Cmp::Eq(m) | Cmp::Mask(_, m) => format!("={}", bits(m)),
+                };
+                let bytes = bytes.map(|n| format!("bytes {n}, ")).unwrap_or_default();
+                self.opt(
+                    "entropy",
+                    Some(&format!("{bytes}offset {offset}, value {value}")),
+                );
+            }
             Match::Dataset(d) => {
                 let cmd = match d.cmd {
                     DatasetCmd::IsSet => "isset",

@@ -212,10 +212,44 @@ pub struct Pcre {
     /// Where the `pcre` option starts in its line (1-based; 0 when not parsed from a
     /// line), for errors found when it is compiled.
     pub column: usize,
-    /// Where its capture groups go (`flow:name`, `pkt:name`), as written after the
-    /// flags. The rule matches as without them; the captured values are not stored
-    /// or logged yet.
-    pub captures: Vec<String>,
+    /// Where its capture groups go, in order (`flow:name`, `pkt:name`, `alert:name`
+    /// after the flags). Named groups (`(?P<flow_name>...)`) go where their name says.
+    pub captures: Vec<Capture>,
+}
+
+/// A variable a `pcre` capture group sets.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Capture {
+    pub scope: VarScope,
+    pub name: String,
+}
+
+impl Capture {
+    /// A named group's target: `flow_x`, `pkt_x`, `alert_x` (Suricata's prefixes).
+    pub fn of_group(group: &str) -> Option<Capture> {
+        let (scope, name) = group.split_once('_')?;
+        let scope = VarScope::by_name(scope)?;
+        (!name.is_empty()).then(|| Capture {
+            scope,
+            name: name.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for Capture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.scope.name(), self.name)
+    }
+}
+
+netsieve_wire::named! {
+    /// Where a captured value lives: the flow's variables (logged with every record of
+    /// the flow), the packet's (logged with its alerts), or the alert's `context`.
+    pub enum VarScope {
+        Flow = "flow",
+        Pkt = "pkt",
+        Alert = "alert",
+    }
 }
 
 impl Pcre {
@@ -372,6 +406,18 @@ pub enum Match {
     },
     /// The buffer's length.
     Bsize(Cmp),
+    /// `entropy`: the Shannon entropy (bits per byte, 0 to 8) of the buffer's bytes from
+    /// `offset` (at most `bytes` of them), in millionths of a bit, compared (and the
+    /// outcome inverted when `negated`: `!4-5`).
+    Entropy {
+        offset: u32,
+        bytes: Option<u32>,
+        negated: bool,
+        cmp: Cmp,
+        /// The name the value is logged under (EVE's `metadata.entropy`): the buffer's,
+        /// with `_` for `.` (`file_data`), `content` for the payload.
+        key: String,
+    },
     /// The buffer's value as an unsigned integer (DNS's `dns.opcode`, `dns.rcode`,
     /// `dns.rrtype`: their buffers hold the number, big-endian).
     Uint(Cmp),

@@ -576,3 +576,54 @@ fn filestore_names_direction_and_scope() {
         })
     );
 }
+
+/// `entropy`'s comparisons, in millionths of a bit; a value out of 0-8 is refused.
+#[test]
+fn entropy_compares_bits_per_byte() {
+    let e = |o: &str| match &p(&format!(
+        "alert tcp any any -> any any (entropy: {o}; sid:1;)"
+    ))
+    .lists[0]
+        .matches[0]
+    {
+        Match::Entropy {
+            negated,
+            cmp,
+            key,
+            offset,
+            bytes,
+        } => (*negated, *cmp, key.clone(), *offset, *bytes),
+        m => panic!("{m:?}"),
+    };
+    assert_eq!(
+        e("value > 4.14"),
+        (false, Cmp::Gt(4_140_000), "content".into(), 0, None)
+    );
+    assert_eq!(
+        e("value 4-5"),
+        (
+            false,
+            Cmp::Between(4_000_000, 5_000_000),
+            "content".into(),
+            0,
+            None
+        )
+    );
+    assert!(e("bytes 8, offset 2, value !4-5").0);
+    assert_eq!(e("offset 2, value 3").1, Cmp::Eq(3_000_000));
+    assert_eq!(e("offset 2, value 3").3, 2);
+    assert_eq!(e("value !=4").1, Cmp::Ne(4_000_000));
+    let file = p(r#"alert http any any -> any any (file.data; entropy: value <1; sid:1;)"#);
+    assert!(matches!(&file.lists[0].matches[0], Match::Entropy { key, .. } if key == "file_data"));
+    let v = Vars::default();
+    for bad in [
+        "value 9",
+        "value >x",
+        "offset 2",
+        "value",
+        "depth 3, value 1",
+    ] {
+        let r = format!("alert tcp any any -> any any (entropy: {bad}; sid:1;)");
+        assert!(parse_rule(&r, &v).is_err(), "accepted: {bad}");
+    }
+}

@@ -375,14 +375,19 @@ fn parse_pcre(v: &str) -> Result<Pcre, String> {
         ),
         None => (body[end + 1..].to_string(), Vec::new()),
     };
-    for c in &captures {
-        let ok = c
-            .split_once(':')
-            .is_some_and(|(scope, name)| matches!(scope, "flow" | "pkt") && !name.is_empty());
-        if !ok {
-            return Err(format!("bad capture '{c}'"));
-        }
-    }
+    let captures = captures
+        .iter()
+        .map(|c| {
+            let (scope, name) = c.split_once(':').unwrap_or_default();
+            match crate::rule::VarScope::by_name(scope.trim()) {
+                Some(scope) if !name.trim().is_empty() => Ok(crate::rule::Capture {
+                    scope,
+                    name: name.trim().to_string(),
+                }),
+                _ => Err(format!("bad capture '{c}'")),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     for f in flags.chars() {
         if !"ismxAEGRUIPHDMCKSYBVWQOL".contains(f) {
             return Err(format!("unknown flag '{f}'"));
@@ -577,6 +582,75 @@ pub(super) fn base64_decode(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseErr
         relative,
     });
     Ok(())
+}
+
+/// `entropy: [bytes N,] [offset N,] value CMP` (Suricata 8): CMP is `<`, `<=`, `>`,
+/// `>=`, `=`, `!=` or nothing before a number of bits per byte, or a range `a-b`
+/// (exclusive, as Suricata's number ranges), `!a-b` outside it.
+pub(super) fn entropy(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let (mut offset, mut bytes, mut value) = (0, None, None);
+    for part in o.need()?.split(',').map(str::trim) {
+        let (k, v) = part.split_once(char::is_whitespace).unwrap_or((part, ""));
+        // The value's comparison may have spaces in it (`value > 4.14`).
+        let v: String = v.split_whitespace().collect();
+        match (k, v.as_str()) {
+            (_, "") => return Err(o.bad(&format!("'{k}' needs a value"))),
+            ("bytes", n) => bytes = Some(o.item_number(k, n)?),
+            ("offset", n) => offset = o.item_number(k, n)?,
+            ("value", _) => value = Some(v),
+            _ => return Err(o.bad(&format!("unknown option '{k}'"))),
+        }
+    }
+    let v = value.ok_or_else(|| o.bad("no value"))?;
+    let v = v.as_str();
+    let (negated, cmp) = entropy_cmp(v).ok_or_else(|| o.bad(&format!("bad value '{v}'")))?;
+    let l = b.cur();
+    let key = match b.rule.lists[l].buffer {
+        Buffer::App(a) => a.name().replace('.', "_"),
+        Buffer::Header(h) => h.name().replace('.', "_"),
+        Buffer::Frame(f) => f.name().replace('.', "_"),
+        Buffer::Payload => "content".to_string(),
+    };
+    b.push_to(
+        l,
+        Match::Entropy {
+            offset,
+            bytes,
+            negated,
+            cmp,
+            key,
+        },
+    );
+    Ok(())
+}
+
+/// An entropy comparison, its numbers in millionths of a bit.
+fn entropy_cmp(v: &str) -> Option<(bool, Cmp)> {
+    let bits = |s: &str| {
+        let x: f64 = s.trim().parse().ok()?;
+        (x.is_finite() && (0.0..=8.0).contains(&x)).then(|| (x * 1e6).round() as i64)
+    };
+    for (p, f) in [
+        ("<=", Cmp::Le as fn(i64) -> Cmp),
+        (">=", Cmp::Ge),
+        ("!=", Cmp::Ne),
+        ("<", Cmp::Lt),
+        (">", Cmp::Gt),
+        ("=", Cmp::Eq),
+    ] {
+        if let Some(r) = v.strip_prefix(p) {
+            return Some((false, f(bits(r)?)));
+        }
+    }
+    let (negated, v) = match v.strip_prefix('!') {
+        Some(r) => (true, r),
+        None => (false, v),
+    };
+    match v.split_once('-') {
+        Some((a, b)) => Some((negated, Cmp::Between(bits(a)?, bits(b)?))),
+        None if !negated => Some((false, Cmp::Eq(bits(v)?))),
+        None => Some((false, Cmp::Ne(bits(v)?))),
+    }
 }
 
 /// `bsize` (and Snort's `bufferlen`): the buffer's length.

@@ -88,6 +88,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("gunzip", Kind::Setup(transform::gunzip)),
     ("zlib_deflate", Kind::Setup(transform::zlib_deflate)),
     ("bsize", Kind::Setup(content::bsize)),
+    ("entropy", Kind::Setup(content::entropy)),
     ("bufferlen", Kind::Setup(content::bsize)),
     // Numbers read from the buffer.
     ("byte_test", Kind::Setup(byte::byte_test)),
@@ -166,7 +167,6 @@ const UNSUPPORTED: &[&str] = &[
     "geoip",
     "lua",
     "luajit",
-    "entropy",
     "replace",
     "ssh.protoversion",
     "ssh.softwareversion",

@@ -43,6 +43,8 @@ pub(super) struct Record<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     traffic: Option<Traffic<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<super::metadata::Object<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     tx_id: Option<u64>,
     alert: Rule<'a>,
     /// A firewall rule's alert: its hook and actions.
@@ -379,6 +381,7 @@ impl<'a> Record<'a> {
             pkt_src,
             ether: al.ether.as_ref().filter(|_| opts.ethernet).map(Ether::of),
             traffic: Traffic::of(set, &al.traffic),
+            metadata: super::metadata::Object::of(al.metadata.as_deref(), set),
             tx_id: None,
             alert: Rule::of(set, al.sig, al.blocked)
                 .with_target(set, al)

@@ -5,7 +5,10 @@
 //! with the alerts, in packet order: after the alerts of the flow's end, before those
 //! of the packet that ended it.
 
+use std::sync::Arc;
+
 use netsieve_detect::log::AppName;
+use netsieve_detect::vars::Metadata;
 use netsieve_detect::{FlowData, RuleSet};
 use netsieve_packet::flow::{Flow, TcpState};
 use netsieve_packet::{Direction, PerDir};
@@ -40,6 +43,9 @@ pub(in crate::scan) struct Record {
     /// The flowbits the flow held (written as `traffic`, named from the rule set).
     #[serde(skip)]
     bits: Vec<u32>,
+    /// Its variables (written as `metadata`, named from the rule set).
+    #[serde(skip)]
+    metadata: Option<Arc<Metadata>>,
 }
 
 #[derive(Serialize)]
@@ -159,6 +165,7 @@ impl Record {
             }),
             order: (at, false, f.first_packet(), f.id()),
             bits: f.user.flowbits().to_vec(),
+            metadata: f.user.metadata(None),
         }
     }
 
@@ -176,6 +183,11 @@ impl Record {
             rec: self,
             traffic: Traffic::of(set, &self.bits),
         }
+    }
+
+    /// The flow's variables, for the `metadata` object.
+    pub fn metadata(&self) -> Option<&Metadata> {
+        self.metadata.as_deref()
     }
 
     /// Its place among alerts ([`netsieve_detect::Alert::order`]): after the alerts of

@@ -15,6 +15,7 @@ mod ftp;
 mod ftpdata;
 mod http;
 mod krb5;
+mod metadata;
 mod mqtt;
 mod ntp;
 mod sip;
@@ -145,27 +146,43 @@ impl Sink for EveLog {
     fn record(&mut self, set: &RuleSet, rec: &Record) -> io::Result<()> {
         let o = self.opts;
         match rec {
-            Record::Flow(r) if o.flow => {
-                serde_json::to_writer(&mut self.out, &r.with_traffic(set))?
-            }
+            Record::Flow(r) if o.flow => serde_json::to_writer(
+                &mut self.out,
+                &metadata::With {
+                    rec: r.with_traffic(set),
+                    metadata: metadata::Object::of(r.metadata(), set),
+                },
+            )?,
             Record::Drop(r) if o.drop => {
                 serde_json::to_writer(&mut self.out, &r.with_rule(set, o.drop_alerts))?
             }
             Record::Stats(r) if o.stats => serde_json::to_writer(&mut self.out, r)?,
             Record::Tx(t) => {
                 let (ja3, email) = (set.uses_ja3(), o.email_fields);
+                let metadata = metadata::Object::of(t.metadata.as_deref(), set);
+                let out = &mut self.out;
                 match &t.record {
                     Logged::Tx(tx) => serde_json::to_writer(
-                        &mut self.out,
-                        &tx::Record::of(t, tx, None, ja3, email),
+                        out,
+                        &metadata::With {
+                            rec: tx::Record::of(t, tx, None, ja3, email),
+                            metadata,
+                        },
                     )?,
                     Logged::File(f, tx) => serde_json::to_writer(
-                        &mut self.out,
-                        &tx::Record::of(t, tx, Some(f), ja3, email),
+                        out,
+                        &metadata::With {
+                            rec: tx::Record::of(t, tx, Some(f), ja3, email),
+                            metadata,
+                        },
                     )?,
-                    Logged::Anomaly(a) => {
-                        serde_json::to_writer(&mut self.out, &anomaly::Record::of(t, a))?
-                    }
+                    Logged::Anomaly(a) => serde_json::to_writer(
+                        out,
+                        &metadata::With {
+                            rec: anomaly::Record::of(t, a),
+                            metadata,
+                        },
+                    )?,
                 }
             }
             _ => return Ok(()),
