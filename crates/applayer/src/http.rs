@@ -1068,15 +1068,22 @@ impl Http {
             Direction::ToServer => self.limits.request_body,
             Direction::ToClient => self.limits.response_body,
         };
-        if let Some(m) = self.message_mut(dir, id) {
-            m.body_len += chunk.len() as u64;
-            let room = limit.saturating_sub(m.body.len());
-            m.body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        }
-        let form = self
-            .tx_mut(id)
-            .and_then(|t| t.request.as_mut()?.form.as_mut());
-        if let (Direction::ToServer, Some(f)) = (dir, form) {
+        let Some(t) = self.tx_mut(id) else { return };
+        // The message, and a request's form, found once.
+        let (m, form) = match dir {
+            Direction::ToServer => match t.request.as_mut() {
+                Some(r) => (&mut r.msg, r.form.as_deref_mut()),
+                None => return,
+            },
+            Direction::ToClient => match t.response.as_mut() {
+                Some(r) => (&mut r.msg, None),
+                None => return,
+            },
+        };
+        m.body_len += chunk.len() as u64;
+        let room = limit.saturating_sub(m.body.len());
+        m.body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if let Some(f) = form {
             f.feed(chunk);
         }
     }

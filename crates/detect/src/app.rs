@@ -844,7 +844,7 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
                 FileData | FileName | FileSize | FileMd5 | FileSha1 | FileSha256 => {
                     for f in crate::log::http_dir_files(t, d) {
                         match buf {
-                            FileName => out.push(f.name),
+                            FileName => out.push(f.name(t)),
                             FileSize => out.push(Cow::Owned(f.size.to_be_bytes().to_vec())),
                             _ if f.data.is_empty() => {}
                             FileData => out.push(Cow::Borrowed(f.data)),

@@ -969,7 +969,7 @@ pub fn http_files(
             out.push((
                 d,
                 FileMeta {
-                    name: text(&f.name),
+                    name: text(&f.name(t)),
                     size: f.size,
                     range,
                     tx_id: t.id,
@@ -983,7 +983,9 @@ pub fn http_files(
 
 /// One file of an HTTP transaction's direction.
 pub struct HttpFile<'a> {
-    pub name: Cow<'a, [u8]>,
+    /// A form part's name; `None` for a message's body, named by [`HttpFile::name`].
+    part_name: Option<&'a [u8]>,
+    msg: &'a Message,
     /// Its bytes kept (the response's with their content coding removed).
     pub data: &'a [u8],
     /// Its bytes in all.
@@ -992,12 +994,23 @@ pub struct HttpFile<'a> {
     pub whole: bool,
 }
 
+impl<'a> HttpFile<'a> {
+    /// Its name (a body's is worked out here, only when asked: it normalises the URI).
+    pub fn name(&self, t: &http::Tx) -> Cow<'a, [u8]> {
+        match self.part_name {
+            Some(n) => Cow::Borrowed(n),
+            None => Cow::Owned(http_file_name(t, self.msg)),
+        }
+    }
+}
+
 /// The files of an HTTP transaction's direction, as Suricata opens them: a form's
 /// parts named as files, else the body (when there is one).
 pub fn http_dir_files(t: &http::Tx, d: Direction) -> Vec<HttpFile<'_>> {
     let whole = |m: &Message| m.body.len() as u64 == m.body_len;
-    let body = |m: &Message, data, size| HttpFile {
-        name: Cow::Owned(http_file_name(t, m)),
+    let body = |m, data, size| HttpFile {
+        part_name: None,
+        msg: m,
         data,
         size,
         whole: whole(m),
@@ -1009,7 +1022,8 @@ pub fn http_dir_files(t: &http::Tx, d: Direction) -> Vec<HttpFile<'_>> {
                 .iter()
                 .flat_map(|f| f.files())
                 .map(|f| HttpFile {
-                    name: Cow::Borrowed(&f.name),
+                    part_name: Some(&f.name[..]),
+                    msg: &r.msg,
                     data: &f.data,
                     size: f.size,
                     whole: f.size == f.data.len() as u64,
