@@ -10,7 +10,7 @@
 use memchr::memmem;
 use netsieve_rules::rule::{Capture, Pcre, VarScope};
 use netsieve_rules::{
-    Asn1, ByteOp, ByteRead, Cmp, Dataset, DatasetCmd, Endian, Match, MathOp, Val,
+    Asn1, ByteOp, ByteRead, Cmp, Dataset, DatasetCmd, Endian, Entropy, Match, MathOp, Val,
 };
 use std::sync::Arc;
 
@@ -102,13 +102,7 @@ pub enum CMatch {
         negated: bool,
     },
     Bsize(Cmp),
-    Entropy {
-        offset: u32,
-        bytes: Option<u32>,
-        negated: bool,
-        cmp: Cmp,
-        key: Arc<str>,
-    },
+    Entropy(Entropy),
     Uint(Cmp),
     Asn1(Asn1),
     /// `dataset`: `context_key` names the context a JSON set's value gives the alert.
@@ -322,19 +316,7 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
                 negated: *negated,
             },
             Match::Bsize(c) => CMatch::Bsize(*c),
-            Match::Entropy {
-                offset,
-                bytes,
-                negated,
-                cmp,
-                key,
-            } => CMatch::Entropy {
-                offset: *offset,
-                bytes: *bytes,
-                negated: *negated,
-                cmp: *cmp,
-                key: Arc::from(key.as_str()),
-            },
+            Match::Entropy(e) => CMatch::Entropy(e.clone()),
             Match::Uint(c) => CMatch::Uint(*c),
             Match::Asn1(a) => CMatch::Asn1(a.clone()),
             Match::Dataset(d) => CMatch::Dataset {
@@ -734,19 +716,12 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
             !decoded.is_empty() && step(data, &decoded, 0, cx) && step(rest, buf, prev, cx)
         }
         CMatch::Bsize(c) => c.test(buf.len() as i64) && step(rest, buf, prev, cx),
-        CMatch::Entropy {
-            offset,
-            bytes,
-            negated,
-            cmp,
-            key,
-        } => {
-            let from = buf.get(*offset as usize..).unwrap_or_default();
-            let part = &from[..bytes.map_or(from.len(), |n| from.len().min(n as usize))];
+        CMatch::Entropy(e) => {
+            let from = buf.get(e.offset as usize..).unwrap_or_default();
+            let part = &from[..e.bytes.map_or(from.len(), |n| from.len().min(n as usize))];
             let h = shannon_entropy(part);
-            cx.entropy.push((key.clone(), h));
-            let millionths = (h * 1e6).round() as i64;
-            cmp.test(millionths) != *negated && step(rest, buf, prev, cx)
+            cx.entropy.push((e.key.clone(), h));
+            e.holds(h) && step(rest, buf, prev, cx)
         }
         CMatch::Uint(c) => {
             // A number's buffer holds it big-endian, in at most 8 bytes.
@@ -809,9 +784,7 @@ fn rest_is_relative(rest: &[CMatch]) -> bool {
         CMatch::IsDataAt { relative, .. } | CMatch::Base64Decode { relative, .. } => *relative,
         CMatch::Asn1(a) => a.relative_offset.is_some(),
         CMatch::Dataset { .. } | CMatch::Datarep { .. } => false,
-        CMatch::Bsize(_) | CMatch::Entropy { .. } | CMatch::Uint(_) | CMatch::DceIface { .. } => {
-            false
-        }
+        CMatch::Bsize(_) | CMatch::Entropy(_) | CMatch::Uint(_) | CMatch::DceIface { .. } => false,
     })
 }
 

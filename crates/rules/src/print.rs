@@ -347,13 +347,13 @@ impl Printer<'_> {
                 self.opt("isdataat", Some(&format!("{neg}{offset}{rel}")));
             }
             Match::Bsize(c) => self.opt("bsize", Some(c)),
-            Match::Entropy {
+            Match::Entropy(Entropy {
                 offset,
                 bytes,
                 negated,
                 cmp,
                 ..
-            } => {
+            }) => {
                 let bits = |m: &i64| *m as f64 / 1e6;
                 let value = match cmp {
                     Cmp::Lt(m) => format!("<{}", bits(m)),

@@ -217,6 +217,27 @@ pub struct Pcre {
     pub captures: Vec<Capture>,
 }
 
+/// `entropy`: the Shannon entropy (bits per byte, 0 to 8) of the buffer's bytes from
+/// `offset` (at most `bytes` of them), in millionths of a bit, compared (and the outcome
+/// inverted when `negated`: `!4-5`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entropy {
+    pub offset: u32,
+    pub bytes: Option<u32>,
+    pub negated: bool,
+    pub cmp: Cmp,
+    /// The name the value is logged under (EVE's `metadata.entropy`): the buffer's, with
+    /// `_` for `.` (`file_data`), `content` for the payload.
+    pub key: std::sync::Arc<str>,
+}
+
+impl Entropy {
+    /// Whether `h` (bits per byte) passes.
+    pub fn holds(&self, h: f64) -> bool {
+        self.cmp.test((h * 1e6).round() as i64) != self.negated
+    }
+}
+
 /// A variable a `pcre` capture group sets.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Capture {
@@ -406,18 +427,7 @@ pub enum Match {
     },
     /// The buffer's length.
     Bsize(Cmp),
-    /// `entropy`: the Shannon entropy (bits per byte, 0 to 8) of the buffer's bytes from
-    /// `offset` (at most `bytes` of them), in millionths of a bit, compared (and the
-    /// outcome inverted when `negated`: `!4-5`).
-    Entropy {
-        offset: u32,
-        bytes: Option<u32>,
-        negated: bool,
-        cmp: Cmp,
-        /// The name the value is logged under (EVE's `metadata.entropy`): the buffer's,
-        /// with `_` for `.` (`file_data`), `content` for the payload.
-        key: String,
-    },
+    Entropy(Entropy),
     /// The buffer's value as an unsigned integer (DNS's `dns.opcode`, `dns.rcode`,
     /// `dns.rrtype`: their buffers hold the number, big-endian).
     Uint(Cmp),

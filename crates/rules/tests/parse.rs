@@ -586,13 +586,7 @@ fn entropy_compares_bits_per_byte() {
     .lists[0]
         .matches[0]
     {
-        Match::Entropy {
-            negated,
-            cmp,
-            key,
-            offset,
-            bytes,
-        } => (*negated, *cmp, key.clone(), *offset, *bytes),
+        Match::Entropy(e) => (e.negated, e.cmp, e.key.to_string(), e.offset, e.bytes),
         m => panic!("{m:?}"),
     };
     assert_eq!(
@@ -614,7 +608,7 @@ fn entropy_compares_bits_per_byte() {
     assert_eq!(e("offset 2, value 3").3, 2);
     assert_eq!(e("value !=4").1, Cmp::Ne(4_000_000));
     let file = p(r#"alert http any any -> any any (file.data; entropy: value <1; sid:1;)"#);
-    assert!(matches!(&file.lists[0].matches[0], Match::Entropy { key, .. } if key == "file_data"));
+    assert!(matches!(&file.lists[0].matches[0], Match::Entropy(e) if &*e.key == "file_data"));
     let v = Vars::default();
     for bad in [
         "value 9",

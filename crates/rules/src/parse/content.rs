@@ -613,13 +613,13 @@ pub(super) fn entropy(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     };
     b.push_to(
         l,
-        Match::Entropy {
+        Match::Entropy(crate::rule::Entropy {
             offset,
             bytes,
             negated,
             cmp,
-            key,
-        },
+            key: key.into(),
+        }),
     );
     Ok(())
 }
