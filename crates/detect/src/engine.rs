@@ -1785,6 +1785,9 @@ impl Detector {
                     if let (Some((f, _)), Some((d, range))) = (flow.as_mut(), &stream) {
                         f.user.fed[*d] = f.user.fed[*d].max(range.end);
                     }
+                    // Nothing the firewall's rules captured outlives the packet.
+                    self.pkt_vars.clear();
+                    self.cx.entropy.clear();
                     self.phase_end(t, Phase::Firewall);
                     return;
                 }
