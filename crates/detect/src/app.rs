@@ -272,10 +272,22 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
 pub struct Xform {
     spec: Transform,
     re: Option<Arc<regex::bytes::Regex>>,
+    /// A `luaxform`'s script.
+    lua: Option<Arc<crate::lua::Script>>,
 }
 
 impl Xform {
-    pub fn new(spec: &Transform) -> Result<Xform, String> {
+    /// The transform `spec` of a rule read from `rule_file` (where a `luaxform`'s
+    /// script is looked for, without `default-rule-path`).
+    pub fn new(spec: &Transform, rule_file: &str) -> Result<Xform, String> {
+        let lua = match spec {
+            Transform::Lua { script, .. } => Some(crate::lua::Script::load(
+                script,
+                rule_file,
+                crate::lua::Kind::Transform,
+            )?),
+            _ => None,
+        };
         let re = match spec {
             Transform::Pcre(src) => {
                 // Bytes, not UTF-8 text, as PCRE without its UTF mode reads them.
@@ -293,6 +305,7 @@ impl Xform {
         Ok(Xform {
             spec: spec.clone(),
             re,
+            lua,
         })
     }
 }
@@ -339,6 +352,12 @@ pub fn transform<'a>(mut b: Cow<'a, [u8]>, ts: &[Xform]) -> Cow<'a, [u8]> {
             }
             Transform::Gunzip { max } => inflate(flate2::read::GzDecoder::new(&b[..]), *max),
             Transform::ZlibDeflate { max } => inflate(flate2::read::ZlibDecoder::new(&b[..]), *max),
+            Transform::Lua { args, .. } => {
+                match t.lua.as_ref().and_then(|s| s.transform(&b, args)) {
+                    Some(out) => out,
+                    None => continue,
+                }
+            }
         });
     }
     b
@@ -409,7 +428,7 @@ fn plain(p: Plain, b: &[u8]) -> Vec<u8> {
 
 /// `from_base64`'s decoding: RFC 4648 stops at the first byte outside the alphabet (or
 /// padding), RFC 2045 skips such bytes, strict gives nothing when there is one.
-fn from_base64(text: &[u8], mode: Base64Mode) -> Vec<u8> {
+pub(crate) fn from_base64(text: &[u8], mode: Base64Mode) -> Vec<u8> {
     let valid = |c: &u8| netsieve_applayer::mime::base64_value(*c).is_some();
     match mode {
         Base64Mode::Rfc4648 => crate::eval::base64_decode(text),
@@ -1476,7 +1495,7 @@ mod tests {
     use std::io::Write;
 
     fn apply(ts: &[Transform], input: &[u8]) -> Vec<u8> {
-        let xs: Vec<Xform> = ts.iter().map(|t| Xform::new(t).unwrap()).collect();
+        let xs: Vec<Xform> = ts.iter().map(|t| Xform::new(t, "").unwrap()).collect();
         transform(Cow::Borrowed(input), &xs).into_owned()
     }
 
@@ -1488,7 +1507,7 @@ mod tests {
             b"\x7dk\xbb\x8c"
         );
         assert_eq!(apply(&[t], b"/get?nothing"), b"");
-        assert!(Xform::new(&Transform::Pcre("data=.*".into())).is_err());
+        assert!(Xform::new(&Transform::Pcre("data=.*".into()), "").is_err());
     }
 
     /// Suricata 8's documented header transforms, on HTTP/2's header forms.

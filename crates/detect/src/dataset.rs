@@ -122,6 +122,12 @@ pub struct Declared<'a> {
     pub dir: &'a Path,
 }
 
+/// The set named `name`, if a rule (or the settings) made it.
+pub fn named(name: &str) -> Option<Arc<DataSet>> {
+    let sets = SETS.lock().unwrap_or_else(|e| e.into_inner());
+    sets.get(name).cloned()
+}
+
 /// The set `d` names, made (and loaded) if no rule named it before.
 pub fn open(d: &Declared<'_>) -> Result<Arc<DataSet>, String> {
     let mut sets = SETS.lock().unwrap_or_else(|e| e.into_inner());

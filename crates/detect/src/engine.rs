@@ -50,11 +50,12 @@ use crate::log::{
     Anomaly, AppName, LogTypes, Logged, TxLog, TxMeta, ftpdata_file, http_files, http2_files, meta,
     smb_file, smtp_files,
 };
-use crate::ruleset::TxList;
+use crate::lua::{self, FlowEnv, FlowInfo};
 use crate::ruleset::{
     Extra, Group, GroupId, IntVal, PortGroup, Prefilter, Prefiltered, RuleSet, Sig, SigProto,
     tx_group,
 };
+use crate::ruleset::{HdrList, TxList};
 use crate::vars::{FlowVars, Metadata, Named};
 use netsieve_packet::{AppEvent, StreamEvent};
 use netsieve_rules::rule::VarScope;
@@ -2152,10 +2153,7 @@ impl Detector {
             // Payload keywords (content, pcre, isdataat, byte_*) never match a packet
             // without payload, as in Suricata: not even negated or absence tests.
             if pkt_here && pkt_cand && (!has_lists || !payload.is_empty()) {
-                matched = s
-                    .hdr_lists
-                    .iter()
-                    .all(|(h, l)| header(p, *h).is_some_and(|b| matches(l, b, &mut self.cx)))
+                matched = s.hdr_lists.iter().all(|h| h.holds(p, &mut self.cx))
                     && s.lists.iter().all(|l| matches(l, payload, &mut self.cx));
             }
             if !matched
@@ -2172,6 +2170,16 @@ impl Detector {
                         break;
                     }
                 }
+            }
+            if matched && !s.lua.is_empty() {
+                let (fe, tx) = match flow.as_mut() {
+                    Some((f, _)) => {
+                        let (fe, tx) = flow_env(f);
+                        (Some(fe), tx)
+                    }
+                    None => (None, None),
+                };
+                matched = scripts_hold(s, set, &self.cx, p, fe, tx);
             }
             if !matched {
                 continue;
@@ -2521,9 +2529,7 @@ impl Detector {
             self.cx.start_rule();
             let payload = p.payload();
             let lists_ok = (s.lists.is_empty() || !payload.is_empty())
-                && s.hdr_lists
-                    .iter()
-                    .all(|(h, l)| header(p, *h).is_some_and(|b| matches(l, b, &mut self.cx)))
+                && s.hdr_lists.iter().all(|h| h.holds(p, &mut self.cx))
                 && s.lists.iter().all(|l| matches(l, payload, &mut self.cx));
             if !lists_ok {
                 continue;
@@ -3112,6 +3118,8 @@ impl Detector {
         out: &mut Vec<Alert>,
     ) {
         let set = Arc::clone(&self.set);
+        // What Lua scripts see of the flow (copied before its parts are borrowed apart).
+        let info = set.lua.then(|| FlowInfo::of(f));
         let (streams, user) = f.streams_and_user();
         // The window of direction `d`'s stream this packet inspected (`window` is that
         // direction when it did): a rule's payload matches hold on it as on the packet,
@@ -3215,6 +3223,16 @@ impl Detector {
                     (&mut bufs, &mut self.cx),
                 ) {
                     continue;
+                }
+                if let Some(info) = info.as_ref().filter(|_| !s.lua.is_empty()) {
+                    let fe = FlowEnv {
+                        info: info.clone(),
+                        ints,
+                        vars,
+                    };
+                    if !scripts_hold(s, &set, &self.cx, ctx.p, Some(fe), Some(tx)) {
+                        continue;
+                    }
                 }
                 apply_flowbits(s, bits);
                 apply_flowints(s, ints);
@@ -3454,10 +3472,7 @@ fn tx_rule_ok<'a>(
             .iter()
             .flatten()
             .any(|b| s.lists.iter().all(|l| matches(l, b, cx)));
-    payload_ok
-        && s.hdr_lists
-            .iter()
-            .all(|(h, l)| header(p, *h).is_some_and(|b| matches(l, b, cx)))
+    payload_ok && s.hdr_lists.iter().all(|h| h.holds(p, cx))
 }
 
 /// What the firewall made of a packet, for threat detection.
@@ -3851,6 +3866,16 @@ fn header_ok(s: &Sig, c: &Pkt<'_>) -> bool {
 
 /// The bytes of header `h` of packet `p`, options (IPv6: extension headers) included,
 /// if it has that header (a reassembled datagram has no IP header of its own).
+impl HdrList {
+    /// Whether the list holds on the packet's header (transformed), which it must have.
+    fn holds(&self, p: &Packet, cx: &mut Ctx) -> bool {
+        header(p, self.buf).is_some_and(|b| {
+            let b = transform(Cow::Borrowed(b), &self.transforms);
+            matches(&self.matches, &b, cx)
+        })
+    }
+}
+
 fn header(p: &Packet, h: HeaderBuffer) -> Option<&[u8]> {
     let ip = p.ip?;
     let l3 = (!ip.reassembled).then(|| p.data.get(p.l3_at..)).flatten();
@@ -4236,6 +4261,63 @@ fn flowints_ok(s: &Sig, ints: Option<&[(u32, u64)]>) -> bool {
 /// nothing).
 /// A rule matched: its `pcre` captures set the flow's and the packet's variables (its
 /// `alert:` ones go to its alert's context).
+/// Whether each of rule `s`'s `lua` scripts holds (or, negated, fails) on the packet,
+/// its flow and the transaction being inspected.
+fn scripts_hold<'a>(
+    s: &'a Sig,
+    set: &'a RuleSet,
+    cx: &Ctx,
+    p: &'a Packet,
+    mut flow: Option<FlowEnv<'a>>,
+    tx: Option<TxRef<'a>>,
+) -> bool {
+    s.lua.iter().all(|l| {
+        let mut env = lua::Env {
+            packet: Some(p),
+            flow: flow.take(),
+            tx,
+            bytevars: (l.bytevars.iter())
+                .map(|(n, i)| (n.as_str(), cx.vars[usize::from(*i)]))
+                .collect(),
+            int_names: &set.flowbit_names,
+        };
+        let holds = l.script.matches(&mut env) != l.negated;
+        flow = env.flow;
+        holds
+    })
+}
+
+/// A flow as a Lua script judging one of its packets sees it, and the transaction it
+/// gets: the flow's one state (TLS, SSH) or its latest transaction.
+fn flow_env(f: &mut Flow<FlowData>) -> (FlowEnv<'_>, Option<TxRef<'_>>) {
+    let info = FlowInfo::of(f);
+    let user = &mut f.user;
+    let parser = user.app.as_ref().and_then(|a| a.parser.as_ref());
+    let env = FlowEnv {
+        info,
+        ints: &mut user.ints,
+        vars: &mut user.vars,
+    };
+    (env, txs(parser).last())
+}
+
+impl FlowInfo {
+    fn of(f: &Flow<FlowData>) -> FlowInfo {
+        FlowInfo {
+            id: f.id(),
+            client: f.client(),
+            server: f.server(),
+            proto: f.proto(),
+            start: f.start(),
+            last: f.last(),
+            pkts: f.pkts(),
+            bytes: f.bytes(),
+            app: f.user.app_proto().map(AppName::name),
+            alerted: f.user.alerted,
+        }
+    }
+}
+
 fn keep_captures(cx: &mut Ctx, flow: &mut FlowVars, pkt: &mut Named<Vec<u8>>) {
     for c in cx.take_captures() {
         match c.scope {

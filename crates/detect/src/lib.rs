@@ -21,6 +21,7 @@ pub mod firewall;
 pub mod hostbits;
 pub mod iprep;
 pub mod log;
+pub mod lua;
 pub mod pcre;
 pub mod portgroup;
 pub mod ruleset;

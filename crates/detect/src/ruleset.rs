@@ -655,6 +655,23 @@ pub enum IntVal {
     Var(u32),
 }
 
+/// A list over a packet header (`ip.src`, `tcp.hdr`): the header, its transforms and
+/// the matches.
+pub struct HdrList {
+    pub buf: HeaderBuffer,
+    pub transforms: Vec<Xform>,
+    pub matches: Vec<CMatch>,
+}
+
+/// A rule's `lua` keyword: its script, whether its verdict is negated, and the rule's
+/// byte variables the script reads (name, and index into the rule's variables).
+#[derive(Clone, Debug)]
+pub struct SigLua {
+    pub script: Arc<crate::lua::Script>,
+    pub negated: bool,
+    pub bytevars: Vec<(String, u8)>,
+}
+
 /// A compiled rule.
 pub struct Sig {
     /// The application protocol the flow must speak (`alert http`, or implied by an
@@ -681,7 +698,7 @@ pub struct Sig {
     /// Payload lists (each evaluated over the packet payload or the stream).
     pub lists: Vec<Vec<CMatch>>,
     /// Lists over the packet's headers (`tcp.hdr`), evaluated before the payload's.
-    pub hdr_lists: Vec<(HeaderBuffer, Vec<CMatch>)>,
+    pub hdr_lists: Vec<HdrList>,
     /// Frame inspection, for rules with `frame:`: judged on each frame of its type,
     /// and on nothing else.
     pub frame: Option<FrameSig>,
@@ -691,6 +708,8 @@ pub struct Sig {
     pub xbits: Vec<crate::hostbits::XbitOp>,
     /// `flowint` options: (counter id, operator, operand), ids shared with flowbits.
     pub flowints: Vec<(u32, FlowintOp, Option<IntVal>)>,
+    /// `lua` scripts, judged once the rule's other options matched.
+    pub lua: Vec<SigLua>,
     pub category: String,
     pub severity: u8,
     /// Needs the payload to be non-empty (has a content list).
@@ -784,6 +803,8 @@ pub struct RuleSet {
     /// Some rule inspects a JA3 or JA3S buffer (Suricata's `ja3-fingerprints: auto`
     /// then writes them in `tls` objects).
     ja3: bool,
+    /// Some rule runs a Lua script.
+    pub(crate) lua: bool,
     pub(crate) flowbit_names: Vec<String>,
     stats: LoadStats,
     opts: BuildOptions,
@@ -1064,7 +1085,13 @@ impl<'a> Linker<'a> {
             fast,
             tx_fast,
             had_lists,
+            lua,
         } = r;
+        for l in &lua {
+            for name in l.script.flowints() {
+                self.bit_id(name);
+            }
+        }
         let flowbits = rule
             .flowbits
             .iter()
@@ -1104,7 +1131,11 @@ impl<'a> Linker<'a> {
             })
             .collect();
         let flowint_test = rule.flowints.iter().any(|f| !f.op.changes());
-        let flow_action = (!had_lists && rule.conds.is_empty() && !flowbit_test && !flowint_test)
+        let flow_action = (!had_lists
+            && rule.conds.is_empty()
+            && !flowbit_test
+            && !flowint_test
+            && lua.is_empty())
             || tx.is_some()
             || frame.is_some();
         let ip_only = flow_action
@@ -1140,6 +1171,7 @@ impl<'a> Linker<'a> {
             flowbits,
             xbits,
             flowints,
+            lua,
             category,
             severity,
             needs_payload,
@@ -1216,11 +1248,12 @@ enum Compiled {
 
 struct Ready {
     rule: Rule,
+    lua: Vec<SigLua>,
     app: Option<AppProto>,
     proto: SigProto,
     scope: Scope,
     lists: Vec<Vec<CMatch>>,
-    hdr_lists: Vec<(HeaderBuffer, Vec<CMatch>)>,
+    hdr_lists: Vec<HdrList>,
     tx: Option<TxSig>,
     frame: Option<FrameSig>,
     fast: Option<(Vec<u8>, bool)>,
@@ -1287,10 +1320,26 @@ fn compile_rule(rule: Rule) -> Compiled {
     };
     let scope = Scope::of(&rule, app);
     resolve_set_files(&mut rule);
+    let scripts = match load_scripts(&rule) {
+        Ok(s) => s,
+        Err(m) => {
+            return Compiled::Failed(
+                rule.sid,
+                format!("{}:{}: sid {}: {m}", rule.file, rule.line, rule.sid),
+            );
+        }
+    };
+    // Scripts that read no packet judge a rule at a state of its application protocol
+    // (`alert dns:request_complete`) on its transactions; without a state, on packets
+    // (measured on Suricata 8: `alert http (lua:...)` alerts on every packet).
+    let lua_tx = !scripts.is_empty()
+        && scripts.iter().all(|(s, _)| !s.needs().packet)
+        && rule.payload_lists().next().is_none()
+        && matches!(rule.hook, Some(netsieve_rules::Hook::App(_)));
     let mut vars = Vec::new();
     let compiled = packet_lists(&rule, &mut vars)
         .and_then(|(lists, hdr_lists)| match app {
-            Some(_) => Ok((lists, hdr_lists, tx_sig(&rule, &mut vars)?)),
+            Some(_) => Ok((lists, hdr_lists, tx_sig(&rule, &mut vars, lua_tx)?)),
             None => Ok((lists, hdr_lists, None)),
         })
         .and_then(|(mut lists, hdr_lists, mut tx)| {
@@ -1325,8 +1374,25 @@ fn compile_rule(rule: Rule) -> Compiled {
             let mut rule = rule;
             let had_lists = !rule.lists.is_empty();
             rule.lists = Vec::new();
+            let lua = scripts
+                .into_iter()
+                .map(|(script, negated)| {
+                    let bytevars = (script.bytevars().iter())
+                        .filter_map(|n| {
+                            let i = vars.iter().position(|v| v == n)?;
+                            Some((n.clone(), u8::try_from(i).ok()?))
+                        })
+                        .collect();
+                    SigLua {
+                        script,
+                        negated,
+                        bytevars,
+                    }
+                })
+                .collect();
             Compiled::Ready(Box::new(Ready {
                 rule,
+                lua,
                 app,
                 proto,
                 scope,
@@ -1349,16 +1415,34 @@ fn compile_rule(rule: Rule) -> Compiled {
     }
 }
 
+/// A rule's `lua` scripts, loaded and checked (their `init` run), with whether each is
+/// negated.
+fn load_scripts(rule: &Rule) -> Result<Vec<(Arc<crate::lua::Script>, bool)>, String> {
+    (rule.lua.iter())
+        .map(|l| {
+            let s = crate::lua::Script::load(&l.script, &rule.file, crate::lua::Kind::Match)?;
+            Ok((s, l.negated))
+        })
+        .collect()
+}
+
 /// A rule's lists over the packet, compiled in rule order (a variable one extracts is
 /// seen by the next): its payload lists, and its lists over headers (`tcp.hdr`).
-type PacketLists = (Vec<Vec<CMatch>>, Vec<(HeaderBuffer, Vec<CMatch>)>);
+type PacketLists = (Vec<Vec<CMatch>>, Vec<HdrList>);
 
 fn packet_lists(rule: &Rule, vars: &mut Vec<String>) -> Result<PacketLists, ListError> {
     let (mut lists, mut hdr_lists) = (Vec::new(), Vec::new());
     for l in &rule.lists {
         match l.buffer {
             Buffer::Payload => lists.push(compile_list(&l.matches, vars)?),
-            Buffer::Header(h) => hdr_lists.push((h, compile_list(&l.matches, vars)?)),
+            Buffer::Header(h) => hdr_lists.push(HdrList {
+                buf: h,
+                transforms: (l.transforms.iter())
+                    .map(|t| Xform::new(t, &rule.file))
+                    .collect::<Result<_, _>>()
+                    .map_err(ListError::from)?,
+                matches: compile_list(&l.matches, vars)?,
+            }),
             Buffer::App(_) | Buffer::Frame(_) => {}
         }
     }
@@ -1463,6 +1547,7 @@ impl RuleSet {
             frame_rules: self.frame_rules.clone(),
             needs_app: self.needs_app,
             ja3: self.ja3,
+            lua: self.lua,
             flowbit_names: Vec::new(),
             stats: self.stats.clone(),
             opts: self.opts,
@@ -1504,6 +1589,7 @@ impl RuleSet {
             }
             set.needs_app |= sig.needs_app_layer();
             set.ja3 |= sig.uses_ja3();
+            set.lua |= !sig.lua.is_empty();
             set.stats.inspected += 1;
             set.stats.app_layer += usize::from(sig.tx.is_some());
             set.sigs.push(Arc::new(sig));
@@ -1659,6 +1745,7 @@ impl RuleSet {
         stats.app_layer = sigs.iter().filter(|s| s.tx.is_some()).count();
         let needs_app = sigs.iter().any(|s| s.needs_app_layer());
         let ja3 = sigs.iter().any(|s| s.uses_ja3());
+        let lua = sigs.iter().any(|s| !s.lua.is_empty());
         let reuse = Reuse::of(prev.filter(|p| p.opts.mpm == mpm), mpm);
         // The groups, and the port groups in them, are independent: built on every core.
         let (groups, tx_groups) = rayon::join(
@@ -1686,6 +1773,7 @@ impl RuleSet {
             tx_groups,
             needs_app,
             ja3,
+            lua,
             flowbit_names: linker.flowbit_names,
             stats,
             opts,
@@ -2102,7 +2190,7 @@ fn frame_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<FrameSig>, Li
         let transforms = l
             .transforms
             .iter()
-            .map(Xform::new)
+            .map(|t| Xform::new(t, &rule.file))
             .collect::<Result<_, _>>()
             .map_err(ListError::from)?;
         f.lists.push((transforms, compile_list(&l.matches, vars)?));
@@ -2112,7 +2200,7 @@ fn frame_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<FrameSig>, Li
 
 /// A rule's transaction lists, directions and stages; `None` for an application-layer
 /// rule that has only payload lists (it is judged on packets and streams).
-fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListError> {
+fn tx_sig(rule: &Rule, vars: &mut Vec<String>, lua_tx: bool) -> Result<Option<TxSig>, ListError> {
     let mut lists = Vec::new();
     for l in &rule.lists {
         let Buffer::App(b) = l.buffer else {
@@ -2128,7 +2216,7 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListErro
             transforms: l
                 .transforms
                 .iter()
-                .map(Xform::new)
+                .map(|t| Xform::new(t, &rule.file))
                 .collect::<Result<_, _>>()
                 .map_err(ListError::from)?,
             matches: compile_list(&l.matches, vars)?,
@@ -2139,8 +2227,27 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<TxSig>, ListErro
     // streams; one with none at all (`alert http any any -> any any (sid:1;)`) is
     // Suricata's "application layer protocol" type, judged on every packet of a flow
     // that speaks the protocol.
-    if lists.is_empty() {
+    // A rule whose scripts read transactions is judged on them, at its hook's state.
+    if lists.is_empty() && !lua_tx {
         return Ok(None);
+    }
+    if lists.is_empty()
+        && let Some(netsieve_rules::Hook::App(h)) = rule.hook
+    {
+        let proto = match &rule.proto {
+            Proto::App(p) => p.as_str(),
+            _ => "",
+        };
+        let last = netsieve_rules::app_states(proto, h.dir).len() - 1;
+        let st = match usize::from(h.state) {
+            0 => Stage::Line,
+            s if s >= last => Stage::Done,
+            _ => Stage::Head,
+        };
+        let mut stage = PerDir::splat(Stage::Done);
+        stage[h.dir] = st;
+        let dirs = PerDir::new(h.dir == Direction::ToServer, h.dir == Direction::ToClient);
+        return Ok(Some(TxSig { lists, dirs, stage }));
     }
     let req = lists.iter().any(|l| l.buf.side() == Side::Request);
     let resp = lists.iter().any(|l| l.buf.side() == Side::Response);
@@ -2206,7 +2313,7 @@ fn tx_fast_pattern(rule: &Rule) -> Option<(TxBuf, (Vec<u8>, bool))> {
     // A transform that does not compile fails the rule where its lists are compiled.
     let transforms = transforms
         .iter()
-        .map(Xform::new)
+        .map(|t| Xform::new(t, &rule.file))
         .collect::<Result<_, _>>()
         .ok()?;
     Some(((buf, transforms), (prefilter_bytes(c).to_vec(), c.nocase)))

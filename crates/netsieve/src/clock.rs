@@ -54,12 +54,50 @@ impl Civil {
         }
     }
 
+    /// As EVE writes times: `2015-10-06T15:16:43.137833+0000`.
+    pub fn write_iso(&self, f: &mut impl std::fmt::Write) -> std::fmt::Result {
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}{}",
+            self.year,
+            self.month,
+            self.day,
+            self.hour,
+            self.minute,
+            self.second,
+            self.micros,
+            self.offset_str()
+        )
+    }
+
+    /// As fast.log writes times: `11/24/2009-18:57:25.179869`.
+    pub fn write_legacy(&self, f: &mut impl std::fmt::Write) -> std::fmt::Result {
+        write!(
+            f,
+            "{:02}/{:02}/{:04}-{:02}:{:02}:{:02}.{:06}",
+            self.month, self.day, self.year, self.hour, self.minute, self.second, self.micros,
+        )
+    }
+
     /// The offset as Suricata writes it: `+0100`, `-0500`.
     pub fn offset_str(&self) -> String {
         let sign = if self.offset < 0 { '-' } else { '+' };
         let m = self.offset.unsigned_abs() / 60;
         format!("{sign}{:02}{:02}", m / 60, m % 60)
     }
+}
+
+/// A local time as Suricata's Lua packet library gives it: EVE's form (`iso`) or
+/// fast.log's.
+pub fn lua_time(t: Duration, iso: bool) -> String {
+    let c = Civil::local(t);
+    let mut s = String::new();
+    let _ = if iso {
+        c.write_iso(&mut s)
+    } else {
+        c.write_legacy(&mut s)
+    };
+    s
 }
 
 /// Days since 1970-01-01 to a civil date: year, month, day.

@@ -2867,3 +2867,82 @@ fn captures_and_entropy_are_logged_as_metadata() {
     assert_eq!(flow["metadata"]["flowvars"][0]["ubuntu"], "8.1", "{flow}");
     assert!(flow["metadata"].get("pktvars").is_none(), "{flow}");
 }
+
+/// Lua rules: a script without a state of the protocol judges packets (measured on
+/// Suricata 8: `alert http (lua:...)` alerts on every packet of the flow that it
+/// returns 1 for); with one, the transaction; `luaxform` rewrites a buffer; a rule
+/// whose script cannot load is skipped and the others run.
+#[test]
+fn lua_scripts_judge_packets_and_transactions_and_transform_buffers() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+    script(
+        "get.lua",
+        r#"local packet = require("suricata.packet")
+        function init(args) return {} end
+        function match(args)
+            if packet.get():payload():find("GET ", 1, true) == 1 then return 1 end
+            return 0
+        end"#,
+    );
+    script(
+        "uri.lua",
+        r#"local http = require("suricata.http")
+        function init(args) return {} end
+        function match(args)
+            local tx, err = http.get_tx()
+            if tx == nil then return 0 end
+            if tx:request_uri_raw() == "/a/../b?x=1" and tx:request_host() == "example.com:8080" then
+                return 1
+            end
+            return 0
+        end"#,
+    );
+    script(
+        "up.lua",
+        "function transform(input, args) return string.upper(input), #input end",
+    );
+    let rules = "\
+alert http any any -> any any (lua:get.lua; sid:1;)
+alert http:request_complete any any -> any any (lua:uri.lua; sid:2;)
+alert http:request_complete any any -> any any (lua:!uri.lua; sid:3;)
+alert http any any -> any any (http.uri; luaxform:up.lua; content:\"/B?X=1\"; sid:4;)
+alert http any any -> any any (lua:missing.lua; sid:5;)
+";
+    let frames = conversation(&[(true, REQUEST), (false, RESPONSE)]);
+    let pcap = dir.path().join("in.pcap");
+    write_pcap(&pcap, &frames);
+    std::fs::write(dir.path().join("r.rules"), rules).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(["scan", "-k", "none", "--simulate-ips", "-r"])
+        .arg(&pcap)
+        .arg("-S")
+        .arg(dir.path().join("r.rules"))
+        .arg("-l")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("r.rules:5") && err.contains("missing.lua"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(dir.path().join("eve.json")).unwrap();
+    let recs: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let got: Vec<(u64, u64, Option<u64>)> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "alert")
+        .map(|r| {
+            (
+                r["alert"]["signature_id"].as_u64().unwrap(),
+                r["pcap_cnt"].as_u64().unwrap(),
+                r["tx_id"].as_u64(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [(1, 4, None), (2, 4, Some(0)), (4, 4, Some(0))]);
+}

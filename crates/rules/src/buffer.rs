@@ -292,6 +292,12 @@ pub enum Transform {
     ZlibDeflate {
         max: u32,
     },
+    /// `luaxform:script[, arg]...`: what the script's `transform(input, args)` returns
+    /// (the buffer is left empty when it fails or returns nothing).
+    Lua {
+        script: String,
+        args: Vec<String>,
+    },
 }
 
 named! {
@@ -317,6 +323,7 @@ impl Transform {
             Transform::FromBase64 { .. } => "from_base64",
             Transform::Gunzip { .. } => "gunzip",
             Transform::ZlibDeflate { .. } => "zlib_deflate",
+            Transform::Lua { .. } => "luaxform",
         }
     }
 }
@@ -342,6 +349,10 @@ impl Transform {
             Transform::Gunzip { max } | Transform::ZlibDeflate { max } => {
                 format!("max-size {max}")
             }
+            Transform::Lua { script, args } => std::iter::once(script.as_str())
+                .chain(args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(", "),
         })
     }
 }

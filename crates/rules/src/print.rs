@@ -611,6 +611,10 @@ impl Printer<'_> {
             }
             self.opt("xbits", Some(&v));
         }
+        for l in &r.lua {
+            let bang = if l.negated { "!" } else { "" };
+            self.opt("lua", Some(&format!("{bang}{}", l.script)));
+        }
         if r.noalert {
             self.opt("noalert", None);
         }

@@ -1038,6 +1038,9 @@ pub struct Rule {
     pub flowbits: Vec<Flowbit>,
     pub xbits: Vec<Xbit>,
     pub flowints: Vec<Flowint>,
+    /// `lua:[!]script`: Lua scripts whose `match` must hold (or, negated, fail) once
+    /// the rule's other options matched, in rule order.
+    pub lua: Vec<LuaCall>,
     pub noalert: bool,
     /// `bypass`: once the rule matches, the rest of its flow is not inspected (the flow
     /// is bypassed).
@@ -1068,6 +1071,14 @@ pub struct Rule {
     pub app_layer: Vec<AppNeed>,
     /// Options that parse but that the engine does not evaluate yet, as written.
     pub unsupported: Vec<RawOption>,
+}
+
+/// `lua:[!]script`: a script's file name as written (resolved when the rule set is
+/// built) and whether its verdict is negated.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LuaCall {
+    pub script: String,
+    pub negated: bool,
 }
 
 /// An option as written: its keyword and value.

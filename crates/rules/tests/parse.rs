@@ -131,6 +131,31 @@ fn byte_options_and_pcre() {
     assert!(matches!(&m[5], Match::Pcre(p) if p.relative && p.has('s')));
     let r = p(r#"alert tcp any any -> any any (pcre:"/x/U"; sid:7;)"#);
     assert_eq!(r.lists[0].buffer, app("http.uri"));
+    // Before its first '/', a pcre's text is ignored, as Suricata 8 reads it.
+    let r = p(r#"alert tcp any any -> any any (pcre:"^/GET (.*)$/G, flow:v"; sid:8;)"#);
+    assert!(matches!(&r.lists[0].matches[0], Match::Pcre(p) if p.pattern == "GET (.*)$"));
+}
+
+#[test]
+fn lua_scripts_and_transforms() {
+    let r = p(
+        r#"alert http any any -> any any (http.uri; luaxform:up.lua, bytes 2; content:"X"; lua:!a.lua; luajit:b.lua; sid:1;)"#,
+    );
+    assert_eq!(r.lua.len(), 2);
+    assert!(r.lua[0].negated && r.lua[0].script == "a.lua");
+    assert!(!r.lua[1].negated && r.lua[1].script == "b.lua");
+    assert_eq!(
+        r.lists[0].transforms,
+        [Transform::Lua {
+            script: "up.lua".into(),
+            args: vec!["bytes 2".into()]
+        }]
+    );
+    let v = Vars::default();
+    for bad in ["lua:;", "lua:!;", "luaxform:;", "luaxform: , x;"] {
+        let text = format!("alert http any any -> any any (http.uri; {bad} sid:1;)");
+        assert!(parse_rule(&text, &v).is_err(), "accepted: {text}");
+    }
 }
 
 #[test]

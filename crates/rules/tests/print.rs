@@ -136,6 +136,7 @@ fn forms_read_back() {
         r#"alert tcp any any -> any any (window:!1024; tcp.ack:5; tcp.seq:6; sid:27;)"#,
         r#"alert ipv6 any any -> any any (icmpv6.mtu:<1280; sid:28;)"#,
         r#"alert http any any -> any any (file.data; entropy: bytes 10, offset 2, value !4-5.5; entropy: value > 4.14; pcre:"/(a)(b)/i,flow:x,pkt:y"; pcre:"/(?P<alert_c>c)/"; sid:30;)"#,
+        r#"alert http any any -> any any (http.uri; luaxform:up.lua, bytes 12, offset 2; content:"X"; lua:!a.lua; lua:b.lua; sid:31;)"#,
         r#"alert http any any -> any any (http.header; header_lowercase; strip_pseudo_headers; content:"a"; sid:29;)"#,
         r#"alert http any any -> any any (fileext:"exe"; filestore:to_client,flow; sid:26;)"#,
         r#"alert tcp any any -> any any (flowint:a,notset; flowint:a,+,1; flowint:b,>=,a; flowint:c,=,7; hostbits:set,h,dst,expire 9; xbits:toggle,p,track ip_pair; sid:17;)"#,

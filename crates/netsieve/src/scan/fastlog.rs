@@ -38,16 +38,11 @@ impl Sink for FastLog {
             format!("[Classification: {}] ", s.category)
         };
         let drop = if al.blocked { "[Drop] " } else { "" };
+        let mut ts = String::new();
+        let _ = c.write_legacy(&mut ts);
         writeln!(
             self.out,
-            "{:02}/{:02}/{:04}-{:02}:{:02}:{:02}.{:06}  {drop}[**] [{}:{}:{}] {} [**] {class}[Priority: {}] {{{}}} {} -> {}",
-            c.month,
-            c.day,
-            c.year,
-            c.hour,
-            c.minute,
-            c.second,
-            c.micros,
+            "{ts}  {drop}[**] [{}:{}:{}] {} [**] {class}[Priority: {}] {{{}}} {} -> {}",
             r.gid,
             r.sid,
             r.rev,

@@ -227,6 +227,10 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         settings.build.mpm = Mpm::Ac;
     }
     netsieve_detect::dataset::set_data_dir(a.data_dir.clone());
+    netsieve_detect::lua::set_config(netsieve_detect::lua::Config {
+        clock: crate::clock::lua_time,
+        ..settings.lua.clone()
+    });
     // IP reputation, before the rules that name its categories.
     if let Some(cats) = &settings.reputation_categories {
         let dir = settings.reputation_dir.clone().unwrap_or_default();

@@ -54,6 +54,8 @@ pub(super) struct Settings {
     /// `defrag.trackers` and `defrag.memcap`: datagrams being reassembled, and their bytes.
     pub defrag_datagrams: usize,
     pub defrag_bytes: usize,
+    /// `security.lua.*`, and `default-rule-path` (where Lua scripts are found).
+    pub lua: netsieve_detect::lua::Config,
 }
 
 /// Which records eve.json gets besides alerts (suricata.yaml's `outputs.eve-log.types`;
@@ -231,6 +233,7 @@ impl Default for Settings {
             ports: AppPorts::default(),
             defrag_datagrams: Defrag::default().max_datagrams,
             defrag_bytes: Defrag::default().max_bytes,
+            lua: netsieve_detect::lua::Config::default(),
         }
     }
 }
@@ -348,6 +351,33 @@ const TABLE: &[(Key, Setter)] = &[
     // netsieve's own: out-of-order bytes a stream keeps waiting for a hole.
     (Key::Exact("stream.reassembly.max-pending"), |s, _, v| {
         s.flow.max_pending = bytes(v)?;
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("default-rule-path"), |s, _, v| {
+        let v = v.trim();
+        s.lua.rule_path = (!v.is_empty()).then(|| PathBuf::from(v));
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("security.lua.allow-rules"), |s, _, v| {
+        s.lua.allow_rules = boolean(v)?;
+        Ok(Used::Yes)
+    }),
+    (
+        Key::Exact("security.lua.allow-restricted-functions"),
+        |s, _, v| {
+            s.lua.allow_restricted = boolean(v)?;
+            Ok(Used::Yes)
+        },
+    ),
+    (Key::Exact("security.lua.max-bytes"), |s, _, v| {
+        s.lua.max_bytes = bytes(v)?;
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("security.lua.max-instructions"), |s, _, v| {
+        s.lua.max_instructions = v
+            .trim()
+            .parse::<u32>()
+            .map_err(|_| format!("not a number: {v}"))?;
         Ok(Used::Yes)
     }),
     (Key::Exact("defrag.memcap"), |s, _, v| {
@@ -742,6 +772,21 @@ impl Settings {
         put(
             "stream.reassembly.max-pending",
             self.flow.max_pending.to_string(),
+        );
+        let rule_path = self.lua.rule_path.as_ref();
+        put(
+            "default-rule-path",
+            rule_path.map_or(String::new(), |p| p.display().to_string()),
+        );
+        put("security.lua.allow-rules", yes(self.lua.allow_rules));
+        put(
+            "security.lua.allow-restricted-functions",
+            yes(self.lua.allow_restricted),
+        );
+        put("security.lua.max-bytes", self.lua.max_bytes.to_string());
+        put(
+            "security.lua.max-instructions",
+            self.lua.max_instructions.to_string(),
         );
         put("defrag.memcap", self.defrag_bytes.to_string());
         put("defrag.trackers", self.defrag_datagrams.to_string());

@@ -364,7 +364,9 @@ fn parse_pcre(v: &str) -> Result<Pcre, String> {
     };
     let v = unquote(v);
     // Snort 3 may add ",relative" etc. after the closing quote: not here (unquoted).
-    let body = v.strip_prefix('/').ok_or("must start with '/'")?;
+    // What comes before the first '/' is ignored, as Suricata 8 reads it (measured:
+    // `pcre:"^/GET (.*)$/G"` is the expression `GET (.*)$`).
+    let body = v.split_once('/').ok_or("no opening '/'")?.1;
     let end = body.rfind('/').ok_or("no closing '/'")?;
     let pattern = body[..end].to_string();
     // Capture targets follow the flags: `/(x)/i,flow:name,pkt:other`.

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use super::{Builder, Opt, ParseError, app, byte, content, flow, meta, packet, transform};
+use super::{Builder, Opt, ParseError, app, byte, content, flow, meta, packet, script, transform};
 use crate::buffer::{AppBuffer, HeaderBuffer, Plain, Spelling};
 use crate::rule::{Content, CsumLayer};
 
@@ -87,6 +87,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("from_base64", Kind::Setup(transform::from_base64)),
     ("gunzip", Kind::Setup(transform::gunzip)),
     ("zlib_deflate", Kind::Setup(transform::zlib_deflate)),
+    ("luaxform", Kind::Setup(transform::luaxform)),
     ("bsize", Kind::Setup(content::bsize)),
     ("entropy", Kind::Setup(content::entropy)),
     ("bufferlen", Kind::Setup(content::bsize)),
@@ -145,6 +146,9 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("raw_data", Kind::Setup(app::pkt_data)),
     ("urilen", Kind::Setup(app::urilen)),
     ("frame", Kind::Setup(app::frame)),
+    // Scripts.
+    ("lua", Kind::Setup(script::lua)),
+    ("luajit", Kind::Setup(script::lua)),
     ("prefilter", Kind::Hint),
     ("tag", Kind::Hint),
 ];
@@ -165,8 +169,6 @@ const UNSUPPORTED: &[&str] = &[
     "filemagic",
     "file.magic",
     "geoip",
-    "lua",
-    "luajit",
     "replace",
     "ssh.protoversion",
     "ssh.softwareversion",

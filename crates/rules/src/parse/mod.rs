@@ -26,6 +26,7 @@ mod flow;
 mod keywords;
 mod meta;
 mod packet;
+mod script;
 mod transform;
 
 pub use app::KRB5_WEAK;
@@ -600,6 +601,7 @@ impl Rule {
             flowbits: Vec::new(),
             xbits: Vec::new(),
             flowints: Vec::new(),
+            lua: Vec::new(),
             noalert: false,
             bypass: false,
             filestore: None,

@@ -82,3 +82,17 @@ fn max_size(o: &Opt<'_>) -> Result<u32, ParseError> {
         }
     }
 }
+
+/// `luaxform:script[, arg]...`: the script's file name, then the arguments its
+/// `transform` function receives, each as written.
+pub(super) fn luaxform(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    let mut parts = o.need()?.split(',').map(str::trim);
+    let script = parts.next().filter(|s| !s.is_empty());
+    let script = script.ok_or_else(|| o.bad("expected a script's file name"))?;
+    let args = parts.map(str::to_string).collect();
+    b.transform(Transform::Lua {
+        script: script.to_string(),
+        args,
+    });
+    Ok(())
+}

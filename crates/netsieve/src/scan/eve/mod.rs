@@ -206,19 +206,7 @@ pub(super) struct Timestamp(pub Duration);
 
 impl std::fmt::Display for Timestamp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let c = Civil::local(self.0);
-        write!(
-            f,
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}{}",
-            c.year,
-            c.month,
-            c.day,
-            c.hour,
-            c.minute,
-            c.second,
-            c.micros,
-            c.offset_str()
-        )
+        Civil::local(self.0).write_iso(f)
     }
 }
 

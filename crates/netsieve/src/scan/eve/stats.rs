@@ -162,6 +162,28 @@ struct Detect {
     engines: [Rules; 1],
     alert: u64,
     alert_queue_overflow: u64,
+    lua: Lua,
+}
+
+/// Lua calls that failed, by cause (`detect.lua`).
+#[derive(Serialize)]
+struct Lua {
+    errors: u64,
+    blocked_function_errors: u64,
+    instruction_limit_errors: u64,
+    memory_limit_errors: u64,
+}
+
+impl Lua {
+    fn now() -> Lua {
+        let s = netsieve_detect::lua::stats();
+        Lua {
+            errors: s.errors,
+            blocked_function_errors: s.blocked_function_errors,
+            instruction_limit_errors: s.instruction_limit_errors,
+            memory_limit_errors: s.memory_limit_errors,
+        }
+    }
 }
 
 /// The rule set in force: rules inspected, rules that failed to parse or compile, and
@@ -196,6 +218,7 @@ impl Record {
                     engines: [c.rules],
                     alert: c.alerts,
                     alert_queue_overflow: c.alert_overflow,
+                    lua: Lua::now(),
                 },
                 ips: c.ips,
                 firewall: c.firewall,
