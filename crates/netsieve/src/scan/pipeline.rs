@@ -641,12 +641,26 @@ pub(super) struct Decoded {
     pub udp: u64,
     pub icmpv4: u64,
     pub icmpv6: u64,
+    /// IP in IP: by the inner version, then the outer's (`ipv6_in_ipv4`).
+    pub ipv4_in_ipv4: u64,
+    pub ipv6_in_ipv4: u64,
+    pub ipv4_in_ipv6: u64,
+    pub ipv6_in_ipv6: u64,
 }
 
 impl Decoded {
     fn count(&mut self, p: &Packet) {
         use netsieve_packet::decode::L4;
         self.invalid += u64::from(p.error.is_some());
+        if let Some(t) = &p.tunnel {
+            match (t.proto, t.src.is_ipv4()) {
+                (4, true) => self.ipv4_in_ipv4 += 1,
+                (41, true) => self.ipv6_in_ipv4 += 1,
+                (4, false) => self.ipv4_in_ipv6 += 1,
+                (41, false) => self.ipv6_in_ipv6 += 1,
+                _ => {}
+            }
+        }
         self.ethernet += u64::from(p.linktype == 1 && p.tunnel.is_none());
         match p.ip {
             Some(ip) if ip.src.is_ipv4() => self.ipv4 += 1,

@@ -63,6 +63,10 @@ impl Summary<'_> {
                 udp: d.udp,
                 icmpv4: d.icmpv4,
                 icmpv6: d.icmpv6,
+                ipv4_in_ipv4: d.ipv4_in_ipv4,
+                ipv6_in_ipv4: d.ipv6_in_ipv4,
+                ipv4_in_ipv6: d.ipv4_in_ipv6,
+                ipv6_in_ipv6: d.ipv6_in_ipv6,
             },
             flow: FlowCounts {
                 total: f.created,

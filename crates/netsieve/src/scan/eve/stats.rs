@@ -146,6 +146,10 @@ pub(in crate::scan) struct Decoder {
     pub udp: u64,
     pub icmpv4: u64,
     pub icmpv6: u64,
+    pub ipv4_in_ipv4: u64,
+    pub ipv6_in_ipv4: u64,
+    pub ipv4_in_ipv6: u64,
+    pub ipv6_in_ipv6: u64,
 }
 
 #[derive(Serialize)]
