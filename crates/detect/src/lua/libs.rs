@@ -697,66 +697,47 @@ pub(super) fn registered(lua: &Lua, key: &str) -> Vec<String> {
 
 /// `get_tx()`: the transaction being inspected when it is of protocol `lib`.
 fn get_tx(lua: &Lua, e: &mut Env<'_>, lib: &str) -> mlua::Result<MultiValue> {
-    let fits = match (&e.tx, lib) {
-        (Some(TxRef::Dns(_)), "dns")
-        | (Some(TxRef::Ntp(_)), "ntp")
-        | (Some(TxRef::Ssh(_)), "ssh")
-        | (Some(TxRef::Tls(_)), "tls")
-        | (Some(TxRef::Http(_)), "http")
-        | (Some(TxRef::Smtp(_)), "smtp") => true,
-        (None, _) => return none(lua, "no tx available"),
-        _ => false,
+    let Some(tx) = &e.tx else {
+        return none(lua, "no tx available");
     };
-    if !fits {
+    if tx_lib(tx) != Some(lib) {
         return none(lua, &format!("not a {lib} tx"));
     }
     object(lua, lib)
 }
 
-fn wrong_tx() -> mlua::Error {
-    mlua::Error::runtime("no transaction of this protocol")
+/// The library that reads transactions of `tx`'s protocol, if there is one.
+fn tx_lib(tx: &TxRef<'_>) -> Option<&'static str> {
+    Some(match tx {
+        TxRef::Dns(_) => "dns",
+        TxRef::Ntp(_) => "ntp",
+        TxRef::Ssh(_) => "ssh",
+        TxRef::Tls(_) => "tls",
+        TxRef::Http(_) => "http",
+        TxRef::Smtp(_) => "smtp",
+        _ => return None,
+    })
 }
 
-fn dns_tx<'e>(e: &'e Env<'_>) -> mlua::Result<&'e dns::Tx> {
-    match e.tx {
-        Some(TxRef::Dns(t)) => Ok(t),
-        _ => Err(wrong_tx()),
-    }
+/// `fn $name(env) -> &$ty`: the transaction being inspected, when it is a `TxRef::$v`.
+macro_rules! tx_of {
+    ($($name:ident: $v:ident => $ty:ty;)*) => {$(
+        fn $name<'e>(e: &'e Env<'_>) -> mlua::Result<&'e $ty> {
+            match e.tx {
+                Some(TxRef::$v(t)) => Ok(t),
+                _ => Err(mlua::Error::runtime("no transaction of this protocol")),
+            }
+        }
+    )*};
 }
 
-fn ntp_tx<'e>(e: &'e Env<'_>) -> mlua::Result<&'e netsieve_applayer::ntp::Tx> {
-    match e.tx {
-        Some(TxRef::Ntp(t)) => Ok(t),
-        _ => Err(wrong_tx()),
-    }
-}
-
-fn ssh_tx<'e>(e: &'e Env<'_>) -> mlua::Result<&'e netsieve_applayer::ssh::Ssh> {
-    match e.tx {
-        Some(TxRef::Ssh(t)) => Ok(t),
-        _ => Err(wrong_tx()),
-    }
-}
-
-fn tls_tx<'e>(e: &'e Env<'_>) -> mlua::Result<&'e tls::Tls> {
-    match e.tx {
-        Some(TxRef::Tls(t)) => Ok(t),
-        _ => Err(wrong_tx()),
-    }
-}
-
-fn http_tx<'e>(e: &'e Env<'_>) -> mlua::Result<&'e netsieve_applayer::http::Tx> {
-    match e.tx {
-        Some(TxRef::Http(t)) => Ok(t),
-        _ => Err(wrong_tx()),
-    }
-}
-
-fn smtp_tx<'e>(e: &'e Env<'_>) -> mlua::Result<&'e netsieve_applayer::smtp::Tx> {
-    match e.tx {
-        Some(TxRef::Smtp(t)) => Ok(t),
-        _ => Err(wrong_tx()),
-    }
+tx_of! {
+    dns_tx: Dns => dns::Tx;
+    ntp_tx: Ntp => netsieve_applayer::ntp::Tx;
+    ssh_tx: Ssh => netsieve_applayer::ssh::Ssh;
+    tls_tx: Tls => tls::Tls;
+    http_tx: Http => netsieve_applayer::http::Tx;
+    smtp_tx: Smtp => netsieve_applayer::smtp::Tx;
 }
 
 /// A DNS section as a table from 0 (as Suricata's library numbers it) of tables with
