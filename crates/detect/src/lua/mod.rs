@@ -9,13 +9,13 @@
 //! script ([`Script::matches`], [`Script::transform`]), made the first time the thread
 //! needs it: its chunk, then `thread_init()`. Globals live as long as that copy.
 //!
-//! Every copy runs in a sandbox ([`sandbox`]): the base, `string`, `table`, `math` and
+//! Every copy runs in a sandbox (`sandbox.rs`): the base, `string`, `table`, `math` and
 //! `utf8` libraries only (others blocked, unless `security.lua.allow-restricted-functions`),
 //! at most `max-bytes` of memory and `max-instructions` instructions per call. A call
 //! that fails is counted ([`stats`]) and logged, and judged as not matching.
 //!
 //! What a script reads of the traffic comes from Suricata's libraries (`suricata.packet`,
-//! `suricata.flow`, `suricata.dns`, ...; [`libs`]). They read an [`Env`] that exists only
+//! `suricata.flow`, `suricata.dns`, ...; `libs.rs`). They read an [`Env`] that exists only
 //! while the call runs: a library function called outside `match` finds no packet.
 
 mod libs;
