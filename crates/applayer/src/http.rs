@@ -260,6 +260,14 @@ pub struct Tx {
     pub response: Option<Response>,
 }
 
+/// The protocol a connection asked to switch to (`Upgrade:`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Switch {
+    /// `h2c`: HTTP/2 without TLS.
+    Http2,
+    WebSocket,
+}
+
 /// What a feed completed, for the caller to inspect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Progress {
@@ -283,8 +291,8 @@ enum Framing {
     /// The rest of a head past [`Limits::head_bytes`], skipped up to its empty line
     /// (the state of [`skip_step`]); then the framing the kept part of the head set.
     SkipHead(u8, Box<Framing>),
-    /// The connection is switching to HTTP/2 (`Upgrade: h2c`): bytes are kept for it,
-    /// not read.
+    /// The connection is switching protocols (`Upgrade: h2c` or `websocket`): bytes
+    /// are kept for the next one, not read.
     Handover,
     Broken,
 }
@@ -348,10 +356,11 @@ pub struct Http {
     pub events: Events<Event>,
     /// The messages of the latest feed, as frames (see [`crate::frames`]).
     pub marks: Marks,
-    /// The request that asked to switch to HTTP/2 (`Upgrade: h2c`), until answered.
-    h2c: Option<u64>,
-    /// Its `101 Switching Protocols` answer came: the connection is HTTP/2's now.
-    upgraded: Option<u64>,
+    /// The request that asked to switch protocols (`Upgrade: h2c` or `websocket`),
+    /// and to which, until answered.
+    switch: Option<(u64, Switch)>,
+    /// The switch a `101` answered, until the session takes the connection over.
+    upgraded: Option<(u64, Switch)>,
 }
 
 impl Http {
@@ -847,12 +856,16 @@ impl Http {
         let upgrade = self
             .tx(id)
             .and_then(|t| t.request.as_ref()?.msg.header("upgrade"));
-        if upgrade.is_some_and(|u| {
-            u.split(|&c| c == b',')
-                .any(|p| p.trim_ascii().eq_ignore_ascii_case(b"h2c"))
-        }) && self.limits.http2
-        {
-            self.h2c = Some(id);
+        let asks = |name: &[u8]| {
+            upgrade.is_some_and(|u| {
+                u.split(|&c| c == b',')
+                    .any(|p| p.trim_ascii().eq_ignore_ascii_case(name))
+            })
+        };
+        if asks(b"h2c") && self.limits.http2 {
+            self.switch = Some((id, Switch::Http2));
+        } else if asks(b"websocket") {
+            self.switch = Some((id, Switch::WebSocket));
         }
         self.sides[s].tx = id;
         self.sides[s].framing = framing;
@@ -931,12 +944,12 @@ impl Http {
         if matches!(self.sides[s].framing, Framing::Length(0)) {
             self.finish(Direction::ToClient, out);
         }
-        // The answer to an upgrade to HTTP/2: `101` switches the connection, anything
-        // else leaves it HTTP/1 (the client's bytes held meanwhile are read).
-        if self.h2c == Some(id) {
-            self.h2c = None;
+        // The answer to an upgrade: `101` switches the connection, anything else leaves
+        // it HTTP/1 (the client's bytes held meanwhile are read).
+        if let Some((asked, to)) = self.switch.filter(|(asked, _)| *asked == id) {
+            self.switch = None;
             if code == 101 {
-                self.upgraded = Some(id);
+                self.upgraded = Some((asked, to));
                 self.sides[s].framing = Framing::Handover;
             } else if matches!(self.sides[Direction::ToServer].framing, Framing::Handover) {
                 self.sides[Direction::ToServer].framing = Framing::Head;
@@ -944,17 +957,17 @@ impl Http {
         }
     }
 
-    /// The connection switched to HTTP/2: the transaction that asked for it, and the
-    /// bytes of each direction that follow the switch (once; then this parser reads
-    /// nothing more).
-    pub fn take_handover(&mut self) -> Option<(u64, PerDir<Vec<u8>>)> {
-        let id = self.upgraded.take()?;
+    /// The connection switched protocols: the transaction that asked for it, to
+    /// which, and the bytes of each direction that follow the switch (once; then this
+    /// parser reads nothing more).
+    pub fn take_handover(&mut self) -> Option<(u64, Switch, PerDir<Vec<u8>>)> {
+        let (id, to) = self.upgraded.take()?;
         let mut rest = PerDir::<Vec<u8>>::default();
         for (d, r) in rest.iter_mut() {
             *r = std::mem::take(&mut self.sides[d].buf);
             self.sides[d].framing = Framing::Broken;
         }
-        Some((id, rest))
+        Some((id, to, rest))
     }
 
     /// The transaction a response starts: the oldest request waiting for one, else a
@@ -1116,7 +1129,8 @@ impl Http {
         let s = dir;
         let id = self.sides[s].tx;
         // After a request to switch to HTTP/2, the client's bytes wait for the answer.
-        self.sides[s].framing = if dir == Direction::ToServer && self.h2c == Some(id) {
+        let switching = self.switch.is_some_and(|(asked, _)| asked == id);
+        self.sides[s].framing = if dir == Direction::ToServer && switching {
             Framing::Handover
         } else {
             Framing::Head

@@ -25,6 +25,7 @@
 //! - [`dcerpc::Dcerpc`] reads DCE/RPC over TCP into calls (binds and requests).
 //! - [`smb::Smb`] reads SMB 1, 2 and 3 into commands, files and DCE/RPC calls over
 //!   named pipes.
+//! - [`websocket::WebSocket`] reads WebSocket frames after an HTTP/1 upgrade.
 //!
 //! Hostile input is expected. Every buffer has a limit (head size, header count, body
 //! bytes kept, open transactions, decoded size), and input that cannot be parsed ends
@@ -55,6 +56,7 @@ pub mod ssh;
 pub mod tls;
 pub mod txs;
 pub mod uri;
+pub mod websocket;
 
 pub use session::{Encryption, Parser, Session};
 
@@ -91,6 +93,8 @@ pub enum AppProto {
     Http2,
     /// DNS over HTTP/2 (RFC 8484): an HTTP/2 flow once a stream carried DNS.
     Doh2,
+    /// WebSocket, on an HTTP/1 connection that switched to it.
+    WebSocket,
 }
 
 impl AppProto {
@@ -114,6 +118,7 @@ impl AppProto {
         AppProto::FtpData,
         AppProto::Http2,
         AppProto::Doh2,
+        AppProto::WebSocket,
     ];
 
     /// Its server speaks first (a greeting that names no protocol by itself): the
@@ -152,6 +157,7 @@ impl AppProto {
             Imap => &[Imap],
             Dcerpc => &[Dcerpc],
             FtpData => &[FtpData],
+            WebSocket => &[WebSocket],
         }
     }
 
@@ -194,6 +200,7 @@ impl AppProto {
             AppProto::FtpData => "ftp-data",
             AppProto::Http2 => "http2",
             AppProto::Doh2 => "doh2",
+            AppProto::WebSocket => "websocket",
         }
     }
 }

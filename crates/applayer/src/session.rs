@@ -2,7 +2,7 @@
 //! from either direction's first bytes, whatever the ports) and that protocol's parser.
 
 use crate::frames::{Frame, Frames, Marks};
-use crate::http::{Http, Limits, Progress};
+use crate::http::{Http, Limits, Progress, Switch};
 use crate::{AppProto, Probe, probe};
 use netsieve_wire::{Direction, PerDir};
 
@@ -28,6 +28,7 @@ pub enum Parser {
     Dcerpc(Box<crate::dcerpc::Dcerpc>),
     Smb(Box<crate::smb::Smb>),
     Http2(Box<crate::http2::Http2>),
+    WebSocket(Box<crate::websocket::WebSocket>),
 }
 
 impl Parser {
@@ -42,6 +43,7 @@ impl Parser {
             Parser::Smb(x) => Some(&mut x.marks),
             Parser::Mqtt(x) => Some(&mut x.marks),
             Parser::Sip(x) => Some(&mut x.marks),
+            Parser::WebSocket(x) => Some(&mut x.marks),
             _ => None,
         }
     }
@@ -150,6 +152,8 @@ impl Session {
             AppProto::Http2 => Some(Parser::Http2(Box::default())),
             // Named once a stream carried DNS, never probed for.
             AppProto::Doh2 => Some(Parser::Http2(Box::default())),
+            // Named by an HTTP/1 upgrade, never probed for.
+            AppProto::WebSocket => Some(Parser::WebSocket(Box::default())),
             AppProto::Pop3 | AppProto::Imap => None,
         };
         if let (Some(_), Some(p)) = (&self.frames, &mut self.parser) {
@@ -267,6 +271,7 @@ impl Session {
             Some(Parser::Mqtt(m)) => m.feed(dir, data),
             Some(Parser::Http2(h)) => h.feed(dir, data),
             Some(Parser::Krb5(k)) => k.feed(dir, data),
+            Some(Parser::WebSocket(w)) => w.feed(dir, data),
             // SNMP and NTP run over UDP only.
             Some(Parser::Snmp(_) | Parser::Ntp(_)) => false,
             Some(Parser::Dcerpc(x)) => x.feed(dir, data),
@@ -279,7 +284,7 @@ impl Session {
             None => false,
         };
         self.mark_frames(dir, base, false);
-        self.switch_to_http2();
+        self.switch_protocols();
         self.name_doh();
         r
     }
@@ -295,26 +300,50 @@ impl Session {
         }
     }
 
-    /// An HTTP/1 connection that switched to HTTP/2 (`Upgrade: h2c` answered by
-    /// `101`) goes on with an HTTP/2 parser, given the bytes that followed the switch.
-    fn switch_to_http2(&mut self) {
+    /// An HTTP/1 connection that switched protocols (`Upgrade: h2c` or `websocket`
+    /// answered by `101`) goes on with the new protocol's parser, given the bytes that
+    /// followed the switch; its transactions are numbered after HTTP/1's.
+    fn switch_protocols(&mut self) {
         let Some(Parser::Http(h)) = &mut self.parser else {
             return;
         };
-        let Some((id, rest)) = h.take_handover() else {
+        let Some((id, to, rest)) = h.take_handover() else {
             return;
         };
         let Some(Parser::Http(h)) = self.parser.take() else {
             return;
         };
-        let mut h2 = crate::http2::Http2::upgraded(h, id);
-        // The server's frames came with its answer; the client's follow.
-        for d in [Direction::ToClient, Direction::ToServer] {
-            h2.feed(d, &rest[d]);
-        }
-        self.parser = Some(Parser::Http2(Box::new(h2)));
+        let (parser, proto) = match to {
+            Switch::Http2 => (
+                Parser::Http2(Box::new(crate::http2::Http2::upgraded(h, id))),
+                AppProto::Http2,
+            ),
+            Switch::WebSocket => {
+                let mut w = crate::websocket::WebSocket::upgraded(h.tx_count());
+                if self.frames.is_some() {
+                    w.marks.enable();
+                }
+                (Parser::WebSocket(Box::new(w)), AppProto::WebSocket)
+            }
+        };
+        self.parser = Some(parser);
         self.orig = self.proto;
-        self.proto = Some(AppProto::Http2);
+        self.proto = Some(proto);
+        // The server's bytes came with its answer; the client's follow. They lie at the
+        // end of what each direction gave.
+        for d in [Direction::ToClient, Direction::ToServer] {
+            let bytes = &rest[d];
+            match &mut self.parser {
+                Some(Parser::Http2(h2)) => {
+                    h2.feed(d, bytes);
+                }
+                Some(Parser::WebSocket(w)) => {
+                    w.feed(d, bytes);
+                }
+                _ => {}
+            }
+            self.mark_frames(d, self.given[d].saturating_sub(bytes.len() as u64), false);
+        }
     }
 
     /// The protocol the flow spoke before it switched to its present one (HTTP before
@@ -386,6 +415,7 @@ impl Session {
             Some(Parser::Dcerpc(x)) => x.txs.begun(),
             Some(Parser::Smb(x)) => x.txs.begun(),
             Some(Parser::Http2(x)) => x.txs.begun(),
+            Some(Parser::WebSocket(x)) => x.txs.begun(),
             Some(Parser::Tls(_) | Parser::Ssh(_)) => 1,
             None => 0,
         }
@@ -407,6 +437,7 @@ impl Session {
             Some(Parser::Dcerpc(x)) => x.txs.prune(keep),
             Some(Parser::Smb(x)) => x.prune(keep),
             Some(Parser::Http2(x)) => x.prune(keep),
+            Some(Parser::WebSocket(x)) => x.txs.prune(keep),
             Some(Parser::Tls(_) | Parser::Ssh(_)) | None => {}
         }
     }

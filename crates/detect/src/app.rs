@@ -13,7 +13,7 @@ use std::sync::Arc;
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{
     AppProto, Direction, Parser, dcerpc, dns, ftp, ftpdata, http2, krb5, mqtt, ntp, sip, smb, smtp,
-    snmp, ssh, tls, uri,
+    snmp, ssh, tls, uri, websocket,
 };
 use netsieve_rules::parse::KRB5_WEAK;
 use netsieve_rules::{AppBuffer, Base64Mode, Plain, Transform};
@@ -227,6 +227,10 @@ fn inspected_any(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Si
         // An SNMP message is a transaction of its own direction.
         SnmpVersion | SnmpPduType | SnmpCommunity | SnmpUsm => (Snmp, Either, Done),
         NtpVersion | NtpMode | NtpStratum | NtpReferenceId => (Ntp, Either, Done),
+        // A WebSocket frame is a transaction of its own direction.
+        WebsocketPayload | WebsocketOpcode | WebsocketMask | WebsocketFlags => {
+            (AppProto::WebSocket, Either, Done)
+        }
         Krb5Cname | Krb5Sname => (Krb5, Response, Done),
         // A tree connect's path, once the answer said whether it is a pipe: on the
         // client's side, as Suricata inspects it (measured: smb-version-keyword).
@@ -256,6 +260,7 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
         "krb5" => AppProto::Krb5,
         "snmp" => AppProto::Snmp,
         "ntp" => AppProto::Ntp,
+        "websocket" => AppProto::WebSocket,
         "pop3" => AppProto::Pop3,
         "imap" => AppProto::Imap,
         "smb" => AppProto::Smb,
@@ -486,6 +491,8 @@ pub enum TxRef<'a> {
     Krb5(&'a krb5::Tx),
     Snmp(&'a snmp::Tx),
     Ntp(&'a ntp::Tx),
+    /// A WebSocket frame.
+    WebSocket(&'a websocket::Tx),
     Dcerpc(&'a dcerpc::Tx),
     /// An SMB transaction, with the session it belongs to (its DCE/RPC calls live
     /// there).
@@ -503,6 +510,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
     let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut mqtt, mut dcerpc, mut one) =
         (None, None, None, None, None, None, None, None);
     let (mut smb, mut krb5, mut snmp, mut ntp, mut ftp_data) = (None, None, None, None, None);
+    let mut ws = None;
     let mut http2 = None;
     match parser {
         Some(Parser::Http(h)) => http = Some(&h.txs),
@@ -522,6 +530,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         Some(Parser::Krb5(x)) => krb5 = Some(&*x.txs),
         Some(Parser::Snmp(x)) => snmp = Some(&*x.txs),
         Some(Parser::Ntp(x)) => ntp = Some(&*x.txs),
+        Some(Parser::WebSocket(x)) => ws = Some(&*x.txs),
         Some(Parser::Tls(t)) => one = Some(TxRef::Tls(t)),
         Some(Parser::Ssh(t)) => one = Some(TxRef::Ssh(t)),
         None => {}
@@ -537,6 +546,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         .chain(each(krb5, TxRef::Krb5))
         .chain(each(snmp, TxRef::Snmp))
         .chain(each(ntp, TxRef::Ntp))
+        .chain(each(ws, TxRef::WebSocket))
         .chain(each(dcerpc, TxRef::Dcerpc))
         .chain(
             smb.into_iter()
@@ -563,6 +573,7 @@ impl TxRef<'_> {
             TxRef::Krb5(_) => AppProto::Krb5,
             TxRef::Snmp(_) => AppProto::Snmp,
             TxRef::Ntp(_) => AppProto::Ntp,
+            TxRef::WebSocket(_) => AppProto::WebSocket,
             TxRef::Dcerpc(_) => AppProto::Dcerpc,
             TxRef::Smb(..) => AppProto::Smb,
         }
@@ -594,6 +605,7 @@ impl TxRef<'_> {
             TxRef::Krb5(t) => own(t.dir),
             TxRef::Snmp(t) => own(t.dir),
             TxRef::Ntp(t) => own(t.dir),
+            TxRef::WebSocket(t) => own(t.dir),
             // An MQTT exchange is inspected in the direction of its last packet.
             TxRef::Mqtt(t) => own(t.dir),
             // A mail is the client's.
@@ -617,6 +629,7 @@ impl TxRef<'_> {
             TxRef::Krb5(t) => t.id,
             TxRef::Snmp(t) => t.id,
             TxRef::Ntp(t) => t.id,
+            TxRef::WebSocket(t) => t.id,
             TxRef::Dcerpc(t) => t.id,
             TxRef::Smb(_, t) => t.id,
         }
@@ -644,9 +657,13 @@ impl TxRef<'_> {
             TxRef::Krb5(t) if t.dir == d => Stage::Done,
             TxRef::Snmp(t) if t.dir == d => Stage::Done,
             TxRef::Ntp(t) if t.dir == d => Stage::Done,
-            TxRef::Dns(_) | TxRef::Sip(_) | TxRef::Krb5(_) | TxRef::Snmp(_) | TxRef::Ntp(_) => {
-                Stage::None
-            }
+            TxRef::WebSocket(t) if t.dir == d => Stage::Done,
+            TxRef::Dns(_)
+            | TxRef::Sip(_)
+            | TxRef::Krb5(_)
+            | TxRef::Snmp(_)
+            | TxRef::Ntp(_)
+            | TxRef::WebSocket(_) => Stage::None,
             TxRef::Tls(t) => {
                 if d == Direction::ToServer {
                     // Its hello, then its certificate or key exchange.
@@ -1052,6 +1069,16 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
                 NtpMode => out.push(number(t.mode)),
                 NtpStratum => out.push(number(t.stratum)),
                 NtpReferenceId => out.push(Cow::Borrowed(&t.reference_id)),
+                _ => {}
+            }
+        }
+        TxRef::WebSocket(t) => {
+            let number = |v: u64| Cow::Owned(v.to_be_bytes().to_vec());
+            match buf {
+                WebsocketPayload => out.push(Cow::Borrowed(&t.payload)),
+                WebsocketOpcode => out.push(number(t.opcode.into())),
+                WebsocketFlags => out.push(number(t.flags.into())),
+                WebsocketMask => out.extend(t.mask.map(|m| number(m.into()))),
                 _ => {}
             }
         }

@@ -1857,6 +1857,7 @@ impl Detector {
                 let pseudo = subject.pseudo();
                 self.run_tx(&ctx, f, (obs.dir, window), pseudo, verdict.dropped, out);
                 self.run_frames(&ctx, f, obs.dir, pseudo, out);
+                self.prune_txs(f);
             }
             unordered |= out.len() > n;
         }
@@ -3039,6 +3040,19 @@ impl Detector {
             }
             // A datagram protocol's messages: each once read, under its own direction's
             // addresses (the one side a message's transaction has).
+            // A WebSocket frame once read, under the addresses of the packet that
+            // logs it, as SIP's (measured: a client's frame is written with the
+            // server's acknowledgement).
+            Some(Parser::WebSocket(x)) => {
+                for t in &x.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    if !seen.logged && !seen.quiet {
+                        seen.logged = true;
+                        let m = meta(TxRef::WebSocket(t));
+                        log(packet_dir.unwrap_or(t.dir), Logged::Tx(m));
+                    }
+                }
+            }
             parser @ Some(Parser::Krb5(_) | Parser::Ntp(_) | Parser::Snmp(_)) => {
                 for t in txs(parser.as_ref()) {
                     let seen = TxSeen::of(tx_seen, t.id());
@@ -3286,8 +3300,16 @@ impl Detector {
                 }
             }
         }
-        // Transactions inspected to their end on their sides (and logged, if they are
-        // to be) are dropped.
+    }
+
+    /// Transactions inspected to their end on their sides (and logged, if they are to
+    /// be) are dropped, once their frames were judged too (a frame's alert carries its
+    /// transaction).
+    fn prune_txs(&self, f: &mut Flow<FlowData>) {
+        let FlowData { app, tx_seen, .. } = &mut f.user;
+        let Some(proto) = app.as_ref().and_then(|s| s.proto) else {
+            return;
+        };
         let logging = self.opts.log.of(proto);
         let files = self.opts.log.files;
         // An HTTP/2 stream's files are logged apart from its record, on packets of

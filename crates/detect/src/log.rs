@@ -16,7 +16,7 @@ use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::http2;
 use netsieve_applayer::{
     AppProto, Direction, dcerpc, dns, ftp, ftpdata, krb5, mqtt, ntp, sdp, sip, smb, smtp, snmp,
-    tls, uri,
+    tls, uri, websocket,
 };
 use netsieve_packet::PerDir;
 use netsieve_packet::{AppEvent, StreamEvent};
@@ -49,6 +49,8 @@ pub enum AppMeta {
     Snmp(Box<snmp::Tx>),
     /// An NTP message.
     Ntp(Box<ntp::Tx>),
+    /// A WebSocket frame, without its payload.
+    WebSocket(Box<websocket::Tx>),
     /// A DCE/RPC call, without its stub data.
     Dcerpc(Box<dcerpc::Tx>),
     Smb(Box<SmbMeta>),
@@ -145,6 +147,7 @@ impl AppMeta {
             AppMeta::Krb5(_) => AppProto::Krb5,
             AppMeta::Snmp(_) => AppProto::Snmp,
             AppMeta::Ntp(_) => AppProto::Ntp,
+            AppMeta::WebSocket(_) => AppProto::WebSocket,
             AppMeta::Dcerpc(_) => AppProto::Dcerpc,
             AppMeta::Smb(_) => AppProto::Smb,
             AppMeta::FtpData(_) => AppProto::FtpData,
@@ -506,6 +509,7 @@ pub struct LogTypes {
     pub ntp: bool,
     pub dcerpc: bool,
     pub smb: bool,
+    pub websocket: bool,
     /// The digests `fileinfo` records carry ([`Hash::bit`]s; `files.force-hash`).
     pub file_hashes: u8,
     /// `anomaly` records of application-layer events (Suricata's `anomaly.types`
@@ -532,6 +536,7 @@ impl LogTypes {
             || self.ntp
             || self.dcerpc
             || self.smb
+            || self.websocket
             || self.anomaly_applayer
             || self.files
     }
@@ -556,6 +561,7 @@ impl LogTypes {
             AppProto::FtpData => self.ftp || self.files,
             AppProto::Http2 => self.http2 || self.files,
             AppProto::Doh2 => self.http2 || self.dns || self.files,
+            AppProto::WebSocket => self.websocket,
             AppProto::Pop3 | AppProto::Imap => false,
         }
     }
@@ -595,6 +601,10 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
         TxRef::Krb5(t) => AppMeta::Krb5(Box::new(t.clone())),
         TxRef::Snmp(t) => AppMeta::Snmp(Box::new(t.clone())),
         TxRef::Ntp(t) => AppMeta::Ntp(Box::new(t.clone())),
+        TxRef::WebSocket(t) => AppMeta::WebSocket(Box::new(websocket::Tx {
+            payload: Vec::new(),
+            ..t.clone()
+        })),
         TxRef::Dcerpc(t) => AppMeta::Dcerpc(Box::new(t.without_stub())),
         TxRef::FtpData(t) => AppMeta::FtpData(Box::new(FtpDataMeta {
             command: t.command.as_deref().map(text),

@@ -644,6 +644,7 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::Ntp => 15,
         AppProto::Http2 => 16,
         AppProto::Doh2 => 17,
+        AppProto::WebSocket => 18,
     };
     i * 2 + dir.index()
 }

@@ -208,6 +208,10 @@ app_buffers! {
     NtpMode = "ntp.mode" { "ntp.mode": Integer };
     NtpStratum = "ntp.stratum" { "ntp.stratum": Integer };
     NtpReferenceId = "ntp.reference_id" { "ntp.reference_id": Sticky };
+    WebsocketPayload = "websocket.payload" { "websocket.payload": Sticky };
+    WebsocketOpcode = "websocket.opcode" { "websocket.opcode": Integer };
+    WebsocketMask = "websocket.mask" { "websocket.mask": Integer };
+    WebsocketFlags = "websocket.flags" { "websocket.flags": Integer };
     SnmpVersion = "snmp.version" { "snmp.version": Integer };
     SnmpPduType = "snmp.pdu_type" { "snmp.pdu_type": Integer };
     SnmpCommunity = "snmp.community" { "snmp.community": Sticky };

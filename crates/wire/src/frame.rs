@@ -45,6 +45,10 @@ crate::named! {
     SipResponseLine = "sip.response.line",
     SipResponseHeaders = "sip.response.headers",
     SipResponseBody = "sip.response.body",
+    /// A WebSocket frame: its header (2 to 14 bytes) and payload (as sent: masked).
+    WebsocketPdu = "websocket.pdu",
+    WebsocketHeader = "websocket.header",
+    WebsocketData = "websocket.data",
     }
 }
 

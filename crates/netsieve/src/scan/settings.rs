@@ -131,7 +131,7 @@ pub(super) struct Xff {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 19] = [
+const KINDS: [(&str, KindSwitch); 20] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
@@ -149,6 +149,7 @@ const KINDS: [(&str, KindSwitch); 19] = [
     ("ntp", |e| &mut e.log.ntp),
     ("dcerpc", |e| &mut e.log.dcerpc),
     ("smb", |e| &mut e.log.smb),
+    ("websocket", |e| &mut e.log.websocket),
     // Application-layer anomalies come with the kind; stream ones are asked for apart.
     ("anomaly", |e| &mut e.log.anomaly_applayer),
     ("files", |e| &mut e.log.files),
@@ -191,6 +192,7 @@ impl Default for EveOptions {
                 krb5: true,
                 snmp: true,
                 ntp: false,
+                websocket: true,
                 dcerpc: true,
                 smb: true,
                 file_hashes: 0,

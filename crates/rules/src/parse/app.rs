@@ -65,6 +65,8 @@ pub(super) fn buffer(
                 AppBuffer::Krb5TicketEncryption => krb5_etype(v),
                 AppBuffer::NtpMode => ntp_mode(v),
                 AppBuffer::MqttFlags => flags(v, &[("dup", 0x08), ("retain", 0x01)]),
+                AppBuffer::WebsocketOpcode => websocket_opcode(v),
+                AppBuffer::WebsocketFlags => flags(v, &[("fin", 0x80), ("comp", 0x40)]),
                 AppBuffer::MqttConnectFlags => flags(
                     v,
                     &[
@@ -282,6 +284,20 @@ fn flags(v: &str, names: &[(&str, i64)]) -> Option<Cmp> {
     (mask != 0).then_some(Cmp::Mask(mask, value))
 }
 
+/// `websocket.opcode:text`: an opcode by its name or number, `!` before it negates.
+fn websocket_opcode(v: &str) -> Option<Cmp> {
+    let v = v.trim();
+    let (not, name) = match v.strip_prefix('!') {
+        Some(n) => (true, n.trim()),
+        None => (false, v),
+    };
+    let Some(n) = netsieve_wire::websocket::opcode_by_name(name) else {
+        return parse_cmp(v);
+    };
+    let n = i64::from(n);
+    Some(if not { Cmp::Ne(n) } else { Cmp::Eq(n) })
+}
+
 /// `ntp.mode`'s value: a mode's number or name (RFC 5905 7.3), `!` before it negates.
 fn ntp_mode(v: &str) -> Option<Cmp> {
     const MODES: [&str; 8] = [
@@ -407,6 +423,15 @@ pub(super) fn urilen(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn websocket_opcodes_by_name_or_number() {
+        assert_eq!(websocket_opcode("text"), Some(Cmp::Eq(1)));
+        assert_eq!(websocket_opcode("!ping"), Some(Cmp::Ne(9)));
+        assert_eq!(websocket_opcode("connection_close"), Some(Cmp::Eq(8)));
+        assert_eq!(websocket_opcode(">8"), Some(Cmp::Gt(8)));
+        assert_eq!(websocket_opcode("chat"), None);
+    }
 
     #[test]
     fn mqtt_types_and_flags() {

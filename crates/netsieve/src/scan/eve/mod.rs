@@ -26,6 +26,7 @@ mod ssh;
 mod stats;
 mod tls;
 mod tx;
+mod websocket;
 
 pub(super) use drop::Record as DropRecord;
 pub(super) use flow::Record as FlowRecord;
