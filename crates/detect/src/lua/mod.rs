@@ -306,7 +306,7 @@ impl Script {
         let copy = COPIES.with(|c| c.borrow_mut().remove(&self.id));
         let copy = match copy {
             Some(c) => c,
-            None => Copy::make(self),
+            None => ThreadCopy::make(self),
         };
         let out = match &copy.state {
             Ok((lua, func)) => f(lua, &self.cfg, func).map_err(|e| failed(&e)).ok(),
@@ -324,13 +324,13 @@ impl Script {
 
 /// A thread's copy of a script: its state and the function the rule calls, or why it
 /// could not be made (reported once).
-struct Copy {
+struct ThreadCopy {
     script: Weak<Script>,
     state: Result<(Lua, Function), ()>,
 }
 
-impl Copy {
-    fn make(script: &Arc<Script>) -> Copy {
+impl ThreadCopy {
+    fn make(script: &Arc<Script>) -> ThreadCopy {
         let cfg = script.cfg.clone();
         let state = (|| -> Result<(Lua, Function), Failure> {
             let lua = sandbox::new(&cfg)?;
@@ -345,7 +345,7 @@ impl Copy {
             let f: Function = lua.globals().get(entry)?;
             Ok((lua, f))
         })();
-        Copy {
+        ThreadCopy {
             script: Arc::downgrade(script),
             state: state.map_err(|e| failed(&e)),
         }
@@ -353,7 +353,7 @@ impl Copy {
 }
 
 thread_local! {
-    static COPIES: std::cell::RefCell<HashMap<u64, Copy>> = std::cell::RefCell::new(HashMap::new());
+    static COPIES: std::cell::RefCell<HashMap<u64, ThreadCopy>> = std::cell::RefCell::new(HashMap::new());
 }
 
 /// What `init`'s table asks for.
