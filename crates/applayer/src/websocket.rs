@@ -146,10 +146,10 @@ impl WebSocket {
     }
 
     /// A frame was read whole: its frames (header, data, PDU) and its transaction.
-    fn complete(&mut self, dir: Direction, f: Reading, base: u64) {
+    fn complete(&mut self, dir: Direction, mut f: Reading, base: u64) {
         let start = f.start as i64 - base as i64;
         let len = f.header_len + usize::try_from(f.seen).unwrap_or(usize::MAX);
-        let payload = self.message_payload(dir, &f);
+        let payload = self.message_payload(dir, &mut f);
         let id = self
             .txs
             .begin(|id| Tx {
@@ -177,27 +177,35 @@ impl WebSocket {
 
     /// The payload a frame's transaction holds: its own, or, for the last frame of a
     /// fragmented message, the message's; inflated when the message is compressed.
-    fn message_payload(&mut self, dir: Direction, f: &Reading) -> Vec<u8> {
+    fn message_payload(&mut self, dir: Direction, f: &mut Reading) -> Vec<u8> {
         let side = &mut self.sides[dir];
         let fin = f.flags & 0x80 != 0;
         let compressed_start = f.flags & 0x40 != 0;
+        let own = std::mem::take(&mut f.payload);
         // Control frames stand alone, even between a message's fragments.
         if f.opcode >= 8 {
-            return f.payload.clone();
+            return own;
+        }
+        if !fin {
+            // A fragment: the message so far gets it, and so does its own frame.
+            let (mut m, c) = match (f.opcode, side.message.take()) {
+                (0, Some(m)) => m,
+                _ => (Vec::new(), compressed_start),
+            };
+            let room = MAX_PAYLOAD.saturating_sub(m.len());
+            m.extend_from_slice(&own[..own.len().min(room)]);
+            side.message = Some((m, c));
+            return own;
         }
         let (data, compressed) = match (f.opcode, side.message.take()) {
-            // A continuation: the message so far, and this part.
+            // The last fragment: the message so far, and this part.
             (0, Some((mut m, c))) => {
                 let room = MAX_PAYLOAD.saturating_sub(m.len());
-                m.extend_from_slice(&f.payload[..f.payload.len().min(room)]);
+                m.extend_from_slice(&own[..own.len().min(room)]);
                 (m, c)
             }
-            _ => (f.payload.clone(), compressed_start),
+            _ => (own, compressed_start),
         };
-        if !fin {
-            side.message = Some((data, compressed));
-            return f.payload.clone();
-        }
         if compressed {
             inflate(side, &data).unwrap_or(data)
         } else {

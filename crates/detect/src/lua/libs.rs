@@ -49,6 +49,9 @@ enum Place {
 
 use Place::{Module, Object};
 
+const TS: Direction = Direction::ToServer;
+const TC: Direction = Direction::ToClient;
+
 /// Every reader: its library, its place and its name there.
 const READERS: &[(&str, Place, &str, Reader)] = &[
     ("packet", Module, "get", |lua, _, _| object(lua, "packet")),
@@ -218,22 +221,16 @@ const READERS: &[(&str, Place, &str, Reader)] = &[
     }),
     ("http", Module, "get_tx", |l, e, _| get_tx(l, e, "http")),
     ("http", Object("http"), "request_line", |l, e, _| {
-        let r = http_tx(e)?.request.as_ref();
-        opt_bytes(l, r.map(|r| &r.msg.line[..]))
+        opt_bytes(l, http_msg(e, TS)?.map(|m| &m.line[..]))
     }),
     ("http", Object("http"), "response_line", |l, e, _| {
-        let r = http_tx(e)?.response.as_ref();
-        opt_bytes(l, r.map(|r| &r.msg.line[..]))
+        opt_bytes(l, http_msg(e, TC)?.map(|m| &m.line[..]))
     }),
     ("http", Object("http"), "request_header", |l, e, a| {
-        let name = arg_str(&a, 1)?;
-        let r = http_tx(e)?.request.as_ref();
-        opt_bytes(l, r.and_then(|r| r.msg.header(&name)))
+        http_header(l, e, &a, TS)
     }),
     ("http", Object("http"), "response_header", |l, e, a| {
-        let name = arg_str(&a, 1)?;
-        let r = http_tx(e)?.response.as_ref();
-        opt_bytes(l, r.and_then(|r| r.msg.header(&name)))
+        http_header(l, e, &a, TC)
     }),
     ("http", Object("http"), "request_uri_raw", |l, e, _| {
         let r = http_tx(e)?.request.as_ref();
@@ -257,18 +254,16 @@ const READERS: &[(&str, Place, &str, Reader)] = &[
         opt_bytes(l, host.as_deref())
     }),
     ("http", Object("http"), "request_headers_raw", |l, e, _| {
-        let r = http_tx(e)?.request.as_ref();
-        opt_bytes(l, r.map(|r| &r.msg.raw_headers[..]))
+        opt_bytes(l, http_msg(e, TS)?.map(|m| &m.raw_headers[..]))
     }),
     ("http", Object("http"), "response_headers_raw", |l, e, _| {
-        let r = http_tx(e)?.response.as_ref();
-        opt_bytes(l, r.map(|r| &r.msg.raw_headers[..]))
+        opt_bytes(l, http_msg(e, TC)?.map(|m| &m.raw_headers[..]))
     }),
     ("http", Object("http"), "request_headers", |l, e, _| {
-        headers(l, http_tx(e)?.request.as_ref().map(|r| &r.msg))
+        headers(l, http_msg(e, TS)?)
     }),
     ("http", Object("http"), "response_headers", |l, e, _| {
-        headers(l, http_tx(e)?.response.as_ref().map(|r| &r.msg))
+        headers(l, http_msg(e, TC)?)
     }),
     ("http", Object("http"), "request_body", |l, e, _| {
         let r = http_tx(e)?.request.as_ref();
@@ -801,6 +796,30 @@ fn cert_info(lua: &Lua, c: Option<&tls::Cert>) -> mlua::Result<MultiValue> {
             s
         });
     (3, c.subject.clone(), c.issuer.clone(), fp).into_lua_multi(lua)
+}
+
+/// The HTTP message of direction `d` of the transaction, if it came.
+fn http_msg<'e>(
+    e: &'e Env<'_>,
+    d: Direction,
+) -> mlua::Result<Option<&'e netsieve_applayer::http::Message>> {
+    let t = http_tx(e)?;
+    Ok(match d {
+        Direction::ToServer => t.request.as_ref().map(|r| &r.msg),
+        Direction::ToClient => t.response.as_ref().map(|r| &r.msg),
+    })
+}
+
+/// `request_header(name)`, `response_header(name)`: a header's value in the message of
+/// direction `d`.
+fn http_header(
+    lua: &Lua,
+    e: &mut Env<'_>,
+    a: &MultiValue,
+    d: Direction,
+) -> mlua::Result<MultiValue> {
+    let name = arg_str(a, 1)?;
+    opt_bytes(lua, http_msg(e, d)?.and_then(|m| m.header(&name)))
 }
 
 /// A message's headers as a table by name.
