@@ -22,6 +22,8 @@
 //! - [`mqtt::Mqtt`] reads MQTT 3.1 to 5.0 control packets into exchanges.
 //! - [`krb5::Krb5`] reads Kerberos 5 messages over UDP and TCP, [`snmp::Snmp`] SNMP
 //!   and [`ntp::Ntp`] NTP messages over UDP.
+//! - [`ldap::Ldap`] reads LDAP over TCP and UDP into operations (a request and its
+//!   responses).
 //! - [`dcerpc::Dcerpc`] reads DCE/RPC over TCP into calls (binds and requests).
 //! - [`smb::Smb`] reads SMB 1, 2 and 3 into commands, files and DCE/RPC calls over
 //!   named pipes.
@@ -42,6 +44,7 @@ pub mod held;
 pub mod http;
 pub mod http2;
 pub mod krb5;
+pub mod ldap;
 pub mod lines;
 pub mod mime;
 pub mod mqtt;
@@ -79,6 +82,8 @@ pub enum AppProto {
     Snmp,
     /// NTP, on its port (123) over UDP.
     Ntp,
+    /// LDAP, on its port (389) over TCP and UDP.
+    Ldap,
     /// Recognised by its greeting only: no parser yet (rules on its payload apply).
     Pop3,
     /// Recognised by its greeting only, as POP3.
@@ -111,6 +116,7 @@ impl AppProto {
         AppProto::Krb5,
         AppProto::Snmp,
         AppProto::Ntp,
+        AppProto::Ldap,
         AppProto::Pop3,
         AppProto::Imap,
         AppProto::Smb,
@@ -153,6 +159,7 @@ impl AppProto {
             Krb5 => &[Krb5],
             Snmp => &[Snmp],
             Ntp => &[Ntp],
+            Ldap => &[Ldap],
             Pop3 => &[Pop3],
             Imap => &[Imap],
             Dcerpc => &[Dcerpc],
@@ -165,7 +172,12 @@ impl AppProto {
     pub fn over_udp(self) -> bool {
         matches!(
             self,
-            AppProto::Dns | AppProto::Sip | AppProto::Krb5 | AppProto::Snmp | AppProto::Ntp
+            AppProto::Dns
+                | AppProto::Sip
+                | AppProto::Krb5
+                | AppProto::Snmp
+                | AppProto::Ntp
+                | AppProto::Ldap
         )
     }
 
@@ -193,6 +205,7 @@ impl AppProto {
             AppProto::Krb5 => "krb5",
             AppProto::Snmp => "snmp",
             AppProto::Ntp => "ntp",
+            AppProto::Ldap => "ldap",
             AppProto::Pop3 => "pop3",
             AppProto::Imap => "imap",
             AppProto::Smb => "smb",

@@ -25,6 +25,7 @@ pub enum Parser {
     Krb5(Box<crate::krb5::Krb5>),
     Snmp(Box<crate::snmp::Snmp>),
     Ntp(Box<crate::ntp::Ntp>),
+    Ldap(Box<crate::ldap::Ldap>),
     Dcerpc(Box<crate::dcerpc::Dcerpc>),
     Smb(Box<crate::smb::Smb>),
     Http2(Box<crate::http2::Http2>),
@@ -146,6 +147,7 @@ impl Session {
             AppProto::Krb5 => Some(Parser::Krb5(Box::default())),
             AppProto::Snmp => Some(Parser::Snmp(Box::default())),
             AppProto::Ntp => Some(Parser::Ntp(Box::default())),
+            AppProto::Ldap => Some(Parser::Ldap(Box::default())),
             AppProto::Dcerpc => Some(Parser::Dcerpc(Box::default())),
             AppProto::Smb => Some(Parser::Smb(Box::default())),
             AppProto::FtpData => Some(Parser::FtpData(Box::default())),
@@ -237,6 +239,7 @@ impl Session {
             Some(Parser::Krb5(k)) => k.datagram(dir, data),
             Some(Parser::Snmp(s)) => s.datagram(dir, data),
             Some(Parser::Ntp(n)) => n.datagram(dir, data),
+            Some(Parser::Ldap(l)) => l.datagram(dir, data),
             _ => false,
         };
         self.mark_frames(dir, 0, true);
@@ -274,6 +277,7 @@ impl Session {
             Some(Parser::WebSocket(w)) => w.feed(dir, data),
             // SNMP and NTP run over UDP only.
             Some(Parser::Snmp(_) | Parser::Ntp(_)) => false,
+            Some(Parser::Ldap(l)) => l.feed(dir, data),
             Some(Parser::Dcerpc(x)) => x.feed(dir, data),
             // Suricata's SMB parser asks for no inspection of the raw stream when a
             // message completes (measured: smb-eicar-file's payload alerts once).
@@ -412,6 +416,7 @@ impl Session {
             Some(Parser::Krb5(x)) => x.txs.begun(),
             Some(Parser::Snmp(x)) => x.txs.begun(),
             Some(Parser::Ntp(x)) => x.txs.begun(),
+            Some(Parser::Ldap(x)) => x.txs.begun(),
             Some(Parser::Dcerpc(x)) => x.txs.begun(),
             Some(Parser::Smb(x)) => x.txs.begun(),
             Some(Parser::Http2(x)) => x.txs.begun(),
@@ -434,6 +439,7 @@ impl Session {
             Some(Parser::Krb5(x)) => x.txs.prune(keep),
             Some(Parser::Snmp(x)) => x.txs.prune(keep),
             Some(Parser::Ntp(x)) => x.txs.prune(keep),
+            Some(Parser::Ldap(x)) => x.txs.prune(keep),
             Some(Parser::Dcerpc(x)) => x.txs.prune(keep),
             Some(Parser::Smb(x)) => x.prune(keep),
             Some(Parser::Http2(x)) => x.prune(keep),

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{
-    AppProto, Direction, Parser, dcerpc, dns, ftp, ftpdata, http2, krb5, mqtt, ntp, sip, smb, smtp,
-    snmp, ssh, tls, uri, websocket,
+    AppProto, Direction, Parser, dcerpc, dns, ftp, ftpdata, http2, krb5, ldap, mqtt, ntp, sip, smb,
+    smtp, snmp, ssh, tls, uri, websocket,
 };
 use netsieve_rules::parse::KRB5_WEAK;
 use netsieve_rules::{AppBuffer, Base64Mode, Plain, Transform};
@@ -108,7 +108,7 @@ fn inspected(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, 
 fn inspected_any(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Side, Stage)> {
     use AppBuffer::*;
     use AppProto::{
-        Dcerpc, Dns, Ftp, FtpData, Http, Krb5, Mqtt, Ntp, Sip, Smb, Smtp, Snmp, Ssh, Tls,
+        Dcerpc, Dns, Ftp, FtpData, Http, Krb5, Ldap, Mqtt, Ntp, Sip, Smb, Smtp, Snmp, Ssh, Tls,
     };
     use Side::{Either, Request, Response};
     use Stage::{Done, Head, Line};
@@ -227,6 +227,15 @@ fn inspected_any(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Si
         // An SNMP message is a transaction of its own direction.
         SnmpVersion | SnmpPduType | SnmpCommunity | SnmpUsm => (Snmp, Either, Done),
         NtpVersion | NtpMode | NtpStratum | NtpReferenceId => (Ntp, Either, Done),
+        // An LDAP operation: its request once read; its responses as they come, each
+        // new one inspected again (`TxRef::updates`).
+        LdapRequestOperation | LdapRequestDn | LdapRequestAttributeType => (Ldap, Request, Done),
+        LdapResponsesOperation
+        | LdapResponsesCount
+        | LdapResponsesResultCode
+        | LdapResponsesDn
+        | LdapResponsesMessage
+        | LdapResponsesAttributeType => (Ldap, Response, Head),
         // A WebSocket frame is a transaction of its own direction.
         WebsocketPayload | WebsocketOpcode | WebsocketMask | WebsocketFlags => {
             (AppProto::WebSocket, Either, Done)
@@ -260,6 +269,7 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
         "krb5" => AppProto::Krb5,
         "snmp" => AppProto::Snmp,
         "ntp" => AppProto::Ntp,
+        "ldap" => AppProto::Ldap,
         "websocket" => AppProto::WebSocket,
         "pop3" => AppProto::Pop3,
         "imap" => AppProto::Imap,
@@ -491,6 +501,8 @@ pub enum TxRef<'a> {
     Krb5(&'a krb5::Tx),
     Snmp(&'a snmp::Tx),
     Ntp(&'a ntp::Tx),
+    /// An LDAP operation: its request and responses.
+    Ldap(&'a ldap::Tx),
     /// A WebSocket frame.
     WebSocket(&'a websocket::Tx),
     Dcerpc(&'a dcerpc::Tx),
@@ -510,7 +522,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
     let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut mqtt, mut dcerpc, mut one) =
         (None, None, None, None, None, None, None, None);
     let (mut smb, mut krb5, mut snmp, mut ntp, mut ftp_data) = (None, None, None, None, None);
-    let mut ws = None;
+    let (mut ws, mut ldap) = (None, None);
     let mut http2 = None;
     match parser {
         Some(Parser::Http(h)) => http = Some(&h.txs),
@@ -530,6 +542,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         Some(Parser::Krb5(x)) => krb5 = Some(&*x.txs),
         Some(Parser::Snmp(x)) => snmp = Some(&*x.txs),
         Some(Parser::Ntp(x)) => ntp = Some(&*x.txs),
+        Some(Parser::Ldap(x)) => ldap = Some(&*x.txs),
         Some(Parser::WebSocket(x)) => ws = Some(&*x.txs),
         Some(Parser::Tls(t)) => one = Some(TxRef::Tls(t)),
         Some(Parser::Ssh(t)) => one = Some(TxRef::Ssh(t)),
@@ -546,6 +559,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         .chain(each(krb5, TxRef::Krb5))
         .chain(each(snmp, TxRef::Snmp))
         .chain(each(ntp, TxRef::Ntp))
+        .chain(each(ldap, TxRef::Ldap))
         .chain(each(ws, TxRef::WebSocket))
         .chain(each(dcerpc, TxRef::Dcerpc))
         .chain(
@@ -573,6 +587,7 @@ impl TxRef<'_> {
             TxRef::Krb5(_) => AppProto::Krb5,
             TxRef::Snmp(_) => AppProto::Snmp,
             TxRef::Ntp(_) => AppProto::Ntp,
+            TxRef::Ldap(_) => AppProto::Ldap,
             TxRef::WebSocket(_) => AppProto::WebSocket,
             TxRef::Dcerpc(_) => AppProto::Dcerpc,
             TxRef::Smb(..) => AppProto::Smb,
@@ -597,6 +612,7 @@ impl TxRef<'_> {
             | TxRef::Http2(_)
             | TxRef::Ftp(_)
             | TxRef::FtpData(_)
+            | TxRef::Ldap(_)
             | TxRef::Dcerpc(_) => &Direction::BOTH,
             // A file moves one way.
             TxRef::Smb(_, t) => t.file().map_or(&Direction::BOTH, |f| own(f.dir)),
@@ -629,9 +645,21 @@ impl TxRef<'_> {
             TxRef::Krb5(t) => t.id,
             TxRef::Snmp(t) => t.id,
             TxRef::Ntp(t) => t.id,
+            TxRef::Ldap(t) => t.id,
             TxRef::WebSocket(t) => t.id,
             TxRef::Dcerpc(t) => t.id,
             TxRef::Smb(_, t) => t.id,
+        }
+    }
+
+    /// How often the transaction grew in direction `d` without reaching a new stage
+    /// (LDAP's responses, counted as they come): a rule judged at its stage is judged
+    /// again each time, until it matched on the transaction (as Suricata inspects a
+    /// transaction still in progress on every update).
+    pub fn updates(&self, d: Direction) -> usize {
+        match self {
+            TxRef::Ldap(t) if d == Direction::ToClient => t.responses.len(),
+            _ => 0,
         }
     }
 
@@ -704,6 +732,18 @@ impl TxRef<'_> {
             TxRef::FtpData(_) => Stage::Done,
             TxRef::Mqtt(t) if t.complete && t.dir == d => Stage::Done,
             TxRef::Mqtt(_) => Stage::None,
+            // The request once read (an answer to no request has none to wait for);
+            // the responses while they come, then once the last came.
+            TxRef::Ldap(t) if d == Direction::ToServer => {
+                if t.request.is_some() || !t.responses.is_empty() {
+                    Stage::Done
+                } else {
+                    Stage::None
+                }
+            }
+            TxRef::Ldap(t) if t.complete => Stage::Done,
+            TxRef::Ldap(t) if !t.responses.is_empty() => Stage::Head,
+            TxRef::Ldap(_) => Stage::None,
             // Each side once its last fragment came (a bind's answer without a request
             // has no request side); the server's side is at `Line` once the request
             // is complete, where the request's interface and operation are known.
@@ -1093,8 +1133,78 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
             SnmpUsm => out.extend(t.usm.as_deref().map(|u| Cow::Borrowed(u.as_bytes()))),
             _ => {}
         },
+        TxRef::Ldap(t) => fill_ldap(buf, t, out),
         TxRef::Dcerpc(t) => fill_dcerpc(buf, t, d, out),
         TxRef::Smb(s, t) => fill_smb(buf, s, t, d, out),
+    }
+}
+
+/// The buffers of an LDAP operation: its request's operation, name and attribute
+/// types; its responses' operations and result codes (one list each, see
+/// `Match::UintList`), their count, names, messages and attribute types.
+fn fill_ldap<'a>(buf: AppBuffer, t: &'a ldap::Tx, out: &mut Vec<Cow<'a, [u8]>>) {
+    use AppBuffer::*;
+    use ldap::proto::ProtocolOp as Op;
+    let number = |n: u64| Cow::Owned(n.to_be_bytes().to_vec());
+    let text = |s: &'a str| Cow::Borrowed(s.as_bytes());
+    let list = |f: &dyn Fn(&ldap::Message) -> Option<u32>| {
+        let numbers = t.responses.iter().filter_map(f);
+        Cow::Owned(numbers.flat_map(|n| u64::from(n).to_be_bytes()).collect())
+    };
+    let request = t.request.as_ref().map(|m| &m.protocol_op);
+    match buf {
+        LdapRequestOperation => out.extend(
+            t.request
+                .as_ref()
+                .map(|m| number(ldap::operation(m).into())),
+        ),
+        LdapRequestDn => out.extend(request.and_then(|op| match op {
+            Op::BindRequest(r) => Some(text(&r.name.0)),
+            Op::AddRequest(r) => Some(text(&r.entry.0)),
+            Op::SearchRequest(r) => Some(text(&r.base_object.0)),
+            Op::ModifyRequest(r) => Some(text(&r.object.0)),
+            Op::DelRequest(dn) => Some(text(&dn.0)),
+            Op::ModDnRequest(r) => Some(text(&r.entry.0)),
+            Op::CompareRequest(r) => Some(text(&r.entry.0)),
+            _ => None,
+        })),
+        LdapRequestAttributeType => match request {
+            Some(Op::SearchRequest(r)) => out.extend(r.attributes.iter().map(|a| text(&a.0))),
+            Some(Op::ModifyRequest(r)) => {
+                out.extend((r.changes.iter()).map(|c| text(&c.modification.attr_type.0)))
+            }
+            Some(Op::AddRequest(r)) => {
+                out.extend(r.attributes.iter().map(|a| text(&a.attr_type.0)))
+            }
+            Some(Op::CompareRequest(r)) => out.push(text(&r.ava.attribute_desc.0)),
+            _ => {}
+        },
+        LdapResponsesOperation => out.push(list(&|m| Some(ldap::operation(m)))),
+        LdapResponsesResultCode => {
+            out.push(list(&|m| m.protocol_op.result().map(|r| r.result_code.0)))
+        }
+        LdapResponsesCount => out.push(number(t.responses.len() as u64)),
+        // A response without a name or message gives an empty buffer.
+        LdapResponsesDn => out.extend(t.responses.iter().map(|m| {
+            match &m.protocol_op {
+                Op::SearchResultEntry(e) => text(&e.object_name.0),
+                op => op
+                    .result()
+                    .map_or(Cow::Borrowed(&[][..]), |r| text(&r.matched_dn.0)),
+            }
+        })),
+        LdapResponsesMessage => out.extend(t.responses.iter().map(|m| {
+            let r = m.protocol_op.result();
+            r.map_or(Cow::Borrowed(&[][..]), |r| text(&r.diagnostic_message.0))
+        })),
+        LdapResponsesAttributeType => {
+            for m in &t.responses {
+                if let Op::SearchResultEntry(e) = &m.protocol_op {
+                    out.extend(e.attributes.iter().map(|a| text(&a.attr_type.0)));
+                }
+            }
+        }
+        _ => {}
     }
 }
 

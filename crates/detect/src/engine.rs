@@ -66,6 +66,10 @@ struct TxSeen {
     id: u64,
     /// The stage inspected in each direction.
     stage: PerDir<Stage>,
+    /// Its updates inspected in each direction (`TxRef::updates`).
+    updates: PerDir<usize>,
+    /// The rules that matched on it, where it has updates: they are not judged again.
+    matched: Vec<u32>,
     /// Its record was made.
     logged: bool,
     /// The file of each direction was logged.
@@ -85,6 +89,8 @@ impl TxSeen {
                 seen.push(TxSeen {
                     id,
                     stage: PerDir::splat(Stage::None),
+                    updates: PerDir::splat(0),
+                    matched: Vec::new(),
                     logged: false,
                     files: PerDir::splat(false),
                     quiet: false,
@@ -988,6 +994,8 @@ impl Default for AppPorts {
         p.set(AppProto::Krb5, false, &[88]);
         p.set(AppProto::Snmp, false, &[161, 162]);
         p.set(AppProto::Ntp, false, &[123]);
+        p.set(AppProto::Ldap, true, &[389, 3268]);
+        p.set(AppProto::Ldap, false, &[389, 3268]);
         p
     }
 }
@@ -1018,7 +1026,7 @@ impl AppPorts {
     }
 
     /// The protocols whose ports can be set: (protocol, over TCP).
-    pub const SETTABLE: [(AppProto, bool); 8] = [
+    pub const SETTABLE: [(AppProto, bool); 10] = [
         (AppProto::Dns, true),
         (AppProto::Mqtt, true),
         (AppProto::Dcerpc, true),
@@ -1027,6 +1035,8 @@ impl AppPorts {
         (AppProto::Krb5, false),
         (AppProto::Snmp, false),
         (AppProto::Ntp, false),
+        (AppProto::Ldap, true),
+        (AppProto::Ldap, false),
     ];
 
     /// Whether `proto` is parsed, or only detected (`detection-only`).
@@ -3071,6 +3081,16 @@ impl Detector {
                     }
                 }
             }
+            // An LDAP operation once its last response came.
+            Some(Parser::Ldap(x)) => {
+                for t in &x.txs {
+                    let seen = TxSeen::of(tx_seen, t.id);
+                    if !seen.logged && !seen.quiet && (t.complete || end) {
+                        seen.logged = true;
+                        log(Direction::ToServer, Logged::Tx(meta(TxRef::Ldap(t))));
+                    }
+                }
+            }
             // A command once answered, a file once closed, a call once complete; each
             // under the client's addresses.
             Some(Parser::Smb(x)) => {
@@ -3159,13 +3179,18 @@ impl Detector {
         let mut bufs = Vec::new();
         for tx in txs(sess.parser.as_ref()) {
             let stage = tx.stage(d);
+            let updates = tx.updates(d);
             let id = tx.id();
             let entry = TxSeen::of(tx_seen, id);
             let seen = entry.stage[d];
-            if stage <= seen {
+            // It grew at a stage already inspected: the rules judged there that did not
+            // match are judged again.
+            let grew = updates > entry.updates[d];
+            if stage <= seen && !grew {
                 continue;
             }
             entry.stage[d] = stage;
+            entry.updates[d] = updates;
             let t_pf = self.prof.is_some().then(std::time::Instant::now);
             self.cands.clear();
             // A group's rules judge the transactions of its protocol, or of one that
@@ -3200,7 +3225,12 @@ impl Detector {
                 if set.is_removed(si) {
                     continue;
                 }
-                if !(seen < t.stage[d] && t.stage[d] <= stage && header_ok(s, ctx)) {
+                let fresh = seen < t.stage[d] && t.stage[d] <= stage;
+                let again = grew
+                    && Stage::None < t.stage[d]
+                    && t.stage[d] <= seen
+                    && !TxSeen::of(tx_seen, id).matched.contains(&si);
+                if !((fresh || again) && header_ok(s, ctx)) {
                     continue;
                 }
                 // `alert http1`: HTTP/1's transactions only.
@@ -3247,6 +3277,9 @@ impl Detector {
                     if !scripts_hold(s, &set, &self.cx, ctx.p, Some(fe), Some(tx)) {
                         continue;
                     }
+                }
+                if updates > 0 {
+                    TxSeen::of(tx_seen, id).matched.push(si);
                 }
                 apply_flowbits(s, bits);
                 apply_flowints(s, ints);

@@ -10,7 +10,7 @@
 use memchr::memmem;
 use netsieve_rules::rule::{Capture, Pcre, VarScope};
 use netsieve_rules::{
-    Asn1, ByteOp, ByteRead, Cmp, Dataset, DatasetCmd, Endian, Entropy, Match, MathOp, Val,
+    Asn1, ByteOp, ByteRead, Cmp, Dataset, DatasetCmd, Endian, Entropy, Match, MathOp, Pick, Val,
 };
 use std::sync::Arc;
 
@@ -104,6 +104,7 @@ pub enum CMatch {
     Bsize(Cmp),
     Entropy(Entropy),
     Uint(Cmp),
+    UintList(Cmp, Pick),
     Asn1(Asn1),
     /// `dataset`: `context_key` names the context a JSON set's value gives the alert.
     Dataset {
@@ -318,6 +319,7 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
             Match::Bsize(c) => CMatch::Bsize(*c),
             Match::Entropy(e) => CMatch::Entropy(e.clone()),
             Match::Uint(c) => CMatch::Uint(*c),
+            Match::UintList(c, pick) => CMatch::UintList(*c, *pick),
             Match::Asn1(a) => CMatch::Asn1(a.clone()),
             Match::Dataset(d) => CMatch::Dataset {
                 cmd: d.cmd,
@@ -730,6 +732,13 @@ fn step(list: &[CMatch], buf: &[u8], prev: usize, cx: &mut Ctx) -> bool {
                 .and_then(|v| i64::try_from(v).ok());
             v.is_some_and(|v| c.test(v)) && step(rest, buf, prev, cx)
         }
+        CMatch::UintList(c, pick) => {
+            // Each number in 8 bytes, big-endian.
+            let list = buf
+                .chunks_exact(8)
+                .map(|b| i64::from_be_bytes(b.try_into().expect("chunks of 8 bytes")));
+            pick.holds(*c, list) && step(rest, buf, prev, cx)
+        }
         CMatch::Asn1(a) => crate::asn1::matches(a, buf, prev) && step(rest, buf, prev, cx),
         CMatch::Dataset {
             cmd,
@@ -784,7 +793,11 @@ fn rest_is_relative(rest: &[CMatch]) -> bool {
         CMatch::IsDataAt { relative, .. } | CMatch::Base64Decode { relative, .. } => *relative,
         CMatch::Asn1(a) => a.relative_offset.is_some(),
         CMatch::Dataset { .. } | CMatch::Datarep { .. } => false,
-        CMatch::Bsize(_) | CMatch::Entropy(_) | CMatch::Uint(_) | CMatch::DceIface { .. } => false,
+        CMatch::Bsize(_)
+        | CMatch::Entropy(_)
+        | CMatch::Uint(_)
+        | CMatch::UintList(..)
+        | CMatch::DceIface { .. } => false,
     })
 }
 

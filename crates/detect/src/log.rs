@@ -15,8 +15,8 @@ use std::time::Duration;
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::http2;
 use netsieve_applayer::{
-    AppProto, Direction, dcerpc, dns, ftp, ftpdata, krb5, mqtt, ntp, sdp, sip, smb, smtp, snmp,
-    tls, uri, websocket,
+    AppProto, Direction, dcerpc, dns, ftp, ftpdata, krb5, ldap, mqtt, ntp, sdp, sip, smb, smtp,
+    snmp, tls, uri, websocket,
 };
 use netsieve_packet::PerDir;
 use netsieve_packet::{AppEvent, StreamEvent};
@@ -49,6 +49,8 @@ pub enum AppMeta {
     Snmp(Box<snmp::Tx>),
     /// An NTP message.
     Ntp(Box<ntp::Tx>),
+    /// An LDAP operation.
+    Ldap(Box<ldap::Tx>),
     /// A WebSocket frame, without its payload.
     WebSocket(Box<websocket::Tx>),
     /// A DCE/RPC call, without its stub data.
@@ -147,6 +149,7 @@ impl AppMeta {
             AppMeta::Krb5(_) => AppProto::Krb5,
             AppMeta::Snmp(_) => AppProto::Snmp,
             AppMeta::Ntp(_) => AppProto::Ntp,
+            AppMeta::Ldap(_) => AppProto::Ldap,
             AppMeta::WebSocket(_) => AppProto::WebSocket,
             AppMeta::Dcerpc(_) => AppProto::Dcerpc,
             AppMeta::Smb(_) => AppProto::Smb,
@@ -507,6 +510,7 @@ pub struct LogTypes {
     pub snmp: bool,
     /// Off in Suricata's stock configuration.
     pub ntp: bool,
+    pub ldap: bool,
     pub dcerpc: bool,
     pub smb: bool,
     pub websocket: bool,
@@ -534,6 +538,7 @@ impl LogTypes {
             || self.krb5
             || self.snmp
             || self.ntp
+            || self.ldap
             || self.dcerpc
             || self.smb
             || self.websocket
@@ -555,6 +560,7 @@ impl LogTypes {
             AppProto::Krb5 => self.krb5,
             AppProto::Snmp => self.snmp,
             AppProto::Ntp => self.ntp,
+            AppProto::Ldap => self.ldap,
             AppProto::Dcerpc => self.dcerpc,
             AppProto::Smb => self.smb || self.files,
             // Suricata's `ftp` logger writes the data channels' `ftp_data` records too.
@@ -601,6 +607,7 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
         TxRef::Krb5(t) => AppMeta::Krb5(Box::new(t.clone())),
         TxRef::Snmp(t) => AppMeta::Snmp(Box::new(t.clone())),
         TxRef::Ntp(t) => AppMeta::Ntp(Box::new(t.clone())),
+        TxRef::Ldap(t) => AppMeta::Ldap(Box::new(t.clone())),
         TxRef::WebSocket(t) => AppMeta::WebSocket(Box::new(websocket::Tx {
             payload: Vec::new(),
             ..t.clone()
@@ -864,7 +871,7 @@ fn dns_record(r: &dns::Record) -> DnsRecord {
 }
 
 /// Bytes as text, those that are not ASCII as `\xNN`.
-fn escaped(b: &[u8]) -> String {
+pub fn escaped(b: &[u8]) -> String {
     let mut s = String::new();
     for &c in b {
         if c.is_ascii() {

@@ -645,6 +645,7 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::Http2 => 16,
         AppProto::Doh2 => 17,
         AppProto::WebSocket => 18,
+        AppProto::Ldap => 19,
     };
     i * 2 + dir.index()
 }

@@ -208,6 +208,15 @@ app_buffers! {
     NtpMode = "ntp.mode" { "ntp.mode": Integer };
     NtpStratum = "ntp.stratum" { "ntp.stratum": Integer };
     NtpReferenceId = "ntp.reference_id" { "ntp.reference_id": Sticky };
+    LdapRequestOperation = "ldap.request.operation" { "ldap.request.operation": Integer };
+    LdapRequestDn = "ldap.request.dn" { "ldap.request.dn": Sticky };
+    LdapRequestAttributeType = "ldap.request.attribute_type" { "ldap.request.attribute_type": Sticky };
+    LdapResponsesOperation = "ldap.responses.operation" { "ldap.responses.operation": Integer };
+    LdapResponsesCount = "ldap.responses.count" { "ldap.responses.count": Integer };
+    LdapResponsesResultCode = "ldap.responses.result_code" { "ldap.responses.result_code": Integer };
+    LdapResponsesDn = "ldap.responses.dn" { "ldap.responses.dn": Sticky };
+    LdapResponsesMessage = "ldap.responses.message" { "ldap.responses.message": Sticky };
+    LdapResponsesAttributeType = "ldap.responses.attribute_type" { "ldap.responses.attribute_type": Sticky };
     WebsocketPayload = "websocket.payload" { "websocket.payload": Sticky };
     WebsocketOpcode = "websocket.opcode" { "websocket.opcode": Integer };
     WebsocketMask = "websocket.mask" { "websocket.mask": Integer };

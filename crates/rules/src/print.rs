@@ -155,6 +155,7 @@ impl Printer<'_> {
             for m in &l.matches {
                 match m {
                     Match::Uint(c) => self.opt(keyword, Some(c)),
+                    Match::UintList(c, pick) => self.opt(keyword, Some(&format!("{c},{pick}"))),
                     // `filemd5:[!]list`: the set the parser made of the list.
                     Match::Dataset(d) if crate::parse::file_hash(buf).is_some() => {
                         let not = if d.cmd == DatasetCmd::IsNotSet {
@@ -448,7 +449,7 @@ impl Printer<'_> {
             // The parser puts these only in integer buffers' lists, which `list` prints
             // with their keyword; a hand-made rule may put one elsewhere, where no
             // keyword can say it: the nearest is its length.
-            Match::Uint(c) => self.opt("bsize", Some(c)),
+            Match::Uint(c) | Match::UintList(c, _) => self.opt("bsize", Some(c)),
             Match::DceIface {
                 uuid,
                 version,
@@ -813,6 +814,16 @@ fn dce_iface(uuid: &[u8; 16], version: Option<Cmp>, any_frag: bool) -> String {
         s.push_str(",any_frag");
     }
     s
+}
+
+impl Display for Pick {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pick::Any => f.write_str("any"),
+            Pick::All => f.write_str("all"),
+            Pick::At(i) => write!(f, "{i}"),
+        }
+    }
 }
 
 impl Display for Cmp {

@@ -136,6 +136,33 @@ pub enum Cmp {
     Mask(i64, i64),
 }
 
+/// Which numbers of a list a [`Match::UintList`] comparison must hold for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pick {
+    /// One of them at least (the default, and `any`).
+    Any,
+    /// Every one, and there is one at least (`all`).
+    All,
+    /// The one at this index; from the end when negative (`-1` the last).
+    At(i64),
+}
+
+impl Pick {
+    /// Whether `cmp` holds for the numbers `list` picks.
+    pub fn holds(self, cmp: Cmp, list: impl ExactSizeIterator<Item = i64>) -> bool {
+        let mut list = list;
+        match self {
+            Pick::Any => list.any(|v| cmp.test(v)),
+            Pick::All => list.len() > 0 && list.all(|v| cmp.test(v)),
+            Pick::At(i) => {
+                let n = list.len() as i64;
+                let at = if i < 0 { n + i } else { i };
+                (0..n).contains(&at) && list.nth(at as usize).is_some_and(|v| cmp.test(v))
+            }
+        }
+    }
+}
+
 impl Cmp {
     pub fn test(self, v: i64) -> bool {
         match self {
@@ -431,6 +458,10 @@ pub enum Match {
     /// The buffer's value as an unsigned integer (DNS's `dns.opcode`, `dns.rcode`,
     /// `dns.rrtype`: their buffers hold the number, big-endian).
     Uint(Cmp),
+    /// A comparison with the numbers of a list the buffer holds (8 bytes each,
+    /// big-endian): LDAP's responses' operations and result codes
+    /// (`ldap.responses.operation:search_result_done,1`).
+    UintList(Cmp, Pick),
     /// `dcerpc.iface`: a DCE/RPC request on a context bound to interface `uuid` (in text
     /// order), its major version compared with `version`; without `any_frag`, only when
     /// the bind had its first-fragment flag. The buffer holds each interface bound to the

@@ -314,6 +314,41 @@ fn urilen_kinds_with_and_without_spaces() {
     assert!(e.to_string().contains("expected ,raw or ,norm"), "{e}");
 }
 
+/// LDAP's operations and result codes by name or number; the responses' keywords pick
+/// among the list's numbers (`any` by default, `all`, an index from either end).
+#[test]
+fn ldap_keywords_pick_among_responses() {
+    let r = p(
+        "alert ldap any any -> any any (ldap.request.operation:search_request; \
+         ldap.responses.operation:search_result_done,-1; \
+         ldap.responses.result_code:!success,all; ldap.responses.count:>2; sid:1;)",
+    );
+    assert_eq!(r.lists[0].matches, [Match::Uint(Cmp::Eq(3))]);
+    assert_eq!(
+        r.lists[1].matches,
+        [Match::UintList(Cmp::Eq(5), Pick::At(-1))]
+    );
+    assert_eq!(r.lists[2].matches, [Match::UintList(Cmp::Ne(0), Pick::All)]);
+    assert_eq!(r.lists[3].matches, [Match::Uint(Cmp::Gt(2))]);
+    let r = p("alert ldap any any -> any any (ldap.responses.operation:4; sid:1;)");
+    assert_eq!(r.lists[0].matches, [Match::UintList(Cmp::Eq(4), Pick::Any)]);
+    for bad in ["nonsense", "search_result_done,first", "5,"] {
+        let rule =
+            format!("alert ldap any any -> any any (ldap.responses.operation:{bad}; sid:1;)");
+        assert!(parse_rule(&rule, &Vars::default()).is_err(), "{bad}");
+    }
+    // The picks, on the list [4, 4, 5].
+    let list = || [4i64, 4, 5].into_iter();
+    assert!(Pick::Any.holds(Cmp::Eq(5), list()));
+    assert!(!Pick::All.holds(Cmp::Eq(4), list()));
+    assert!(Pick::All.holds(Cmp::Lt(6), list()));
+    assert!(!Pick::All.holds(Cmp::Lt(6), std::iter::empty()));
+    assert!(Pick::At(-1).holds(Cmp::Eq(5), list()));
+    assert!(Pick::At(1).holds(Cmp::Eq(4), list()));
+    assert!(!Pick::At(3).holds(Cmp::Eq(5), list()));
+    assert!(!Pick::At(-4).holds(Cmp::Eq(4), list()));
+}
+
 /// DNS's integer keywords become a number match on their own buffer; a value that is not
 /// one of Suricata's integer forms is an error at the option.
 #[test]

@@ -43,6 +43,7 @@ pub mod event;
 pub mod frame;
 pub mod http2;
 pub mod ip_proto;
+pub mod ldap;
 pub mod websocket;
 
 pub use event::{AppEvent, DecodeEvent, StreamEvent};

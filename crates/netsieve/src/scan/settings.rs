@@ -131,7 +131,7 @@ pub(super) struct Xff {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 20] = [
+const KINDS: [(&str, KindSwitch); 21] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
@@ -146,6 +146,7 @@ const KINDS: [(&str, KindSwitch); 20] = [
     ("mqtt", |e| &mut e.log.mqtt),
     ("krb5", |e| &mut e.log.krb5),
     ("snmp", |e| &mut e.log.snmp),
+    ("ldap", |e| &mut e.log.ldap),
     ("ntp", |e| &mut e.log.ntp),
     ("dcerpc", |e| &mut e.log.dcerpc),
     ("smb", |e| &mut e.log.smb),
@@ -191,6 +192,7 @@ impl Default for EveOptions {
                 mqtt: true,
                 krb5: true,
                 snmp: true,
+                ldap: true,
                 ntp: false,
                 websocket: true,
                 dcerpc: true,

@@ -3,8 +3,8 @@
 
 use super::{Builder, Opt, ParseError, parse_cmp, parse_num};
 use crate::buffer::{AppBuffer, AppNeed, Spelling};
-use crate::rule::{Absent, Buffer, Cmp, DataType, Dataset, DatasetCmd, Match, RawOption};
-use netsieve_wire::{FrameType, http2};
+use crate::rule::{Absent, Buffer, Cmp, DataType, Dataset, DatasetCmd, Match, Pick, RawOption};
+use netsieve_wire::{FrameType, http2, ldap};
 
 /// `frame:NAME`: the matches after it inspect each frame of that type, named in full
 /// (`tls.pdu`) or by type for the header's protocol (`pdu`). A frame no parser of
@@ -45,6 +45,12 @@ pub(super) fn buffer(
             let l = b.list_for(Buffer::App(buf));
             b.push_to(l, m);
         }
+        Spelling::Integer if ldap_list(buf).is_some() => {
+            let table = ldap_list(buf).expect("checked by the guard");
+            let (c, pick) = picked(table, o.need()?).ok_or_else(|| o.bad("bad value or index"))?;
+            let l = b.list_for(Buffer::App(buf));
+            b.push_to(l, Match::UintList(c, pick));
+        }
         Spelling::Integer if buf == AppBuffer::DcerpcIface => {
             let m = dce_iface(o.need()?).ok_or_else(|| o.bad("bad interface"))?;
             let l = b.list_for(Buffer::App(buf));
@@ -66,6 +72,7 @@ pub(super) fn buffer(
                 AppBuffer::NtpMode => ntp_mode(v),
                 AppBuffer::MqttFlags => flags(v, &[("dup", 0x08), ("retain", 0x01)]),
                 AppBuffer::WebsocketOpcode => websocket_opcode(v),
+                AppBuffer::LdapRequestOperation => number_or_name(ldap::OPERATIONS, v),
                 AppBuffer::WebsocketFlags => flags(v, &[("fin", 0x80), ("comp", 0x40)]),
                 AppBuffer::MqttConnectFlags => flags(
                     v,
@@ -234,6 +241,45 @@ fn yes_no(v: &str) -> Option<Cmp> {
         "no" | "off" | "false" => Some(Cmp::Eq(0)),
         _ => None,
     }
+}
+
+/// The names of the numbers of an LDAP keyword that compares a list of them
+/// (`ldap.responses.operation`, `ldap.responses.result_code`).
+fn ldap_list(buf: AppBuffer) -> Option<&'static [(&'static str, u32)]> {
+    match buf {
+        AppBuffer::LdapResponsesOperation => Some(ldap::OPERATIONS),
+        AppBuffer::LdapResponsesResultCode => Some(ldap::RESULT_CODES),
+        _ => None,
+    }
+}
+
+/// A number, a comparison, or a name of `names` (`search_request`, `!success`).
+fn number_or_name(names: &[(&str, u32)], v: &str) -> Option<Cmp> {
+    let v = v.trim();
+    let (neg, name) = match v.strip_prefix('!') {
+        Some(n) => (true, n.trim()),
+        None => (false, v),
+    };
+    match ldap::number_of(names, name) {
+        Some(n) if neg => Some(Cmp::Ne(i64::from(n))),
+        Some(n) => Some(Cmp::Eq(i64::from(n))),
+        None => parse_cmp(v),
+    }
+}
+
+/// `value[,index]`: a value as [`number_or_name`] reads it, and which of the list's
+/// numbers it must be (`any`, the default; `all`; an index, from the end if negative).
+fn picked(names: &[(&str, u32)], v: &str) -> Option<(Cmp, Pick)> {
+    let (value, index) = match v.split_once(',') {
+        Some((value, index)) => (value, Some(index.trim())),
+        None => (v, None),
+    };
+    let pick = match index {
+        None | Some("any") => Pick::Any,
+        Some("all") => Pick::All,
+        Some(i) => Pick::At(i.parse().ok()?),
+    };
+    Some((number_or_name(names, value)?, pick))
 }
 
 /// `mqtt.type:CONNECT`: a control packet type by its name (any case) or number.

@@ -374,7 +374,11 @@ fn is_relative(m: &Match) -> bool {
         Match::IsDataAt { relative, .. } | Match::Base64Decode { relative, .. } => *relative,
         Match::Asn1(a) => a.relative_offset.is_some(),
         Match::Dataset(_) | Match::Datarep(_) => false,
-        Match::Bsize(_) | Match::Entropy(_) | Match::Uint(_) | Match::DceIface { .. } => false,
+        Match::Bsize(_)
+        | Match::Entropy(_)
+        | Match::Uint(_)
+        | Match::UintList(..)
+        | Match::DceIface { .. } => false,
     }
 }
 

@@ -15,6 +15,7 @@ mod ftp;
 mod ftpdata;
 mod http;
 mod krb5;
+mod ldap;
 mod metadata;
 mod mqtt;
 mod ntp;
