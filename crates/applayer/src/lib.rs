@@ -22,6 +22,7 @@
 //! - [`mqtt::Mqtt`] reads MQTT 3.1 to 5.0 control packets into exchanges.
 //! - [`krb5::Krb5`] reads Kerberos 5 messages over UDP and TCP, [`snmp::Snmp`] SNMP
 //!   and [`ntp::Ntp`] NTP messages over UDP.
+//! - [`tftp::Tftp`] reads TFTP's requests over UDP.
 //! - [`ldap::Ldap`] reads LDAP over TCP and UDP into operations (a request and its
 //!   responses).
 //! - [`dcerpc::Dcerpc`] reads DCE/RPC over TCP into calls (binds and requests).
@@ -56,6 +57,7 @@ pub mod smb;
 pub mod smtp;
 pub mod snmp;
 pub mod ssh;
+pub mod tftp;
 pub mod tls;
 pub mod txs;
 pub mod uri;
@@ -84,6 +86,8 @@ pub enum AppProto {
     Ntp,
     /// LDAP, on its port (389) over TCP and UDP.
     Ldap,
+    /// TFTP's requests, on its port (69) over UDP.
+    Tftp,
     /// Recognised by its greeting only: no parser yet (rules on its payload apply).
     Pop3,
     /// Recognised by its greeting only, as POP3.
@@ -117,6 +121,7 @@ impl AppProto {
         AppProto::Snmp,
         AppProto::Ntp,
         AppProto::Ldap,
+        AppProto::Tftp,
         AppProto::Pop3,
         AppProto::Imap,
         AppProto::Smb,
@@ -160,6 +165,7 @@ impl AppProto {
             Snmp => &[Snmp],
             Ntp => &[Ntp],
             Ldap => &[Ldap],
+            Tftp => &[Tftp],
             Pop3 => &[Pop3],
             Imap => &[Imap],
             Dcerpc => &[Dcerpc],
@@ -178,6 +184,7 @@ impl AppProto {
                 | AppProto::Snmp
                 | AppProto::Ntp
                 | AppProto::Ldap
+                | AppProto::Tftp
         )
     }
 
@@ -206,6 +213,7 @@ impl AppProto {
             AppProto::Snmp => "snmp",
             AppProto::Ntp => "ntp",
             AppProto::Ldap => "ldap",
+            AppProto::Tftp => "tftp",
             AppProto::Pop3 => "pop3",
             AppProto::Imap => "imap",
             AppProto::Smb => "smb",

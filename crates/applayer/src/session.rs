@@ -26,6 +26,7 @@ pub enum Parser {
     Snmp(Box<crate::snmp::Snmp>),
     Ntp(Box<crate::ntp::Ntp>),
     Ldap(Box<crate::ldap::Ldap>),
+    Tftp(Box<crate::tftp::Tftp>),
     Dcerpc(Box<crate::dcerpc::Dcerpc>),
     Smb(Box<crate::smb::Smb>),
     Http2(Box<crate::http2::Http2>),
@@ -148,6 +149,7 @@ impl Session {
             AppProto::Snmp => Some(Parser::Snmp(Box::default())),
             AppProto::Ntp => Some(Parser::Ntp(Box::default())),
             AppProto::Ldap => Some(Parser::Ldap(Box::default())),
+            AppProto::Tftp => Some(Parser::Tftp(Box::default())),
             AppProto::Dcerpc => Some(Parser::Dcerpc(Box::default())),
             AppProto::Smb => Some(Parser::Smb(Box::default())),
             AppProto::FtpData => Some(Parser::FtpData(Box::default())),
@@ -240,6 +242,7 @@ impl Session {
             Some(Parser::Snmp(s)) => s.datagram(dir, data),
             Some(Parser::Ntp(n)) => n.datagram(dir, data),
             Some(Parser::Ldap(l)) => l.datagram(dir, data),
+            Some(Parser::Tftp(t)) => t.datagram(dir, data),
             _ => false,
         };
         self.mark_frames(dir, 0, true);
@@ -275,8 +278,8 @@ impl Session {
             Some(Parser::Http2(h)) => h.feed(dir, data),
             Some(Parser::Krb5(k)) => k.feed(dir, data),
             Some(Parser::WebSocket(w)) => w.feed(dir, data),
-            // SNMP and NTP run over UDP only.
-            Some(Parser::Snmp(_) | Parser::Ntp(_)) => false,
+            // SNMP, NTP and TFTP run over UDP only.
+            Some(Parser::Snmp(_) | Parser::Ntp(_) | Parser::Tftp(_)) => false,
             Some(Parser::Ldap(l)) => l.feed(dir, data),
             Some(Parser::Dcerpc(x)) => x.feed(dir, data),
             // Suricata's SMB parser asks for no inspection of the raw stream when a
@@ -417,6 +420,7 @@ impl Session {
             Some(Parser::Snmp(x)) => x.txs.begun(),
             Some(Parser::Ntp(x)) => x.txs.begun(),
             Some(Parser::Ldap(x)) => x.txs.begun(),
+            Some(Parser::Tftp(x)) => x.txs.begun(),
             Some(Parser::Dcerpc(x)) => x.txs.begun(),
             Some(Parser::Smb(x)) => x.txs.begun(),
             Some(Parser::Http2(x)) => x.txs.begun(),
@@ -440,6 +444,7 @@ impl Session {
             Some(Parser::Snmp(x)) => x.txs.prune(keep),
             Some(Parser::Ntp(x)) => x.txs.prune(keep),
             Some(Parser::Ldap(x)) => x.txs.prune(keep),
+            Some(Parser::Tftp(x)) => x.txs.prune(keep),
             Some(Parser::Dcerpc(x)) => x.txs.prune(keep),
             Some(Parser::Smb(x)) => x.prune(keep),
             Some(Parser::Http2(x)) => x.prune(keep),

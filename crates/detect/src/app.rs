@@ -13,7 +13,7 @@ use std::sync::Arc;
 use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::{
     AppProto, Direction, Parser, dcerpc, dns, ftp, ftpdata, http2, krb5, ldap, mqtt, ntp, sip, smb,
-    smtp, snmp, ssh, tls, uri, websocket,
+    smtp, snmp, ssh, tftp, tls, uri, websocket,
 };
 use netsieve_rules::parse::KRB5_WEAK;
 use netsieve_rules::{AppBuffer, Base64Mode, Plain, Transform};
@@ -270,6 +270,7 @@ pub fn proto_by_name(name: &str) -> Option<AppProto> {
         "snmp" => AppProto::Snmp,
         "ntp" => AppProto::Ntp,
         "ldap" => AppProto::Ldap,
+        "tftp" => AppProto::Tftp,
         "websocket" => AppProto::WebSocket,
         "pop3" => AppProto::Pop3,
         "imap" => AppProto::Imap,
@@ -503,6 +504,8 @@ pub enum TxRef<'a> {
     Ntp(&'a ntp::Tx),
     /// An LDAP operation: its request and responses.
     Ldap(&'a ldap::Tx),
+    /// A TFTP request.
+    Tftp(&'a tftp::Tx),
     /// A WebSocket frame.
     WebSocket(&'a websocket::Tx),
     Dcerpc(&'a dcerpc::Tx),
@@ -522,7 +525,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
     let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut mqtt, mut dcerpc, mut one) =
         (None, None, None, None, None, None, None, None);
     let (mut smb, mut krb5, mut snmp, mut ntp, mut ftp_data) = (None, None, None, None, None);
-    let (mut ws, mut ldap) = (None, None);
+    let (mut ws, mut ldap, mut tftp) = (None, None, None);
     let mut http2 = None;
     match parser {
         Some(Parser::Http(h)) => http = Some(&h.txs),
@@ -543,6 +546,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         Some(Parser::Snmp(x)) => snmp = Some(&*x.txs),
         Some(Parser::Ntp(x)) => ntp = Some(&*x.txs),
         Some(Parser::Ldap(x)) => ldap = Some(&*x.txs),
+        Some(Parser::Tftp(x)) => tftp = Some(&*x.txs),
         Some(Parser::WebSocket(x)) => ws = Some(&*x.txs),
         Some(Parser::Tls(t)) => one = Some(TxRef::Tls(t)),
         Some(Parser::Ssh(t)) => one = Some(TxRef::Ssh(t)),
@@ -560,6 +564,7 @@ pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
         .chain(each(snmp, TxRef::Snmp))
         .chain(each(ntp, TxRef::Ntp))
         .chain(each(ldap, TxRef::Ldap))
+        .chain(each(tftp, TxRef::Tftp))
         .chain(each(ws, TxRef::WebSocket))
         .chain(each(dcerpc, TxRef::Dcerpc))
         .chain(
@@ -588,6 +593,7 @@ impl TxRef<'_> {
             TxRef::Snmp(_) => AppProto::Snmp,
             TxRef::Ntp(_) => AppProto::Ntp,
             TxRef::Ldap(_) => AppProto::Ldap,
+            TxRef::Tftp(_) => AppProto::Tftp,
             TxRef::WebSocket(_) => AppProto::WebSocket,
             TxRef::Dcerpc(_) => AppProto::Dcerpc,
             TxRef::Smb(..) => AppProto::Smb,
@@ -624,8 +630,8 @@ impl TxRef<'_> {
             TxRef::WebSocket(t) => own(t.dir),
             // An MQTT exchange is inspected in the direction of its last packet.
             TxRef::Mqtt(t) => own(t.dir),
-            // A mail is the client's.
-            TxRef::Smtp(_) => SERVER,
+            // A mail and a TFTP request are the client's.
+            TxRef::Smtp(_) | TxRef::Tftp(_) => SERVER,
             TxRef::Tls(_) | TxRef::Ssh(_) => &[],
         }
     }
@@ -646,6 +652,7 @@ impl TxRef<'_> {
             TxRef::Snmp(t) => t.id,
             TxRef::Ntp(t) => t.id,
             TxRef::Ldap(t) => t.id,
+            TxRef::Tftp(t) => t.id,
             TxRef::WebSocket(t) => t.id,
             TxRef::Dcerpc(t) => t.id,
             TxRef::Smb(_, t) => t.id,
@@ -744,6 +751,8 @@ impl TxRef<'_> {
             TxRef::Ldap(t) if t.complete => Stage::Done,
             TxRef::Ldap(t) if !t.responses.is_empty() => Stage::Head,
             TxRef::Ldap(_) => Stage::None,
+            TxRef::Tftp(_) if d == Direction::ToServer => Stage::Done,
+            TxRef::Tftp(_) => Stage::None,
             // Each side once its last fragment came (a bind's answer without a request
             // has no request side); the server's side is at `Line` once the request
             // is complete, where the request's interface and operation are known.
@@ -1134,6 +1143,8 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
             _ => {}
         },
         TxRef::Ldap(t) => fill_ldap(buf, t, out),
+        // No buffers of its own: rules on a TFTP flow inspect its packets.
+        TxRef::Tftp(_) => {}
         TxRef::Dcerpc(t) => fill_dcerpc(buf, t, d, out),
         TxRef::Smb(s, t) => fill_smb(buf, s, t, d, out),
     }

@@ -832,8 +832,8 @@ pub struct Detector {
     logs: Vec<TxLog>,
     /// Application-layer events raised on what the packet being inspected brought.
     pkt_events: Vec<AppEvent>,
-    /// The DNS message the packet being inspected brought (UDP): its transaction id.
-    pkt_dns_tx: Option<u64>,
+    /// The transaction the datagram being inspected made or joined (UDP): its id.
+    pkt_datagram_tx: Option<u64>,
     /// What the workers share.
     shared: Shared,
     /// The secondary `pass` of the firewall rules that accepted the packet being
@@ -996,6 +996,7 @@ impl Default for AppPorts {
         p.set(AppProto::Ntp, false, &[123]);
         p.set(AppProto::Ldap, true, &[389, 3268]);
         p.set(AppProto::Ldap, false, &[389, 3268]);
+        p.set(AppProto::Tftp, false, &[69]);
         p
     }
 }
@@ -1026,7 +1027,7 @@ impl AppPorts {
     }
 
     /// The protocols whose ports can be set: (protocol, over TCP).
-    pub const SETTABLE: [(AppProto, bool); 10] = [
+    pub const SETTABLE: [(AppProto, bool); 11] = [
         (AppProto::Dns, true),
         (AppProto::Mqtt, true),
         (AppProto::Dcerpc, true),
@@ -1037,6 +1038,7 @@ impl AppPorts {
         (AppProto::Ntp, false),
         (AppProto::Ldap, true),
         (AppProto::Ldap, false),
+        (AppProto::Tftp, false),
     ];
 
     /// Whether `proto` is parsed, or only detected (`detection-only`).
@@ -1199,7 +1201,7 @@ impl Detector {
             pkt_app_error: false,
             logs: Vec::new(),
             pkt_events: Vec::new(),
-            pkt_dns_tx: None,
+            pkt_datagram_tx: None,
             shared: Shared::default(),
         }
     }
@@ -1354,7 +1356,7 @@ impl Detector {
         let t0 = self.prof.is_some().then(std::time::Instant::now);
         let mut flow = flow;
         self.pkt_events.clear();
-        self.pkt_dns_tx = None;
+        self.pkt_datagram_tx = None;
         let dropped_before = flow.as_ref().is_some_and(|(f, _)| f.user.dropped);
         self.inspect_timed(p, flow.as_mut().map(|(f, o)| (&mut **f, *o)), out);
         // A flow dropped before this packet drops it; one dropped by this packet names
@@ -2266,28 +2268,30 @@ impl Detector {
         verdict
     }
 
-    /// Alerts of packet rules on a DNS datagram name its message, and alerts on an
-    /// application-layer event the transaction the parser made or changed last (the one
-    /// that raised it, as Suricata's alert names it).
+    /// Alerts of packet rules on a datagram (DNS, SNMP, TFTP, ...) name the transaction
+    /// it made or joined (measured on DNS and SNMP), and alerts on an application-layer
+    /// event the transaction the parser made or changed last (the one that raised it,
+    /// as Suricata's alert names it).
     fn name_transactions(&self, set: &RuleSet, f: &Flow<FlowData>, alerts: &mut [Alert]) {
-        if let (Some(id), Some(dns)) = (self.pkt_dns_tx, f.user.app.as_ref().and_then(Session::dns))
-            && let Some(t) = dns.txs.iter().find(|t| t.id == id)
+        let parser = f.user.app.as_ref().and_then(|a| a.parser.as_ref());
+        if let Some(id) = self.pkt_datagram_tx
+            && let Some(t) = crate::app::txs(parser).find(|t| t.id() == id)
         {
+            let m = meta(t);
             for al in alerts.iter_mut().filter(|a| a.tx.is_none()) {
-                al.tx = Some(Box::new(meta(TxRef::Dns(t))));
+                al.tx = Some(Box::new(m.clone()));
             }
         }
         let on_event = |al: &Alert| {
             let conds = &set.sigs[al.sig as usize].rule.conds;
             al.tx.is_none() && conds.iter().any(|c| matches!(c, Cond::AppEvent(_)))
         };
-        if alerts.iter().any(on_event) {
-            let parser = f.user.app.as_ref().and_then(|a| a.parser.as_ref());
-            if let Some(t) = crate::app::txs(parser).last() {
-                let m = meta(t);
-                for al in alerts.iter_mut().filter(|a| on_event(a)) {
-                    al.tx = Some(Box::new(m.clone()));
-                }
+        if alerts.iter().any(on_event)
+            && let Some(t) = crate::app::txs(parser).last()
+        {
+            let m = meta(t);
+            for al in alerts.iter_mut().filter(|a| on_event(a)) {
+                al.tx = Some(Box::new(m.clone()));
             }
         }
     }
@@ -2789,7 +2793,8 @@ impl Detector {
                 // error (a DNS one raises events instead).
                 self.pkt_app_error = !parsed && !payload.is_empty() && a.sip().is_some();
                 if parsed {
-                    self.pkt_dns_tx = a.dns().and_then(|x| x.txs.back()).map(|t| t.id);
+                    let newest = crate::app::txs(a.parser.as_ref()).last();
+                    self.pkt_datagram_tx = newest.map(|t| t.id());
                 }
             }
             L4::Tcp(_) => {
@@ -3063,7 +3068,7 @@ impl Detector {
                     }
                 }
             }
-            parser @ Some(Parser::Krb5(_) | Parser::Ntp(_) | Parser::Snmp(_)) => {
+            parser @ Some(Parser::Krb5(_) | Parser::Ntp(_) | Parser::Snmp(_) | Parser::Tftp(_)) => {
                 for t in txs(parser.as_ref()) {
                     let seen = TxSeen::of(tx_seen, t.id());
                     if !seen.logged && !seen.quiet {

@@ -16,7 +16,7 @@ use netsieve_applayer::http::{self, Message};
 use netsieve_applayer::http2;
 use netsieve_applayer::{
     AppProto, Direction, dcerpc, dns, ftp, ftpdata, krb5, ldap, mqtt, ntp, sdp, sip, smb, smtp,
-    snmp, tls, uri, websocket,
+    snmp, tftp, tls, uri, websocket,
 };
 use netsieve_packet::PerDir;
 use netsieve_packet::{AppEvent, StreamEvent};
@@ -51,6 +51,8 @@ pub enum AppMeta {
     Ntp(Box<ntp::Tx>),
     /// An LDAP operation.
     Ldap(Box<ldap::Tx>),
+    /// A TFTP request.
+    Tftp(Box<tftp::Tx>),
     /// A WebSocket frame, without its payload.
     WebSocket(Box<websocket::Tx>),
     /// A DCE/RPC call, without its stub data.
@@ -150,6 +152,7 @@ impl AppMeta {
             AppMeta::Snmp(_) => AppProto::Snmp,
             AppMeta::Ntp(_) => AppProto::Ntp,
             AppMeta::Ldap(_) => AppProto::Ldap,
+            AppMeta::Tftp(_) => AppProto::Tftp,
             AppMeta::WebSocket(_) => AppProto::WebSocket,
             AppMeta::Dcerpc(_) => AppProto::Dcerpc,
             AppMeta::Smb(_) => AppProto::Smb,
@@ -511,6 +514,7 @@ pub struct LogTypes {
     /// Off in Suricata's stock configuration.
     pub ntp: bool,
     pub ldap: bool,
+    pub tftp: bool,
     pub dcerpc: bool,
     pub smb: bool,
     pub websocket: bool,
@@ -539,6 +543,7 @@ impl LogTypes {
             || self.snmp
             || self.ntp
             || self.ldap
+            || self.tftp
             || self.dcerpc
             || self.smb
             || self.websocket
@@ -561,6 +566,7 @@ impl LogTypes {
             AppProto::Snmp => self.snmp,
             AppProto::Ntp => self.ntp,
             AppProto::Ldap => self.ldap,
+            AppProto::Tftp => self.tftp,
             AppProto::Dcerpc => self.dcerpc,
             AppProto::Smb => self.smb || self.files,
             // Suricata's `ftp` logger writes the data channels' `ftp_data` records too.
@@ -608,6 +614,7 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
         TxRef::Snmp(t) => AppMeta::Snmp(Box::new(t.clone())),
         TxRef::Ntp(t) => AppMeta::Ntp(Box::new(t.clone())),
         TxRef::Ldap(t) => AppMeta::Ldap(Box::new(t.clone())),
+        TxRef::Tftp(t) => AppMeta::Tftp(Box::new(t.clone())),
         TxRef::WebSocket(t) => AppMeta::WebSocket(Box::new(websocket::Tx {
             payload: Vec::new(),
             ..t.clone()

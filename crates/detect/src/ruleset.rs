@@ -646,6 +646,7 @@ pub fn tx_group(p: AppProto, dir: Direction) -> usize {
         AppProto::Doh2 => 17,
         AppProto::WebSocket => 18,
         AppProto::Ldap => 19,
+        AppProto::Tftp => 20,
     };
     i * 2 + dir.index()
 }

@@ -723,7 +723,7 @@ fn build_info_and_lists_answer_without_a_capture() {
     assert!(info.contains("AF_PACKET") && info.contains("dfc"), "{info}");
     assert_eq!(
         run("--list-app-layer-protos"),
-        "http\ntls\ndns\nsmtp\nssh\nftp\nsip\nmqtt\nkrb5\nsnmp\nntp\nldap\npop3\nimap\nsmb\ndcerpc\nftp-data\nhttp2\ndoh2\nwebsocket\n"
+        "http\ntls\ndns\nsmtp\nssh\nftp\nsip\nmqtt\nkrb5\nsnmp\nntp\nldap\ntftp\npop3\nimap\nsmb\ndcerpc\nftp-data\nhttp2\ndoh2\nwebsocket\n"
     );
     let kw = run("--list-keywords");
     let line = |name: &str| {

@@ -156,6 +156,10 @@ pub struct Args {
     /// otherwise); `autofp` and `workers` leave the count to --threads.
     #[arg(long, value_parser = ["single", "autofp", "workers"])]
     runmode: Option<String>,
+    /// Suricata's switch for runs that repeat exactly: netsieve's always do (its flow
+    /// ids and hashes take no random seed), so it is taken and changes nothing.
+    #[arg(long)]
+    no_random: bool,
     /// Where datasets' `save` and `state` files are written (default: beside the rule
     /// file that names them).
     #[arg(long, value_name = "DIR")]

@@ -131,7 +131,7 @@ pub(super) struct Xff {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 21] = [
+const KINDS: [(&str, KindSwitch); 22] = [
     ("flow", |e| &mut e.flow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
@@ -147,6 +147,7 @@ const KINDS: [(&str, KindSwitch); 21] = [
     ("krb5", |e| &mut e.log.krb5),
     ("snmp", |e| &mut e.log.snmp),
     ("ldap", |e| &mut e.log.ldap),
+    ("tftp", |e| &mut e.log.tftp),
     ("ntp", |e| &mut e.log.ntp),
     ("dcerpc", |e| &mut e.log.dcerpc),
     ("smb", |e| &mut e.log.smb),
@@ -193,6 +194,7 @@ impl Default for EveOptions {
                 krb5: true,
                 snmp: true,
                 ldap: true,
+                tftp: true,
                 ntp: false,
                 websocket: true,
                 dcerpc: true,

@@ -25,6 +25,7 @@ mod smtp;
 mod snmp;
 mod ssh;
 mod stats;
+mod tftp;
 mod tls;
 mod tx;
 mod websocket;

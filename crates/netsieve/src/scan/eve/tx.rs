@@ -10,7 +10,7 @@ use serde::ser::SerializeMap;
 
 use super::{
     Ip, Timestamp, dcerpc, dns, fileinfo, ftp, ftpdata, http, krb5, ldap, mqtt, ntp, proto_name,
-    sip, smb, smtp, snmp, ssh, tls, websocket,
+    sip, smb, smtp, snmp, ssh, tftp, tls, websocket,
 };
 
 /// A transaction's object under its protocol's name (`"http": {...}`), to be flattened
@@ -55,6 +55,7 @@ impl Serialize for App<'_> {
             AppMeta::Snmp(t) => m.serialize_entry(name, &snmp::Object(t))?,
             AppMeta::Ntp(t) => m.serialize_entry(name, &ntp::Object(t))?,
             AppMeta::Ldap(t) => m.serialize_entry(name, &ldap::Object(t))?,
+            AppMeta::Tftp(t) => m.serialize_entry(name, &tftp::Object(t))?,
             AppMeta::WebSocket(t) => m.serialize_entry(name, &websocket::Object(t))?,
             AppMeta::Dcerpc(t) => m.serialize_entry(name, &dcerpc::Object(t))?,
             AppMeta::Smb(t) => m.serialize_entry(name, &smb::Object(t))?,
