@@ -59,9 +59,13 @@ pub struct Tx {
 }
 
 /// A flow's FTP state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Ftp {
     pub txs: Txs<Tx, MAX_TXS>,
+    /// Commands waiting for their replies at most: one more raises
+    /// `ftp.too_many_transactions` and ends the reading of the flow's FTP.
+    max_open: usize,
+    stopped: bool,
     lines: PerDir<Lines>,
     /// The lines of the reply being read, and whether one was cut.
     reply: Vec<Vec<u8>>,
@@ -69,12 +73,33 @@ pub struct Ftp {
     pub events: Events<AppEvent>,
 }
 
+impl Default for Ftp {
+    fn default() -> Self {
+        Ftp::new(1024)
+    }
+}
+
 impl Ftp {
+    /// At most `max_open` commands waiting for their replies (Suricata's `max-tx`).
+    pub fn new(max_open: usize) -> Ftp {
+        Ftp {
+            txs: Txs::default(),
+            max_open,
+            stopped: false,
+            lines: PerDir::default(),
+            reply: Vec::new(),
+            reply_cut: false,
+            events: Events::default(),
+        }
+    }
+
     /// Feeds in-order bytes of one direction. Returns whether a reply completed.
     pub fn feed(&mut self, dir: Direction, bytes: &[u8]) -> bool {
         let mut done = false;
         let mut rest = bytes;
-        while let Some(line) = self.lines[dir].next(&mut rest, MAX_LINE) {
+        while !self.stopped
+            && let Some(line) = self.lines[dir].next(&mut rest, MAX_LINE)
+        {
             let cut = self.lines[dir].was_cut();
             let text = line.trim_ascii_end();
             match dir {
@@ -103,6 +128,16 @@ impl Ftp {
         let verb = verb.to_ascii_uppercase();
         // A command Suricata does not know opens no transaction.
         if !COMMANDS.contains(&&verb[..]) {
+            return;
+        }
+        // As Suricata counts them: the transactions not yet complete, a command over
+        // the limit raising the event on the oldest of them (measured: bug-8489).
+        if self.txs.iter().filter(|t| !t.complete).count() >= self.max_open {
+            self.events.raise(AppEvent::FtpTooManyTransactions);
+            self.stopped = true;
+            // Those waiting will have no reply read: they are done with (logged at
+            // once, as Suricata logs them).
+            self.txs.iter_mut().for_each(|t| t.complete = true);
             return;
         }
         let dynamic_port = match &verb[..] {
@@ -279,6 +314,30 @@ mod tests {
         assert_eq!(Tx::default().transfer(), None);
     }
     use Direction::{ToClient, ToServer};
+
+    #[test]
+    fn too_many_commands_waiting_end_the_reading() {
+        let mut f = Ftp::new(1);
+        f.feed(ToClient, b"220 hello\r\n");
+        f.feed(ToServer, b"USER u\r\n");
+        f.feed(ToClient, b"331 pass?\r\n");
+        assert!(f.events.is_empty());
+        // One command waits: a second is one too many.
+        f.feed(ToServer, b"PWD\r\nPWD\r\nPWD\r\n");
+        assert_eq!(f.events, [AppEvent::FtpTooManyTransactions]);
+        assert_eq!(f.txs.len(), 3);
+        assert!(f.txs.iter().all(|t| t.complete));
+        // Nothing more is read, either way.
+        f.feed(ToClient, b"257 \"/\"\r\n");
+        f.feed(ToServer, b"CWD /tmp\r\n");
+        assert_eq!(f.txs.len(), 3);
+        assert!(f.txs[2].completion_codes.is_empty());
+        // With the default limit, the same commands are read.
+        let mut f = Ftp::default();
+        f.feed(ToServer, b"PWD\r\nPWD\r\nPWD\r\n");
+        assert_eq!(f.txs.len(), 3);
+        assert!(f.events.is_empty());
+    }
 
     #[test]
     fn a_session() {

@@ -42,6 +42,9 @@ pub struct Limits {
     /// HTTP/2 is parsed (`app-layer.protocols.http2.enabled`): a connection may switch
     /// to it (`Upgrade: h2c`), and its preface names it.
     pub http2: bool,
+    /// FTP commands waiting for their replies at most (`app-layer.protocols.ftp.max-tx`,
+    /// 1,024); past that, FTP's transactions are kept to 256 anyway.
+    pub ftp_open_txs: usize,
 }
 
 impl Default for Limits {
@@ -54,6 +57,7 @@ impl Default for Limits {
             open_txs: 512,
             decompress_layers: 2,
             http2: true,
+            ftp_open_txs: 1024,
         }
     }
 }

@@ -142,7 +142,9 @@ impl Session {
             AppProto::Dns => Some(Parser::Dns(Box::default())),
             AppProto::Smtp => Some(Parser::Smtp(Box::default())),
             AppProto::Ssh => Some(Parser::Ssh(Box::default())),
-            AppProto::Ftp => Some(Parser::Ftp(Box::default())),
+            AppProto::Ftp => Some(Parser::Ftp(Box::new(crate::ftp::Ftp::new(
+                self.limits.ftp_open_txs,
+            )))),
             AppProto::Sip => Some(Parser::Sip(Box::default())),
             AppProto::Mqtt => Some(Parser::Mqtt(Box::default())),
             AppProto::Krb5 => Some(Parser::Krb5(Box::default())),

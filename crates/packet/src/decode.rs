@@ -607,7 +607,11 @@ impl Decoder {
         if hlen < 20 || d.len() < hlen || total < hlen {
             return Err("invalid IPv4 header length");
         }
-        let end = total.min(d.len());
+        if total > d.len() {
+            p.raise(DecodeEvent::Ipv4TruncPkt);
+            return Err("IPv4 total length past the bytes captured");
+        }
+        let end = total;
         let mut opts = 0u16;
         let mut i = 20;
         while i < hlen {
@@ -674,7 +678,11 @@ impl Decoder {
             return Err("truncated or invalid IPv6 header");
         }
         let plen = be16(d, 4) as usize;
-        let end = (40 + plen).min(d.len());
+        if 40 + plen > d.len() {
+            p.raise(DecodeEvent::Ipv6TruncPkt);
+            return Err("IPv6 payload length past the bytes captured");
+        }
+        let end = 40 + plen;
         let mut s = [0u8; 16];
         s.copy_from_slice(&d[8..24]);
         let mut t = [0u8; 16];

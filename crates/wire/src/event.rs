@@ -48,6 +48,9 @@ crate::named! {
     FtpRequestCommandTooLong = "ftp.request_command_too_long",
     /// An FTP reply line longer than the line limit (cut there).
     FtpResponseCommandTooLong = "ftp.response_command_too_long",
+    /// A command while as many as `app-layer.protocols.ftp.max-tx` wait for their
+    /// replies: the flow's FTP is read no further.
+    FtpTooManyTransactions = "ftp.too_many_transactions",
     /// A CONNACK with no CONNECT waiting for it.
     MqttMissingConnect = "mqtt.missing_connect",
     /// A side that does not begin as HTTP/2 does (the client's preface).
@@ -110,6 +113,10 @@ crate::named! {
     pub enum DecodeEvent {
     /// An IPv4 option whose length is below 2 or runs past the header.
     Ipv4OptInvalidLen = "ipv4.opt_invalid_len",
+    /// An IPv4 packet whose total length runs past the bytes captured: not decoded
+    /// further (nor is an IPv6 one whose payload length does, `ipv6.trunc_pkt`).
+    Ipv4TruncPkt = "ipv4.trunc_pkt",
+    Ipv6TruncPkt = "ipv6.trunc_pkt",
     /// A fragment that would end past 65,535 bytes.
     Ipv4FragPktTooLarge = "ipv4.frag_pkt_too_large",
     /// A fragment that overlaps bytes another fragment of its datagram gave.

@@ -591,6 +591,12 @@ const TABLE: &[(Key, Setter)] = &[
                 },
             );
         }
+        // FTP's commands waiting for their replies at most.
+        if proto == AppProto::Ftp && rest == ["max-tx"] {
+            let n = v.trim().parse().map_err(|_| "expected a number")?;
+            s.http.ftp_open_txs = n;
+            return Ok(Used::Yes);
+        }
         if rest != ["detection-ports", "dp"] {
             return Ok(Used::No);
         }
@@ -906,6 +912,10 @@ impl Settings {
             self.http.decompress_layers.to_string(),
         );
         put("app-layer.protocols.http2.enabled", yes(self.http.http2));
+        put(
+            "app-layer.protocols.ftp.max-tx",
+            self.http.ftp_open_txs.to_string(),
+        );
         put("packet-alert-max", self.alert_max.to_string());
         put("vlan.use-for-tracking", yes(self.flow.vlan_tracking));
         put("stream.async-oneside", yes(self.flow.async_oneside));
