@@ -178,6 +178,8 @@ pub struct Flow<T> {
     syn_ts: SynTimestamps,
     pkts: PerDir<u64>,
     bytes: PerDir<u64>,
+    /// The lowest and highest TTL (IPv6: hop limit) seen in each direction.
+    ttl: PerDir<[u8; 2]>,
     /// The TCP flags seen in each direction, OR-ed.
     tcp_flags: PerDir<u8>,
     /// Why the flow ended, once it did.
@@ -265,6 +267,19 @@ impl<T> Flow<T> {
     /// Why the flow ended (for a flow the table gave back).
     pub fn end_reason(&self) -> EndReason {
         self.end
+    }
+
+    /// The lowest and highest TTL (IPv6: hop limit) of each direction's packets.
+    pub fn ttl(&self) -> PerDir<[u8; 2]> {
+        self.ttl
+    }
+
+    fn see_ttl(&mut self, dir: Direction, p: &Packet) {
+        if let Some(ip) = p.ip {
+            let [lo, hi] = &mut self.ttl[dir];
+            *lo = (*lo).min(ip.ttl);
+            *hi = (*hi).max(ip.ttl);
+        }
     }
 
     pub fn pkts(&self) -> PerDir<u64> {
@@ -719,6 +734,7 @@ impl<T: Default> FlowTable<T> {
         };
         f.pkts[dir] += 1;
         f.bytes[dir] += u64::from(p.wire_len);
+        f.see_ttl(dir, p);
         true
     }
 
@@ -805,6 +821,7 @@ impl<T: Default> FlowTable<T> {
                     syn_ts: SynTimestamps::Unseen,
                     pkts: PerDir::default(),
                     bytes: PerDir::default(),
+                    ttl: PerDir::splat([u8::MAX, 0]),
                     tcp_flags: PerDir::default(),
                     end: EndReason::Shutdown,
                     streams,
@@ -836,6 +853,7 @@ impl<T: Default> FlowTable<T> {
         f.last = now;
         f.pkts[dir] += 1;
         f.bytes[dir] += p.wire_len as u64;
+        f.see_ttl(dir, p);
         if let L4::Tcp(t) = p.l4 {
             f.tcp_flags[dir] |= t.flags;
         }

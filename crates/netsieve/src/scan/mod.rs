@@ -314,7 +314,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         &settings.flow,
         det,
         Records {
-            flow: settings.eve.flow,
+            flow: settings.eve.flow || settings.eve.netflow,
             flow_exception: settings.eve.flow_exception,
             drop: settings.eve.drop && ips,
         },

@@ -264,7 +264,7 @@ enum Work {
 /// The records workers make besides alerts.
 #[derive(Clone, Copy)]
 pub(super) struct Records {
-    /// One per flow when it ends.
+    /// One per flow when it ends (written as `flow` or `netflow` records, or both).
     pub flow: bool,
     /// Flow records name the exception policy their flow triggered.
     pub flow_exception: bool,

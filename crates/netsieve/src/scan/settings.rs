@@ -64,6 +64,9 @@ pub(super) struct Settings {
 #[derive(Clone, Copy)]
 pub(super) struct EveOptions {
     pub flow: bool,
+    /// Two `netflow` records per flow, one per direction (off in Suricata's stock
+    /// configuration).
+    pub netflow: bool,
     /// A `stats` record at the end of the run.
     pub stats: bool,
     /// `stats.stream-events`: the stats record counts each stream event.
@@ -131,8 +134,9 @@ pub(super) struct Xff {
 /// The record kinds with a switch, as suricata.yaml's eve-log types name them (alerts
 /// are always written), and the switch of each.
 type KindSwitch = fn(&mut EveOptions) -> &mut bool;
-const KINDS: [(&str, KindSwitch); 22] = [
+const KINDS: [(&str, KindSwitch); 23] = [
     ("flow", |e| &mut e.flow),
+    ("netflow", |e| &mut e.netflow),
     ("drop", |e| &mut e.drop),
     ("stats", |e| &mut e.stats),
     ("http", |e| &mut e.log.http),
@@ -169,6 +173,7 @@ impl Default for EveOptions {
     fn default() -> EveOptions {
         EveOptions {
             flow: true,
+            netflow: false,
             stats: true,
             stream_events: false,
             drop: false,

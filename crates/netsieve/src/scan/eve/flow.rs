@@ -1,5 +1,6 @@
 //! The `flow` record: one per flow when it ends, with its counters, state, why it ended
-//! and whether it alerted, in the order Suricata 8 writes them.
+//! and whether it alerted, in the order Suricata 8 writes them; and the `netflow`
+//! records, one per direction that sent packets, each as if its sender began the flow.
 //!
 //! Built on the worker that ends the flow ([`Record::of`]) and written by the EVE sink
 //! with the alerts, in packet order: after the alerts of the flow's end, before those
@@ -46,6 +47,11 @@ pub(in crate::scan) struct Record {
     /// Its variables (written as `metadata`, named from the rule set).
     #[serde(skip)]
     metadata: Option<Arc<Metadata>>,
+    /// Per direction: the lowest and highest TTL, and the TCP flags (for `netflow`).
+    #[serde(skip)]
+    ttl: PerDir<[u8; 2]>,
+    #[serde(skip)]
+    flags: PerDir<u8>,
 }
 
 #[derive(Serialize)]
@@ -79,12 +85,85 @@ struct Exception {
     policy: &'static str,
 }
 
-/// The flow's TCP flags (hex, as Suricata writes them), each flag seen, and the state.
+/// One direction of a flow, as a `netflow` record.
 #[derive(Serialize)]
-struct Tcp {
+pub(in crate::scan) struct Netflow<'a> {
+    timestamp: Timestamp,
+    flow_id: u64,
+    event_type: &'static str,
+    src_ip: Ip,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    src_port: Option<u16>,
+    dest_ip: Ip,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dest_port: Option<u16>,
+    #[serde(serialize_with = "proto_name")]
+    proto: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    app_proto: Option<&'static str>,
+    netflow: NetflowCounters,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tcp: Option<TcpFlags>,
+    /// The flow's record, for its flowbits and variables.
+    #[serde(skip)]
+    rec: &'a Record,
+}
+
+impl Netflow<'_> {
+    /// The record as written: with the flow's `traffic` object, as the flow record's.
+    pub fn with_traffic<'a>(&'a self, set: &'a RuleSet) -> impl Serialize + 'a {
+        #[derive(Serialize)]
+        struct Written<'a> {
+            #[serde(flatten)]
+            rec: &'a Netflow<'a>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            traffic: Option<Traffic<'a>>,
+        }
+        Written {
+            rec: self,
+            traffic: Traffic::of(set, &self.rec.bits),
+        }
+    }
+
+    /// The flow's variables, for the `metadata` object.
+    pub fn metadata(&self) -> Option<&Metadata> {
+        self.rec.metadata()
+    }
+}
+
+#[derive(Serialize)]
+struct NetflowCounters {
+    pkts: u64,
+    bytes: u64,
+    start: Timestamp,
+    end: Timestamp,
+    age: u64,
+    min_ttl: u8,
+    max_ttl: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tx_cnt: Option<u64>,
+}
+
+/// One direction's TCP flags (hex), and each flag seen.
+#[derive(Serialize)]
+struct TcpFlags {
     tcp_flags: String,
-    tcp_flags_ts: String,
-    tcp_flags_tc: String,
+    #[serde(flatten)]
+    seen: Seen,
+}
+
+impl TcpFlags {
+    fn of(flags: u8) -> TcpFlags {
+        TcpFlags {
+            tcp_flags: format!("{flags:02x}"),
+            seen: Seen::of(flags),
+        }
+    }
+}
+
+/// Each TCP flag seen (those not seen left out).
+#[derive(Serialize)]
+struct Seen {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     syn: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -101,6 +180,32 @@ struct Tcp {
     ecn: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     cwr: bool,
+}
+
+impl Seen {
+    fn of(flags: u8) -> Seen {
+        let has = |bit: u8| flags & bit != 0;
+        Seen {
+            fin: has(0x01),
+            syn: has(0x02),
+            rst: has(0x04),
+            psh: has(0x08),
+            ack: has(0x10),
+            urg: has(0x20),
+            ecn: has(0x40),
+            cwr: has(0x80),
+        }
+    }
+}
+
+/// The flow's TCP flags (hex, as Suricata writes them), each flag seen, and the state.
+#[derive(Serialize)]
+struct Tcp {
+    tcp_flags: String,
+    tcp_flags_ts: String,
+    tcp_flags_tc: String,
+    #[serde(flatten)]
+    seen: Seen,
     #[serde(skip_serializing_if = "Option::is_none")]
     state: Option<&'static str>,
     /// Stream regions per direction: netsieve keeps one buffer per direction.
@@ -166,7 +271,56 @@ impl Record {
             order: (at, false, f.first_packet(), f.id()),
             bits: f.user.flowbits().to_vec(),
             metadata: f.user.metadata(None),
+            ttl: f.ttl(),
+            flags: f.tcp_flags(),
         }
+    }
+
+    /// The `netflow` records: the client's direction, then the server's, each that
+    /// sent a packet.
+    pub fn netflows(&self) -> impl Iterator<Item = Netflow<'_>> {
+        let c = &self.flow;
+        let sides = [
+            (Direction::ToServer, c.pkts_toserver, c.bytes_toserver),
+            (Direction::ToClient, c.pkts_toclient, c.bytes_toclient),
+        ];
+        sides
+            .into_iter()
+            .filter(|s| s.1 > 0)
+            .map(move |(d, pkts, bytes)| {
+                let ((src_ip, src_port), (dest_ip, dest_port)) = match d {
+                    Direction::ToServer => {
+                        ((self.src_ip, self.src_port), (self.dest_ip, self.dest_port))
+                    }
+                    Direction::ToClient => {
+                        ((self.dest_ip, self.dest_port), (self.src_ip, self.src_port))
+                    }
+                };
+                let [min_ttl, max_ttl] = self.ttl[d];
+                Netflow {
+                    timestamp: self.timestamp,
+                    flow_id: self.flow_id,
+                    event_type: "netflow",
+                    src_ip,
+                    src_port,
+                    dest_ip,
+                    dest_port,
+                    proto: self.proto,
+                    app_proto: self.app_proto,
+                    netflow: NetflowCounters {
+                        pkts,
+                        bytes,
+                        start: c.start,
+                        end: c.end,
+                        age: c.age,
+                        min_ttl,
+                        max_ttl,
+                        tx_cnt: c.tx_cnt,
+                    },
+                    tcp: (self.proto == 6).then(|| TcpFlags::of(self.flags[d])),
+                    rec: self,
+                }
+            })
     }
 
     /// The record as written: with the `traffic` object of the flowbits it held that
@@ -227,19 +381,11 @@ fn flow_state(f: &Flow<FlowData>) -> &'static str {
 impl Tcp {
     fn of(flags: PerDir<u8>, state: TcpState) -> Tcp {
         let all = flags[Direction::ToServer] | flags[Direction::ToClient];
-        let has = |bit: u8| all & bit != 0;
         Tcp {
             tcp_flags: format!("{all:02x}"),
             tcp_flags_ts: format!("{:02x}", flags[Direction::ToServer]),
             tcp_flags_tc: format!("{:02x}", flags[Direction::ToClient]),
-            fin: has(0x01),
-            syn: has(0x02),
-            rst: has(0x04),
-            psh: has(0x08),
-            ack: has(0x10),
-            urg: has(0x20),
-            ecn: has(0x40),
-            cwr: has(0x80),
+            seen: Seen::of(all),
             // netsieve's tracker knows fewer states than Suricata's: a session after
             // its first FIN is written as Suricata writes the FIN's sender.
             state: match state {

@@ -149,13 +149,31 @@ impl Sink for EveLog {
     fn record(&mut self, set: &RuleSet, rec: &Record) -> io::Result<()> {
         let o = self.opts;
         match rec {
-            Record::Flow(r) if o.flow => serde_json::to_writer(
-                &mut self.out,
-                &metadata::With {
-                    rec: r.with_traffic(set),
-                    metadata: metadata::Object::of(r.metadata(), set),
-                },
-            )?,
+            Record::Flow(r) => {
+                if o.flow {
+                    serde_json::to_writer(
+                        &mut self.out,
+                        &metadata::With {
+                            rec: r.with_traffic(set),
+                            metadata: metadata::Object::of(r.metadata(), set),
+                        },
+                    )?;
+                    self.out.write_all(b"\n")?;
+                }
+                if o.netflow {
+                    for n in r.netflows() {
+                        serde_json::to_writer(
+                            &mut self.out,
+                            &metadata::With {
+                                rec: n.with_traffic(set),
+                                metadata: metadata::Object::of(n.metadata(), set),
+                            },
+                        )?;
+                        self.out.write_all(b"\n")?;
+                    }
+                }
+                return Ok(());
+            }
             Record::Drop(r) if o.drop => {
                 serde_json::to_writer(&mut self.out, &r.with_rule(set, o.drop_alerts))?
             }
@@ -205,6 +223,7 @@ pub(super) fn timestamp(ts: Duration) -> String {
 
 /// A time written as [`timestamp`] writes it, without a string of its own: records that
 /// are many (one per flow) serialize it straight into the output.
+#[derive(Clone, Copy)]
 pub(super) struct Timestamp(pub Duration);
 
 impl std::fmt::Display for Timestamp {
@@ -220,6 +239,7 @@ impl Serialize for Timestamp {
 }
 
 /// An address written as [`ip_str`] writes it, without a string of its own.
+#[derive(Clone, Copy)]
 pub(super) struct Ip(pub IpAddr);
 
 impl std::fmt::Display for Ip {
