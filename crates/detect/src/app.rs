@@ -659,6 +659,18 @@ impl TxRef<'_> {
         }
     }
 
+    /// It is complete: an FTP command answered, an MQTT exchange acknowledged, an LDAP
+    /// operation's last response come; for the others, each side it is inspected in
+    /// at its last stage.
+    pub fn complete(&self) -> bool {
+        match self {
+            TxRef::Ftp(t) => t.complete,
+            TxRef::Mqtt(t) => t.complete,
+            TxRef::Ldap(t) => t.complete,
+            t => t.sides().iter().all(|&d| t.stage(d) == Stage::Done),
+        }
+    }
+
     /// How often the transaction grew in direction `d` without reaching a new stage
     /// (LDAP's responses, counted as they come): a rule judged at its stage is judged
     /// again each time, until it matched on the transaction (as Suricata inspects a

@@ -3033,12 +3033,14 @@ impl Detector {
                     log(Direction::ToServer, Logged::Tx(meta(TxRef::Ssh(t))));
                 }
             }
-            Some(Parser::Ftp(x)) => {
-                for t in &x.txs {
-                    let seen = TxSeen::of(tx_seen, t.id);
-                    if !seen.logged && !seen.quiet && (t.complete || end) {
+            // An FTP command, an MQTT exchange, an LDAP operation: once complete (its
+            // last reply or response came), under the client's addresses.
+            parser @ Some(Parser::Ftp(_) | Parser::Mqtt(_) | Parser::Ldap(_)) => {
+                for t in txs(parser.as_ref()) {
+                    let seen = TxSeen::of(tx_seen, t.id());
+                    if !seen.logged && !seen.quiet && (t.complete() || end) {
                         seen.logged = true;
-                        log(Direction::ToServer, Logged::Tx(meta(TxRef::Ftp(t))));
+                        log(Direction::ToServer, Logged::Tx(meta(t)));
                     }
                 }
             }
@@ -3074,25 +3076,6 @@ impl Detector {
                     if !seen.logged && !seen.quiet {
                         seen.logged = true;
                         log(t.sides()[0], Logged::Tx(meta(t)));
-                    }
-                }
-            }
-            Some(Parser::Mqtt(x)) => {
-                for t in &x.txs {
-                    let seen = TxSeen::of(tx_seen, t.id);
-                    if !seen.logged && !seen.quiet && (t.complete || end) {
-                        seen.logged = true;
-                        log(Direction::ToServer, Logged::Tx(meta(TxRef::Mqtt(t))));
-                    }
-                }
-            }
-            // An LDAP operation once its last response came.
-            Some(Parser::Ldap(x)) => {
-                for t in &x.txs {
-                    let seen = TxSeen::of(tx_seen, t.id);
-                    if !seen.logged && !seen.quiet && (t.complete || end) {
-                        seen.logged = true;
-                        log(Direction::ToServer, Logged::Tx(meta(TxRef::Ldap(t))));
                     }
                 }
             }

@@ -26,6 +26,18 @@ fn scan_example(extra: &[&str], out: &std::path::Path) -> std::process::Output {
 }
 
 /// eve.json without its `stats` record, which holds the wall-clock time of the run.
+/// The eve.json of the bundled capture scanned in `dir` with a suricata.yaml whose
+/// eve-log lists `types` (YAML list items).
+fn scan_example_with_types(dir: &std::path::Path, types: &str) -> String {
+    let yaml = dir.join("types.yaml");
+    let head = "%YAML 1.1\n---\noutputs:\n  - eve-log:\n      enabled: yes\n      types:\n";
+    std::fs::write(&yaml, format!("{head}{types}")).unwrap();
+    let out = dir.join("with-types");
+    let o = scan_example(&["-c", yaml.to_str().unwrap()], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read_to_string(out.join("eve.json")).unwrap()
+}
+
 fn eve_records(out: &std::path::Path) -> String {
     std::fs::read_to_string(out.join("eve.json"))
         .unwrap()
@@ -498,16 +510,7 @@ fn a_flow_record_is_written_when_a_flow_ends() {
         .position(|l| l.contains("\"event_type\":\"flow\""));
     assert!(last_alert < record, "{eve}");
 
-    let yaml = dir.path().join("alerts-only.yaml");
-    std::fs::write(
-        &yaml,
-        "%YAML 1.1\n---\noutputs:\n  - eve-log:\n      enabled: yes\n      types:\n        - alert:\n            payload: no\n",
-    )
-    .unwrap();
-    let out = dir.path().join("only");
-    let o = scan_example(&["-c", yaml.to_str().unwrap()], &out);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
+    let eve = scan_example_with_types(dir.path(), "        - alert:\n            payload: no\n");
     assert!(!eve.contains("\"event_type\":\"flow\""), "{eve}");
     assert!(eve.contains("\"event_type\":\"alert\""), "{eve}");
 }
@@ -519,16 +522,7 @@ fn a_flow_record_is_written_when_a_flow_ends() {
 #[test]
 fn netflow_records_give_each_direction() {
     let dir = tempfile::tempdir().unwrap();
-    let yaml = dir.path().join("netflow.yaml");
-    std::fs::write(
-        &yaml,
-        "%YAML 1.1\n---\noutputs:\n  - eve-log:\n      enabled: yes\n      types:\n        - netflow\n",
-    )
-    .unwrap();
-    let out = dir.path().join("out");
-    let o = scan_example(&["-c", yaml.to_str().unwrap()], &out);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
+    let eve = scan_example_with_types(dir.path(), "        - netflow\n");
     let got: Vec<serde_json::Value> = eve
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())

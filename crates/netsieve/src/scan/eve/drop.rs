@@ -8,7 +8,7 @@ use netsieve_packet::{Direction, Packet};
 use serde::Serialize;
 
 use super::alert::Rule;
-use super::{Ip, Timestamp};
+use super::{Endpoints, Ip, Timestamp};
 
 #[derive(Serialize)]
 pub(in crate::scan) struct Record {
@@ -17,12 +17,8 @@ pub(in crate::scan) struct Record {
     flow_id: Option<u64>,
     pcap_cnt: u64,
     event_type: &'static str,
-    src_ip: Ip,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    src_port: Option<u16>,
-    dest_ip: Ip,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    dest_port: Option<u16>,
+    #[serde(flatten)]
+    ends: Endpoints,
     #[serde(serialize_with = "super::flow::proto_name")]
     proto: u8,
     ip_v: u8,
@@ -134,10 +130,12 @@ impl Record {
             flow_id: flow.map(|f| f.0),
             pcap_cnt: p.num,
             event_type: "drop",
-            src_ip: Ip(ip.src),
-            src_port: ports.then_some(sport),
-            dest_ip: Ip(ip.dst),
-            dest_port: ports.then_some(dport),
+            ends: Endpoints {
+                src_ip: Ip(ip.src),
+                src_port: ports.then_some(sport),
+                dest_ip: Ip(ip.dst),
+                dest_port: ports.then_some(dport),
+            },
             proto: ip.proto,
             ip_v: if v4 { 4 } else { 6 },
             pkt_src: match &p.tunnel {

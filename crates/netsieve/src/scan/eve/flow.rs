@@ -15,19 +15,15 @@ use netsieve_packet::flow::{Flow, TcpState};
 use netsieve_packet::{Direction, PerDir};
 use serde::Serialize;
 
-use super::{Ip, Timestamp, Traffic};
+use super::{Endpoints, Ip, Timestamp, Traffic};
 
 #[derive(Serialize)]
 pub(in crate::scan) struct Record {
     timestamp: Timestamp,
     flow_id: u64,
     event_type: &'static str,
-    src_ip: Ip,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    src_port: Option<u16>,
-    dest_ip: Ip,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    dest_port: Option<u16>,
+    #[serde(flatten)]
+    ends: Endpoints,
     ip_v: u8,
     #[serde(serialize_with = "proto_name")]
     proto: u8,
@@ -91,12 +87,8 @@ pub(in crate::scan) struct Netflow<'a> {
     timestamp: Timestamp,
     flow_id: u64,
     event_type: &'static str,
-    src_ip: Ip,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    src_port: Option<u16>,
-    dest_ip: Ip,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    dest_port: Option<u16>,
+    #[serde(flatten)]
+    ends: Endpoints,
     #[serde(serialize_with = "proto_name")]
     proto: u8,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -229,10 +221,12 @@ impl Record {
             timestamp: Timestamp(f.last()),
             flow_id: f.id(),
             event_type: "flow",
-            src_ip: Ip(client.0),
-            src_port: ports.then_some(client.1),
-            dest_ip: Ip(server.0),
-            dest_port: ports.then_some(server.1),
+            ends: Endpoints {
+                src_ip: Ip(client.0),
+                src_port: ports.then_some(client.1),
+                dest_ip: Ip(server.0),
+                dest_port: ports.then_some(server.1),
+            },
             ip_v: if client.0.is_ipv4() { 4 } else { 6 },
             proto: f.proto(),
             app_proto: f.user.app_proto().map(AppName::name),
@@ -288,23 +282,16 @@ impl Record {
             .into_iter()
             .filter(|s| s.1 > 0)
             .map(move |(d, pkts, bytes)| {
-                let ((src_ip, src_port), (dest_ip, dest_port)) = match d {
-                    Direction::ToServer => {
-                        ((self.src_ip, self.src_port), (self.dest_ip, self.dest_port))
-                    }
-                    Direction::ToClient => {
-                        ((self.dest_ip, self.dest_port), (self.src_ip, self.src_port))
-                    }
+                let ends = match d {
+                    Direction::ToServer => self.ends,
+                    Direction::ToClient => self.ends.reversed(),
                 };
                 let [min_ttl, max_ttl] = self.ttl[d];
                 Netflow {
                     timestamp: self.timestamp,
                     flow_id: self.flow_id,
                     event_type: "netflow",
-                    src_ip,
-                    src_port,
-                    dest_ip,
-                    dest_port,
+                    ends,
                     proto: self.proto,
                     app_proto: self.app_proto,
                     netflow: NetflowCounters {

@@ -122,6 +122,16 @@ impl EveLog {
     }
 }
 
+/// Writes record `rec` with its `metadata` object as one line.
+fn line<R: Serialize>(
+    out: &mut Output,
+    rec: R,
+    metadata: Option<metadata::Object<'_>>,
+) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, &metadata::With { rec, metadata })?;
+    out.write_all(b"\n")
+}
+
 /// The file packet `num` came from, among `files` (each with its first packet, in
 /// order).
 fn file_of(files: &[(u64, String)], num: u64) -> Option<&str> {
@@ -149,27 +159,16 @@ impl Sink for EveLog {
     fn record(&mut self, set: &RuleSet, rec: &Record) -> io::Result<()> {
         let o = self.opts;
         match rec {
+            // A flow's record and its netflow records, each a line.
             Record::Flow(r) => {
                 if o.flow {
-                    serde_json::to_writer(
-                        &mut self.out,
-                        &metadata::With {
-                            rec: r.with_traffic(set),
-                            metadata: metadata::Object::of(r.metadata(), set),
-                        },
-                    )?;
-                    self.out.write_all(b"\n")?;
+                    let metadata = metadata::Object::of(r.metadata(), set);
+                    line(&mut self.out, r.with_traffic(set), metadata)?;
                 }
                 if o.netflow {
                     for n in r.netflows() {
-                        serde_json::to_writer(
-                            &mut self.out,
-                            &metadata::With {
-                                rec: n.with_traffic(set),
-                                metadata: metadata::Object::of(n.metadata(), set),
-                            },
-                        )?;
-                        self.out.write_all(b"\n")?;
+                        let metadata = metadata::Object::of(n.metadata(), set);
+                        line(&mut self.out, n.with_traffic(set), metadata)?;
                     }
                 }
                 return Ok(());
@@ -241,6 +240,30 @@ impl Serialize for Timestamp {
 /// An address written as [`ip_str`] writes it, without a string of its own.
 #[derive(Clone, Copy)]
 pub(super) struct Ip(pub IpAddr);
+
+/// A record's addresses and ports (none for a protocol without ports), written in
+/// its place among the record's keys.
+#[derive(Clone, Copy, Serialize)]
+pub(super) struct Endpoints {
+    pub src_ip: Ip,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src_port: Option<u16>,
+    pub dest_ip: Ip,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dest_port: Option<u16>,
+}
+
+impl Endpoints {
+    /// The same endpoints, from the other side.
+    pub fn reversed(self) -> Endpoints {
+        Endpoints {
+            src_ip: self.dest_ip,
+            src_port: self.dest_port,
+            dest_ip: self.src_ip,
+            dest_port: self.src_port,
+        }
+    }
+}
 
 impl std::fmt::Display for Ip {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
