@@ -66,10 +66,9 @@ struct TxSeen {
     id: u64,
     /// The stage inspected in each direction.
     stage: PerDir<Stage>,
-    /// Its updates inspected in each direction (`TxRef::updates`).
-    updates: PerDir<usize>,
-    /// The rules that matched on it, where it has updates: they are not judged again.
-    matched: Vec<u32>,
+    /// A transaction that grows without changing stage (`TxRef::updates`): what was
+    /// inspected of it.
+    growth: Option<Box<Growth>>,
     /// Its record was made.
     logged: bool,
     /// The file of each direction was logged.
@@ -89,8 +88,7 @@ impl TxSeen {
                 seen.push(TxSeen {
                     id,
                     stage: PerDir::splat(Stage::None),
-                    updates: PerDir::splat(0),
-                    matched: Vec::new(),
+                    growth: None,
                     logged: false,
                     files: PerDir::splat(false),
                     quiet: false,
@@ -121,6 +119,32 @@ impl TxSeen {
     fn fw(&mut self) -> &mut FwTx {
         self.fw.get_or_insert_with(Box::default)
     }
+
+    /// Its growth, made if there is none.
+    fn growth(&mut self) -> &mut Growth {
+        self.growth.get_or_insert_with(Box::default)
+    }
+
+    /// The updates of direction `d` inspected.
+    fn updates(&self, d: Direction) -> usize {
+        self.growth.as_ref().map_or(0, |g| g.updates[d])
+    }
+
+    /// Rule `si` matched on the transaction as it grew.
+    fn matched(&self, si: u32) -> bool {
+        self.growth
+            .as_ref()
+            .is_some_and(|g| g.matched.contains(&si))
+    }
+}
+
+/// What was inspected of a transaction that grows without changing stage.
+#[derive(Clone, Debug, Default)]
+struct Growth {
+    /// Its updates inspected in each direction.
+    updates: PerDir<usize>,
+    /// The rules that matched on it: they are not judged again.
+    matched: Vec<u32>,
 }
 
 /// Application-layer events kept for a direction's next packet.
@@ -832,7 +856,7 @@ pub struct Detector {
     logs: Vec<TxLog>,
     /// Application-layer events raised on what the packet being inspected brought.
     pkt_events: Vec<AppEvent>,
-    /// The transaction the datagram being inspected made or joined (UDP): its id.
+    /// The transaction the datagram being inspected made (UDP), by its id: the newest.
     pkt_datagram_tx: Option<u64>,
     /// What the workers share.
     shared: Shared,
@@ -2268,8 +2292,8 @@ impl Detector {
         verdict
     }
 
-    /// Alerts of packet rules on a datagram (DNS, SNMP, TFTP, ...) name the transaction
-    /// it made or joined (measured on DNS and SNMP), and alerts on an application-layer
+    /// Alerts of packet rules on a datagram (DNS, SNMP, TFTP, ...) name the newest
+    /// transaction, the one it made (measured on DNS and SNMP), and alerts on an application-layer
     /// event the transaction the parser made or changed last (the one that raised it,
     /// as Suricata's alert names it).
     fn name_transactions(&self, set: &RuleSet, f: &Flow<FlowData>, alerts: &mut [Alert]) {
@@ -2793,8 +2817,7 @@ impl Detector {
                 // error (a DNS one raises events instead).
                 self.pkt_app_error = !parsed && !payload.is_empty() && a.sip().is_some();
                 if parsed {
-                    let newest = crate::app::txs(a.parser.as_ref()).last();
-                    self.pkt_datagram_tx = newest.map(|t| t.id());
+                    self.pkt_datagram_tx = a.tx_count().checked_sub(1);
                 }
             }
             L4::Tcp(_) => {
@@ -3173,12 +3196,14 @@ impl Detector {
             let seen = entry.stage[d];
             // It grew at a stage already inspected: the rules judged there that did not
             // match are judged again.
-            let grew = updates > entry.updates[d];
+            let grew = updates > entry.updates(d);
             if stage <= seen && !grew {
                 continue;
             }
             entry.stage[d] = stage;
-            entry.updates[d] = updates;
+            if grew {
+                entry.growth().updates[d] = updates;
+            }
             let t_pf = self.prof.is_some().then(std::time::Instant::now);
             self.cands.clear();
             // A group's rules judge the transactions of its protocol, or of one that
@@ -3217,7 +3242,7 @@ impl Detector {
                 let again = grew
                     && Stage::None < t.stage[d]
                     && t.stage[d] <= seen
-                    && !TxSeen::of(tx_seen, id).matched.contains(&si);
+                    && !TxSeen::of(tx_seen, id).matched(si);
                 if !((fresh || again) && header_ok(s, ctx)) {
                     continue;
                 }
@@ -3267,7 +3292,7 @@ impl Detector {
                     }
                 }
                 if updates > 0 {
-                    TxSeen::of(tx_seen, id).matched.push(si);
+                    TxSeen::of(tx_seen, id).growth().matched.push(si);
                 }
                 apply_flowbits(s, bits);
                 apply_flowints(s, ints);
