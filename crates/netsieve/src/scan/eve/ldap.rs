@@ -3,7 +3,7 @@
 //! name). `ldap` records and alerts on LDAP flows carry it.
 
 use netsieve_applayer::ldap::filter::PartialAttribute;
-use netsieve_applayer::ldap::proto::{LdapResult, ProtocolOp};
+use netsieve_applayer::ldap::proto::{AuthenticationChoice, LdapResult, ProtocolOp};
 use netsieve_applayer::ldap::{Message, Tx};
 use netsieve_detect::log::escaped;
 use netsieve_wire::ldap::{OPERATIONS, RESULT_CODES, name_of};
@@ -60,8 +60,7 @@ fn operation_entries<M: SerializeMap>(m: &mut M, op: &ProtocolOp<'_>) -> Result<
         ProtocolOp::BindRequest(r) => {
             o.num("version", r.version.into());
             o.text("name", &r.name.0);
-            if let netsieve_applayer::ldap::proto::AuthenticationChoice::Sasl(c) = &r.authentication
-            {
+            if let AuthenticationChoice::Sasl(c) = &r.authentication {
                 let mut sasl = Fields::default();
                 sasl.text("mechanism", &c.mechanism.0);
                 if let Some(cred) = &c.credentials {

@@ -1,8 +1,9 @@
 //! EVE JSON, as Suricata writes it: one typed record per line, its keys in Suricata's
-//! order. One module per record kind (`alert.rs`, `flow.rs`, `drop.rs`, `stats.rs`,
-//! `tx.rs` for the application layer's records, and one per protocol's object:
-//! `http.rs`, `dns.rs`, `tls.rs`, `smtp.rs`, `ssh.rs`, `ftp.rs`, `sip.rs`, `mqtt.rs`, `dcerpc.rs`, `fileinfo.rs`), sharing the value formats here; which
-//! kinds are written is suricata.yaml's `outputs.eve-log.types`.
+//! order. One module per record kind (`alert.rs`, `flow.rs` with the `netflow` records,
+//! `drop.rs`, `stats.rs`, `anomaly.rs`, `tx.rs` for the application layer's records),
+//! and one per protocol's object (`http.rs`, `dns.rs`, `tls.rs`, ..., `ldap.rs`,
+//! `tftp.rs`, and `fileinfo.rs` for files), sharing the value formats here; which kinds
+//! are written is suricata.yaml's `outputs.eve-log.types`.
 
 mod alert;
 mod anomaly;
