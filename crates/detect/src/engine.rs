@@ -32,9 +32,9 @@ use netsieve_packet::flow::{Flow, FlowTable, Observed};
 use netsieve_packet::reassembly::{OverlapPolicy, RunView};
 use netsieve_packet::{Direction, L4, PerDir, Tunnel};
 use netsieve_rules::{
-    Absent, Action, AlMode, AlProto, Cmp, Cond, CsumLayer, FlagsMode, FlowOpts, FlowbitCmd,
-    FlowintOp, GlobalKind, HeaderBuffer, Hook, PacketHook, Scope, StreamSide, SuppressTrack,
-    Threshold, ThresholdConfig, ThresholdKind, Track, VlanLayer,
+    Absent, Action, AlMode, AlProto, Cmp, Cond, CsumLayer, FileStore, FileStoreDir, FileStoreScope,
+    FlagsMode, FlowOpts, FlowbitCmd, FlowintOp, GlobalKind, HeaderBuffer, Hook, PacketHook, Scope,
+    StreamSide, SuppressTrack, Threshold, ThresholdConfig, ThresholdKind, Track, VlanLayer,
 };
 
 use netsieve_applayer::frames::Frame;
@@ -47,8 +47,8 @@ use crate::expect::Expected;
 use crate::firewall::{self, FwInfo, Verdict as FwVerdict};
 use crate::hostbits::HostBits;
 use crate::log::{
-    Anomaly, AppName, LogTypes, Logged, TxLog, TxMeta, ftpdata_file, http_files, http2_files, meta,
-    smb_file, smtp_files,
+    Anomaly, AppName, FileMeta, LogTypes, Logged, TxLog, TxMeta, ftpdata_dir, ftpdata_file,
+    http_files, http2_files, meta, smb_file, smtp_files,
 };
 use crate::lua::{self, FlowEnv, FlowInfo};
 use crate::ruleset::{
@@ -73,6 +73,9 @@ struct TxSeen {
     logged: bool,
     /// The file of each direction was logged.
     files: PerDir<bool>,
+    /// The `filestore` rules that matched it: the files of each direction they cover
+    /// are marked for `file-store`, with those rules' sids.
+    store: StoreMarks,
     /// A `config` rule turned its logging off.
     quiet: bool,
     /// The firewall's state of the transaction (firewall mode only).
@@ -91,6 +94,7 @@ impl TxSeen {
                     growth: None,
                     logged: false,
                     files: PerDir::splat(false),
+                    store: StoreMarks::default(),
                     quiet: false,
                     fw: None,
                 });
@@ -192,6 +196,9 @@ pub struct FlowData {
     ftp_channel: Option<(IpAddr, u16)>,
     /// Per transaction: how far it was inspected, and what of it was logged.
     tx_seen: Vec<TxSeen>,
+    /// The `filestore` rules of flow scope that matched: the flow's files from then on
+    /// are marked for `file-store`.
+    store_files: StoreMarks,
     /// DNS: the message ids of requests whose logging a `config` rule turned off; the
     /// response with the same id is not logged either (as Suricata's DNS parser passes a
     /// request's config on to its response).
@@ -221,6 +228,21 @@ pub struct FlowData {
 }
 
 impl FlowData {
+    /// A packet rule with `filestore` matched in direction `d`: with transaction scope,
+    /// the transactions in progress (not yet logged) are marked for `file-store`.
+    fn mark_files(&mut self, s: &Sig, fs: FileStore, d: Direction) {
+        if fs.scope == FileStoreScope::Flow {
+            return self.store_files.mark(s, fs, d);
+        }
+        let parser = self.app.as_ref().and_then(|a| a.parser.as_ref());
+        for t in txs(parser) {
+            let seen = TxSeen::of(&mut self.tx_seen, t.id());
+            if !seen.logged {
+                seen.store.mark(s, fs, d);
+            }
+        }
+    }
+
     /// The flow's TCP session started over (its streams did): what followed the old
     /// streams' offsets starts over too, the application layer with it.
     fn restart_session(&mut self) {
@@ -2222,10 +2244,13 @@ impl Detector {
                 continue;
             }
             // Post-match: flowbit changes, then thresholds, then the alert.
-            if let Some((f, _)) = flow.as_mut() {
+            if let Some((f, obs)) = flow.as_mut() {
                 apply_flowbits(s, &mut f.user.bits);
                 apply_flowints(s, &mut f.user.ints);
                 keep_captures(&mut self.cx, &mut f.user.vars, &mut self.pkt_vars);
+                if let Some(fs) = s.rule.filestore {
+                    f.user.mark_files(s, fs, obs.dir);
+                }
                 if s.rule.bypass {
                     f.user.passed = true;
                     f.user.bypassed = true;
@@ -2880,6 +2905,7 @@ impl Detector {
             bits,
             ints,
             vars,
+            store_files,
             ..
         } = &mut f.user;
         // Made once, for the first record the call writes.
@@ -2896,6 +2922,18 @@ impl Detector {
         if !want.of(app_proto) {
             return;
         }
+        // How a transaction's files are made, and their records: with the sids of
+        // the `filestore` rules that marked them (the transaction's or the flow's).
+        let flow_marks = &*store_files;
+        let wants = |seen: &TxSeen| {
+            let marked = |d| !seen.store.sids(flow_marks, d).is_empty();
+            let marked = PerDir::new(marked(Direction::ToServer), marked(Direction::ToClient));
+            want.file_wants(marked)
+        };
+        let file = |seen: &TxSeen, d, mut file: FileMeta, tx| {
+            file.sids = seen.store.sids(flow_marks, d);
+            Logged::File(Box::new(file), tx)
+        };
         let logs = &mut self.logs;
         let mut log = |d: Direction, record: Logged| {
             let (src, dst) = match d {
@@ -2928,10 +2966,10 @@ impl Detector {
                     seen.logged = true;
                     continue;
                 }
-                if want.files {
-                    for (d, file) in http_files(t, seen.files, end, want.file_hashes) {
+                if want.file_records() {
+                    for (d, f) in http_files(t, seen.files, end, wants(seen)) {
                         seen.files[d] = true;
-                        log(d, Logged::File(Box::new(file), meta(TxRef::Http(t))));
+                        log(d, file(seen, d, f, meta(TxRef::Http(t))));
                     }
                 }
                 // Logging is done with it once its response is complete.
@@ -2951,14 +2989,14 @@ impl Detector {
                     let seen = TxSeen::of(tx_seen, t.id);
                     // A stream's file is logged on a packet of its own direction
                     // (measured: http2-keywords' fileinfo records).
-                    if want.files {
-                        let files = http2_files(t, seen.files, end, want.file_hashes);
-                        for (d, file) in files
+                    if want.file_records() {
+                        let files = http2_files(t, seen.files, end, wants(seen));
+                        for (d, f) in files
                             .into_iter()
                             .filter(|(d, _)| packet_dir.is_none_or(|p| p == *d))
                         {
                             seen.files[d] = true;
-                            log(d, Logged::File(Box::new(file), meta(TxRef::Http2(t))));
+                            log(d, file(seen, d, f, meta(TxRef::Http2(t))));
                         }
                     }
                     // Logged once both sides ended (a stream-0 frame's at once), if it
@@ -3016,12 +3054,12 @@ impl Detector {
                     }
                     seen.logged = true;
                     // A file record goes the file's way, the transfer's the flow's.
-                    if want.files
-                        && let Some(file) = ftpdata_file(t, want.file_hashes)
+                    if want.file_records()
+                        && let Some(f) = ftpdata_file(t, wants(seen))
                     {
                         let m = meta(TxRef::FtpData(t));
-                        let d = t.dir.unwrap_or(Direction::ToServer);
-                        log(d, Logged::File(Box::new(file), m));
+                        let d = ftpdata_dir(t);
+                        log(d, file(seen, d, f, m));
                     }
                     if want.ftp {
                         log(Direction::ToServer, Logged::Tx(meta(TxRef::FtpData(t))));
@@ -3035,12 +3073,10 @@ impl Detector {
                         continue;
                     }
                     seen.logged = true;
-                    if want.files {
-                        for file in smtp_files(t, want.file_hashes) {
-                            log(
-                                Direction::ToServer,
-                                Logged::File(Box::new(file), meta(TxRef::Smtp(t))),
-                            );
+                    if want.file_records() {
+                        let d = Direction::ToServer;
+                        for f in smtp_files(t, wants(seen)) {
+                            log(d, file(seen, d, f, meta(TxRef::Smtp(t))));
                         }
                     }
                     if want.smtp {
@@ -3117,11 +3153,11 @@ impl Detector {
                     }
                     seen.logged = true;
                     let m = meta(TxRef::Smb(x, t));
-                    if want.files
-                        && let Some(f) = t.file()
-                        && let Some(file) = smb_file(t, want.file_hashes)
+                    if want.file_records()
+                        && let Some(d) = t.file().map(|f| f.dir)
+                        && let Some(f) = smb_file(t, wants(seen))
                     {
-                        log(f.dir, Logged::File(Box::new(file), m.clone()));
+                        log(d, file(seen, d, f, m.clone()));
                     }
                     if want.smb {
                         log(Direction::ToServer, Logged::Tx(m));
@@ -3180,6 +3216,7 @@ impl Detector {
             passed,
             bypassed,
             dropped,
+            store_files,
             ..
         } = user;
         let Some(sess) = app.as_ref() else { return };
@@ -3298,6 +3335,13 @@ impl Detector {
                 apply_flowints(s, ints);
                 keep_captures(&mut self.cx, vars, &mut self.pkt_vars);
                 self.apply_xbits(s, ctx);
+                if let Some(fs) = s.rule.filestore {
+                    let marks = match fs.scope {
+                        FileStoreScope::Tx => &mut TxSeen::of(tx_seen, id).store,
+                        FileStoreScope::Flow => &mut *store_files,
+                    };
+                    marks.mark(s, fs, d);
+                }
                 if s.rule.bypass {
                     *passed = true;
                     *bypassed = true;
@@ -4416,6 +4460,37 @@ fn apply_flowints(s: &Sig, ints: &mut Vec<(u32, u64)>) {
             FlowintOp::Add => c.wrapping_add(v),
             _ => c.wrapping_sub(v),
         };
+    }
+}
+
+/// The `filestore` rules that matched a transaction (or a flow): each direction whose
+/// files they mark for `file-store`, with the rule's sid.
+#[derive(Clone, Debug, Default)]
+struct StoreMarks(Vec<(Direction, u32)>);
+
+impl StoreMarks {
+    /// Rule `s`, whose `filestore` is `fs`, matched in direction `d`.
+    fn mark(&mut self, s: &Sig, fs: FileStore, d: Direction) {
+        for x in Direction::BOTH {
+            let covered = match fs.dir {
+                None => x == d,
+                Some(FileStoreDir::ToServer) => x == Direction::ToServer,
+                Some(FileStoreDir::ToClient) => x == Direction::ToClient,
+                Some(FileStoreDir::Both) => true,
+            };
+            let mark = (x, s.rule.sid);
+            if covered && !self.0.contains(&mark) {
+                self.0.push(mark);
+            }
+        }
+    }
+
+    /// The sids of the rules that marked direction `d`'s files, here or in `more`.
+    fn sids(&self, more: &StoreMarks, d: Direction) -> Vec<u32> {
+        let marks = self.0.iter().chain(&more.0);
+        let mut sids: Vec<u32> = marks.filter(|m| m.0 == d).map(|m| m.1).collect();
+        sids.dedup();
+        sids
     }
 }
 

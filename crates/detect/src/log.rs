@@ -384,19 +384,62 @@ pub struct FileMeta {
     pub tx_id: u64,
     /// The digests `force-hash` asks for, of a file kept whole.
     pub hashes: FileHashes,
+    /// Its bytes, when `file-store` stores it (EVE's `stored`): a file kept whole,
+    /// of a direction [`FileWants::store`] names.
+    pub stored: Option<Arc<[u8]>>,
+    /// The sids of the `filestore` rules that marked it (EVE's `sid`).
+    pub sids: Vec<u32>,
+    /// Its number among the files stored, counted from 1 as records are written in
+    /// order (EVE's `file_id`).
+    pub file_id: Option<u64>,
 }
 
 impl FileMeta {
     /// A file of transaction `tx_id` whose first bytes were kept (`data`, of `size` seen
-    /// in all), with the digests `hashes` asks for when it was kept whole.
-    fn kept(name: String, (data, size): (&[u8], u64), tx_id: u64, hashes: u8) -> FileMeta {
+    /// in all), carried in direction `d`, made as `wants` asks.
+    fn kept(
+        name: String,
+        (data, size): (&[u8], u64),
+        (tx_id, d): (u64, Direction),
+        wants: FileWants,
+    ) -> FileMeta {
+        let whole = data.len() as u64 == size;
+        FileMeta::new(name, size, tx_id, wants.content(d, whole.then_some(data)))
+    }
+
+    fn new(name: String, size: u64, tx_id: u64, (hashes, stored): FileContent) -> FileMeta {
         FileMeta {
             name,
             size,
             range: None,
             tx_id,
-            hashes: FileHashes::of(hashes, (data.len() as u64 == size).then_some(data)),
+            hashes,
+            stored,
+            sids: Vec::new(),
+            file_id: None,
         }
+    }
+}
+
+/// What a file record carries of the file's bytes: its digests, and the bytes to store.
+type FileContent = (FileHashes, Option<Arc<[u8]>>);
+
+/// How file records are made: the digests asked for (`force-hash`, and SHA-256 for
+/// `file-store`), and the directions whose files `file-store` stores (every file with
+/// `force-filestore`, else those a `filestore` rule matched).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileWants {
+    /// [`Hash::bit`]s.
+    pub hashes: u8,
+    pub store: PerDir<bool>,
+}
+
+impl FileWants {
+    /// The digests and stored bytes of a file of direction `d`, whose bytes are `data`
+    /// when it was kept whole (one cut at a limit gets neither, rather than wrong ones).
+    fn content(self, d: Direction, data: Option<&[u8]>) -> FileContent {
+        let stored = data.filter(|_| self.store[d]).map(Arc::from);
+        (FileHashes::of(self.hashes, data), stored)
     }
 }
 
@@ -526,6 +569,19 @@ pub struct LogTypes {
     pub anomaly_stream: bool,
     /// `fileinfo`: the files HTTP and SMTP transactions carry.
     pub files: bool,
+    /// Which files `file-store` stores.
+    pub store: StoreFiles,
+}
+
+/// Which files `file-store` stores (suricata.yaml's `outputs.file-store`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StoreFiles {
+    #[default]
+    Off,
+    /// Those of the transactions (or flows) a rule with `filestore` matched.
+    Matched,
+    /// Every file (`force-filestore`).
+    All,
 }
 
 impl LogTypes {
@@ -548,16 +604,36 @@ impl LogTypes {
             || self.smb
             || self.websocket
             || self.anomaly_applayer
-            || self.files
+            || self.file_records()
+    }
+
+    /// How a transaction's files are made: with the digests asked for, stored in both
+    /// directions with `force-filestore`, else in those `filestore` rules `marked`.
+    pub fn file_wants(self, marked: PerDir<bool>) -> FileWants {
+        let store = match self.store {
+            StoreFiles::Off => PerDir::splat(false),
+            StoreFiles::Matched => marked,
+            StoreFiles::All => PerDir::splat(true),
+        };
+        FileWants {
+            hashes: self.file_hashes,
+            store,
+        }
+    }
+
+    /// File records are made: for `fileinfo` records, or for `file-store`.
+    pub fn file_records(self) -> bool {
+        self.files || self.store != StoreFiles::Off
     }
 
     /// Records of this protocol's transactions are made.
     pub fn of(self, p: AppProto) -> bool {
+        let files = self.file_records();
         match p {
-            AppProto::Http => self.http || self.files,
+            AppProto::Http => self.http || files,
             AppProto::Dns => self.dns,
             AppProto::Tls => self.tls,
-            AppProto::Smtp => self.smtp || self.files,
+            AppProto::Smtp => self.smtp || files,
             AppProto::Ssh => self.ssh,
             AppProto::Ftp => self.ftp,
             AppProto::Sip => self.sip,
@@ -568,11 +644,11 @@ impl LogTypes {
             AppProto::Ldap => self.ldap,
             AppProto::Tftp => self.tftp,
             AppProto::Dcerpc => self.dcerpc,
-            AppProto::Smb => self.smb || self.files,
+            AppProto::Smb => self.smb || files,
             // Suricata's `ftp` logger writes the data channels' `ftp_data` records too.
-            AppProto::FtpData => self.ftp || self.files,
-            AppProto::Http2 => self.http2 || self.files,
-            AppProto::Doh2 => self.http2 || self.dns || self.files,
+            AppProto::FtpData => self.ftp || files,
+            AppProto::Http2 => self.http2 || files,
+            AppProto::Doh2 => self.http2 || self.dns || files,
             AppProto::WebSocket => self.websocket,
             AppProto::Pop3 | AppProto::Imap => false,
         }
@@ -623,13 +699,13 @@ pub fn meta(tx: TxRef<'_>) -> TxMeta {
         TxRef::FtpData(t) => AppMeta::FtpData(Box::new(FtpDataMeta {
             command: t.command.as_deref().map(text),
             filename: t.filename.as_deref().map(text),
-            files: ftpdata_file(t, 0).into_iter().collect(),
+            files: ftpdata_file(t, FileWants::default()).into_iter().collect(),
         })),
         TxRef::Smb(s, t) => AppMeta::Smb(Box::new(SmbMeta {
             tx: t.without_data(),
             call: s.call(t).map(dcerpc::Tx::without_stub),
             dialect: s.dialect.clone(),
-            files: smb_file(t, 0).into_iter().collect(),
+            files: smb_file(t, FileWants::default()).into_iter().collect(),
         })),
     };
     TxMeta {
@@ -682,36 +758,50 @@ fn smtp_meta(t: &smtp::Tx) -> SmtpMeta {
                 .filter(|(_, v)| !v.is_empty())
                 .collect(),
         }),
-        files: smtp_files(t, 0),
+        files: smtp_files(t, FileWants::default()),
     }
 }
 
-/// The file of an SMB file transaction, with the digests `hashes` asks for.
-pub fn smb_file(t: &smb::Tx, hashes: u8) -> Option<FileMeta> {
+/// The file of an SMB file transaction, made as `wants` asks.
+pub fn smb_file(t: &smb::Tx, wants: FileWants) -> Option<FileMeta> {
     let f = t.file()?;
+    let name = text(&f.name);
     Some(FileMeta::kept(
-        text(&f.name),
+        name,
         (&f.data, f.size),
-        t.id,
-        hashes,
+        (t.id, f.dir),
+        wants,
     ))
 }
 
-/// An FTP data channel's file, once complete and if the command named it, with the
-/// digests `hashes` asks for.
-pub fn ftpdata_file(t: &ftpdata::Tx, hashes: u8) -> Option<FileMeta> {
+/// An FTP data channel's file, once complete and if the command named it, made as
+/// `wants` asks.
+pub fn ftpdata_file(t: &ftpdata::Tx, wants: FileWants) -> Option<FileMeta> {
     let name = t.filename.as_deref().filter(|_| t.closed)?;
-    Some(FileMeta::kept(text(name), (&t.data, t.size), t.id, hashes))
+    let d = ftpdata_dir(t);
+    Some(FileMeta::kept(
+        text(name),
+        (&t.data, t.size),
+        (t.id, d),
+        wants,
+    ))
 }
 
-/// The attachments of an SMTP mail, once it ended, with the digests `hashes` asks for.
-pub fn smtp_files(t: &smtp::Tx, hashes: u8) -> Vec<FileMeta> {
+/// The direction an FTP data channel's file goes (to the server before the channel
+/// saw bytes).
+pub fn ftpdata_dir(t: &ftpdata::Tx) -> Direction {
+    t.dir.unwrap_or(Direction::ToServer)
+}
+
+/// The attachments of an SMTP mail, once it ended, made as `wants` asks.
+pub fn smtp_files(t: &smtp::Tx, wants: FileWants) -> Vec<FileMeta> {
     let Some(m) = t.mime.as_deref().filter(|_| t.complete) else {
         return Vec::new();
     };
+    let at = (t.id, Direction::ToServer);
     m.files
         .iter()
-        .map(|f| FileMeta::kept(text(&f.name), (&f.data, f.size), t.id, hashes))
+        .map(|f| FileMeta::kept(text(&f.name), (&f.data, f.size), at, wants))
         .collect()
 }
 
@@ -749,7 +839,7 @@ fn http2_meta(t: &netsieve_applayer::http2::Tx) -> Http2Meta {
         dns: t.dns.clone().map(|x| x.map(|x| Box::new(dns_meta(&x.msg)))),
         files: {
             let mut files = PerDir::<Vec<FileMeta>>::default();
-            for (d, f) in http2_files(t, PerDir::default(), false, 0) {
+            for (d, f) in http2_files(t, PerDir::default(), false, FileWants::default()) {
                 files[d].push(f);
             }
             files
@@ -759,7 +849,7 @@ fn http2_meta(t: &netsieve_applayer::http2::Tx) -> Http2Meta {
 
 fn http_meta(t: &http::Tx) -> HttpMeta {
     let mut m = HttpMeta::default();
-    for (d, f) in http_files(t, PerDir::default(), true, 0) {
+    for (d, f) in http_files(t, PerDir::default(), true, FileWants::default()) {
         m.files[d].push(f);
     }
     if let Some(r) = &t.request {
@@ -935,7 +1025,7 @@ pub fn http2_files(
     t: &http2::Tx,
     done: PerDir<bool>,
     end: bool,
-    hashes: u8,
+    wants: FileWants,
 ) -> Vec<(Direction, FileMeta)> {
     let mut out = Vec::new();
     for d in Direction::BOTH {
@@ -950,16 +1040,8 @@ pub fn http2_files(
         };
         let whole = m.body.len() as u64 == m.body_len;
         let size = if whole { data.len() as u64 } else { m.body_len };
-        out.push((
-            d,
-            FileMeta {
-                name: String::new(),
-                size,
-                range: None,
-                tx_id: t.id,
-                hashes: FileHashes::of(hashes, whole.then_some(data)),
-            },
-        ));
+        let content = wants.content(d, whole.then_some(data));
+        out.push((d, FileMeta::new(String::new(), size, t.id, content)));
     }
     out
 }
@@ -968,7 +1050,7 @@ pub fn http_files(
     t: &http::Tx,
     done: PerDir<bool>,
     end: bool,
-    hashes: u8,
+    wants: FileWants,
 ) -> Vec<(Direction, FileMeta)> {
     let mut out = Vec::new();
     for d in [Direction::ToServer, Direction::ToClient] {
@@ -990,16 +1072,9 @@ pub fn http_files(
             .filter(|_| d == Direction::ToClient)
             .and_then(|r| Some((r.start?, r.end?)));
         for f in http_dir_files(t, d).into_iter().filter(|f| f.size > 0) {
-            out.push((
-                d,
-                FileMeta {
-                    name: text(&f.name(t)),
-                    size: f.size,
-                    range,
-                    tx_id: t.id,
-                    hashes: FileHashes::of(hashes, f.whole.then_some(f.data)),
-                },
-            ));
+            let content = wants.content(d, f.whole.then_some(f.data));
+            let file = FileMeta::new(text(&f.name(t)), f.size, t.id, content);
+            out.push((d, FileMeta { range, ..file }));
         }
     }
     out

@@ -1281,6 +1281,137 @@ fn transactions_and_files_get_records_as_suricata_writes_them() {
     assert!(recs.is_empty(), "{recs:?}");
 }
 
+/// Scans `frames` with `rules` and `args` into a kept log directory: its eve.json
+/// records, and the directory.
+fn scan_into(
+    frames: &[Vec<u8>],
+    rules: &str,
+    args: &[&str],
+) -> (Vec<serde_json::Value>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let (pcap, rules_path) = (dir.path().join("in.pcap"), dir.path().join("r.rules"));
+    write_pcap(&pcap, frames);
+    std::fs::write(&rules_path, rules).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(["scan", "-k", "none", "-r"])
+        .arg(&pcap)
+        .arg("-S")
+        .arg(&rules_path)
+        .arg("-l")
+        .arg(dir.path())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let recs = std::fs::read_to_string(dir.path().join("eve.json"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (recs, dir)
+}
+
+/// `file-store` as Suricata's version 2 writes it (filestore-v2.1-forced,
+/// filestore-v2.4-forced-with-meta, bug-4877, bug-6617): the file under its SHA-256,
+/// `stored`, `file_id` and the marking rules' `sid` in its record.
+#[test]
+fn file_store_writes_the_files_rules_or_force_ask_for() {
+    const HELLO: &str = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
+    let http = conversation(&[(true, REQUEST), (false, RESPONSE)]);
+    let on = ["--set", "outputs.file-store.enabled=yes"];
+    let forced = [
+        &on[..],
+        &["--set", "outputs.file-store.force-filestore=yes"],
+    ]
+    .concat();
+    let fileinfo = |recs: &[serde_json::Value]| -> serde_json::Value {
+        let f: Vec<_> = recs
+            .iter()
+            .filter(|r| r["event_type"] == "fileinfo")
+            .collect();
+        assert_eq!(f.len(), 1, "{recs:?}");
+        f[0]["fileinfo"].clone()
+    };
+    let stored = |dir: &tempfile::TempDir| dir.path().join("filestore/2c").join(HELLO);
+
+    // Forced: every file, its record with its SHA-256 (file-store names files by it),
+    // and with `write-fileinfo` its record beside it, named by time and number.
+    let with_meta = [
+        &forced[..],
+        &["--set", "outputs.file-store.write-fileinfo=yes"],
+    ]
+    .concat();
+    let (recs, dir) = scan_into(&http, "", &with_meta);
+    let f = fileinfo(&recs);
+    assert_eq!(
+        (&f["stored"], &f["file_id"], &f["sha256"]),
+        (&true.into(), &1.into(), &HELLO.into())
+    );
+    assert!(f.get("sid").is_none(), "{f}");
+    assert_eq!(std::fs::read(stored(&dir)).unwrap(), b"hello");
+    let metas: Vec<_> = std::fs::read_dir(dir.path().join("filestore/2c"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    // `SHA256.SECONDS.N.json`: the seconds of the packet that logged it (the capture's
+    // packets are 1,700,000,000 s and on), the number of the file among those stored.
+    assert_eq!(metas.len(), 1, "{metas:?}");
+    let secs = metas[0]
+        .strip_prefix(&format!("{HELLO}."))
+        .and_then(|m| m.strip_suffix(".1.json"))
+        .and_then(|m| m.parse::<u64>().ok());
+    assert!(
+        secs.is_some_and(|s| (1_700_000_000..1_700_000_100).contains(&s)),
+        "{metas:?}"
+    );
+
+    // Not forced: only the files of a direction a matching `filestore` rule covers
+    // (here a rule on the request, inspected before the response's file is logged).
+    let rule = |opt: &str| {
+        format!("alert http any any -> any any (http.method; content:\"GET\"; {opt}; sid:7;)\n")
+    };
+    let (recs, dir) = scan_into(&http, &rule("filestore:to_client"), &on);
+    let f = fileinfo(&recs);
+    assert_eq!(
+        (&f["stored"], &f["sid"]),
+        (&true.into(), &serde_json::json!([7]))
+    );
+    assert!(stored(&dir).exists());
+    let (recs, dir) = scan_into(&http, &rule("filestore:to_server,flow"), &on);
+    assert_eq!(fileinfo(&recs)["stored"], false);
+    assert!(!dir.path().join("filestore").exists());
+    // Without the output, the keyword stores nothing.
+    let (recs, _) = scan_into(&http, &rule("filestore:to_client"), &[]);
+    assert_eq!(fileinfo(&recs)["stored"], false);
+
+    // A directory that cannot be made: said, and the run goes on.
+    let (recs, dir) = scan_into(&http, "", &forced);
+    drop(recs);
+    let blocked = dir.path().join("blocked");
+    std::fs::write(&blocked, "a file, not a directory").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args(["scan", "-k", "none", "-r"])
+        .arg(dir.path().join("in.pcap"))
+        .arg("-S")
+        .arg(dir.path().join("r.rules"))
+        .arg("-l")
+        .arg(dir.path())
+        .args(&forced)
+        .args([
+            "--set",
+            &format!("outputs.file-store.dir={}", blocked.display()),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("file-store") && err.contains("blocked"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_pass_rule_with_alert_alerts_and_still_passes() {
     // issue-5466: `alert` on a pass rule logs it; the rules after it are not judged.

@@ -15,6 +15,7 @@ mod capture_filter;
 mod control;
 mod eve;
 mod fastlog;
+mod filestore;
 mod pipeline;
 mod rules;
 mod settings;
@@ -27,6 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
+use netsieve_detect::log::StoreFiles;
 use netsieve_detect::{DetectOptions, Mpm, Thresholds};
 use netsieve_packet::{Capture, Decoder, FrameSource};
 
@@ -36,6 +38,7 @@ use capture_filter::CaptureFilter;
 use control::{Control, RunInfo};
 use eve::{EveLog, Record};
 use fastlog::FastLog;
+use filestore::FileStore;
 use pipeline::{Checksums, Pool, Reader, Records};
 pub(crate) use rules::bench_reload;
 use rules::{Edits, RuleSource};
@@ -270,7 +273,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
     let filter = a.bpf.as_deref().map(CaptureFilter::new).transpose()?;
     let mut src = open_source(&a)?;
     std::fs::create_dir_all(&a.log_dir).map_err(|e| format!("{}: {e}", a.log_dir.display()))?;
-    let sinks: Vec<Box<dyn Sink + Send>> = vec![
+    let mut sinks: Vec<Box<dyn Sink + Send>> = vec![
         Box::new(EveLog::new(
             Output::create(&a.log_dir.join("eve.json"))?,
             settings.eve,
@@ -283,6 +286,15 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         )),
         Box::new(FastLog::new(Output::create(&a.log_dir.join("fast.log"))?)),
     ];
+    let fs = &settings.file_store;
+    if fs.stores() != StoreFiles::Off {
+        let dir = fs.dir(&a.log_dir);
+        sinks.push(Box::new(FileStore::new(
+            dir,
+            fs.write_fileinfo,
+            settings.eve,
+        )));
+    }
     let thresholds = Thresholds::new(&rules.set, rules.thresholds.as_ref(), ips);
     let mut out = Emitter::new(Arc::clone(&rules.set), thresholds, sinks);
 
@@ -305,7 +317,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         http: settings.http,
         ports: settings.ports,
         alert_max: settings.alert_max,
-        log: settings.eve.log,
+        log: settings.log_types(),
         midstream_exception: !settings.flow.midstream,
     };
     let mut pool = Pool::new(

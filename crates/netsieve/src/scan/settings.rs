@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use netsieve_applayer::AppProto;
 use netsieve_applayer::http::Limits as HttpLimits;
 use netsieve_detect::digest::Hash;
-use netsieve_detect::log::{EMAIL_FIELDS, LogTypes};
+use netsieve_detect::log::{EMAIL_FIELDS, LogTypes, StoreFiles};
 use netsieve_detect::{AppPorts, BuildOptions, DetectOptions, ExceptionPolicy};
 use netsieve_packet::defrag::Defrag;
 use netsieve_packet::flow::{FLOW_BYTES, FlowConfig, TCP_SESSION_BYTES, UrgentPolicy};
@@ -56,6 +56,37 @@ pub(super) struct Settings {
     pub defrag_bytes: usize,
     /// `security.lua.*`, and `default-rule-path` (where Lua scripts are found).
     pub lua: netsieve_detect::lua::Config,
+    /// `outputs.file-store`.
+    pub file_store: FileStoreOptions,
+}
+
+/// `outputs.file-store` (version 2): files stored under `dir` (relative to the log
+/// directory), each named by its SHA-256; every file with `force-filestore`, else
+/// those `filestore` rules match; with `write-fileinfo`, each beside its `fileinfo`
+/// record.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct FileStoreOptions {
+    pub enabled: bool,
+    pub force: bool,
+    pub dir: Option<PathBuf>,
+    pub write_fileinfo: bool,
+}
+
+impl FileStoreOptions {
+    /// Which files are stored.
+    pub fn stores(&self) -> StoreFiles {
+        match (self.enabled, self.force) {
+            (false, _) => StoreFiles::Off,
+            (true, false) => StoreFiles::Matched,
+            (true, true) => StoreFiles::All,
+        }
+    }
+
+    /// Where files are stored, under log directory `log_dir` (Suricata's `filestore`
+    /// unless `dir` says otherwise).
+    pub fn dir(&self, log_dir: &std::path::Path) -> PathBuf {
+        log_dir.join(self.dir.as_deref().unwrap_or("filestore".as_ref()))
+    }
 }
 
 /// Which records eve.json gets besides alerts (suricata.yaml's `outputs.eve-log.types`;
@@ -208,6 +239,7 @@ impl Default for EveOptions {
                 anomaly_applayer: true,
                 anomaly_stream: false,
                 files: true,
+                store: StoreFiles::Off,
             },
             flow_exception: false,
             email_fields: 0,
@@ -245,6 +277,7 @@ impl Default for Settings {
             defrag_datagrams: Defrag::default().max_datagrams,
             defrag_bytes: Defrag::default().max_bytes,
             lua: netsieve_detect::lua::Config::default(),
+            file_store: FileStoreOptions::default(),
         }
     }
 }
@@ -541,6 +574,22 @@ const TABLE: &[(Key, Setter)] = &[
             Ok(Used::Yes)
         },
     ),
+    // `file-store` version 2 (the only one Suricata 8 has); its `stream-depth`,
+    // `force-magic` and `max-open-files` are not honoured (files are kept whole up to
+    // their parser's limit and written at once).
+    (Key::Prefix("outputs.file-store."), |s, opt, v| {
+        let fs = &mut s.file_store;
+        match opt {
+            "version" if v.trim() == "2" => {}
+            "version" => return Err(format!("only version 2 is supported, not {v}")),
+            "enabled" => fs.enabled = boolean(v)?,
+            "force-filestore" => fs.force = boolean(v)?,
+            "write-fileinfo" => fs.write_fileinfo = boolean(v)?,
+            "dir" => fs.dir = Some(PathBuf::from(v.trim())).filter(|d| !d.as_os_str().is_empty()),
+            _ => return Ok(Used::No),
+        }
+        Ok(Used::Yes)
+    }),
     // A kind's options: `enabled` is honoured; the others (stats' totals, threads and
     // deltas, http's and tls' extended, ...) are not: each kind is written as Suricata's
     // stock configuration writes it.
@@ -874,6 +923,14 @@ impl Settings {
         if self.eve.log.smtp {
             put("outputs.eve-log.types.smtp.custom", email.join(", "));
         }
+        let fs = &self.file_store;
+        put("outputs.file-store.version", "2".into());
+        put("outputs.file-store.enabled", yes(fs.enabled));
+        put("outputs.file-store.force-filestore", yes(fs.force));
+        put("outputs.file-store.write-fileinfo", yes(fs.write_fileinfo));
+        if let Some(d) = &fs.dir {
+            put("outputs.file-store.dir", d.display().to_string());
+        }
         if self.eve.log.files {
             let names: Vec<&str> = (Hash::ALL.into_iter())
                 .filter(|h| self.eve.log.file_hashes & h.bit() != 0)
@@ -1008,6 +1065,18 @@ impl Settings {
         }
         check_var_sizes(&s.vars)?;
         Ok(s)
+    }
+
+    /// The records and files detection makes: eve.json's, and the files `file-store`
+    /// stores, named by their SHA-256 (which fileinfo records then carry too, as
+    /// Suricata's do).
+    pub fn log_types(&self) -> LogTypes {
+        let mut log = self.eve.log;
+        log.store = self.file_store.stores();
+        if log.store != StoreFiles::Off {
+            log.file_hashes |= Hash::Sha256.bit();
+        }
+        log
     }
 
     /// The policy for a parser's error (SIP's, so far), as Suricata resolves it:

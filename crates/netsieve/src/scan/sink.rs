@@ -7,6 +7,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::{Arc, mpsc};
 
+use netsieve_detect::log::Logged;
 use netsieve_detect::{Alert, RuleSet, Thresholds};
 use netsieve_rules::ThresholdConfig;
 
@@ -35,6 +36,9 @@ pub(super) struct Emitter {
     thresholds: Thresholds,
     writer: Writer,
     alerts: u64,
+    /// Files stored so far (each stored file's record is numbered here, in the order
+    /// records are written, as Suricata numbers them).
+    stored: u64,
 }
 
 impl Emitter {
@@ -48,6 +52,7 @@ impl Emitter {
             thresholds,
             writer: Writer::start(sinks),
             alerts: 0,
+            stored: 0,
         }
     }
 
@@ -60,7 +65,14 @@ impl Emitter {
         self.writer.put(Job::Alert(Arc::clone(&self.set), al))
     }
 
-    pub fn record(&mut self, rec: Record) -> Result<(), String> {
+    pub fn record(&mut self, mut rec: Record) -> Result<(), String> {
+        if let Record::Tx(t) = &mut rec
+            && let Logged::File(f, _) = &mut t.record
+            && f.stored.is_some()
+        {
+            self.stored += 1;
+            f.file_id = Some(self.stored);
+        }
         self.writer.put(Job::Record(Arc::clone(&self.set), rec))
     }
 

@@ -178,33 +178,9 @@ impl Sink for EveLog {
                 serde_json::to_writer(&mut self.out, &r.with_rule(set, o.drop_alerts))?
             }
             Record::Stats(r) if o.stats => serde_json::to_writer(&mut self.out, r)?,
-            Record::Tx(t) => {
-                let (ja3, email) = (set.uses_ja3(), o.email_fields);
-                let metadata = metadata::Object::of(t.metadata.as_deref(), set);
-                let out = &mut self.out;
-                match &t.record {
-                    Logged::Tx(tx) => serde_json::to_writer(
-                        out,
-                        &metadata::With {
-                            rec: tx::Record::of(t, tx, None, ja3, email),
-                            metadata,
-                        },
-                    )?,
-                    Logged::File(f, tx) => serde_json::to_writer(
-                        out,
-                        &metadata::With {
-                            rec: tx::Record::of(t, tx, Some(f), ja3, email),
-                            metadata,
-                        },
-                    )?,
-                    Logged::Anomaly(a) => serde_json::to_writer(
-                        out,
-                        &metadata::With {
-                            rec: anomaly::Record::of(t, a),
-                            metadata,
-                        },
-                    )?,
-                }
+            // File records made for `file-store` alone are not written here.
+            Record::Tx(t) if o.log.files || !matches!(t.record, Logged::File(..)) => {
+                write_tx(&mut self.out, set, t, &o)?
             }
             _ => return Ok(()),
         }
@@ -214,6 +190,42 @@ impl Sink for EveLog {
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
+}
+
+/// Writes the record of a transaction, a file or an anomaly, without its line's end
+/// (the `fileinfo` records `file-store` writes beside its files are eve.json's too).
+pub(super) fn write_tx(
+    out: &mut impl Write,
+    set: &RuleSet,
+    t: &TxLog,
+    o: &EveOptions,
+) -> io::Result<()> {
+    let (ja3, email) = (set.uses_ja3(), o.email_fields);
+    let metadata = metadata::Object::of(t.metadata.as_deref(), set);
+    match &t.record {
+        Logged::Tx(tx) => serde_json::to_writer(
+            out,
+            &metadata::With {
+                rec: tx::Record::of(t, tx, None, ja3, email),
+                metadata,
+            },
+        )?,
+        Logged::File(f, tx) => serde_json::to_writer(
+            out,
+            &metadata::With {
+                rec: tx::Record::of(t, tx, Some(f), ja3, email),
+                metadata,
+            },
+        )?,
+        Logged::Anomaly(a) => serde_json::to_writer(
+            out,
+            &metadata::With {
+                rec: anomaly::Record::of(t, a),
+                metadata,
+            },
+        )?,
+    }
+    Ok(())
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.uuuuuu+0100`: local time with its offset, as Suricata writes it.
