@@ -1412,6 +1412,71 @@ fn file_store_writes_the_files_rules_or_force_ask_for() {
     );
 }
 
+/// Decoder events as `anomaly` records (`anomaly.types.decode`, off by default) and
+/// `stats.decoder.event` counters, as Suricata writes them (output-eve-anomaly-01,
+/// decode-unknown-2, udp-len-invalid): the packet's header when it has an IP layer,
+/// none when it has not.
+#[test]
+fn decoder_events_are_anomaly_records_and_counters() {
+    // An ICMP router solicitation (type 10, which Suricata does not know), a UDP
+    // datagram whose length field disagrees with its packet, an LLDP frame.
+    let mut icmp = udp(true, 53, b"");
+    icmp.truncate(34);
+    icmp[14 + 9] = 1;
+    icmp.extend_from_slice(&[10, 0, 0xf5, 0xff, 0, 0, 0, 0]);
+    icmp[16..18].copy_from_slice(&28u16.to_be_bytes());
+    let mut bad_len = udp(true, 53, b"abcd");
+    bad_len[38..40].copy_from_slice(&40u16.to_be_bytes());
+    let mut lldp = vec![1, 0x80, 0xc2, 0, 0, 0x0e, 0, 1, 2, 3, 4, 6, 0x88, 0xcc];
+    lldp.extend_from_slice(&[0; 46]);
+    let frames = [icmp, bad_len, lldp];
+    let on = ["--set", "outputs.eve-log.types.anomaly.types.decode=yes"];
+    let recs = eve(&frames, "", &on);
+    let anomalies: Vec<_> = recs
+        .iter()
+        .filter(|r| r["event_type"] == "anomaly")
+        .map(|r| {
+            (
+                r["pcap_cnt"].as_u64().unwrap(),
+                r["anomaly"]["event"].as_str().unwrap(),
+                r["anomaly"]["type"].as_str().unwrap(),
+                r["src_ip"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        anomalies,
+        [
+            (
+                1,
+                "decoder.icmpv4.unknown_type",
+                "decode",
+                Some("192.168.1.5")
+            ),
+            (2, "decoder.udp.len_invalid", "decode", Some("192.168.1.5")),
+            (3, "decoder.ethernet.unknown_ethertype", "decode", None),
+        ]
+    );
+    let icmp = recs
+        .iter()
+        .find(|r| r["pcap_cnt"] == 1 && r["event_type"] == "anomaly");
+    let icmp = icmp.unwrap();
+    assert_eq!(
+        (&icmp["proto"], &icmp["icmp_type"]),
+        (&"ICMP".into(), &10.into())
+    );
+    assert!(icmp["flow_id"].is_u64(), "{icmp}");
+    // The counters are kept whether or not the records are written.
+    let recs = eve(&frames, "", &[]);
+    assert!(!recs.iter().any(|r| r["event_type"] == "anomaly"));
+    let stats = recs.iter().find(|r| r["event_type"] == "stats").unwrap();
+    let d = &stats["stats"]["decoder"];
+    assert_eq!(d["event"]["udp"]["len_invalid"], 1, "{d}");
+    assert_eq!(d["event"]["icmpv4"]["unknown_type"], 1);
+    assert_eq!(d["event"]["ipv4"]["trunc_pkt"], 0);
+    assert_eq!(d["unknown_ethertype"], 1);
+}
+
 #[test]
 fn a_pass_rule_with_alert_alerts_and_still_passes() {
     // issue-5466: `alert` on a pass rule logs it; the rules after it are not judged.

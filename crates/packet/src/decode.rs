@@ -322,6 +322,43 @@ pub struct Decoder {
     pub tunnelled: u64,
 }
 
+/// The event an ICMPv4 type and code raise, if any: a type Suricata does not know, or a
+/// code its type does not define (the ranges measured on the reference, see
+/// [`DecodeEvent::Icmpv4UnknownCode`]).
+fn icmpv4_event(itype: u8, code: u8) -> Option<DecodeEvent> {
+    let max_code = match itype {
+        9 => return None,
+        3 => 15,
+        5 => 3,
+        11 => 1,
+        0 | 4 | 8 | 12..=18 => 0,
+        _ => return Some(DecodeEvent::Icmpv4UnknownType),
+    };
+    (code > max_code).then_some(DecodeEvent::Icmpv4UnknownCode)
+}
+
+/// Whether Suricata's decoder knows EtherType `t` (measured on the reference; see
+/// [`DecodeEvent::EthernetUnknownEthertype`]), whether or not netsieve decodes it.
+fn known_ethertype(t: u16) -> bool {
+    matches!(
+        t,
+        0x0800
+            | 0x86dd
+            | 0x0806
+            | 0x8100
+            | 0x88a8
+            | 0x9100
+            | 0x8863
+            | 0x8864
+            | 0x88e7
+            | 0x8847
+            | 0x8848
+            | 0x8903
+            | 0x8926
+            | 0x894f
+    )
+}
+
 fn be16(b: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([b[at], b[at + 1]])
 }
@@ -557,6 +594,13 @@ impl Decoder {
             Link::Ipv4 => (0x0800, 0),
             Link::Ipv6 => (0x86dd, 0),
         };
+        let ethertyped = matches!(
+            kind,
+            Link::Ethernet | Link::LinuxSll | Link::LinuxSll2 | Link::CiscoHdlc
+        );
+        if ethertyped && !known_ethertype(ethertype) {
+            p.raise(DecodeEvent::EthernetUnknownEthertype);
+        }
         let (mut ethertype, mut at) = (ethertype, at);
         // NSH (RFC 8300): the packet follows its header in the same frame.
         let mut headers = 0;
@@ -920,6 +964,7 @@ impl Decoder {
             }
             1 if !v6 => {
                 let c = Icmpv4Slice::from_slice(seg).map_err(|_| "truncated ICMP header")?;
+                let event = icmpv4_event(c.type_u8(), c.code_u8());
                 let b = c.bytes5to8();
                 p.l4 = L4::Icmp {
                     v6: false,
@@ -932,6 +977,9 @@ impl Decoder {
                 if self.checksums {
                     let ok = checksum::valid(seg, 0);
                     check(p, ok, &mut self.bad_checksums);
+                }
+                if let Some(e) = event {
+                    p.raise(e);
                 }
             }
             58 => {

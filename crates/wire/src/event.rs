@@ -133,6 +133,17 @@ crate::named! {
     Ipv6FragOverlap = "ipv6.frag_overlap",
     /// A destination option of a type no standard defines.
     Ipv6DstoptsUnknownOpt = "ipv6.dstopts_unknown_opt",
+    /// An Ethernet frame (or a Linux cooked or Cisco HDLC one) whose EtherType Suricata
+    /// does not know (measured on the reference: ARP, IP, VLAN tags, PPPoE, MPLS, 802.1ah,
+    /// DCE, VN-Tag and NSH are known; LLDP, 802.3 lengths, EAPOL and the rest are not).
+    EthernetUnknownEthertype = "ethernet.unknown_ethertype",
+    /// An ICMPv4 type Suricata does not know (measured: 0, 3, 4, 5, 8, 9 and 11 to 18
+    /// are known; 10, router solicitation, is not).
+    Icmpv4UnknownType = "icmpv4.unknown_type",
+    /// A code its ICMPv4 type does not define (measured: destination unreachable up to
+    /// 15, redirect up to 3, time exceeded up to 1, router advertisement any, the others
+    /// 0).
+    Icmpv4UnknownCode = "icmpv4.unknown_code",
     /// Fewer than 20 bytes where a TCP header should be.
     TcpPktTooSmall = "tcp.pkt_too_small",
     /// A TCP data offset below 5 words, or past the segment.

@@ -329,6 +329,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
             flow: settings.eve.flow || settings.eve.netflow,
             flow_exception: settings.eve.flow_exception,
             drop: settings.eve.drop && ips,
+            decode: settings.eve.anomaly_decode,
         },
         a.profile,
     );

@@ -21,12 +21,12 @@ use netsieve_detect::log::AppName;
 use netsieve_detect::{Alert, Counts, DetectOptions, Detector, FlowData, Profile, RuleSet};
 use netsieve_packet::decode::decodes_link;
 use netsieve_packet::flow::{Flow, FlowConfig, FlowStats, FlowTable, SweepClock};
-use netsieve_packet::{Decoder, Direction, Frame, FrameSource, Next, Packet};
+use netsieve_packet::{DecodeEvent, Decoder, Direction, Frame, FrameSource, Next, Packet};
 use netsieve_rules::ThresholdConfig;
 
 use super::capture_filter::CaptureFilter;
 use super::control::{Control, Counters, Order};
-use super::eve::{AppCounts, DropRecord, FlowRecord, Record};
+use super::eve::{AppCounts, DecodeRecord, DropRecord, FlowRecord, Record};
 use super::sink::Emitter;
 use crate::interrupt::Interrupt;
 
@@ -132,6 +132,7 @@ impl Worker {
                 flow: false,
                 flow_exception: false,
                 drop: false,
+                decode: false,
             },
             ended: Ended::default(),
         }
@@ -166,6 +167,11 @@ impl Worker {
         {
             o.records
                 .extend(DropRecord::of(pkt, in_flow, why).map(Record::Drop));
+        }
+        if self.records.decode {
+            let flow_id = in_flow.map(|f| f.0);
+            o.records
+                .extend(DecodeRecord::of(pkt, flow_id).map(Record::Decode));
         }
         // Flows this packet ended (expired, or evicted for room) come before it.
         let retired = self.flows.take_retired();
@@ -270,6 +276,8 @@ pub(super) struct Records {
     pub flow_exception: bool,
     /// One per packet dropped (IPS mode).
     pub drop: bool,
+    /// One per decoder event a packet raised (`anomaly` records).
+    pub decode: bool,
 }
 
 /// The detection workers.
@@ -630,8 +638,8 @@ pub(super) struct ReadStats {
 }
 
 /// Packets by the layers the decoder found in them (a tunnelled packet counts its inner
-/// layers too), and those it could not decode.
-#[derive(Clone, Copy, Debug, Default)]
+/// layers too), those it could not decode, and the events it raised.
+#[derive(Clone, Debug, Default)]
 pub(super) struct Decoded {
     pub invalid: u64,
     pub ethernet: u64,
@@ -646,12 +654,20 @@ pub(super) struct Decoded {
     pub ipv6_in_ipv4: u64,
     pub ipv4_in_ipv6: u64,
     pub ipv6_in_ipv6: u64,
+    /// Decoder events raised, by [`DecodeEvent`] (as an index; empty until one is).
+    pub events: Vec<u64>,
 }
 
 impl Decoded {
     fn count(&mut self, p: &Packet) {
         use netsieve_packet::decode::L4;
         self.invalid += u64::from(p.error.is_some());
+        for &e in &p.events {
+            if self.events.is_empty() {
+                self.events = vec![0; DecodeEvent::ALL.len()];
+            }
+            self.events[e as usize] += 1;
+        }
         if let Some(t) = &p.tunnel {
             match (t.proto, t.src.is_ipv4()) {
                 (4, true) => self.ipv4_in_ipv4 += 1,

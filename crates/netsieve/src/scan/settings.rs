@@ -102,6 +102,8 @@ pub(super) struct EveOptions {
     pub stats: bool,
     /// `stats.stream-events`: the stats record counts each stream event.
     pub stream_events: bool,
+    /// `anomaly` records of decoder events (`anomaly.types.decode`, off by default).
+    pub anomaly_decode: bool,
     /// `drop` records (IPS mode), with the rule that dropped the packet (`alerts`).
     pub drop: bool,
     pub drop_alerts: bool,
@@ -207,6 +209,7 @@ impl Default for EveOptions {
             netflow: false,
             stats: true,
             stream_events: false,
+            anomaly_decode: false,
             drop: false,
             drop_alerts: false,
             payload: false,
@@ -531,8 +534,8 @@ const TABLE: &[(Key, Setter)] = &[
         }
         Ok(Used::Yes)
     }),
-    // Which anomalies: `types.applayer` (on with the kind) and `types.stream`; decoder
-    // anomalies (`types.decode`) are not written yet.
+    // Which anomalies: `types.applayer` (on with the kind), `types.stream` and
+    // `types.decode`.
     (
         Key::Prefix("outputs.eve-log.types.anomaly."),
         |s, opt, v| {
@@ -542,10 +545,12 @@ const TABLE: &[(Key, Setter)] = &[
                 "enabled" if !on => {
                     log.anomaly_applayer = false;
                     log.anomaly_stream = false;
+                    s.eve.anomaly_decode = false;
                 }
                 "enabled" => log.anomaly_applayer = true,
                 "types.applayer" => log.anomaly_applayer = on,
                 "types.stream" => log.anomaly_stream = on,
+                "types.decode" => s.eve.anomaly_decode = on,
                 _ => return Ok(Used::No),
             }
             Ok(Used::Yes)
@@ -915,6 +920,10 @@ impl Settings {
         put(
             "outputs.eve-log.types.anomaly.types.stream",
             yes(self.eve.log.anomaly_stream),
+        );
+        put(
+            "outputs.eve-log.types.anomaly.types.decode",
+            yes(self.eve.anomaly_decode),
         );
         let email: Vec<&str> = (EMAIL_FIELDS.iter().enumerate())
             .filter(|(i, _)| self.eve.email_fields >> i & 1 != 0)

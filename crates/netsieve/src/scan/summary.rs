@@ -5,12 +5,13 @@ use std::time::{Duration, SystemTime};
 
 use netsieve_detect::RuleSet;
 use netsieve_detect::engine::Phase;
+use netsieve_packet::DecodeEvent;
 use serde_json::{Value, json};
 
 use netsieve_detect::{DropReason, ExceptionPolicy, FwDrop};
 
 use super::eve::{
-    Counted, DecoderCounts, FlowCounts, IpsCounts, RuleCounts, StatsRecord, Timestamp,
+    Counted, DecodeEvents, DecoderCounts, FlowCounts, IpsCounts, RuleCounts, StatsRecord, Timestamp,
 };
 use super::pipeline::{PoolReport, ReadStats};
 
@@ -50,6 +51,7 @@ impl Summary<'_> {
     pub fn stats_record(&self, uptime: Duration, last_reload: SystemTime) -> StatsRecord {
         let (r, d, f) = (self.read, &self.read.decoded, &self.pool.flows);
         let s = self.set.stats();
+        let events = DecodeEvents(d.events.clone());
         StatsRecord::new(Counted {
             uptime,
             decoder: DecoderCounts {
@@ -59,6 +61,7 @@ impl Summary<'_> {
                 ipv4: d.ipv4,
                 ipv6: d.ipv6,
                 ethernet: d.ethernet,
+                unknown_ethertype: events.of(DecodeEvent::EthernetUnknownEthertype),
                 tcp: d.tcp,
                 udp: d.udp,
                 icmpv4: d.icmpv4,
@@ -67,6 +70,7 @@ impl Summary<'_> {
                 ipv6_in_ipv4: d.ipv6_in_ipv4,
                 ipv4_in_ipv6: d.ipv4_in_ipv6,
                 ipv6_in_ipv6: d.ipv6_in_ipv6,
+                event: events,
             },
             flow: FlowCounts {
                 total: f.created,

@@ -101,14 +101,14 @@ fn xff_address(al: &Alert, opts: EveOptions) -> Option<String> {
 
 /// An Ethernet frame's header (`outputs.eve-log.ethernet`).
 #[derive(Serialize)]
-struct Ether {
+pub(super) struct Ether {
     ether_type: u16,
     src_mac: String,
     dest_mac: String,
 }
 
 impl Ether {
-    fn of(h: &[u8; 14]) -> Ether {
+    pub fn of(h: &[u8; 14]) -> Ether {
         let mac = |m: &[u8]| {
             m.iter()
                 .map(|b| format!("{b:02x}"))

@@ -8,7 +8,7 @@ use netsieve_packet::{Direction, Packet};
 use serde::Serialize;
 
 use super::alert::Rule;
-use super::{Endpoints, Ip, Timestamp};
+use super::{Endpoints, Ip, Timestamp, pkt_src};
 
 #[derive(Serialize)]
 pub(in crate::scan) struct Record {
@@ -138,11 +138,7 @@ impl Record {
             },
             proto: ip.proto,
             ip_v: if v4 { 4 } else { 6 },
-            pkt_src: match &p.tunnel {
-                Some(t) if t.src.is_ipv4() => "ipv4 tunnel",
-                Some(_) => "ipv6 tunnel",
-                None => "wire/pcap",
-            },
+            pkt_src: pkt_src(p),
             direction: flow.map(|f| match f.1 {
                 Direction::ToServer => "to_server",
                 Direction::ToClient => "to_client",

@@ -31,11 +31,12 @@ mod tls;
 mod tx;
 mod websocket;
 
+pub(super) use anomaly::Decode as DecodeRecord;
 pub(super) use drop::Record as DropRecord;
 pub(super) use flow::Record as FlowRecord;
 pub(super) use stats::{
-    AppCounts, Counted, Decoder as DecoderCounts, Flow as FlowCounts, Ips as IpsCounts,
-    Record as StatsRecord, Rules as RuleCounts,
+    AppCounts, Counted, DecodeEvents, Decoder as DecoderCounts, Flow as FlowCounts,
+    Ips as IpsCounts, Record as StatsRecord, Rules as RuleCounts,
 };
 
 use std::io::{self, Write};
@@ -86,6 +87,8 @@ pub(super) enum Record {
     Drop(DropRecord),
     /// A transaction's or a file's.
     Tx(TxLog),
+    /// A decoder event's `anomaly` record.
+    Decode(DecodeRecord),
     Stats(StatsRecord),
 }
 
@@ -97,6 +100,7 @@ impl Record {
             Record::Flow(r) => r.order(),
             Record::Drop(r) => r.order(),
             Record::Tx(t) => t.order(),
+            Record::Decode(r) => r.order(),
             Record::Stats(_) => (u64::MAX, true, u64::MAX, u64::MAX),
         }
     }
@@ -178,6 +182,10 @@ impl Sink for EveLog {
                 serde_json::to_writer(&mut self.out, &r.with_rule(set, o.drop_alerts))?
             }
             Record::Stats(r) if o.stats => serde_json::to_writer(&mut self.out, r)?,
+            Record::Decode(r) => {
+                let file = file_of(&self.files, r.pcap_cnt());
+                serde_json::to_writer(&mut self.out, &r.line(o.ethernet, file))?
+            }
             // File records made for `file-store` alone are not written here.
             Record::Tx(t) if o.log.files || !matches!(t.record, Logged::File(..)) => {
                 write_tx(&mut self.out, set, t, &o)?
@@ -304,7 +312,15 @@ pub(super) fn ip_str(ip: IpAddr) -> String {
     Ip(ip).to_string()
 }
 
-/// An IP protocol's name in EVE and fast.log.
+/// Where a packet came from, as EVE's `pkt_src` says: the wire, or a tunnel.
+pub(super) fn pkt_src(p: &netsieve_packet::Packet) -> &'static str {
+    match &p.tunnel {
+        Some(t) if t.src.is_ipv4() => "ipv4 tunnel",
+        Some(_) => "ipv6 tunnel",
+        None => "wire/pcap",
+    }
+}
+
 /// The protocol as EVE and fast.log name it.
 pub(super) fn proto_name(p: u8) -> String {
     netsieve_wire::ip_proto::eve_name(p)

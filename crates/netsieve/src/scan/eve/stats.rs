@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, SystemTime};
 
 use netsieve_applayer::AppProto;
+use netsieve_packet::DecodeEvent;
 use serde::Serialize;
+use serde::ser::SerializeMap;
 
 use super::Timestamp;
 
@@ -142,6 +144,7 @@ pub(in crate::scan) struct Decoder {
     pub ipv4: u64,
     pub ipv6: u64,
     pub ethernet: u64,
+    pub unknown_ethertype: u64,
     pub tcp: u64,
     pub udp: u64,
     pub icmpv4: u64,
@@ -150,6 +153,49 @@ pub(in crate::scan) struct Decoder {
     pub ipv6_in_ipv4: u64,
     pub ipv4_in_ipv6: u64,
     pub ipv6_in_ipv6: u64,
+    /// Each decoder event netsieve raises, by layer (`event.ipv4.trunc_pkt`).
+    pub event: DecodeEvents,
+}
+
+/// Counts of decoder events, by [`DecodeEvent`] index (empty: none raised), written as
+/// Suricata writes them: every event, nested by layer (`{"ipv4": {"trunc_pkt": 0}}`).
+pub(in crate::scan) struct DecodeEvents(pub Vec<u64>);
+
+impl DecodeEvents {
+    pub fn of(&self, e: DecodeEvent) -> u64 {
+        self.0.get(e as usize).copied().unwrap_or(0)
+    }
+}
+
+impl Serialize for DecodeEvents {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut layers: Vec<(&str, Vec<(&str, u64)>)> = Vec::new();
+        for &e in DecodeEvent::ALL {
+            let (layer, name) = e.name().split_once('.').unwrap_or(("", e.name()));
+            match layers.iter_mut().find(|l| l.0 == layer) {
+                Some(l) => l.1.push((name, self.of(e))),
+                None => layers.push((layer, vec![(name, self.of(e))])),
+            }
+        }
+        let mut map = s.serialize_map(Some(layers.len()))?;
+        for (layer, events) in &layers {
+            map.serialize_entry(layer, &Counters(events))?;
+        }
+        map.end()
+    }
+}
+
+/// One layer's event counters, in order.
+struct Counters<'a>(&'a [(&'a str, u64)]);
+
+impl Serialize for Counters<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (name, n) in self.0 {
+            map.serialize_entry(name, n)?;
+        }
+        map.end()
+    }
 }
 
 #[derive(Serialize)]
