@@ -595,6 +595,10 @@ pub struct Alert {
     pub firewall: Option<Box<FwInfo>>,
     /// An Ethernet frame's header: destination, source, EtherType (EVE's `ether`).
     pub ether: Option<[u8; 14]>,
+    /// The packet had no IP layer (a decoder event's alert on a frame the decoder could
+    /// not take that far): `src`, `dst`, the ports and `proto` are unspecified, and
+    /// records leave them out, as Suricata's do.
+    pub without_ip: bool,
     /// The frame a frame rule matched, with its bytes (EVE's `frame` object).
     pub frame: Option<Box<FrameHit>>,
 }
@@ -1395,8 +1399,11 @@ impl Detector {
     ) {
         self.last_drop = None;
         if p.ip.is_none() {
-            // Not inspected, and passed on.
-            self.counts.ips_accepted += u64::from(self.opts.ips);
+            // Judged by the decoder-event rules only.
+            self.judge_without_ip(p, out);
+            if self.opts.ips {
+                self.count_verdict();
+            }
             return;
         }
         let t0 = self.prof.is_some().then(std::time::Instant::now);
@@ -1425,6 +1432,68 @@ impl Detector {
             self.count_verdict();
         }
         since(t0, self.prof.as_mut().map(|p| &mut p.detect));
+    }
+
+    /// A packet without an IP layer: the rules that judge such packets
+    /// ([`Sig::judges_without_ip`]) alert when the decoder raised their events; in IPS
+    /// mode a drop rule drops it, and a pass rule stops the rules after it.
+    fn judge_without_ip(&mut self, p: &Packet, out: &mut Vec<Alert>) {
+        if p.events.is_empty() {
+            return;
+        }
+        let set = Arc::clone(&self.set);
+        let first_new = out.len();
+        let unspecified = IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
+        let ctx = Pkt {
+            p,
+            src: unspecified,
+            dst: unspecified,
+            sport: 0,
+            dport: 0,
+            proto: 0,
+            dir: None,
+            established: false,
+            flow_id: None,
+            stream_sizes: None,
+            app: None,
+            app_name: None,
+            app_parsed: PerDir::default(),
+            flow: None,
+            app_events: Vec::new(),
+            stream_events: Vec::new(),
+        };
+        for &si in &set.no_ip_rules {
+            let s = &set.sigs[si as usize];
+            let holds = |c: &Cond| matches!(c, Cond::DecodeEvent(e) if p.events.contains(e));
+            if set.is_removed(si) || !s.rule.conds.iter().all(holds) {
+                continue;
+            }
+            self.counts.evaluated += 1;
+            let action = s.rule.action;
+            let blocked = self.opts.ips && matches!(action, Action::Drop | Action::Reject);
+            if blocked {
+                self.last_drop.get_or_insert(DropReason::Rules(si));
+            }
+            if !s.rule.noalert && (action != Action::Pass || s.rule.pass_alert) {
+                // Its frame goes with it: the logs show its first bytes, having no
+                // addresses to show.
+                out.push(Alert {
+                    without_ip: true,
+                    bytes: Some(Box::new((Vec::new(), p.data.clone()))),
+                    ..alert(p, &ctx, si, blocked, None)
+                });
+            }
+            if action == Action::Pass {
+                break;
+            }
+        }
+        let verdict = match self.last_drop {
+            Some(_) => Verdict::Drop,
+            None => Verdict::Alert,
+        };
+        for a in &mut out[first_new..] {
+            a.verdict = verdict;
+        }
     }
 
     /// Counts the last packet's verdict: in firewall mode, the firewall's first; what it
@@ -3645,6 +3714,7 @@ fn alert(p: &Packet, ctx: &Pkt<'_>, sig: u32, blocked: bool, pseudo: Option<u64>
             1 => p.data.get(..14).and_then(|h| h.try_into().ok()),
             _ => None,
         },
+        without_ip: false,
     }
 }
 

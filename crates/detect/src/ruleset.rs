@@ -587,6 +587,28 @@ pub struct FrameSig {
 
 /// How a rule inspects transactions.
 impl Sig {
+    /// The rule is judged on packets without an IP layer too (a frame the decoder could
+    /// not take to its IP header, as Suricata judges its `pkthdr` rules): it tests
+    /// decoder events and nothing else, on any address and port.
+    pub fn judges_without_ip(&self) -> bool {
+        let r = &self.rule;
+        let everywhere = AddrSet::all();
+        r.proto == Proto::Ip
+            && self.app.is_none()
+            && *self.src == everywhere
+            && *self.dst == everywhere
+            && r.sport.is_any()
+            && r.dport.is_any()
+            && self.lists.is_empty()
+            && self.hdr_lists.is_empty()
+            && self.flowbits.is_empty()
+            && self.xbits.is_empty()
+            && self.flowints.is_empty()
+            && self.lua.is_empty()
+            && !r.conds.is_empty()
+            && r.conds.iter().all(|c| matches!(c, Cond::DecodeEvent(_)))
+    }
+
     /// The rule needs flows parsed: it names a protocol, or judges payloads (which
     /// an encrypted flow stops offering, and only its parser tells when).
     pub fn needs_app_layer(&self) -> bool {
@@ -800,6 +822,8 @@ pub struct RuleSet {
     pub(crate) firewall: Arc<crate::firewall::Tables>,
     /// The rules that inspect frames, in evaluation order.
     pub(crate) frame_rules: Vec<u32>,
+    /// The rules judged on packets without an IP layer ([`Sig::judges_without_ip`]).
+    pub(crate) no_ip_rules: Vec<u32>,
     /// Some rule needs the application layer (see [`Sig::needs_app_layer`]): flows
     /// are parsed.
     pub(crate) needs_app: bool,
@@ -1548,6 +1572,7 @@ impl RuleSet {
             tx_groups: self.tx_groups.clone(),
             firewall: Arc::clone(&self.firewall),
             frame_rules: self.frame_rules.clone(),
+            no_ip_rules: self.no_ip_rules.clone(),
             needs_app: self.needs_app,
             ja3: self.ja3,
             lua: self.lua,
@@ -1587,6 +1612,9 @@ impl RuleSet {
             }
             let i = set.sigs.len() as u32;
             set.add_to_groups(&sig, i, &mut built)?;
+            if sig.judges_without_ip() {
+                set.no_ip_rules.push(i);
+            }
             if !set.removed.is_empty() {
                 set.removed.push(false);
             }
@@ -1744,6 +1772,9 @@ impl RuleSet {
         let frame_rules = (0..sigs.len() as u32)
             .filter(|&i| sigs[i as usize].frame.is_some())
             .collect();
+        let no_ip_rules = (0..sigs.len() as u32)
+            .filter(|&i| sigs[i as usize].judges_without_ip())
+            .collect();
         stats.inspected = sigs.len();
         stats.app_layer = sigs.iter().filter(|s| s.tx.is_some()).count();
         let needs_app = sigs.iter().any(|s| s.needs_app_layer());
@@ -1770,6 +1801,7 @@ impl RuleSet {
             appended: sigs.len() as u32,
             firewall,
             frame_rules,
+            no_ip_rules,
             sigs,
             removed: Vec::new(),
             groups,

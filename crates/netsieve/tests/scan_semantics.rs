@@ -1477,6 +1477,57 @@ fn decoder_events_are_anomaly_records_and_counters() {
     assert_eq!(d["unknown_ethertype"], 1);
 }
 
+/// A frame the decoder cannot take to its IP layer is judged by the rules on decoder
+/// events alone (Suricata's `pkthdr` rules; ipv4-truncated, bug-7414): the alert has no
+/// addresses, and fast.log shows the frame's first bytes; a drop rule drops it in IPS
+/// mode.
+#[test]
+fn a_packet_without_an_ip_layer_is_judged_by_decoder_event_rules() {
+    let mut cut = udp(true, 53, b"abcd");
+    cut[16..18].copy_from_slice(&1500u16.to_be_bytes());
+    let rules = "\
+alert pkthdr any any -> any any (msg:\"truncated\"; decode-event:ipv4.trunc_pkt; sid:1;)
+alert ip any any -> any any (msg:\"other event\"; decode-event:udp.len_invalid; sid:2;)
+alert ip 10.0.0.0/8 any -> any any (decode-event:ipv4.trunc_pkt; sid:3;)
+alert pkthdr any any -> any any (decode-event:ipv4.trunc_pkt; content:\"x\"; sid:4;)
+";
+    let (recs, dir) = scan_into(&[cut.clone()], rules, &[]);
+    let alerts: Vec<_> = recs.iter().filter(|r| r["event_type"] == "alert").collect();
+    assert_eq!(alert_sids(&recs), [1], "{recs:?}");
+    for key in [
+        "src_ip",
+        "dest_ip",
+        "src_port",
+        "dest_port",
+        "proto",
+        "flow_id",
+    ] {
+        assert!(alerts[0].get(key).is_none(), "{key} in {}", alerts[0]);
+    }
+    assert_eq!(alerts[0]["pcap_cnt"], 1);
+    let fast = std::fs::read_to_string(dir.path().join("fast.log")).unwrap();
+    assert!(
+        fast.contains("truncated [**] [Priority: 3] [**] [Raw pkt: 00 01 02 03 04 05 ")
+            && fast.trim_end().ends_with("[pcap file packet: 1]"),
+        "{fast}"
+    );
+    let drop = rules.replacen("alert pkthdr", "drop pkthdr", 1);
+    let recs = eve(
+        &[cut],
+        &drop,
+        &[
+            "--simulate-ips",
+            "--set",
+            "outputs.eve-log.types.alert.verdict=yes",
+        ],
+    );
+    let a = recs.iter().find(|r| r["event_type"] == "alert").unwrap();
+    assert_eq!(
+        (&a["alert"]["action"], &a["verdict"]["action"]),
+        (&"blocked".into(), &"drop".into())
+    );
+}
+
 #[test]
 fn a_pass_rule_with_alert_alerts_and_still_passes() {
     // issue-5466: `alert` on a pass rule logs it; the rules after it are not judged.

@@ -40,6 +40,16 @@ impl Sink for FastLog {
         let drop = if al.blocked { "[Drop] " } else { "" };
         let mut ts = String::new();
         let _ = c.write_legacy(&mut ts);
+        if al.without_ip {
+            // No addresses: the frame's first 32 bytes, and the packet's number.
+            let frame = al.bytes.as_deref().map_or(&[][..], |b| &b.1[..]);
+            let raw: String = frame.iter().take(32).map(|b| format!("{b:02X} ")).collect();
+            return writeln!(
+                self.out,
+                "{ts}  {drop}[**] [{}:{}:{}] {} [**] {class}[Priority: {}] [**] [Raw pkt: {raw}] [pcap file packet: {}]",
+                r.gid, r.sid, r.rev, r.msg, s.severity, al.packet,
+            );
+        }
         writeln!(
             self.out,
             "{ts}  {drop}[**] [{}:{}:{}] {} [**] {class}[Priority: {}] {{{}}} {} -> {}",

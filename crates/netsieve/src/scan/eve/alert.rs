@@ -25,14 +25,9 @@ pub(super) struct Record<'a> {
     event_type: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     vlan: Option<Vec<u16>>,
-    src_ip: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    src_port: Option<u16>,
-    dest_ip: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    dest_port: Option<u16>,
-    proto: String,
-    ip_v: u8,
+    /// The addresses, ports and protocol: none for a packet without an IP layer.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    ip: Option<IpFields>,
     #[serde(skip_serializing_if = "Option::is_none")]
     icmp_type: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -82,6 +77,36 @@ pub(super) struct Record<'a> {
     /// The capture file the packet came from (`outputs.eve-log.pcap-file`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pcap_filename: Option<&'a str>,
+}
+
+/// An alert's packet's addresses, ports and protocol.
+#[derive(Serialize)]
+struct IpFields {
+    src_ip: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    src_port: Option<u16>,
+    dest_ip: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dest_port: Option<u16>,
+    proto: String,
+    ip_v: u8,
+}
+
+impl IpFields {
+    fn of(al: &Alert) -> Option<IpFields> {
+        if al.without_ip {
+            return None;
+        }
+        let has_ports = netsieve_wire::ip_proto::has_ports(al.proto);
+        Some(IpFields {
+            src_ip: ip_str(al.src),
+            src_port: has_ports.then_some(al.sport),
+            dest_ip: ip_str(al.dst),
+            dest_port: has_ports.then_some(al.dport),
+            proto: proto_name(al.proto),
+            ip_v: if al.src.is_ipv4() { 4 } else { 6 },
+        })
+    }
 }
 
 /// The address an HTTP alert's X-Forwarded-For header gives the client, as `xff`'s
@@ -230,7 +255,7 @@ impl<'a> Rule<'a> {
     /// The `source` and `target` objects of a rule with `target`: the alert's packet's
     /// destination is the target for `target:dest_ip`, its source for `src_ip`.
     fn with_target(mut self, set: &RuleSet, al: &Alert) -> Rule<'a> {
-        let Some(t) = set.sig(al.sig).rule.target else {
+        let Some(t) = set.sig(al.sig).rule.target.filter(|_| !al.without_ip) else {
             return self;
         };
         let src = Endpoint {
@@ -357,7 +382,6 @@ impl<'a> Record<'a> {
         (opts, refs): (EveOptions, Option<&References>),
         file: Option<&'a str>,
     ) -> Record<'a> {
-        let has_ports = netsieve_wire::ip_proto::has_ports(al.proto);
         let pkt_src = match &al.tunnel {
             Some(t) if t.src.is_ipv4() => "ipv4 tunnel",
             Some(_) => "ipv6 tunnel",
@@ -370,12 +394,7 @@ impl<'a> Record<'a> {
             pcap_cnt: (al.pseudo.is_none() && al.tunnel.is_none()).then_some(al.packet),
             event_type: "alert",
             vlan: (al.vlan[0] != 0).then(|| al.vlan.iter().copied().filter(|&v| v != 0).collect()),
-            src_ip: ip_str(al.src),
-            src_port: has_ports.then_some(al.sport),
-            dest_ip: ip_str(al.dst),
-            dest_port: has_ports.then_some(al.dport),
-            proto: proto_name(al.proto),
-            ip_v: if al.src.is_ipv4() { 4 } else { 6 },
+            ip: IpFields::of(al),
             icmp_type: al.icmp.map(|i| i.0),
             icmp_code: al.icmp.map(|i| i.1),
             pkt_src,
@@ -441,10 +460,10 @@ impl<'a> Record<'a> {
         if let (Some(x), Some(ip)) = (opts.xff, xff_address(al, opts)) {
             // The client's side of the record: the source to the server, else the
             // destination.
-            match (x.overwrite, al.dir) {
-                (true, Some(Direction::ToClient)) => rec.dest_ip = ip,
-                (true, _) => rec.src_ip = ip,
-                (false, _) => rec.alert.xff = Some(ip),
+            match (x.overwrite, al.dir, rec.ip.as_mut()) {
+                (true, Some(Direction::ToClient), Some(f)) => f.dest_ip = ip,
+                (true, _, Some(f)) => f.src_ip = ip,
+                _ => rec.alert.xff = Some(ip),
             }
         }
         if let Some(t) = al.tx.as_ref().filter(|_| opts.alert_meta.app) {
