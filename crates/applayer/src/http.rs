@@ -45,6 +45,9 @@ pub struct Limits {
     /// FTP commands waiting for their replies at most (`app-layer.protocols.ftp.max-tx`,
     /// 1,024); past that, FTP's transactions are kept to 256 anyway.
     pub ftp_open_txs: usize,
+    /// Bytes of a message's file kept in all, past the body limits, for file-store
+    /// (0: none past them).
+    pub file_bytes: usize,
 }
 
 impl Default for Limits {
@@ -58,6 +61,7 @@ impl Default for Limits {
             decompress_layers: 2,
             http2: true,
             ftp_open_txs: 1024,
+            file_bytes: 0,
         }
     }
 }
@@ -145,6 +149,14 @@ pub struct Message {
     pub framing_len: u64,
     /// The message ended (its body is complete).
     pub complete: bool,
+    /// With [`Limits::file_bytes`] above the body limit (file-store): the body's bytes
+    /// past the body limit, until the message ends.
+    file_rest: Vec<u8>,
+    /// With [`Limits::file_bytes`] above the body limit (file-store), once the message
+    /// ended: its whole file (a response's with its content coding removed), when it
+    /// was past the body limit and all of it was kept (`body` and a response's
+    /// `file_data` stop at the limit).
+    pub file: Option<Vec<u8>>,
 }
 
 impl Message {
@@ -1085,6 +1097,7 @@ impl Http {
             Direction::ToServer => self.limits.request_body,
             Direction::ToClient => self.limits.response_body,
         };
+        let file_limit = self.limits.file_bytes;
         let Some(t) = self.tx_mut(id) else { return };
         // The message, and a request's form, found once.
         let (m, form) = match dir {
@@ -1099,7 +1112,12 @@ impl Http {
         };
         m.body_len += chunk.len() as u64;
         let room = limit.saturating_sub(m.body.len());
-        m.body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let (kept, past) = chunk.split_at(chunk.len().min(room));
+        m.body.extend_from_slice(kept);
+        // A file to store is kept on past the limit, up to its own.
+        let file_room = file_limit.saturating_sub(m.body.len() + m.file_rest.len());
+        m.file_rest
+            .extend_from_slice(&past[..past.len().min(file_room)]);
         if let Some(f) = form {
             f.feed(chunk);
         }
@@ -1140,6 +1158,7 @@ impl Http {
             Framing::Head
         };
         let limit = self.limits.response_body;
+        let file_limit = self.limits.file_bytes;
         let layers = self.limits.decompress_layers;
         let mut failed = false;
         if let Some(t) = self.tx_mut(id) {
@@ -1147,6 +1166,7 @@ impl Http {
                 Direction::ToServer => {
                     if let Some(r) = t.request.as_mut() {
                         r.msg.complete = true;
+                        r.msg.file = whole_file(&mut r.msg).map(|(body, _)| body);
                         if let Some(f) = r.form.as_mut() {
                             f.finish();
                         }
@@ -1166,6 +1186,10 @@ impl Http {
                         let (data, ok) = decode_body(&r.msg.body, Some(&coding), limit, layers);
                         r.file_data = data;
                         failed = !ok;
+                        r.msg.file = whole_file(&mut r.msg).map(|(body, coded)| match coded {
+                            true => decode_body(&body, Some(&coding), file_limit, layers).0,
+                            false => body,
+                        });
                     }
                 }
             }
@@ -1178,6 +1202,17 @@ impl Http {
             Direction::ToClient => Progress::ResponseDone(id),
         });
     }
+}
+
+/// The whole body of message `m`, just ended, when it went past the body limit and was
+/// all kept for its file ([`Limits::file_bytes`]); whether it has a content coding.
+fn whole_file(m: &mut Message) -> Option<(Vec<u8>, bool)> {
+    let rest = std::mem::take(&mut m.file_rest);
+    if rest.is_empty() || (m.body.len() + rest.len()) as u64 != m.body_len {
+        return None;
+    }
+    let coded = m.header("content-encoding").is_some();
+    Some(([&m.body[..], &rest[..]].concat(), coded))
 }
 
 /// Where a head ends: just past its empty line (CRLF CRLF or LF LF, mixed allowed).

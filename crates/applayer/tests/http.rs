@@ -226,6 +226,54 @@ fn compressed_bodies_are_decoded_within_the_limit() {
     assert!(h.events.is_empty());
 }
 
+/// With `file_bytes` (file-store), a body past the body limit is kept whole for its
+/// file (decoded, for a compressed response), in every split, while the inspected body
+/// stops at the limit (a compressed one cut there does not decode: it stays as sent);
+/// one past `file_bytes` too is not kept.
+#[test]
+fn a_file_past_the_body_limit_is_kept_whole_for_file_store() {
+    let limits = Limits {
+        request_body: 8,
+        response_body: 8,
+        file_bytes: 64,
+        ..Limits::default()
+    };
+    let text = b"0123456789abcdefghij0123456789abcdefghij";
+    let zipped = gzip(text);
+    let mut resp = format!(
+        "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+        zipped.len()
+    )
+    .into_bytes();
+    resp.extend_from_slice(&zipped);
+    let mut req = b"POST /up HTTP/1.1\r\nContent-Length: 40\r\n\r\n".to_vec();
+    req.extend_from_slice(text);
+    for cut in [1, 7, 45, 60] {
+        let mut h = Http::new(limits);
+        for part in req.chunks(cut) {
+            h.feed(Direction::ToServer, part);
+        }
+        for part in resp.chunks(cut) {
+            h.feed(Direction::ToClient, part);
+        }
+        let t = &h.txs[0];
+        let (q, r) = (t.request.as_ref().unwrap(), t.response.as_ref().unwrap());
+        assert_eq!(q.msg.body, &text[..8], "cut {cut}");
+        assert_eq!(q.msg.file.as_deref(), Some(&text[..]), "cut {cut}");
+        assert!(r.file_data.len() <= 8, "cut {cut}");
+        assert_eq!(r.msg.file.as_deref(), Some(&text[..]), "cut {cut}");
+    }
+    // Past `file_bytes`, or without it, nothing beyond the limit is kept.
+    for file_bytes in [0, 16] {
+        let mut h = Http::new(Limits {
+            file_bytes,
+            ..limits
+        });
+        h.feed(Direction::ToServer, &req);
+        assert_eq!(h.txs[0].request.as_ref().unwrap().msg.file, None);
+    }
+}
+
 #[test]
 fn hostile_input_raises_events() {
     let limits = Limits::default();

@@ -1072,7 +1072,7 @@ pub fn http_files(
             .filter(|_| d == Direction::ToClient)
             .and_then(|r| Some((r.start?, r.end?)));
         for f in http_dir_files(t, d).into_iter().filter(|f| f.size > 0) {
-            let content = wants.content(d, f.whole.then_some(f.data));
+            let content = wants.content(d, f.all());
             let file = FileMeta::new(text(&f.name(t)), f.size, t.id, content);
             out.push((d, FileMeta { range, ..file }));
         }
@@ -1091,9 +1091,21 @@ pub struct HttpFile<'a> {
     pub size: u64,
     /// All of it was kept (so it has digests).
     pub whole: bool,
+    /// A body past the body limit kept whole for file-store ([`Message::file`]), where
+    /// `data` stops at the limit.
+    pub beyond: Option<&'a [u8]>,
 }
 
 impl<'a> HttpFile<'a> {
+    /// All of its bytes, when they were kept: for its record (digests, file-store).
+    pub fn all(&self) -> Option<&'a [u8]> {
+        if self.whole {
+            Some(self.data)
+        } else {
+            self.beyond
+        }
+    }
+
     /// Its name (a body's is worked out here, only when asked: it normalises the URI).
     pub fn name(&self, t: &http::Tx) -> Cow<'a, [u8]> {
         match self.part_name {
@@ -1106,14 +1118,16 @@ impl<'a> HttpFile<'a> {
 /// The files of an HTTP transaction's direction, as Suricata opens them: a form's
 /// parts named as files, else the body (when there is one).
 pub fn http_dir_files(t: &http::Tx, d: Direction) -> Vec<HttpFile<'_>> {
-    let whole = |m: &Message| m.body.len() as u64 == m.body_len;
-    let body = |m, data, size| HttpFile {
-        part_name: None,
-        msg: m,
-        data,
-        size,
-        whole: whole(m),
-    };
+    fn body<'a>(m: &'a Message, data: &'a [u8], size: u64) -> HttpFile<'a> {
+        HttpFile {
+            part_name: None,
+            msg: m,
+            data,
+            size,
+            whole: m.body.len() as u64 == m.body_len,
+            beyond: m.file.as_deref(),
+        }
+    }
     match d {
         Direction::ToServer => match &t.request {
             Some(r) if r.form.is_some() => r
@@ -1126,6 +1140,7 @@ pub fn http_dir_files(t: &http::Tx, d: Direction) -> Vec<HttpFile<'_>> {
                     data: &f.data,
                     size: f.size,
                     whole: f.size == f.data.len() as u64,
+                    beyond: None,
                 })
                 .collect(),
             Some(r) if r.msg.body_len > 0 => vec![body(&r.msg, &r.msg.body, r.msg.body_len)],
@@ -1165,10 +1180,10 @@ pub fn http_file_name(t: &http::Tx, m: &Message) -> Vec<u8> {
 /// The size of a response's file: its body's, or what a compressed body decodes to.
 pub fn response_file_size(r: &http::Response) -> u64 {
     let coded = r.msg.header("content-encoding").is_some();
-    if coded && r.msg.complete {
-        r.file_data.len() as u64
-    } else {
-        r.msg.body_len
+    match (&r.msg.file, coded && r.msg.complete) {
+        (Some(whole), true) => whole.len() as u64,
+        (None, true) => r.file_data.len() as u64,
+        (_, false) => r.msg.body_len,
     }
 }
 

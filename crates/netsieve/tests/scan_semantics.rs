@@ -1366,6 +1366,13 @@ fn file_store_writes_the_files_rules_or_force_ask_for() {
         "{metas:?}"
     );
 
+    // A body past the body limit is kept whole for its file (filestore-v2.6), though
+    // inspected only up to the limit.
+    let small = "app-layer.protocols.http.libhtp.default-config.response-body-limit=3";
+    let (recs, dir) = scan_into(&http, "", &[&forced[..], &["--set", small]].concat());
+    assert_eq!(fileinfo(&recs)["stored"], true);
+    assert_eq!(std::fs::read(stored(&dir)).unwrap(), b"hello");
+
     // Not forced: only the files of a direction a matching `filestore` rule covers
     // (here a rule on the request, inspected before the response's file is logged).
     let rule = |opt: &str| {

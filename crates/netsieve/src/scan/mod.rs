@@ -314,7 +314,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         app_error: settings.app_error_policy(ips)?,
         chunk: settings.chunk,
         payload_limit: settings.payload_limit,
-        http: settings.http,
+        http: settings.http_limits(),
         ports: settings.ports,
         alert_max: settings.alert_max,
         log: settings.log_types(),

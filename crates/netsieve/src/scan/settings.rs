@@ -72,6 +72,10 @@ pub(super) struct FileStoreOptions {
     pub write_fileinfo: bool,
 }
 
+/// The largest HTTP body file-store keeps whole past the body limits: it is held in
+/// memory until its message ends (Suricata streams files to disk instead).
+pub(super) const FILE_STORE_MAX: usize = 16 << 20;
+
 impl FileStoreOptions {
     /// Which files are stored.
     pub fn stores(&self) -> StoreFiles {
@@ -1086,6 +1090,16 @@ impl Settings {
             log.file_hashes |= Hash::Sha256.bit();
         }
         log
+    }
+
+    /// The HTTP parser's limits: suricata.yaml's, and with file-store, files kept whole
+    /// past the body limits (up to [`FILE_STORE_MAX`]).
+    pub fn http_limits(&self) -> HttpLimits {
+        let mut l = self.http;
+        if self.file_store.stores() != StoreFiles::Off {
+            l.file_bytes = FILE_STORE_MAX;
+        }
+        l
     }
 
     /// The policy for a parser's error (SIP's, so far), as Suricata resolves it:
