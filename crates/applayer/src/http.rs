@@ -150,13 +150,13 @@ pub struct Message {
     /// The message ended (its body is complete).
     pub complete: bool,
     /// With [`Limits::file_bytes`] above the body limit (file-store): the body's bytes
-    /// past the body limit, until the message ends.
-    file_rest: Vec<u8>,
+    /// past the body limit, until the message ends (boxed: most messages have none).
+    file_rest: Option<Box<Vec<u8>>>,
     /// With [`Limits::file_bytes`] above the body limit (file-store), once the message
     /// ended: its whole file (a response's with its content coding removed), when it
     /// was past the body limit and all of it was kept (`body` and a response's
     /// `file_data` stop at the limit).
-    pub file: Option<Vec<u8>>,
+    pub file: Option<Box<Vec<u8>>>,
 }
 
 impl Message {
@@ -1115,9 +1115,11 @@ impl Http {
         let (kept, past) = chunk.split_at(chunk.len().min(room));
         m.body.extend_from_slice(kept);
         // A file to store is kept on past the limit, up to its own.
-        let file_room = file_limit.saturating_sub(m.body.len() + m.file_rest.len());
-        m.file_rest
-            .extend_from_slice(&past[..past.len().min(file_room)]);
+        if !past.is_empty() && file_limit > m.body.len() {
+            let rest = m.file_rest.get_or_insert_default();
+            let room = file_limit.saturating_sub(m.body.len() + rest.len());
+            rest.extend_from_slice(&past[..past.len().min(room)]);
+        }
         if let Some(f) = form {
             f.feed(chunk);
         }
@@ -1166,7 +1168,7 @@ impl Http {
                 Direction::ToServer => {
                     if let Some(r) = t.request.as_mut() {
                         r.msg.complete = true;
-                        r.msg.file = whole_file(&mut r.msg).map(|(body, _)| body);
+                        r.msg.file = whole_file(&mut r.msg).map(|(body, _)| Box::new(body));
                         if let Some(f) = r.form.as_mut() {
                             f.finish();
                         }
@@ -1186,9 +1188,11 @@ impl Http {
                         let (data, ok) = decode_body(&r.msg.body, Some(&coding), limit, layers);
                         r.file_data = data;
                         failed = !ok;
-                        r.msg.file = whole_file(&mut r.msg).map(|(body, coded)| match coded {
-                            true => decode_body(&body, Some(&coding), file_limit, layers).0,
-                            false => body,
+                        r.msg.file = whole_file(&mut r.msg).map(|(body, coded)| {
+                            Box::new(match coded {
+                                true => decode_body(&body, Some(&coding), file_limit, layers).0,
+                                false => body,
+                            })
                         });
                     }
                 }
@@ -1207,7 +1211,7 @@ impl Http {
 /// The whole body of message `m`, just ended, when it went past the body limit and was
 /// all kept for its file ([`Limits::file_bytes`]); whether it has a content coding.
 fn whole_file(m: &mut Message) -> Option<(Vec<u8>, bool)> {
-    let rest = std::mem::take(&mut m.file_rest);
+    let rest = m.file_rest.take()?;
     if rest.is_empty() || (m.body.len() + rest.len()) as u64 != m.body_len {
         return None;
     }

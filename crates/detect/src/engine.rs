@@ -4534,9 +4534,10 @@ fn apply_flowints(s: &Sig, ints: &mut Vec<(u32, u64)>) {
 }
 
 /// The `filestore` rules that matched a transaction (or a flow): each direction whose
-/// files they mark for `file-store`, with the rule's sid.
+/// files they mark for `file-store`, with the rule's sid. Boxed, as few transactions
+/// have any: it costs a transaction's record one word.
 #[derive(Clone, Debug, Default)]
-struct StoreMarks(Vec<(Direction, u32)>);
+struct StoreMarks(Option<Box<Vec<(Direction, u32)>>>);
 
 impl StoreMarks {
     /// Rule `s`, whose `filestore` is `fs`, matched in direction `d`.
@@ -4549,15 +4550,16 @@ impl StoreMarks {
                 Some(FileStoreDir::Both) => true,
             };
             let mark = (x, s.rule.sid);
-            if covered && !self.0.contains(&mark) {
-                self.0.push(mark);
+            let marks = self.0.get_or_insert_default();
+            if covered && !marks.contains(&mark) {
+                marks.push(mark);
             }
         }
     }
 
     /// The sids of the rules that marked direction `d`'s files, here or in `more`.
     fn sids(&self, more: &StoreMarks, d: Direction) -> Vec<u32> {
-        let marks = self.0.iter().chain(&more.0);
+        let marks = self.0.iter().chain(&more.0).flat_map(|m| m.iter());
         let mut sids: Vec<u32> = marks.filter(|m| m.0 == d).map(|m| m.1).collect();
         sids.dedup();
         sids
