@@ -151,12 +151,16 @@ pub struct Message {
     pub complete: bool,
     /// With [`Limits::file_bytes`] above the body limit (file-store): the body's bytes
     /// past the body limit, until the message ends (boxed: most messages have none).
+    #[expect(
+        clippy::box_collection,
+        reason = "one word in every message; the bytes only in those past the limit"
+    )]
     file_rest: Option<Box<Vec<u8>>>,
     /// With [`Limits::file_bytes`] above the body limit (file-store), once the message
     /// ended: its whole file (a response's with its content coding removed), when it
     /// was past the body limit and all of it was kept (`body` and a response's
     /// `file_data` stop at the limit).
-    pub file: Option<Box<Vec<u8>>>,
+    pub file: Option<Box<[u8]>>,
 }
 
 impl Message {
@@ -1168,7 +1172,7 @@ impl Http {
                 Direction::ToServer => {
                     if let Some(r) = t.request.as_mut() {
                         r.msg.complete = true;
-                        r.msg.file = whole_file(&mut r.msg).map(|(body, _)| Box::new(body));
+                        r.msg.file = whole_file(&mut r.msg).map(|(body, _)| body.into());
                         if let Some(f) = r.form.as_mut() {
                             f.finish();
                         }
@@ -1188,11 +1192,11 @@ impl Http {
                         let (data, ok) = decode_body(&r.msg.body, Some(&coding), limit, layers);
                         r.file_data = data;
                         failed = !ok;
-                        r.msg.file = whole_file(&mut r.msg).map(|(body, coded)| {
-                            Box::new(match coded {
-                                true => decode_body(&body, Some(&coding), file_limit, layers).0,
-                                false => body,
-                            })
+                        r.msg.file = whole_file(&mut r.msg).map(|(body, coded)| match coded {
+                            true => decode_body(&body, Some(&coding), file_limit, layers)
+                                .0
+                                .into(),
+                            false => body.into(),
                         });
                     }
                 }

@@ -4537,6 +4537,10 @@ fn apply_flowints(s: &Sig, ints: &mut Vec<(u32, u64)>) {
 /// files they mark for `file-store`, with the rule's sid. Boxed, as few transactions
 /// have any: it costs a transaction's record one word.
 #[derive(Clone, Debug, Default)]
+#[expect(
+    clippy::box_collection,
+    reason = "one word in every transaction's record; the marks only where a rule made some"
+)]
 struct StoreMarks(Option<Box<Vec<(Direction, u32)>>>);
 
 impl StoreMarks {

@@ -1125,7 +1125,7 @@ pub fn http_dir_files(t: &http::Tx, d: Direction) -> Vec<HttpFile<'_>> {
             data,
             size,
             whole: m.body.len() as u64 == m.body_len,
-            beyond: m.file.as_deref().map(Vec::as_slice),
+            beyond: m.file.as_deref(),
         }
     }
     match d {
