@@ -95,7 +95,13 @@ pub struct Mime {
     top: bool,
     /// The message ended ([`Mime::finish`]).
     pub done: bool,
+    /// A boundary longer than [`MAX_BOUNDARY`] was read since the SMTP parser last
+    /// looked (it raises `smtp.mime_long_boundary`); the boundary is used all the same.
+    pub long_boundary: bool,
 }
+
+/// The longest MIME boundary Suricata takes without an event (measured).
+pub const MAX_BOUNDARY: usize = 254;
 
 impl Mime {
     pub fn new() -> Mime {
@@ -214,6 +220,7 @@ impl Mime {
             self.top = false;
         }
         if multipart && let Some(b) = boundary {
+            self.long_boundary |= b.len() > MAX_BOUNDARY;
             if self.boundaries.len() < MAX_DEPTH && !b.is_empty() {
                 self.boundaries.push(b);
             }

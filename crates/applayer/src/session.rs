@@ -508,6 +508,7 @@ impl Session {
             Some(Parser::Http(h)) => h.events.raised(),
             Some(Parser::Mqtt(m)) => m.events.raised(),
             Some(Parser::Ftp(f)) => f.events.raised(),
+            Some(Parser::Smtp(s)) => s.events.raised(),
             Some(Parser::Smb(s)) => s.events.raised(),
             Some(Parser::Http2(h)) => h.events.raised(),
             _ => 0,
@@ -524,6 +525,7 @@ impl Session {
             }
             Some(Parser::Mqtt(m)) => out.extend(m.events.since(count)),
             Some(Parser::Ftp(f)) => out.extend(f.events.since(count)),
+            Some(Parser::Smtp(s)) => out.extend(s.events.since(count)),
             Some(Parser::Smb(s)) => out.extend(s.events.since(count)),
             Some(Parser::Http2(h)) => out.extend(h.events.since(count)),
             _ => {}

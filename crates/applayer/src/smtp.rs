@@ -10,8 +10,8 @@
 //! is cut there (the rest of it is dropped), a line of a message is read in pieces of
 //! that size. At most 64 transactions are kept.
 
-use crate::txs::{Numbered, Txs};
-use netsieve_wire::{Direction, PerDir};
+use crate::txs::{Events, Numbered, Txs};
+use netsieve_wire::{AppEvent, Direction, PerDir};
 
 use crate::lines::Lines;
 use crate::mime::Mime;
@@ -48,6 +48,9 @@ pub struct Smtp {
     data: bool,
     /// Message bytes were read since `DATA`: a reply to it no longer takes it back.
     data_seen: bool,
+    /// The server's `220` welcome came.
+    welcomed: bool,
+    pub events: Events<AppEvent>,
 }
 
 impl Smtp {
@@ -107,6 +110,9 @@ impl Smtp {
         if self.data {
             return self.data_line(line);
         }
+        if !self.welcomed {
+            self.events.raise(AppEvent::SmtpNoServerWelcomeMessage);
+        }
         let text = line.trim_ascii_end();
         let (verb, arg) = match text.iter().position(|&c| c == b' ') {
             Some(i) => (&text[..i], text[i + 1..].trim_ascii()),
@@ -155,6 +161,9 @@ impl Smtp {
         let line = line.strip_prefix(b".").unwrap_or(line);
         if let Some(m) = t.mime.as_mut() {
             m.line(line);
+            if std::mem::take(&mut m.long_boundary) {
+                self.events.raise(AppEvent::SmtpMimeLongBoundary);
+            }
         }
         false
     }
@@ -168,6 +177,7 @@ impl Smtp {
     }
 
     fn server_line(&mut self, line: &[u8]) -> bool {
+        self.welcomed |= line.starts_with(b"220");
         // A refused DATA (anything but 354 before the message began) takes it back.
         if self.data && !self.data_seen && line.len() >= 3 {
             let code = &line[..3];
@@ -233,6 +243,39 @@ mod tests {
         assert!(t.complete && m.done);
         assert_eq!(s.txs[1].id, 1);
         assert_eq!(s.txs[1].helo.as_deref(), Some(&b"GP"[..]));
+    }
+
+    /// Measured on the reference with built sessions: a boundary of 255 bytes raises
+    /// `mime_long_boundary`, 254 does not; each command before the `220` welcome raises
+    /// `no_server_welcome_message`.
+    #[test]
+    fn events_as_suricata_raises_them() {
+        let mail = |n: usize| {
+            let b = "B".repeat(n);
+            format!(
+                "DATA\r\nContent-Type: multipart/mixed; boundary=\"{b}\"\r\n\r\n--{b}\r\n\r\nhi\r\n--{b}--\r\n.\r\n"
+            )
+        };
+        for (n, raised) in [(254, false), (255, true), (300, true)] {
+            let mut s = Smtp::default();
+            s.feed(ToClient, b"220 mx ESMTP\r\n");
+            s.feed(ToServer, b"EHLO a\r\nMAIL FROM:<a@x>\r\nRCPT TO:<b@y>\r\n");
+            s.feed(ToServer, mail(n).as_bytes());
+            let long = s
+                .events
+                .iter()
+                .filter(|&&e| e == AppEvent::SmtpMimeLongBoundary);
+            assert_eq!(long.count(), usize::from(raised), "boundary of {n}");
+            assert_eq!(s.events.raised(), u64::from(raised), "boundary of {n}");
+        }
+        let mut s = Smtp::default();
+        s.feed(ToServer, b"EHLO a\r\n");
+        s.feed(ToClient, b"250 ok\r\n");
+        s.feed(ToServer, b"QUIT\r\n");
+        s.feed(ToClient, b"220 late\r\n");
+        s.feed(ToServer, b"NOOP\r\n");
+        let no_welcome = [AppEvent::SmtpNoServerWelcomeMessage; 2];
+        assert_eq!(s.events.iter().copied().collect::<Vec<_>>(), no_welcome);
     }
 
     #[test]

@@ -51,6 +51,12 @@ crate::named! {
     /// A command while as many as `app-layer.protocols.ftp.max-tx` wait for their
     /// replies: the flow's FTP is read no further.
     FtpTooManyTransactions = "ftp.too_many_transactions",
+    /// A MIME boundary longer than 254 bytes (measured on the reference: 255 raises it,
+    /// 254 does not).
+    SmtpMimeLongBoundary = "smtp.mime_long_boundary",
+    /// A client command before the server's `220` welcome (one per command, as the
+    /// reference raises it).
+    SmtpNoServerWelcomeMessage = "smtp.no_server_welcome_message",
     /// A CONNACK with no CONNECT waiting for it.
     MqttMissingConnect = "mqtt.missing_connect",
     /// A side that does not begin as HTTP/2 does (the client's preface).

@@ -1,6 +1,6 @@
 //! The `anomaly` record: an event a packet raised, with the layer that raised it. An
 //! application-layer event is named as Suricata's anomaly log names it: without its
-//! protocol's prefix, and in libhtp's upper case for HTTP (`REQUEST_LINE_MISSING_PROTOCOL`);
+//! protocol's prefix, and in upper case for HTTP and SMTP, as Suricata names theirs (`REQUEST_LINE_MISSING_PROTOCOL`, `MIME_LONG_BOUNDARY`);
 //! a stream event with its `stream.` prefix; a decoder event (its own record, [`Decode`],
 //! made from the packet) with its `decoder.` prefix.
 
@@ -46,7 +46,7 @@ impl Record {
                 Object {
                     app_proto: Some(proto.name()),
                     kind: "applayer",
-                    event: if proto == AppProto::Http {
+                    event: if matches!(proto, AppProto::Http | AppProto::Smtp) {
                         bare.to_ascii_uppercase()
                     } else {
                         bare.to_string()
