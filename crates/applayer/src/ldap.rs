@@ -6,6 +6,10 @@
 //! intermediate response) completes it. A response that answers no request begins a
 //! transaction of its own; an unbind or abandon request, which has no answer, is
 //! complete at once.
+//!
+//! StartTLS (RFC 4511 4.14): once a StartTLS request is sent, the client's bytes wait;
+//! a success response hands the connection over to TLS ([`Ldap::take_handover`]: the
+//! bytes of each side after it), any other lets LDAP go on with them.
 
 use crate::held::Held;
 use crate::txs::{Numbered, Txs};
@@ -49,6 +53,24 @@ impl Numbered for Tx {
 pub struct Ldap {
     pub txs: Txs<Tx, MAX_TXS>,
     held: Held,
+    start_tls: StartTls,
+}
+
+/// The StartTLS extended operation's name.
+const START_TLS: &str = "1.3.6.1.4.1.1466.20037";
+
+/// How far a StartTLS exchange went.
+#[derive(Clone, Debug, Default)]
+enum StartTls {
+    #[default]
+    No,
+    /// The request with this message ID was sent: the client's next bytes (kept here)
+    /// are TLS if the server agrees.
+    Asked { id: u32, client: Vec<u8> },
+    /// The server agreed: each side's bytes after the exchange, for TLS.
+    Agreed(netsieve_wire::PerDir<Vec<u8>>),
+    /// Handed over: nothing more is LDAP.
+    Done,
 }
 
 /// The operation's code (`search_request` 3, see `netsieve_wire::ldap::OPERATIONS`).
@@ -114,6 +136,21 @@ impl Ldap {
 
     /// In-order TCP bytes of one direction: BER messages, one after another.
     pub fn feed(&mut self, dir: Direction, bytes: &[u8]) -> bool {
+        match &mut self.start_tls {
+            // After the handover, nothing is LDAP; while StartTLS waits for its answer,
+            // the client's bytes wait with it.
+            StartTls::Done => return false,
+            StartTls::Agreed(rest) => {
+                rest[dir].extend_from_slice(bytes);
+                return false;
+            }
+            StartTls::Asked { client, .. } if dir == Direction::ToServer => {
+                let room = MAX_MESSAGE.saturating_sub(client.len());
+                client.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                return false;
+            }
+            _ => {}
+        }
         let Some(held) = self.held.take(dir, bytes) else {
             return false;
         };
@@ -131,15 +168,66 @@ impl Ldap {
             let Some(m) = held.get(used..used + len) else {
                 break;
             };
+            used += len;
             // A message the crate cannot read is passed over.
             if let Ok((_, m)) = LdapMessage::from_ber(m) {
-                self.message(dir, m.to_static());
+                let m = m.to_static();
+                let handed = self.start_tls_step(dir, &m, &held[used..]);
+                self.message(dir, m);
                 progress = true;
+                if handed {
+                    return true;
+                }
             }
-            used += len;
         }
         self.held.keep(dir, held, used);
         progress
+    }
+
+    /// Message `m` of direction `dir`, with `rest` after it: a StartTLS request holds
+    /// the client's bytes back; its answer hands them, and the server's `rest`, over to
+    /// TLS on success, or gives them back to LDAP. True when LDAP stops reading this
+    /// feed (the bytes after `m` went elsewhere).
+    fn start_tls_step(&mut self, dir: Direction, m: &Message, rest: &[u8]) -> bool {
+        match (&self.start_tls, dir, &m.protocol_op) {
+            (StartTls::No, Direction::ToServer, ProtocolOp::ExtendedRequest(x))
+                if x.request_name.0 == START_TLS =>
+            {
+                self.start_tls = StartTls::Asked {
+                    id: m.message_id.0,
+                    client: rest.to_vec(),
+                };
+                true
+            }
+            (StartTls::Asked { id, .. }, Direction::ToClient, ProtocolOp::ExtendedResponse(x))
+                if m.message_id.0 == *id =>
+            {
+                let StartTls::Asked { client, .. } = std::mem::take(&mut self.start_tls) else {
+                    return false;
+                };
+                if x.result.result_code == proto::ResultCode::Success {
+                    let sides = netsieve_wire::PerDir::new(client, rest.to_vec());
+                    self.start_tls = StartTls::Agreed(sides);
+                    return true;
+                }
+                // Refused: the client's bytes were LDAP after all.
+                self.feed(Direction::ToServer, &client);
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// After a StartTLS the server agreed to: each side's bytes after the exchange, to
+    /// be read as TLS; LDAP reads nothing more.
+    pub fn take_handover(&mut self) -> Option<netsieve_wire::PerDir<Vec<u8>>> {
+        match std::mem::replace(&mut self.start_tls, StartTls::Done) {
+            StartTls::Agreed(rest) => Some(rest),
+            other => {
+                self.start_tls = other;
+                None
+            }
+        }
     }
 
     /// One message: a request begins a transaction, a response joins its request's.
@@ -196,6 +284,57 @@ mod tests {
     const DONE: &[u8] = &[
         0x30, 0x0c, 0x02, 0x01, 0x02, 0x65, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00,
     ];
+
+    // extendedReq(1) StartTLS; extendedResp(1) success, and the same refused
+    // (operationsError).
+    const START_TLS_REQ: &[u8] = &[
+        0x30, 0x1d, 0x02, 0x01, 0x01, 0x77, 0x18, 0x80, 0x16, b'1', b'.', b'3', b'.', b'6', b'.',
+        b'1', b'.', b'4', b'.', b'1', b'.', b'1', b'4', b'6', b'6', b'.', b'2', b'0', b'0', b'3',
+        b'7',
+    ];
+    const START_TLS_OK: &[u8] = &[
+        0x30, 0x0c, 0x02, 0x01, 0x01, 0x78, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00,
+    ];
+    const START_TLS_REFUSED: &[u8] = &[
+        0x30, 0x0c, 0x02, 0x01, 0x01, 0x78, 0x07, 0x0a, 0x01, 0x01, 0x04, 0x00, 0x04, 0x00,
+    ];
+
+    /// StartTLS (ldap-starttls): the client's bytes after the request wait for the
+    /// answer; a success hands both sides' bytes after the exchange over to TLS, a
+    /// refusal gives the client's back to LDAP.
+    #[test]
+    fn start_tls_hands_the_connection_over() {
+        let mut l = Ldap::default();
+        let hello = b"\x16\x03\x01 a client hello";
+        l.feed(Direction::ToServer, &[START_TLS_REQ, &hello[..5]].concat());
+        l.feed(Direction::ToServer, &hello[5..]);
+        assert!(l.take_handover().is_none(), "not answered yet");
+        l.feed(
+            Direction::ToClient,
+            &[START_TLS_OK, b"\x16\x03\x03"].concat(),
+        );
+        assert!(l.txs.iter().all(|t| t.complete));
+        l.feed(Direction::ToClient, b" a server hello");
+        let rest = l.take_handover().expect("agreed");
+        assert_eq!(rest[Direction::ToServer], hello);
+        assert_eq!(rest[Direction::ToClient], b"\x16\x03\x03 a server hello");
+        assert!(
+            !l.feed(Direction::ToServer, REQUEST),
+            "nothing more is LDAP"
+        );
+        assert_eq!(l.txs.begun(), 1);
+
+        let mut l = Ldap::default();
+        l.feed(Direction::ToServer, &[START_TLS_REQ, REQUEST].concat());
+        assert_eq!(l.txs.begun(), 1);
+        l.feed(Direction::ToClient, START_TLS_REFUSED);
+        assert!(l.take_handover().is_none());
+        assert_eq!(
+            l.txs.begun(),
+            2,
+            "the request after the refused one is LDAP"
+        );
+    }
 
     #[test]
     fn a_search_and_its_answers_make_one_transaction() {

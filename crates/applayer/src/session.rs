@@ -258,6 +258,7 @@ impl Session {
     }
 
     fn parse(&mut self, dir: Direction, data: &[u8]) -> bool {
+        self.start_tls();
         self.parsed[dir] |= self.parser.is_some();
         let base = self.given[dir];
         self.given[dir] += data.len() as u64;
@@ -353,6 +354,30 @@ impl Session {
             }
             self.mark_frames(d, self.given[d].saturating_sub(bytes.len() as u64), false);
         }
+    }
+
+    /// A connection whose StartTLS the server agreed to (LDAP's) goes on as TLS, given
+    /// the bytes that followed the exchange. Done on the feed after the one that ended
+    /// the exchange, so that its transaction was inspected and logged first.
+    fn start_tls(&mut self) {
+        let Some(Parser::Ldap(l)) = &mut self.parser else {
+            return;
+        };
+        let Some(rest) = l.take_handover() else {
+            return;
+        };
+        let mut tls = Box::<crate::tls::Tls>::default();
+        tls.from = self.proto;
+        tls.tx_id = l.txs.begun();
+        if self.frames.is_some() {
+            tls.marks.enable();
+        }
+        for d in [Direction::ToServer, Direction::ToClient] {
+            tls.feed(d, &rest[d]);
+        }
+        self.parser = Some(Parser::Tls(tls));
+        self.orig = self.proto;
+        self.proto = Some(AppProto::Tls);
     }
 
     /// The protocol the flow spoke before it switched to its present one (HTTP before

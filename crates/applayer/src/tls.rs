@@ -233,6 +233,11 @@ pub struct Tls {
     progress: PerDir<Option<u8>>,
     /// Records of the latest feed, as frames (see [`crate::frames`]).
     pub marks: Marks,
+    /// The protocol whose StartTLS began it (EVE's `from_proto`).
+    pub from: Option<crate::AppProto>,
+    /// Its one transaction's id: 0, or after a StartTLS the number of the transactions
+    /// before it (as an upgraded HTTP/2 connection numbers its streams on).
+    pub tx_id: u64,
 }
 
 /// A record's frames: the record, its 5-byte header, its fragment.

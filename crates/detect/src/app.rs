@@ -641,7 +641,7 @@ impl TxRef<'_> {
             TxRef::Http(t) => t.id,
             TxRef::Http2(t) => t.id,
             TxRef::Dns(t) => t.id,
-            TxRef::Tls(_) => 0,
+            TxRef::Tls(t) => t.tx_id,
             TxRef::Smtp(t) => t.id,
             TxRef::Ssh(_) => 0,
             TxRef::Ftp(t) => t.id,

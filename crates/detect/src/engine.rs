@@ -3243,7 +3243,7 @@ impl Detector {
                 }
             }
             Some(Parser::Tls(t)) => {
-                let seen = TxSeen::of(tx_seen, 0);
+                let seen = TxSeen::of(tx_seen, t.tx_id);
                 let started = t.client_hello.is_some() || t.server_hello.is_some();
                 if !seen.logged && started && (t.handshake_done() || end) {
                     seen.logged = true;

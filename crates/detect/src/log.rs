@@ -283,6 +283,8 @@ pub struct TlsMeta {
     pub client_alpns: Vec<String>,
     pub server_alpns: Vec<String>,
     pub resumed: bool,
+    /// The protocol whose StartTLS began it (EVE's `from_proto`).
+    pub from_proto: Option<AppProto>,
 }
 
 /// An SMTP mail: EVE's `smtp` object (its envelope) and `email` object (its message).
@@ -1010,6 +1012,7 @@ fn tls_meta(t: &tls::Tls) -> TlsMeta {
         // Resumed: the same session id, and the server went on to encrypt without a
         // certificate.
         resumed: t.resumed && t.certs.is_empty() && t.side_done(Direction::ToClient),
+        from_proto: t.from,
     }
 }
 

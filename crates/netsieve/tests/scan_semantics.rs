@@ -96,27 +96,7 @@ fn alert_packets(recs: &[serde_json::Value]) -> Vec<(u64, u64)> {
 
 /// Every record of scanning `frames` with `rules`.
 fn eve(frames: &[Vec<u8>], rules: &str, args: &[&str]) -> Vec<serde_json::Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let pcap = dir.path().join("in.pcap");
-    let rules_path = dir.path().join("r.rules");
-    write_pcap(&pcap, frames);
-    std::fs::write(&rules_path, rules).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
-        .args(["scan", "-k", "none", "-r"])
-        .arg(&pcap)
-        .arg("-S")
-        .arg(&rules_path)
-        .arg("-l")
-        .arg(dir.path())
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    std::fs::read_to_string(dir.path().join("eve.json"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .collect()
+    scan_into(frames, rules, args).0
 }
 
 /// IPS simulated: (sid, pcap_cnt) per alert. These captures start midstream (no
@@ -824,6 +804,60 @@ fn the_protocol_is_found_by_its_bytes_not_its_port() {
     assert_eq!(alerts(&ssh, rules, &[]), [(2, 4), (2, 6)]);
 }
 
+/// A TLS record holding a ClientHello that names `name` (SNI), one cipher suite.
+fn client_hello(name: &[u8]) -> Vec<u8> {
+    let mut ext = vec![
+        0,
+        0,
+        0,
+        (name.len() + 5) as u8,
+        0,
+        (name.len() + 3) as u8,
+        0,
+        0,
+    ];
+    ext.push(name.len() as u8);
+    ext.extend_from_slice(name);
+    let mut ch = vec![3, 3];
+    ch.extend_from_slice(&[0; 32]);
+    ch.extend_from_slice(&[0, 0, 2, 0x13, 0x01, 1, 0, 0, ext.len() as u8]);
+    ch.extend_from_slice(&ext);
+    let mut rec = vec![22, 3, 1, 0, (ch.len() + 4) as u8, 1, 0, 0, ch.len() as u8];
+    rec.extend_from_slice(&ch);
+    rec
+}
+
+/// LDAP's StartTLS (ldap-starttls): once the server agrees, the connection is TLS,
+/// inspected and logged as such (`from_proto`), the flow named `tls` from `ldap`.
+#[test]
+fn ldap_start_tls_goes_on_as_tls() {
+    let mut req = vec![0x30, 0x1d, 0x02, 0x01, 0x01, 0x77, 0x18, 0x80, 0x16];
+    req.extend_from_slice(b"1.3.6.1.4.1.1466.20037");
+    let ok = [
+        0x30, 0x0c, 0x02, 0x01, 0x01, 0x78, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00,
+    ];
+    let hello = client_hello(b"ldap.example");
+    let frames = conversation_on(
+        389,
+        &[(true, &req), (false, &ok), (true, &hello), (false, b"")],
+    );
+    let rules = "alert tls any any -> any any (tls.sni; content:\"ldap.example\"; sid:1;)";
+    let recs = eve(&frames, rules, &[]);
+    assert_eq!(alert_sids(&recs), [1], "{recs:?}");
+    let of = |kind: &str| recs.iter().find(|r| r["event_type"] == kind).unwrap();
+    assert_eq!(
+        of("ldap")["ldap"]["request"]["operation"],
+        "extended_request"
+    );
+    assert_eq!(of("tls")["tls"]["from_proto"], "ldap");
+    assert_eq!(of("tls")["tls"]["sni"], "ldap.example");
+    let flow = of("flow");
+    assert_eq!(
+        (&flow["app_proto"], &flow["app_proto_orig"]),
+        (&"tls".into(), &"ldap".into())
+    );
+}
+
 #[test]
 fn dns_queries_and_tls_client_hellos_are_inspected() {
     // A query for www.example.com over UDP.
@@ -858,25 +892,7 @@ alert dns any any -> any any (dns.query; dotprefix; content:\".www.example\"; st
     assert_eq!(recs[0]["dns"]["flags"], "100");
     assert_eq!(recs[0]["dns"]["rd"], true);
     // A ClientHello naming example.org, on port 8443.
-    let name = b"example.org";
-    let mut ext = vec![
-        0,
-        0,
-        0,
-        (name.len() + 5) as u8,
-        0,
-        (name.len() + 3) as u8,
-        0,
-        0,
-    ];
-    ext.push(name.len() as u8);
-    ext.extend_from_slice(name);
-    let mut ch = vec![3, 3];
-    ch.extend_from_slice(&[0; 32]);
-    ch.extend_from_slice(&[0, 0, 2, 0x13, 0x01, 1, 0, 0, ext.len() as u8]);
-    ch.extend_from_slice(&ext);
-    let mut rec = vec![22, 3, 1, 0, (ch.len() + 4) as u8, 1, 0, 0, ch.len() as u8];
-    rec.extend_from_slice(&ch);
+    let rec = client_hello(b"example.org");
     let rules = "\
 alert tls any any -> any any (tls.sni; content:\"example.org\"; sid:1;)
 alert tls any any -> any any (ja3.string; content:\"771,4865,0,,\"; sid:2;)

@@ -79,9 +79,10 @@ pub(super) struct Record<'a> {
     pcap_filename: Option<&'a str>,
 }
 
-/// An alert's packet's addresses, ports and protocol.
-#[derive(Serialize)]
-struct IpFields {
+/// A packet's addresses, ports and protocol, as an alert's record (or a decoder
+/// anomaly's) writes them.
+#[derive(Clone, Serialize)]
+pub(super) struct IpFields {
     src_ip: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     src_port: Option<u16>,
@@ -105,6 +106,20 @@ impl IpFields {
             dest_port: has_ports.then_some(al.dport),
             proto: proto_name(al.proto),
             ip_v: if al.src.is_ipv4() { 4 } else { 6 },
+        })
+    }
+
+    /// Packet `p`'s; `None` without an IP layer.
+    pub fn of_packet(p: &netsieve_packet::Packet) -> Option<IpFields> {
+        let ip = p.ip?;
+        let ends = super::Endpoints::of(p)?;
+        Some(IpFields {
+            src_ip: ends.src_ip.to_string(),
+            src_port: ends.src_port,
+            dest_ip: ends.dest_ip.to_string(),
+            dest_port: ends.dest_port,
+            proto: proto_name(ip.proto),
+            ip_v: if ip.src.is_ipv4() { 4 } else { 6 },
         })
     }
 }

@@ -12,9 +12,9 @@ use netsieve_packet::decode::L4;
 use netsieve_packet::{DecodeEvent, Packet};
 use serde::Serialize;
 
-use super::alert::Ether;
+use super::alert::{Ether, IpFields};
 use super::tx::Head;
-use super::{Endpoints, Ip, Timestamp, pkt_src};
+use super::{Timestamp, pkt_src};
 
 #[derive(Serialize)]
 pub(super) struct Record {
@@ -80,42 +80,21 @@ pub(in crate::scan) struct Decode {
     ts: Duration,
     flow_id: Option<u64>,
     pcap_cnt: u64,
-    ip: Option<DecodedIp>,
+    ip: Option<IpFields>,
+    icmp: Option<(u8, u8)>,
     pkt_src: &'static str,
     ether: Option<[u8; 14]>,
     event: DecodeEvent,
 }
 
-/// What a decoded packet's IP layer gives the record.
-#[derive(Clone, Copy)]
-struct DecodedIp {
-    ends: Endpoints,
-    proto: u8,
-    ip_v: u8,
-    icmp: Option<(u8, u8)>,
-}
-
 impl Decode {
     /// The records of packet `p`'s decoder events (`flow_id`: its flow's, if it has one).
     pub fn of(p: &Packet, flow_id: Option<u64>) -> impl Iterator<Item = Decode> + '_ {
-        let ip = p.ip.map(|ip| {
-            let (sport, dport) = p.l4.ports();
-            let ports = matches!(p.l4, L4::Tcp(_) | L4::Udp { .. } | L4::Sctp { .. });
-            DecodedIp {
-                ends: Endpoints {
-                    src_ip: Ip(ip.src),
-                    src_port: ports.then_some(sport),
-                    dest_ip: Ip(ip.dst),
-                    dest_port: ports.then_some(dport),
-                },
-                proto: ip.proto,
-                ip_v: if ip.src.is_ipv4() { 4 } else { 6 },
-                icmp: match p.l4 {
-                    L4::Icmp { itype, icode, .. } => Some((itype, icode)),
-                    _ => None,
-                },
-            }
-        });
+        let ip = IpFields::of_packet(p);
+        let icmp = match p.l4 {
+            L4::Icmp { itype, icode, .. } => Some((itype, icode)),
+            _ => None,
+        };
         let ether = match p.linktype {
             1 => p.data.get(..14).and_then(|h| h.try_into().ok()),
             _ => None,
@@ -124,7 +103,8 @@ impl Decode {
             ts: p.ts,
             flow_id,
             pcap_cnt: p.num,
-            ip,
+            ip: ip.clone(),
+            icmp,
             pkt_src: pkt_src(p),
             ether,
             event,
@@ -144,17 +124,14 @@ impl Decode {
     /// The record as eve.json writes it, with the frame's Ethernet header when
     /// `ethernet` asks, and the capture `file` it came from when known.
     pub fn line<'a>(&'a self, ethernet: bool, file: Option<&'a str>) -> impl Serialize + 'a {
-        let ip = self.ip;
         DecodeLine {
             timestamp: Timestamp(self.ts),
             flow_id: self.flow_id,
             pcap_cnt: self.pcap_cnt,
             event_type: "anomaly",
-            ends: ip.map(|i| i.ends),
-            proto: ip.map(|i| i.proto),
-            ip_v: ip.map(|i| i.ip_v),
-            icmp_type: ip.and_then(|i| i.icmp).map(|i| i.0),
-            icmp_code: ip.and_then(|i| i.icmp).map(|i| i.1),
+            ip: self.ip.as_ref(),
+            icmp_type: self.icmp.map(|i| i.0),
+            icmp_code: self.icmp.map(|i| i.1),
             pkt_src: self.pkt_src,
             ether: self.ether.as_ref().filter(|_| ethernet).map(Ether::of),
             anomaly: Object {
@@ -176,11 +153,7 @@ struct DecodeLine<'a> {
     pcap_cnt: u64,
     event_type: &'static str,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    ends: Option<Endpoints>,
-    #[serde(serialize_with = "proto_name", skip_serializing_if = "Option::is_none")]
-    proto: Option<u8>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ip_v: Option<u8>,
+    ip: Option<&'a IpFields>,
     #[serde(skip_serializing_if = "Option::is_none")]
     icmp_type: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -191,12 +164,4 @@ struct DecodeLine<'a> {
     anomaly: Object,
     #[serde(skip_serializing_if = "Option::is_none")]
     pcap_filename: Option<&'a str>,
-}
-
-/// An optional protocol, as [`super::flow::proto_name`] names one.
-fn proto_name<S: serde::Serializer>(p: &Option<u8>, s: S) -> Result<S::Ok, S::Error> {
-    match p {
-        Some(p) => super::flow::proto_name(p, s),
-        None => s.serialize_none(),
-    }
 }

@@ -8,7 +8,7 @@ use netsieve_packet::{Direction, Packet};
 use serde::Serialize;
 
 use super::alert::Rule;
-use super::{Endpoints, Ip, Timestamp, pkt_src};
+use super::{Endpoints, Timestamp, pkt_src};
 
 #[derive(Serialize)]
 pub(in crate::scan) struct Record {
@@ -103,8 +103,6 @@ impl Record {
             ]));
         }
         let l4 = p.l4_at;
-        let (sport, dport) = p.l4.ports();
-        let ports = matches!(p.l4, L4::Tcp(_) | L4::Udp { .. } | L4::Sctp { .. });
         match p.l4 {
             L4::Tcp(t) => {
                 let has = |bit: u8| t.flags & bit != 0;
@@ -130,12 +128,7 @@ impl Record {
             flow_id: flow.map(|f| f.0),
             pcap_cnt: p.num,
             event_type: "drop",
-            ends: Endpoints {
-                src_ip: Ip(ip.src),
-                src_port: ports.then_some(sport),
-                dest_ip: Ip(ip.dst),
-                dest_port: ports.then_some(dport),
-            },
+            ends: Endpoints::of(p)?,
             proto: ip.proto,
             ip_v: if v4 { 4 } else { 6 },
             pkt_src: pkt_src(p),

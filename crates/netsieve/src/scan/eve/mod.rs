@@ -275,6 +275,21 @@ pub(super) struct Endpoints {
 }
 
 impl Endpoints {
+    /// A packet's addresses, and its ports when its transport has them; `None` without
+    /// an IP layer.
+    pub fn of(p: &netsieve_packet::Packet) -> Option<Endpoints> {
+        use netsieve_packet::decode::L4;
+        let ip = p.ip?;
+        let (sport, dport) = p.l4.ports();
+        let ports = matches!(p.l4, L4::Tcp(_) | L4::Udp { .. } | L4::Sctp { .. });
+        Some(Endpoints {
+            src_ip: Ip(ip.src),
+            src_port: ports.then_some(sport),
+            dest_ip: Ip(ip.dst),
+            dest_port: ports.then_some(dport),
+        })
+    }
+
     /// The same endpoints, from the other side.
     pub fn reversed(self) -> Endpoints {
         Endpoints {

@@ -39,6 +39,9 @@ pub(super) struct Object<'a> {
     client_alpns: &'a [String],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     server_alpns: &'a [String],
+    /// The protocol whose StartTLS began it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from_proto: Option<&'static str>,
 }
 
 /// A JA3 or JA3S fingerprint: its MD5 and the string hashed.
@@ -73,6 +76,7 @@ impl<'a> Object<'a> {
             ja4: m.ja4.as_deref(),
             client_alpns: &m.client_alpns,
             server_alpns: &m.server_alpns,
+            from_proto: m.from_proto.map(|p| p.name()),
         }
     }
 }
