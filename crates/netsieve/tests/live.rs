@@ -357,6 +357,54 @@ fn live_interface_alerts_on_ping_http_and_udp_and_stops_cleanly() {
     );
 }
 
+/// The `stats` records in eve.json: (uptime, decoder.pkts) of each, in order.
+fn stats_records(out: &Path) -> Vec<(u64, u64)> {
+    let text = std::fs::read_to_string(out.join("eve.json")).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event_type"] == "stats")
+        .map(|v| {
+            let s = &v["stats"];
+            (
+                s["uptime"].as_u64().unwrap_or(0),
+                s["decoder"]["pkts"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn stats_records_are_written_every_interval_while_traffic_flows() {
+    let Some(net) = Net::new(9) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("live.rules");
+    std::fs::write(&rules, RULES).unwrap();
+    let extra = ["--threads", "2", "--set", "stats.interval=1"];
+    let scan = Scan::start(&net, &rules, dir.path(), &extra);
+    // Datagrams now and then, for four seconds: a record each second counts them.
+    let start = Instant::now();
+    let mut sent = 0;
+    while start.elapsed() < Duration::from_secs(4) {
+        send_udp(&net, "hello there");
+        sent += 1;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let during = stats_records(dir.path());
+    let o = scan.stop();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "exit {:?}: {stderr}", o.status);
+    assert!(
+        during.len() >= 2,
+        "stats records while running: {during:?} ({stderr})"
+    );
+    let all = stats_records(dir.path());
+    assert_eq!(all.len(), during.len() + 1, "one more at the end: {all:?}");
+    // Counters are the run's totals so far: they never go down, and the last one has
+    // every datagram sent.
+    assert!(all.windows(2).all(|w| w[0] <= w[1]), "{all:?}");
+    assert!(all.last().unwrap().1 >= sent, "{sent} sent: {all:?}");
+}
+
 #[test]
 fn live_bpf_runs_in_the_kernel() {
     let Some(net) = Net::new(2) else { return };

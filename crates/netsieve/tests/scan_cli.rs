@@ -649,6 +649,21 @@ fn a_stats_record_ends_the_run() {
     assert_eq!(e["rules_loaded"], 3, "{s}");
     assert_eq!(e["rules_failed"], 0, "{s}");
     assert_eq!(s["detect"]["alert"], eve_sids(dir.path()).len(), "{s}");
+
+    // `stats.enabled: no` turns the counters off: no stats record, not even the last.
+    let off = tempfile::tempdir().unwrap();
+    let o = scan_example(&["-k", "none", "--set", "stats.enabled=no"], off.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let eve = std::fs::read_to_string(off.path().join("eve.json")).unwrap();
+    assert!(!eve.contains("\"event_type\":\"stats\""), "{eve}");
+    assert_eq!(eve_sids(off.path()), eve_sids(dir.path()));
+    // An interval is a whole number of seconds, at least one.
+    let o = scan_example(&["--set", "stats.interval=0"], off.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("stats.interval"),
+        "{err}"
+    );
 }
 
 /// Suricata's habits for checking rules: `-T` tests them and exits (no capture needed,

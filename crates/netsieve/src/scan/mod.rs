@@ -44,7 +44,7 @@ pub(crate) use rules::bench_reload;
 use rules::{Edits, RuleSource};
 use settings::Settings;
 use sink::{Emitter, Output, Sink};
-use summary::Summary;
+use summary::{Periodic, RunFacts, Summary};
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -347,8 +347,26 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
     // From here the rules live in the pipeline only, so that a reload frees them.
     drop(rules);
     let interrupt = Interrupt::install();
+    let facts = RunFacts {
+        started: t_load,
+        load_time,
+        mpm: a.mpm.clone(),
+        threads,
+        ips,
+        midstream_exception: !settings.flow.midstream,
+        stream_events: settings.eve.stream_events,
+    };
+    let stats_on = settings.stats_enabled && settings.eve.stats;
+    let mut periodic = Periodic::new(settings.stats_interval, &facts, &control);
     let t_scan = Instant::now();
-    reader.run(&mut src, &mut pool, &mut out, &interrupt, &control)?;
+    reader.run(
+        &mut src,
+        &mut pool,
+        &mut out,
+        &interrupt,
+        &control,
+        stats_on.then_some(&mut periodic),
+    )?;
     // Flows still open end with the input: their streams are inspected to the end.
     let report = pool.finish(reader.stats.packets + 1, &mut out)?;
     // The summary describes the rules in force at the end.
@@ -361,17 +379,12 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         alerts: out.alerts(),
         parsed,
         failed,
-        load_time,
         scan_time: Duration::ZERO,
-        mpm: &a.mpm,
-        threads,
-        ips,
-        midstream_exception: !settings.flow.midstream,
-        stream_events: settings.eve.stream_events,
+        run: &facts,
     };
-    out.record(Record::Stats(
-        summary.stats_record(t_load.elapsed(), control.last_reload()),
-    ))?;
+    if stats_on {
+        out.record(Record::Stats(summary.stats_record(control.last_reload())))?;
+    }
     out.finish()?;
     // Datasets with a `save` file are written once the run is over; one that cannot be
     // is reported, and the run's output stands.

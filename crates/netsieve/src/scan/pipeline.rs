@@ -28,6 +28,7 @@ use super::capture_filter::CaptureFilter;
 use super::control::{Control, Counters, Order};
 use super::eve::{AppCounts, DecodeRecord, DropRecord, FlowRecord, Record};
 use super::sink::Emitter;
+use super::summary::Periodic;
 use crate::interrupt::Interrupt;
 
 /// One detection worker: a flow table and a detector.
@@ -85,6 +86,8 @@ impl Ended {
 pub(super) struct Out {
     alerts: Vec<Alert>,
     records: Vec<Record>,
+    /// A worker thread's counters, when asked for them ([`Work::Report`]).
+    report: Option<Box<WorkerReport>>,
 }
 
 impl Out {
@@ -248,6 +251,24 @@ pub(super) struct PoolReport {
     pub profile: Option<(Profile, Duration)>,
 }
 
+impl PoolReport {
+    /// The workers' reports summed.
+    fn sum(reports: impl IntoIterator<Item = WorkerReport>) -> PoolReport {
+        let mut total = PoolReport {
+            flows: FlowStats::default(),
+            counts: Counts::default(),
+            ended: Ended::default(),
+            profile: None,
+        };
+        for r in reports {
+            total.flows.add(&r.flows);
+            total.counts += r.counts;
+            total.ended.add(r.ended);
+        }
+        total
+    }
+}
+
 /// Packets per chunk: the unit in which packets go out to worker threads and alerts
 /// come back to be merged.
 const CHUNK: usize = 1024;
@@ -265,6 +286,8 @@ enum Work {
     End(u64),
     /// Inspect with this rule set from here on.
     Reload(Arc<RuleSet>),
+    /// Send the counters so far back with this chunk's output.
+    Report,
 }
 
 /// The records workers make besides alerts.
@@ -374,6 +397,15 @@ impl Pool {
         }
     }
 
+    /// The counters so far, summed over the workers, once every packet handed over is
+    /// inspected and its alerts delivered.
+    pub fn report(&mut self, out: &mut Emitter) -> Result<PoolReport, String> {
+        match &mut self.lanes {
+            Lanes::Here(w, _) => Ok(PoolReport::sum([w.report()])),
+            Lanes::Threads(t) => t.report(out),
+        }
+    }
+
     /// Switches every worker to `set` between two packets: the alerts of the packets
     /// before are delivered first (the emitter names their rules from the old set), then
     /// the emitter switches, and each worker switches before its next packet.
@@ -398,12 +430,9 @@ impl Pool {
             Lanes::Here(mut w, mut o) => {
                 w.end(at, &mut o);
                 o.deliver(false, out)?;
-                let r = w.report();
                 Ok(PoolReport {
-                    flows: r.flows,
-                    counts: r.counts,
-                    ended: r.ended,
                     profile: w.det.profile().map(|p| (*p, w.flow_time)),
+                    ..PoolReport::sum([w.report()])
                 })
             }
             Lanes::Threads(t) => t.finish(at, out),
@@ -424,6 +453,8 @@ struct Threads {
     next_emit: u64,
     /// Per chunk: replies received and the alerts so far.
     pending: HashMap<u64, (usize, Out)>,
+    /// The workers' counters, as they come back for [`Work::Report`].
+    reports: Vec<WorkerReport>,
     /// Flows are keyed by VLAN ids too (as the workers' tables key them).
     vlan_tracking: bool,
 }
@@ -448,6 +479,7 @@ impl Threads {
                             Work::Sweep(now, at) => w.sweep(*now, *at, &mut out),
                             Work::End(at) => w.end(*at, &mut out),
                             Work::Reload(set) => w.reload(Arc::clone(set)),
+                            Work::Report => out.report = Some(Box::new(w.report())),
                         }
                     }
                     if res_tx.send((chunk, out)).is_err() {
@@ -467,6 +499,7 @@ impl Threads {
             next_chunk: 0,
             next_emit: 0,
             pending: HashMap::new(),
+            reports: Vec::new(),
             vlan_tracking,
         }
     }
@@ -507,7 +540,7 @@ impl Threads {
 
     /// Waits for one reply, then delivers every chunk that is complete, in order.
     fn receive(&mut self, out: &mut Emitter) -> Result<(), String> {
-        let (chunk, got) = loop {
+        let (chunk, mut got) = loop {
             match self.rx.recv_timeout(Duration::from_secs(1)) {
                 Ok(r) => break r,
                 // A worker that died would leave the others waiting for work and this
@@ -522,6 +555,7 @@ impl Threads {
                 }
             }
         };
+        self.reports.extend(got.report.take().map(|r| *r));
         let e = self.pending.entry(chunk).or_default();
         e.0 += 1;
         e.1.extend(got);
@@ -547,6 +581,17 @@ impl Threads {
         Ok(())
     }
 
+    /// Sends the chunk in hand with a request for counters, and sums the answers once
+    /// every chunk sent is delivered.
+    fn report(&mut self, out: &mut Emitter) -> Result<PoolReport, String> {
+        self.queue(|| Work::Report);
+        self.send()?;
+        while self.next_emit < self.next_chunk {
+            self.receive(out)?;
+        }
+        Ok(PoolReport::sum(self.reports.drain(..)))
+    }
+
     /// Flushes the last chunk, ends every flow (`at` is past the last packet), drains
     /// the workers and sums their reports.
     fn finish(mut self, at: u64, out: &mut Emitter) -> Result<PoolReport, String> {
@@ -556,21 +601,13 @@ impl Threads {
             self.receive(out)?;
         }
         self.txs.clear();
-        let mut total = PoolReport {
-            flows: FlowStats::default(),
-            counts: Counts::default(),
-            ended: Ended::default(),
-            profile: None,
-        };
-        for h in self.handles {
-            let r = h
-                .join()
-                .map_err(|_| "a detection thread panicked".to_string())?;
-            total.flows.add(&r.flows);
-            total.counts += r.counts;
-            total.ended.add(r.ended);
-        }
-        Ok(total)
+        let reports = self
+            .handles
+            .into_iter()
+            .map(|h| h.join())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| "a detection thread panicked".to_string())?;
+        Ok(PoolReport::sum(reports))
     }
 }
 
@@ -816,6 +853,7 @@ impl Reader {
         out: &mut Emitter,
         interrupt: &Interrupt,
         control: &Control,
+        mut stats: Option<&mut Periodic>,
     ) -> Result<(), String> {
         let mut frame = Frame::default();
         let mut pkt = Packet::default();
@@ -843,6 +881,9 @@ impl Reader {
                 Ok(Next::Idle) => {
                     self.idle(pool, out)?;
                     control.publish(self.counters(src, out));
+                    if let Some(p) = stats.as_deref_mut() {
+                        p.tick(&self.stats, pool, out)?;
+                    }
                     continue;
                 }
                 Err(e) if src.is_live() => return Err(e.to_string()),
@@ -868,6 +909,12 @@ impl Reader {
             src.verdict(&frame, !dropped).map_err(|e| e.to_string())?;
             if self.stats.packets.is_multiple_of(4096) {
                 control.publish(self.counters(src, out));
+            }
+            // The clock is read for every live packet, every 1,024th from a file.
+            if let Some(p) = stats.as_deref_mut()
+                && (src.is_live() || self.stats.packets.is_multiple_of(1024))
+            {
+                p.tick(&self.stats, pool, out)?;
             }
             if let Some(p) = self.progress.as_mut() {
                 p.tick(&self.stats, out.alerts());

@@ -8,6 +8,7 @@
 use netsieve_packet::{Direction, PerDir};
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use netsieve_applayer::AppProto;
 use netsieve_applayer::http::Limits as HttpLimits;
@@ -58,7 +59,15 @@ pub(super) struct Settings {
     pub lua: netsieve_detect::lua::Config,
     /// `outputs.file-store`.
     pub file_store: FileStoreOptions,
+    /// `stats.enabled`: off, no `stats` record is written, not even the last.
+    pub stats_enabled: bool,
+    /// `stats.interval`: how often a `stats` record is written while the run goes on
+    /// (wall-clock time, as Suricata's stats thread wakes).
+    pub stats_interval: Duration,
 }
+
+/// Suricata's stock `stats.interval`, in seconds.
+const STATS_INTERVAL: u64 = 8;
 
 /// `outputs.file-store` (version 2): files stored under `dir` (relative to the log
 /// directory), each named by its SHA-256; every file with `force-filestore`, else
@@ -285,6 +294,8 @@ impl Default for Settings {
             defrag_bytes: Defrag::default().max_bytes,
             lua: netsieve_detect::lua::Config::default(),
             file_store: FileStoreOptions::default(),
+            stats_enabled: true,
+            stats_interval: Duration::from_secs(STATS_INTERVAL),
         }
     }
 }
@@ -321,6 +332,20 @@ const TABLE: &[(Key, Setter)] = &[
     }),
     (Key::Prefix("vars.port-groups."), |s, name, v| {
         s.vars.ports.insert(name.to_string(), v.to_string());
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("stats.enabled"), |s, _, v| {
+        s.stats_enabled = boolean(v)?;
+        Ok(Used::Yes)
+    }),
+    (Key::Exact("stats.interval"), |s, _, v| {
+        let secs: u64 = v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("expected a whole number of seconds, not {v}"))?;
+        s.stats_interval = Duration::from_secs(secs);
         Ok(Used::Yes)
     }),
     (Key::Exact("stats.stream-events"), |s, _, v| {
@@ -776,6 +801,8 @@ impl Settings {
         for (name, v) in vars {
             put(&format!("vars.port-groups.{name}"), v.clone());
         }
+        put("stats.enabled", yes(self.stats_enabled));
+        put("stats.interval", self.stats_interval.as_secs().to_string());
         put("stats.stream-events", yes(self.eve.stream_events));
         put("stream.inline", yes(self.flow.inline));
         put("stream.midstream", yes(self.flow.midstream));

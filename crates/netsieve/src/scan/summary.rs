@@ -1,7 +1,8 @@
-//! The end of a run: the summary line on standard error, `--stats-json`, and with
-//! `--profile` where the time went.
+//! A run's counters: the `stats` records written while it goes on and at its end, the
+//! summary line on standard error, `--stats-json`, and with `--profile` where the time
+//! went.
 
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use netsieve_detect::RuleSet;
 use netsieve_detect::engine::Phase;
@@ -10,12 +11,30 @@ use serde_json::{Value, json};
 
 use netsieve_detect::{DropReason, ExceptionPolicy, FwDrop};
 
+use super::control::Control;
+use super::eve::Record;
 use super::eve::{
     Counted, DecodeEvents, DecoderCounts, FlowCounts, IpsCounts, RuleCounts, StatsRecord, Timestamp,
 };
-use super::pipeline::{PoolReport, ReadStats};
+use super::pipeline::{Pool, PoolReport, ReadStats};
+use super::sink::Emitter;
 
-/// What a run did.
+/// What stays the same through a run, for its summary and `stats` records.
+pub(super) struct RunFacts {
+    /// When the run started (loading included): `stats` records' `uptime` counts from it.
+    pub started: Instant,
+    pub load_time: Duration,
+    pub mpm: String,
+    pub threads: usize,
+    /// IPS mode (inline or simulated): the stats record counts verdicts.
+    pub ips: bool,
+    /// Midstream pickup is off: flows picked up midstream are counted as exceptions.
+    pub midstream_exception: bool,
+    /// `stats.stream-events`: stream events are counted.
+    pub stream_events: bool,
+}
+
+/// What a run did, so far or in all.
 pub(super) struct Summary<'a> {
     pub read: &'a ReadStats,
     pub pool: &'a PoolReport,
@@ -24,16 +43,61 @@ pub(super) struct Summary<'a> {
     /// Rules parsed, and rules that failed to parse.
     pub parsed: usize,
     pub failed: usize,
-    pub load_time: Duration,
     pub scan_time: Duration,
-    pub mpm: &'a str,
-    pub threads: usize,
-    /// IPS mode (inline or simulated): the stats record counts verdicts.
-    pub ips: bool,
-    /// Midstream pickup is off: flows picked up midstream are counted as exceptions.
-    pub midstream_exception: bool,
-    /// `stats.stream-events`: stream events are counted.
-    pub stream_events: bool,
+    pub run: &'a RunFacts,
+}
+
+/// `stats.interval`: a `stats` record every so often (wall-clock time, as Suricata's
+/// stats thread wakes), with the counters of the whole run so far.
+pub(super) struct Periodic<'a> {
+    every: Duration,
+    next: Instant,
+    run: &'a RunFacts,
+    control: &'a Control,
+}
+
+impl<'a> Periodic<'a> {
+    pub fn new(every: Duration, run: &'a RunFacts, control: &'a Control) -> Periodic<'a> {
+        Periodic {
+            every,
+            next: Instant::now() + every,
+            run,
+            control,
+        }
+    }
+
+    /// Writes a `stats` record if one is due: every packet before it is inspected and
+    /// its alerts written first, and the record is flushed to its file.
+    pub fn tick(
+        &mut self,
+        read: &ReadStats,
+        pool: &mut Pool,
+        out: &mut Emitter,
+    ) -> Result<(), String> {
+        let now = Instant::now();
+        if now < self.next {
+            return Ok(());
+        }
+        // The next one an interval from now: a run that stalled does not catch up.
+        self.next = now + self.every;
+        let report = pool.report(out)?;
+        let set = std::sync::Arc::clone(out.rules());
+        let (parsed, failed) = self.control.rules_read();
+        let summary = Summary {
+            read,
+            pool: &report,
+            set: &set,
+            alerts: out.alerts(),
+            parsed,
+            failed,
+            scan_time: Duration::ZERO,
+            run: self.run,
+        };
+        let rec = summary.stats_record(self.control.last_reload());
+        out.record(Record::Stats(rec))?;
+        // Readers tailing eve.json see it now, not when the buffer next fills.
+        out.flush()
+    }
 }
 
 impl Summary<'_> {
@@ -46,14 +110,14 @@ impl Summary<'_> {
         self.failed + self.set.stats().compile_errors.len()
     }
 
-    /// The run's counters as an EVE `stats` record; `uptime` since the start, the rules
-    /// in force loaded at `last_reload`.
-    pub fn stats_record(&self, uptime: Duration, last_reload: SystemTime) -> StatsRecord {
+    /// The run's counters as an EVE `stats` record, the rules in force loaded at
+    /// `last_reload`.
+    pub fn stats_record(&self, last_reload: SystemTime) -> StatsRecord {
         let (r, d, f) = (self.read, &self.read.decoded, &self.pool.flows);
         let s = self.set.stats();
         let events = DecodeEvents(d.events.clone());
         StatsRecord::new(Counted {
-            uptime,
+            uptime: self.run.started.elapsed(),
             decoder: DecoderCounts {
                 pkts: r.packets,
                 bytes: r.bytes,
@@ -92,7 +156,7 @@ impl Summary<'_> {
             },
             alerts: self.alerts,
             // Every policy but `ignore`, which Suricata does not count.
-            midstream_exceptions: self.midstream_exception.then(|| {
+            midstream_exceptions: self.run.midstream_exception.then(|| {
                 ExceptionPolicy::ALL
                     .iter()
                     .zip(self.pool.counts.midstream_exceptions)
@@ -102,11 +166,12 @@ impl Summary<'_> {
             }),
             alert_overflow: self.pool.counts.alert_overflow,
             stream_events: self
+                .run
                 .stream_events
                 .then(|| f.stream_events().map(|(e, n)| (e.name(), n)).collect()),
             reassembly_gaps: self.pool.ended.gaps,
             app_layer: self.pool.ended.app.clone(),
-            ips: self.ips.then(|| {
+            ips: self.run.ips.then(|| {
                 let c = &self.pool.counts;
                 IpsCounts {
                     accepted: c.ips_accepted,
@@ -118,7 +183,7 @@ impl Summary<'_> {
                     discarded_alerts: None,
                 }
             }),
-            firewall: (self.ips && self.set.firewall_mode()).then(|| {
+            firewall: (self.run.ips && self.set.firewall_mode()).then(|| {
                 let c = &self.pool.counts;
                 IpsCounts {
                     accepted: c.fw_accepted,
@@ -162,14 +227,14 @@ impl Summary<'_> {
                 "pcre_regex_crate": s.pcre_linear,
                 "pcre_pcre2": s.pcre_backtracking,
             },
-            "load_seconds": self.load_time.as_secs_f64(),
+            "load_seconds": self.run.load_time.as_secs_f64(),
             "scan_seconds": self.scan_time.as_secs_f64(),
             "gbit_per_second": self.gbit_per_second(),
             "prefilter_bytes": self.set.prefilter_bytes(),
             "port_groups": { "tcp": tcp_groups, "udp": udp_groups },
-            "mpm": self.mpm,
+            "mpm": self.run.mpm,
             "detection": self.counts_json(),
-            "threads": self.threads,
+            "threads": self.run.threads,
         });
         if let Some(stages) = self.stages() {
             let obj = stages
@@ -266,7 +331,7 @@ impl Summary<'_> {
             s.waiting_app_layer,
             s.unsupported.values().sum::<usize>(),
             self.failed(),
-            self.load_time.as_secs_f64(),
+            self.run.load_time.as_secs_f64(),
             self.scan_time.as_secs_f64(),
             self.gbit_per_second(),
         );
