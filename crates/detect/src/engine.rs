@@ -24,6 +24,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -34,7 +35,8 @@ use netsieve_packet::{Direction, L4, PerDir, Tunnel};
 use netsieve_rules::{
     Absent, Action, AlMode, AlProto, Cmp, Cond, CsumLayer, FileStore, FileStoreDir, FileStoreScope,
     FlagsMode, FlowOpts, FlowbitCmd, FlowintOp, GlobalKind, HeaderBuffer, Hook, PacketHook, Scope,
-    StreamSide, SuppressTrack, Threshold, ThresholdConfig, ThresholdKind, Track, VlanLayer,
+    StreamSide, SuppressTrack, TagHost, TagScope, Threshold, ThresholdConfig, ThresholdKind, Track,
+    VlanLayer,
 };
 
 use netsieve_applayer::frames::Frame;
@@ -56,6 +58,7 @@ use crate::ruleset::{
     tx_group,
 };
 use crate::ruleset::{HdrList, TxList};
+use crate::tag::{HostTags, Tags};
 use crate::vars::{FlowVars, Metadata, Named};
 use netsieve_packet::{AppEvent, StreamEvent};
 use netsieve_rules::rule::VarScope;
@@ -199,6 +202,8 @@ pub struct FlowData {
     /// The `filestore` rules of flow scope that matched: the flow's files from then on
     /// are marked for `file-store`.
     store_files: StoreMarks,
+    /// The `tag`s of session scope set on the flow.
+    tags: Tags,
     /// DNS: the message ids of requests whose logging a `config` rule turned off; the
     /// response with the same id is not logged either (as Suricata's DNS parser passes a
     /// request's config on to its response).
@@ -872,10 +877,11 @@ pub struct Detector {
     /// What detection did, for profiles and benchmarks.
     counts: Counts,
     opts: DetectOptions,
-    /// The last packet inspected is to be dropped (IPS): a drop or reject rule matched
-    /// it, or its flow is dropped.
-    /// Why the last packet given to [`Detector::inspect`] is dropped, if it is.
+    /// Why the last packet given to [`Detector::inspect`] is dropped (IPS: a drop or
+    /// reject rule matched it, or its flow is dropped), if it is.
     last_drop: Option<DropReason>,
+    /// A `tag` holds the last packet given to [`Detector::inspect`].
+    tagged: bool,
     /// The flow's parser failed on this packet's bytes.
     pkt_app_error: bool,
     /// Records of transactions and files made and not yet taken.
@@ -891,12 +897,15 @@ pub struct Detector {
     fw_pass: Option<Scope>,
 }
 
-/// State every worker shares: bits kept on hosts (`xbits`), and flows announced by
-/// other flows (FTP data channels).
+/// State every worker shares: bits and tags kept on hosts (`xbits`, `tag:host`), and
+/// flows announced by other flows (FTP data channels).
 #[derive(Clone, Debug, Default)]
 pub struct Shared {
     hostbits: Arc<Mutex<HostBits>>,
     expected: Arc<Mutex<Expected>>,
+    host_tags: Arc<Mutex<HostTags>>,
+    /// Some host holds a tag: only then is the table locked for each packet.
+    host_tagged: Arc<AtomicBool>,
 }
 
 /// Locks a shared table. A worker that panicked holding the lock left a table that is
@@ -1222,6 +1231,8 @@ struct Pkt<'a> {
     stream_sizes: Option<(u64, u64)>,
     /// The flow's application protocol, when known.
     app: Option<AppProto>,
+    /// The protocol the flow spoke before it switched to `app` (HTTP before HTTP/2).
+    app_orig: Option<AppProto>,
     /// What detection made of it, for the log.
     app_name: Option<AppName>,
     /// The protocol is known in each direction (`app-layer-protocol`'s modes).
@@ -1247,6 +1258,7 @@ impl Detector {
             pkt_vars: Named::default(),
             counts: Counts::default(),
             last_drop: None,
+            tagged: false,
             fw_pass: None,
             pkt_app_error: false,
             logs: Vec::new(),
@@ -1346,6 +1358,12 @@ impl Detector {
         self.last_drop.is_some()
     }
 
+    /// Whether a `tag` holds the last packet given to [`Detector::inspect`] (it is
+    /// logged as a tagged packet).
+    pub fn packet_tagged(&self) -> bool {
+        self.tagged
+    }
+
     /// Why the last packet given to [`Detector::inspect`] is dropped (IPS mode), if it
     /// is (Suricata's `drop.reason`).
     pub fn drop_reason(&self) -> Option<DropReason> {
@@ -1398,6 +1416,7 @@ impl Detector {
         out: &mut Vec<Alert>,
     ) {
         self.last_drop = None;
+        self.tagged = false;
         if p.ip.is_none() {
             // Judged by the decoder-event rules only.
             self.judge_without_ip(p, out);
@@ -1411,7 +1430,10 @@ impl Detector {
         self.pkt_events.clear();
         self.pkt_datagram_tx = None;
         let dropped_before = flow.as_ref().is_some_and(|(f, _)| f.user.dropped);
+        let first_alert = out.len();
         self.inspect_timed(p, flow.as_mut().map(|(f, o)| (&mut **f, *o)), out);
+        let fd = flow.as_mut().map(|(f, _)| &mut f.user);
+        self.tagged = self.follow_tags(p, fd, &out[first_alert..]);
         // A flow dropped before this packet drops it; one dropped by this packet names
         // what dropped it.
         let (flow_dropped, by_fw) =
@@ -1432,6 +1454,49 @@ impl Detector {
             self.count_verdict();
         }
         since(t0, self.prof.as_mut().map(|p| &mut p.detect));
+    }
+
+    /// `tag`: whether a tag set before holds packet `p` (each tag of its flow and
+    /// hosts counts it), then the tags of the rules that alerted on it are set.
+    fn follow_tags(&self, p: &Packet, mut fd: Option<&mut FlowData>, alerts: &[Alert]) -> bool {
+        let Some(ip) = p.ip else { return false };
+        let len = p.data.len() as u64;
+        let mut tagged = false;
+        if let Some(fd) = fd.as_deref_mut()
+            && !fd.tags.is_empty()
+        {
+            tagged |= fd.tags.packet(p.ts, len);
+        }
+        let hosts = &self.shared.host_tags;
+        if self.shared.host_tagged.load(Ordering::Relaxed) {
+            let mut h = lock(hosts);
+            tagged |= h.packet(ip.src, ip.dst, p.ts, len);
+            self.shared
+                .host_tagged
+                .store(!h.is_empty(), Ordering::Relaxed);
+        }
+        for al in alerts {
+            let s = self.set.sig(al.sig);
+            for (nth, t) in s.rule.tags.iter().enumerate() {
+                let key = (s.rule.sid, nth);
+                match t.scope {
+                    TagScope::Session => {
+                        if let Some(fd) = fd.as_deref_mut() {
+                            fd.tags.set(key, t, p.ts, len);
+                        }
+                    }
+                    TagScope::Host(which) => {
+                        let host = match which {
+                            TagHost::Src => ip.src,
+                            TagHost::Dst => ip.dst,
+                        };
+                        lock(hosts).set(host, key, t, p.ts, len);
+                        self.shared.host_tagged.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+        tagged
     }
 
     /// A packet without an IP layer: the rules that judge such packets
@@ -1456,6 +1521,7 @@ impl Detector {
             flow_id: None,
             stream_sizes: None,
             app: None,
+            app_orig: None,
             app_name: None,
             app_parsed: PerDir::default(),
             flow: None,
@@ -2024,6 +2090,7 @@ impl Detector {
             app_events: Vec::new(),
             stream_events: Vec::new(),
             app: None,
+            app_orig: None,
             app_name: None,
             app_parsed: PerDir::splat(false),
             flow: None,
@@ -2039,6 +2106,7 @@ impl Detector {
             server: f.server(),
         });
         ctx.app = f.user.app.as_ref().and_then(|a| a.proto);
+        ctx.app_orig = f.user.app.as_ref().and_then(|a| a.orig());
         ctx.app_name = f.user.app_proto();
         if let Some(a) = &f.user.app {
             ctx.app_parsed =
@@ -4312,7 +4380,11 @@ fn app_layer_protocol_ok(c: &Pkt<'_>, negated: bool, proto: AlProto, mode: AlMod
         AlMode::ToServer => is(in_dir(Direction::ToServer)),
         AlMode::ToClient => is(in_dir(Direction::ToClient)),
         AlMode::Either => is(in_dir(Direction::ToServer)) || is(in_dir(Direction::ToClient)),
-        AlMode::Final | AlMode::Original => is(flow_proto()),
+        AlMode::Final => is(flow_proto()),
+        AlMode::Original => match c.app_orig {
+            Some(p) if !failed => is(al_proto(p)),
+            _ => is(flow_proto()),
+        },
     }
 }
 

@@ -25,6 +25,7 @@ pub mod lua;
 pub mod pcre;
 pub mod portgroup;
 pub mod ruleset;
+mod tag;
 pub mod vars;
 
 pub use engine::{

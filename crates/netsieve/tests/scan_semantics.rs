@@ -3216,3 +3216,61 @@ alert http any any -> any any (lua:missing.lua; sid:5;)
         .collect();
     assert_eq!(got, [(1, 4, None), (2, 4, Some(0)), (4, 4, Some(0))]);
 }
+
+/// `tag`: the packets after a tagging rule's alert are `packet` records (whole, in
+/// base64) while the tag holds, counted as Suricata counts them (the alert's packet
+/// counts, eve-tag-*): of its flow with `session`, to and from its host with `host`.
+/// None when `tagged-packets` is off.
+#[test]
+fn tagged_packets_are_packet_records() {
+    let tagged = |frames: &[Vec<u8>], rules: &str, args: &[&str]| -> Vec<(u64, Vec<u8>)> {
+        let b64 = |s: &str| {
+            let b = |c: u8| match c {
+                b'A'..=b'Z' => c - b'A',
+                b'a'..=b'z' => c - b'a' + 26,
+                b'0'..=b'9' => c - b'0' + 52,
+                b'+' => 62,
+                _ => 63,
+            };
+            let digits: Vec<u8> = s.bytes().filter(|&c| c != b'=').map(b).collect();
+            let mut out = Vec::new();
+            for q in digits.chunks(4) {
+                let n = q.iter().fold(0u32, |a, &d| a << 6 | u32::from(d)) << (6 * (4 - q.len()));
+                out.extend_from_slice(&n.to_be_bytes()[1..q.len()]);
+            }
+            out
+        };
+        eve(frames, rules, args)
+            .iter()
+            .filter(|r| r["event_type"] == "packet")
+            .map(|r| {
+                assert_eq!(r["packet_info"]["linktype"], 1, "{r}");
+                (
+                    r["pcap_cnt"].as_u64().unwrap(),
+                    b64(r["packet"].as_str().unwrap()),
+                )
+            })
+            .collect()
+    };
+    let mut frames = vec![udp(true, 53, b"evil")];
+    frames.extend(conversation(&[
+        (true, b"one"),
+        (false, b"two"),
+        (true, b"three"),
+    ]));
+    // The alert's packet and two more of its flow.
+    let session = "alert tcp any any -> any 80 (flags:S; tag:session,3,packets; sid:1;)";
+    let got = tagged(&frames, session, &[]);
+    assert_eq!(got, [(3, frames[2].clone()), (4, frames[3].clone())]);
+    // Three packets from or to the client after its datagram, whatever their flow.
+    let host = "alert udp any any -> any 53 (content:\"evil\"; tag:host,4,packets,src; sid:2;)";
+    let got: Vec<u64> = tagged(&frames, host, &[]).iter().map(|t| t.0).collect();
+    assert_eq!(got, [2, 3, 4]);
+    // By bytes: the datagram's 46 and two handshake packets of 54 fit in 170.
+    let bytes = host.replace("4,packets", "170,bytes");
+    let got: Vec<u64> = tagged(&frames, &bytes, &[]).iter().map(|t| t.0).collect();
+    assert_eq!((frames[0].len(), frames[1].len()), (46, 54));
+    assert_eq!(got, [2, 3]);
+    let off = ["--set", "outputs.eve-log.types.alert.tagged-packets=no"];
+    assert!(tagged(&frames, session, &off).is_empty());
+}

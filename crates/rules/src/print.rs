@@ -638,6 +638,21 @@ impl Printer<'_> {
                 None => self.opt("filestore", None),
             }
         }
+        for t in &r.tags {
+            use crate::rule::TagScope;
+            let scope = match t.scope {
+                TagScope::Session => String::from("session"),
+                TagScope::Host(_) => String::from("host"),
+            };
+            let host = match t.scope {
+                TagScope::Host(h) => format!(",{h}"),
+                TagScope::Session => String::new(),
+            };
+            self.opt(
+                "tag",
+                Some(&format!("{scope},{},{}{host}", t.count, t.metric)),
+            );
+        }
         if r.pass_alert {
             self.opt("alert", None);
         }

@@ -950,7 +950,8 @@ named! {
         Either = "either",
         /// The flow's, as chosen for parsing.
         Final = "final",
-        /// The flow's first (before a protocol change; netsieve has none).
+        /// The flow's first: before a protocol change (HTTP before HTTP/2, LDAP before
+        /// TLS), else the flow's.
         Original = "original",
     }
 }
@@ -1079,6 +1080,8 @@ pub struct Rule {
     /// `filestore`: once the rule matches, the files it names are stored (when the
     /// `file-store` output is on).
     pub filestore: Option<FileStore>,
+    /// `tag`: the packets after a match that are logged too (each `tag` of the rule).
+    pub tags: Vec<Tag>,
     /// `alert` on a pass rule: it alerts as well as passing; on a firewall rule (the
     /// keyword or a secondary `alert` action), its match alerts.
     pub pass_alert: bool,
@@ -1143,6 +1146,46 @@ mod tests {
             s.iter().collect::<Vec<_>>(),
             ["created_at 2024_01_01", "", "tag c2"]
         );
+    }
+}
+
+/// `tag:SCOPE[,COUNT,METRIC[,DIRECTION]]`: after a match, the next packets of the flow
+/// (`session`) or of a host (`host`) are logged too, up to `count` of `metric`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tag {
+    pub scope: TagScope,
+    pub count: u32,
+    pub metric: TagMetric,
+}
+
+impl Tag {
+    /// Suricata's default reach: 256 packets.
+    pub const DEFAULT_PACKETS: u32 = 256;
+}
+
+/// What a `tag` follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TagScope {
+    /// The flow of the matching packet.
+    Session,
+    /// A host of the matching packet: its source or (the default) its destination.
+    Host(TagHost),
+}
+
+named! {
+    /// Which host of the matching packet a host `tag` follows.
+    pub enum TagHost {
+        Src = "src",
+        Dst = "dst",
+    }
+}
+
+named! {
+    /// What a `tag`'s count counts.
+    pub enum TagMetric {
+        Packets = "packets",
+        Bytes = "bytes",
+        Seconds = "seconds",
     }
 }
 

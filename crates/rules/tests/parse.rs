@@ -181,6 +181,14 @@ fn errors_name_column_and_reason() {
         r#"alert http any any -> any any (filestore:sideways; sid:1;)"#,
         r#"alert http any any -> any any (filestore:both,forever; sid:1;)"#,
         r#"alert http any any -> any any (filestore:,flow; sid:1;)"#,
+        r#"alert tcp any any -> any any (tag; sid:1;)"#,
+        r#"alert tcp any any -> any any (tag:flow; sid:1;)"#,
+        r#"alert tcp any any -> any any (tag:host,10; sid:1;)"#,
+        r#"alert tcp any any -> any any (tag:host,ten,packets; sid:1;)"#,
+        r#"alert tcp any any -> any any (tag:host,10,frames; sid:1;)"#,
+        r#"alert tcp any any -> any any (tag:session,10,packets,src; sid:1;)"#,
+        r#"alert tcp any any -> any any (tag:host,10,packets,up; sid:1;)"#,
+        r#"alert tcp any any -> any any (tag:host,10,packets,src,dst; sid:1;)"#,
     ] {
         assert!(parse_rule(bad, &v).is_err(), "accepted: {bad}");
     }
@@ -634,6 +642,35 @@ fn filestore_names_direction_and_scope() {
             dir: Some(FileStoreDir::Both),
             scope: FileStoreScope::Tx
         })
+    );
+}
+
+/// `tag`: scope, count and metric (256 packets by default), and a host's side (the
+/// destination by default), as Suricata reads them.
+#[test]
+fn tag_names_scope_count_metric_and_host() {
+    use netsieve_rules::rule::{Tag, TagHost, TagMetric, TagScope};
+    let tags = |o: &str| p(&format!("alert tcp any any -> any any ({o} sid:1;)")).tags;
+    let tag = |scope, count, metric| Tag {
+        scope,
+        count,
+        metric,
+    };
+    assert_eq!(tags(""), []);
+    assert_eq!(
+        tags("tag:session;"),
+        [tag(TagScope::Session, 256, TagMetric::Packets)]
+    );
+    assert_eq!(
+        tags("tag:host;"),
+        [tag(TagScope::Host(TagHost::Dst), 256, TagMetric::Packets)]
+    );
+    assert_eq!(
+        tags("tag: session, 20, packets; tag:host,3600,seconds,src;"),
+        [
+            tag(TagScope::Session, 20, TagMetric::Packets),
+            tag(TagScope::Host(TagHost::Src), 3600, TagMetric::Seconds)
+        ]
     );
 }
 

@@ -133,6 +133,7 @@ fn forms_read_back() {
         r#"drop:packet tcp:pre_stream any any -> any 443 (flow:to_server; tcp.flags:S; sid:24;)"#,
         r#"alert http any any -> any any (filemd5:list.md5; filesha256:!bad.lst; filesha1:s1.lst; sid:22;)"#,
         r#"alert http any any -> any any (filename:"a.exe"; filestore; sid:25;)"#,
+        r#"alert tcp any any -> any any (flags:S; tag:session; tag:host,100,packets,src; tag:host,3,seconds; tag:session,1000,bytes; sid:32;)"#,
         r#"alert tcp any any -> any any (window:!1024; tcp.ack:5; tcp.seq:6; sid:27;)"#,
         r#"alert ipv6 any any -> any any (icmpv6.mtu:<1280; sid:28;)"#,
         r#"alert http any any -> any any (file.data; entropy: bytes 10, offset 2, value !4-5.5; entropy: value > 4.14; pcre:"/(a)(b)/i,flow:x,pkt:y"; pcre:"/(?P<alert_c>c)/"; sid:30;)"#,

@@ -330,6 +330,7 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
             flow_exception: settings.eve.flow_exception,
             drop: settings.eve.drop && ips,
             decode: settings.eve.anomaly_decode,
+            tagged: settings.eve.tagged_packets,
         },
         a.profile,
     );

@@ -26,7 +26,7 @@ use netsieve_rules::ThresholdConfig;
 
 use super::capture_filter::CaptureFilter;
 use super::control::{Control, Counters, Order};
-use super::eve::{AppCounts, DecodeRecord, DropRecord, FlowRecord, Record};
+use super::eve::{AppCounts, DecodeRecord, DropRecord, FlowRecord, Record, TaggedRecord};
 use super::sink::Emitter;
 use super::summary::Periodic;
 use crate::interrupt::Interrupt;
@@ -136,6 +136,7 @@ impl Worker {
                 flow_exception: false,
                 drop: false,
                 decode: false,
+                tagged: false,
             },
             ended: Ended::default(),
         }
@@ -171,10 +172,14 @@ impl Worker {
             o.records
                 .extend(DropRecord::of(pkt, in_flow, why).map(Record::Drop));
         }
+        let flow_id = in_flow.map(|f| f.0);
         if self.records.decode {
-            let flow_id = in_flow.map(|f| f.0);
             o.records
                 .extend(DecodeRecord::of(pkt, flow_id).map(Record::Decode));
+        }
+        if self.records.tagged && self.det.packet_tagged() {
+            o.records
+                .push(Record::Tagged(TaggedRecord::of(pkt, flow_id)));
         }
         // Flows this packet ended (expired, or evicted for room) come before it.
         let retired = self.flows.take_retired();
@@ -301,6 +306,8 @@ pub(super) struct Records {
     pub drop: bool,
     /// One per decoder event a packet raised (`anomaly` records).
     pub decode: bool,
+    /// One per packet a `tag` holds (`packet` records).
+    pub tagged: bool,
 }
 
 /// The detection workers.

@@ -123,6 +123,9 @@ pub(super) struct EveOptions {
     pub payload: bool,
     pub payload_printable: bool,
     pub packet: bool,
+    /// `types.alert.tagged-packets`: a `packet` record per packet a `tag` holds (on in
+    /// Suricata's stock configuration).
+    pub tagged_packets: bool,
     pub verdict: bool,
     /// `outputs.eve-log.ethernet`: alerts carry the frame's Ethernet header (`ether`).
     pub ethernet: bool,
@@ -228,6 +231,7 @@ impl Default for EveOptions {
             payload: false,
             payload_printable: false,
             packet: false,
+            tagged_packets: true,
             verdict: false,
             ethernet: false,
             pcap_file: false,
@@ -505,6 +509,7 @@ const TABLE: &[(Key, Setter)] = &[
             "payload" => s.eve.payload = on(),
             "payload-printable" => s.eve.payload_printable = on(),
             "packet" => s.eve.packet = on(),
+            "tagged-packets" => s.eve.tagged_packets = on(),
             "verdict" => s.eve.verdict = on(),
             "xff.enabled" if on() => {
                 s.eve.xff.get_or_insert(Xff {
@@ -780,6 +785,7 @@ impl Settings {
         s.flow.urgent = UrgentPolicy::Inline;
         s.eve.flow = false;
         s.eve.stats = false;
+        s.eve.tagged_packets = false;
         s.eve.log = LogTypes::default();
         s
     }
@@ -909,6 +915,10 @@ impl Settings {
             yes(self.eve.payload_printable),
         );
         put(&format!("{alert}.packet"), yes(self.eve.packet));
+        put(
+            &format!("{alert}.tagged-packets"),
+            yes(self.eve.tagged_packets),
+        );
         put(&format!("{alert}.verdict"), yes(self.eve.verdict));
         if let Some(x) = self.eve.xff {
             put(&format!("{alert}.xff.enabled"), yes(true));

@@ -150,7 +150,7 @@ const KEYWORDS: &[(&str, Kind)] = &[
     ("lua", Kind::Setup(script::lua)),
     ("luajit", Kind::Setup(script::lua)),
     ("prefilter", Kind::Hint),
-    ("tag", Kind::Hint),
+    ("tag", Kind::Setup(meta::tag)),
 ];
 
 /// Keywords that parse and that the engine does not evaluate yet.

@@ -106,6 +106,49 @@ pub(super) fn filestore(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> 
     Ok(())
 }
 
+/// `tag:session|host[,COUNT,packets|bytes|seconds[,src|dst]]`; a direction only for
+/// `host`, and only after a count and metric (as Suricata reads it).
+pub(super) fn tag(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
+    use crate::rule::{Tag, TagHost, TagMetric, TagScope};
+    let parts: Vec<&str> = o.need()?.split(',').map(str::trim).collect();
+    let mut scope = match parts[0] {
+        "session" => TagScope::Session,
+        "host" => TagScope::Host(TagHost::Dst),
+        s => return Err(o.bad(&format!("unknown scope '{s}': session or host"))),
+    };
+    let (count, metric) = match &parts[1..] {
+        [] => (Tag::DEFAULT_PACKETS, TagMetric::Packets),
+        [n, m, rest @ ..] => {
+            let count = n
+                .parse()
+                .map_err(|_| o.bad(&format!("'{n}' is not a count")))?;
+            let metric = TagMetric::by_name(m).ok_or_else(|| {
+                o.bad(&format!("unknown metric '{m}': packets, bytes or seconds"))
+            })?;
+            match (rest, scope) {
+                ([], _) => {}
+                ([d], TagScope::Host(_)) => {
+                    let host = TagHost::by_name(d)
+                        .ok_or_else(|| o.bad(&format!("unknown direction '{d}': src or dst")))?;
+                    scope = TagScope::Host(host);
+                }
+                ([_], TagScope::Session) => {
+                    return Err(o.bad("a direction is for host tags only"));
+                }
+                _ => return Err(o.bad("too many values")),
+            }
+            (count, metric)
+        }
+        [_] => return Err(o.bad("a count needs a metric after it")),
+    };
+    b.rule.tags.push(Tag {
+        scope,
+        count,
+        metric,
+    });
+    Ok(())
+}
+
 /// The Suricata version whose rules netsieve reads, for `requires: version ...`.
 const SURICATA_VERSION: [u32; 3] = [8, 0, 6];
 

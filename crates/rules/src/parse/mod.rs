@@ -609,6 +609,7 @@ impl Rule {
             noalert: false,
             bypass: false,
             filestore: None,
+            tags: Vec::new(),
             pass_alert: false,
             scope: None,
             hook: None,

@@ -378,10 +378,20 @@ struct Flow {
     dest_port: u16,
 }
 
+/// `packet_info`: the link type of a record's `packet`.
 #[derive(Serialize)]
-struct PacketInfo {
+pub(super) struct PacketInfo {
     linktype: u32,
     linktype_name: &'static str,
+}
+
+impl PacketInfo {
+    pub(super) fn of(linktype: u32) -> PacketInfo {
+        PacketInfo {
+            linktype,
+            linktype_name: linktype_name(linktype),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -518,10 +528,7 @@ impl<'a> Record<'a> {
             if !packet.is_empty() {
                 self.packet = Some(b64.encode(packet));
             }
-            self.packet_info = Some(PacketInfo {
-                linktype: al.linktype,
-                linktype_name: linktype_name(al.linktype),
-            });
+            self.packet_info = Some(PacketInfo::of(al.linktype));
         }
     }
 }

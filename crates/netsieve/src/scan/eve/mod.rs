@@ -20,6 +20,7 @@ mod ldap;
 mod metadata;
 mod mqtt;
 mod ntp;
+mod packet;
 mod sip;
 mod smb;
 mod smtp;
@@ -34,6 +35,7 @@ mod websocket;
 pub(super) use anomaly::Decode as DecodeRecord;
 pub(super) use drop::Record as DropRecord;
 pub(super) use flow::Record as FlowRecord;
+pub(super) use packet::Tagged as TaggedRecord;
 pub(super) use stats::{
     AppCounts, Counted, DecodeEvents, Decoder as DecoderCounts, Flow as FlowCounts,
     Ips as IpsCounts, Record as StatsRecord, Rules as RuleCounts,
@@ -89,6 +91,8 @@ pub(super) enum Record {
     Tx(TxLog),
     /// A decoder event's `anomaly` record.
     Decode(DecodeRecord),
+    /// A packet a `tag` holds.
+    Tagged(TaggedRecord),
     Stats(StatsRecord),
 }
 
@@ -101,6 +105,7 @@ impl Record {
             Record::Drop(r) => r.order(),
             Record::Tx(t) => t.order(),
             Record::Decode(r) => r.order(),
+            Record::Tagged(r) => r.order(),
             Record::Stats(_) => (u64::MAX, true, u64::MAX, u64::MAX),
         }
     }
@@ -182,6 +187,9 @@ impl Sink for EveLog {
                 serde_json::to_writer(&mut self.out, &r.with_rule(set, o.drop_alerts))?
             }
             Record::Stats(r) if o.stats => serde_json::to_writer(&mut self.out, r)?,
+            Record::Tagged(r) if o.tagged_packets => {
+                serde_json::to_writer(&mut self.out, &r.line())?
+            }
             Record::Decode(r) => {
                 let file = file_of(&self.files, r.pcap_cnt());
                 serde_json::to_writer(&mut self.out, &r.line(o.ethernet, file))?
