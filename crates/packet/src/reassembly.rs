@@ -382,12 +382,16 @@ impl Reassembler {
     }
 
     /// The stream ends: every hole is skipped and all waiting data delivered. Returns
-    /// newly in-order offsets.
+    /// newly in-order offsets. The holes are not counted in [`Reassembler::gaps`]:
+    /// Suricata counts a gap only where reassembly gives up on it while the stream goes
+    /// on, not the unacknowledged data it inspects at the end (tcp-rst-unacked-stream-*).
     pub fn flush(&mut self) -> Range<u64> {
         let before = self.next;
+        let gaps = self.gaps;
         while !self.pending.is_empty() {
             self.skip_gap();
         }
+        self.gaps = gaps;
         before..self.next
     }
 
@@ -523,6 +527,17 @@ mod tests {
         r.insert(1002, b"xxyyzz"); // covers 2..8; 4..8 already waiting
         r.insert(1000, b"AB");
         assert_eq!(text(&r), b"ABxxEFGH");
+    }
+
+    #[test]
+    fn the_end_delivers_past_holes_without_counting_them() {
+        let mut r = Reassembler::new(u64::MAX);
+        r.set_isn(0);
+        r.insert(1, b"abcd");
+        r.insert(7, b"zz");
+        assert_eq!(r.flush(), 4..8);
+        assert_eq!(text(&r), b"abcd[2 bytes missing]zz");
+        assert_eq!(r.gaps(), 0, "unacknowledged holes at the end are not gaps");
     }
 
     #[test]
