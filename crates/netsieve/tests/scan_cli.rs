@@ -650,6 +650,56 @@ fn a_stats_record_ends_the_run() {
     assert_eq!(e["rules_failed"], 0, "{s}");
     assert_eq!(s["detect"]["alert"], eve_sids(dir.path()).len(), "{s}");
 
+    // The stream engine's counters: one session, its SYN and SYN/ACK.
+    let t = &s["tcp"];
+    assert_eq!(
+        (
+            t["sessions"].as_u64(),
+            t["syn"].as_u64(),
+            t["synack"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1)),
+        "{s}"
+    );
+    // `null-values: false` leaves out the counters that are zero, and objects left empty.
+    let lean = tempfile::tempdir().unwrap();
+    let no_zeros = [
+        "-k",
+        "none",
+        "--set",
+        "outputs.eve-log.types.stats.null-values=no",
+    ];
+    let o = scan_example(&no_zeros, lean.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let eve = std::fs::read_to_string(lean.path().join("eve.json")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(eve.lines().last().unwrap()).unwrap();
+    let l = &last["stats"];
+    assert_eq!(l["decoder"]["pkts"], s["decoder"]["pkts"], "{l}");
+    assert!(l["decoder"].get("invalid").is_none(), "{l}");
+    assert!(s["decoder"]["invalid"] == 0, "{s}");
+    let engine = &l["detect"]["engines"][0];
+    assert_eq!(
+        (
+            engine["rules_loaded"].as_u64(),
+            engine["rules_failed"].as_u64()
+        ),
+        (Some(3), Some(0)),
+        "the rule set's description is whole: {l}"
+    );
+    fn no_zero(v: &serde_json::Value, path: &str) {
+        match v {
+            serde_json::Value::Object(m) => {
+                assert!(!m.is_empty(), "{path} is empty");
+                for (k, x) in m.iter().filter(|(k, _)| *k != "engines") {
+                    no_zero(x, &format!("{path}.{k}"));
+                }
+            }
+            serde_json::Value::Number(n) => assert!(n.as_f64() != Some(0.0), "{path} is 0"),
+            _ => {}
+        }
+    }
+    no_zero(l, "stats");
+
     // `stats.enabled: no` turns the counters off: no stats record, not even the last.
     let off = tempfile::tempdir().unwrap();
     let o = scan_example(&["-k", "none", "--set", "stats.enabled=no"], off.path());

@@ -459,6 +459,14 @@ pub struct FlowStats {
     pub evicted: u64,
     pub evicted_established: u64,
     pub expired: u64,
+    /// TCP flows whose session is tracked (a SYN seen first, or picked up midstream);
+    /// Suricata's `tcp.sessions`.
+    pub tcp_sessions: u64,
+    /// TCP packets with SYN alone, SYN and ACK, RST (`tcp.syn`, `tcp.synack`,
+    /// `tcp.rst`).
+    pub tcp_syn: u64,
+    pub tcp_synack: u64,
+    pub tcp_rst: u64,
     /// Stream events raised, in the order of [`StreamEvent::ALL`].
     pub stream_events: [u64; StreamEvent::ALL.len()],
 }
@@ -474,6 +482,10 @@ impl FlowStats {
         self.evicted += o.evicted;
         self.evicted_established += o.evicted_established;
         self.expired += o.expired;
+        self.tcp_sessions += o.tcp_sessions;
+        self.tcp_syn += o.tcp_syn;
+        self.tcp_synack += o.tcp_synack;
+        self.tcp_rst += o.tcp_rst;
         for (n, m) in self.stream_events.iter_mut().zip(o.stream_events) {
             *n += m;
         }
@@ -837,6 +849,7 @@ impl<T: Default> FlowTable<T> {
                 _ => {}
             }
             self.tcp += usize::from(tcp);
+            self.stats.tcp_sessions += u64::from(tracked);
             new_flow = true;
         }
         let f = self.flows.get_mut(&key).expect("present");
@@ -856,6 +869,13 @@ impl<T: Default> FlowTable<T> {
         f.see_ttl(dir, p);
         if let L4::Tcp(t) = p.l4 {
             f.tcp_flags[dir] |= t.flags;
+            let st = &mut self.stats;
+            match (t.flags & F::SYN != 0, t.flags & F::ACK != 0) {
+                (true, false) => st.tcp_syn += 1,
+                (true, true) => st.tcp_synack += 1,
+                _ => {}
+            }
+            st.tcp_rst += u64::from(t.flags & F::RST != 0);
         }
         let mut stream = 0..0;
         let mut other = 0..0;

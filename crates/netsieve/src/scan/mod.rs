@@ -384,7 +384,8 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
         run: &facts,
     };
     if stats_on {
-        out.record(Record::Stats(summary.stats_record(control.last_reload())))?;
+        let rec = summary.stats_record(control.last_reload());
+        out.record(Record::Stats(Box::new(rec)))?;
     }
     out.finish()?;
     // Datasets with a `save` file are written once the run is over; one that cannot be

@@ -113,6 +113,9 @@ pub(super) struct EveOptions {
     pub netflow: bool,
     /// A `stats` record at the end of the run.
     pub stats: bool,
+    /// `types.stats.null-values`: counters that are zero are written (Suricata's
+    /// default); off, they are left out.
+    pub stats_null_values: bool,
     /// `stats.stream-events`: the stats record counts each stream event.
     pub stream_events: bool,
     /// `anomaly` records of decoder events (`anomaly.types.decode`, off by default).
@@ -224,6 +227,7 @@ impl Default for EveOptions {
             flow: true,
             netflow: false,
             stats: true,
+            stats_null_values: true,
             stream_events: false,
             anomaly_decode: false,
             drop: false,
@@ -629,6 +633,13 @@ const TABLE: &[(Key, Setter)] = &[
         }
         Ok(Used::Yes)
     }),
+    (
+        Key::Exact("outputs.eve-log.types.stats.null-values"),
+        |s, _, v| {
+            s.eve.stats_null_values = boolean(v)?;
+            Ok(Used::Yes)
+        },
+    ),
     // A kind's options: `enabled` is honoured; the others (stats' totals, threads and
     // deltas, http's and tls' extended, ...) are not: each kind is written as Suricata's
     // stock configuration writes it.
@@ -810,6 +821,10 @@ impl Settings {
         put("stats.enabled", yes(self.stats_enabled));
         put("stats.interval", self.stats_interval.as_secs().to_string());
         put("stats.stream-events", yes(self.eve.stream_events));
+        put(
+            "outputs.eve-log.types.stats.null-values",
+            yes(self.eve.stats_null_values),
+        );
         put("stream.inline", yes(self.flow.inline));
         put("stream.midstream", yes(self.flow.midstream));
         put(
@@ -1238,7 +1253,7 @@ mod tests {
         );
         // Known sections, unknown options; unknown keys.
         assert!(
-            !s.apply("outputs.eve-log.types.alert.tagged-packets", "yes")
+            !s.apply("outputs.eve-log.types.alert.http-body", "yes")
                 .unwrap()
         );
         assert!(!s.apply("outputs.eve-log.filename", "x.json").unwrap());

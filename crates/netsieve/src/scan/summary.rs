@@ -14,7 +14,8 @@ use netsieve_detect::{DropReason, ExceptionPolicy, FwDrop};
 use super::control::Control;
 use super::eve::Record;
 use super::eve::{
-    Counted, DecodeEvents, DecoderCounts, FlowCounts, IpsCounts, RuleCounts, StatsRecord, Timestamp,
+    Counted, DecodeEvents, DecoderCounts, FlowCounts, IpsCounts, RuleCounts, StatsRecord,
+    TcpCounts, Timestamp,
 };
 use super::pipeline::{Pool, PoolReport, ReadStats};
 use super::sink::Emitter;
@@ -94,7 +95,7 @@ impl<'a> Periodic<'a> {
             run: self.run,
         };
         let rec = summary.stats_record(self.control.last_reload());
-        out.record(Record::Stats(rec))?;
+        out.record(Record::Stats(Box::new(rec)))?;
         // Readers tailing eve.json see it now, not when the buffer next fills.
         out.flush()
     }
@@ -169,7 +170,13 @@ impl Summary<'_> {
                 .run
                 .stream_events
                 .then(|| f.stream_events().map(|(e, n)| (e.name(), n)).collect()),
-            reassembly_gaps: self.pool.ended.gaps,
+            tcp: TcpCounts {
+                syn: f.tcp_syn,
+                synack: f.tcp_synack,
+                rst: f.tcp_rst,
+                sessions: f.tcp_sessions,
+                reassembly_gap: self.pool.ended.gaps,
+            },
             app_layer: self.pool.ended.app.clone(),
             ips: self.run.ips.then(|| {
                 let c = &self.pool.counts;

@@ -38,7 +38,7 @@ pub(super) use flow::Record as FlowRecord;
 pub(super) use packet::Tagged as TaggedRecord;
 pub(super) use stats::{
     AppCounts, Counted, DecodeEvents, Decoder as DecoderCounts, Flow as FlowCounts,
-    Ips as IpsCounts, Record as StatsRecord, Rules as RuleCounts,
+    Ips as IpsCounts, Record as StatsRecord, Rules as RuleCounts, Tcp as TcpCounts,
 };
 
 use std::io::{self, Write};
@@ -84,6 +84,10 @@ impl<'a> Traffic<'a> {
 }
 
 /// A record other than an alert.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a flow's record goes by value: boxing it would cost an allocation per flow"
+)]
 pub(super) enum Record {
     Flow(FlowRecord),
     Drop(DropRecord),
@@ -93,7 +97,7 @@ pub(super) enum Record {
     Decode(DecodeRecord),
     /// A packet a `tag` holds.
     Tagged(TaggedRecord),
-    Stats(StatsRecord),
+    Stats(Box<StatsRecord>),
 }
 
 impl Record {
@@ -186,7 +190,12 @@ impl Sink for EveLog {
             Record::Drop(r) if o.drop => {
                 serde_json::to_writer(&mut self.out, &r.with_rule(set, o.drop_alerts))?
             }
-            Record::Stats(r) if o.stats => serde_json::to_writer(&mut self.out, r)?,
+            Record::Stats(r) if o.stats && o.stats_null_values => {
+                serde_json::to_writer(&mut self.out, r)?
+            }
+            Record::Stats(r) if o.stats => {
+                serde_json::to_writer(&mut self.out, &r.without_zeros())?
+            }
             Record::Tagged(r) if o.tagged_packets => {
                 serde_json::to_writer(&mut self.out, &r.line())?
             }

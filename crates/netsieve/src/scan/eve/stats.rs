@@ -37,8 +37,7 @@ pub(in crate::scan) struct Counted {
     pub ips: Option<Ips>,
     /// Firewall mode: what the firewall accepted and blocked, by reason.
     pub firewall: Option<Ips>,
-    /// Holes TCP streams skipped.
-    pub reassembly_gaps: u64,
+    pub tcp: Tcp,
     /// Per application protocol (`None`: detection failed) and IP protocol: flows
     /// and transactions.
     pub app_layer: AppCounts,
@@ -107,9 +106,15 @@ fn counter_name(app: Option<AppProto>, ipproto: u8) -> String {
     }
 }
 
+/// `tcp`: what the stream engine counted, in Suricata's key order.
 #[derive(Serialize)]
-struct Tcp {
-    reassembly_gap: u64,
+pub(in crate::scan) struct Tcp {
+    pub syn: u64,
+    pub synack: u64,
+    pub rst: u64,
+    pub sessions: u64,
+    /// Holes the TCP streams skipped.
+    pub reassembly_gap: u64,
 }
 
 /// IPS mode's verdicts (and the firewall's, in firewall mode): packets passed on,
@@ -248,6 +253,32 @@ pub(in crate::scan) struct Rules {
 }
 
 impl Record {
+    /// The record without its counters that are zero (`null-values: false`), and
+    /// without the objects left empty; the rule set's description (`detect.engines`)
+    /// is not a counter and stays whole.
+    pub fn without_zeros(&self) -> serde_json::Value {
+        fn prune(v: &mut serde_json::Value) {
+            if let serde_json::Value::Object(map) = v {
+                map.retain(|k, x| {
+                    if k == "engines" {
+                        return true;
+                    }
+                    prune(x);
+                    match x {
+                        serde_json::Value::Number(n) => n.as_f64() != Some(0.0),
+                        serde_json::Value::Object(m) => !m.is_empty(),
+                        _ => true,
+                    }
+                });
+            }
+        }
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let Some(stats) = v.get_mut("stats") {
+            prune(stats);
+        }
+        v
+    }
+
     pub fn new(c: Counted) -> Record {
         let now = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
@@ -259,9 +290,7 @@ impl Record {
                 uptime: c.uptime.as_secs(),
                 decoder: c.decoder,
                 flow: c.flow,
-                tcp: Tcp {
-                    reassembly_gap: c.reassembly_gaps,
-                },
+                tcp: c.tcp,
                 stream: c.stream_events,
                 app_layer: AppLayer::of(c.app_layer),
                 detect: Detect {
