@@ -645,6 +645,30 @@ fn filestore_names_direction_and_scope() {
     );
 }
 
+/// A rule whose `requires` netsieve does not meet is skipped whatever else it holds
+/// (syntax of a later version included), as Suricata reads `requires` first; one whose
+/// requirements are met is refused as before when it does not parse (requires-ok).
+#[test]
+fn unmet_requirements_skip_a_rule_that_does_not_parse() {
+    let v = Vars::default();
+    for text in [
+        "alert vxlan any any -> any any (requires: version >= 10; sid:1;)",
+        "alert udp any any -> any any (vxlan_vni:10; requires: version >= 10; sid:2;)",
+        "alert http any any => any any (requires: version >= 10; sid:3;)",
+    ] {
+        let r = parse_rule(text, &v).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(r.unsupported.len(), 1, "{text}");
+        assert_eq!(r.unsupported[0].name, "requires", "{text}");
+    }
+    for text in [
+        "alert vxlan any any -> any any (requires: version >= 8; sid:1;)",
+        "alert http any any => any any (sid:3;)",
+        "alert http any any => any any (requires: version >= 10;)",
+    ] {
+        assert!(parse_rule(text, &v).is_err(), "accepted: {text}");
+    }
+}
+
 /// `tag`: scope, count and metric (256 packets by default), and a host's side (the
 /// destination by default), as Suricata reads them.
 #[test]

@@ -155,8 +155,18 @@ const SURICATA_VERSION: [u32; 3] = [8, 0, 6];
 /// `requires: feature ja4, version >= 8 < 9, keyword ...`: a rule whose requirements
 /// netsieve does not meet is left uninspected (as Suricata skips it), not refused.
 pub(super) fn requires(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
-    let v = o.need()?;
-    let met = v.split(',').all(|item| {
+    if !requirements_met(o.need()?) {
+        b.rule.unsupported.push(crate::rule::RawOption {
+            name: o.name.to_string(),
+            value: o.value.map(str::to_string),
+        });
+    }
+    Ok(())
+}
+
+/// Whether netsieve meets a `requires` value's every item.
+pub(super) fn requirements_met(v: &str) -> bool {
+    v.split(',').all(|item| {
         let words: Vec<&str> = item.split_whitespace().collect();
         match words.as_slice() {
             ["feature", f] => matches!(*f, "ja3" | "ja4"),
@@ -165,14 +175,7 @@ pub(super) fn requires(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
             ["version", rest @ ..] => version_ok(rest),
             _ => false,
         }
-    });
-    if !met {
-        b.rule.unsupported.push(crate::rule::RawOption {
-            name: o.name.to_string(),
-            value: o.value.map(str::to_string),
-        });
-    }
-    Ok(())
+    })
 }
 
 /// `>= 8 < 9`, `>= 8.0.5`: every comparison holds for [`SURICATA_VERSION`].

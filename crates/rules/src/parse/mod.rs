@@ -329,6 +329,39 @@ impl Builder {
 
 /// Parses one rule. `vars` resolves address and port variables.
 pub fn parse_rule(text: &str, vars: &Vars) -> Result<Rule, ParseError> {
+    parse_whole(text, vars).or_else(|e| unmet_requirements(text).ok_or(e))
+}
+
+/// A rule that does not parse but whose `requires` netsieve does not meet is skipped,
+/// not refused, as Suricata reads `requires` first (its version-gated rules may use
+/// syntax this version lacks): it comes back uninspected, with its sid, its options
+/// dropped.
+fn unmet_requirements(text: &str) -> Option<Rule> {
+    let text = text.trim_end();
+    let open = text.find('(')?;
+    let body = text.get(open + 1..text.len().checked_sub(1)?)?;
+    let opts = split_options(body, open + 2).ok()?;
+    let requires = opts.iter().find(|o| o.name == "requires")?.value?;
+    if meta::requirements_met(requires) {
+        return None;
+    }
+    let sid = opts
+        .iter()
+        .find(|o| o.name == "sid")?
+        .value?
+        .trim()
+        .parse()
+        .ok()?;
+    let mut rule = parse_header("alert ip any any -> any any ", &Vars::default()).ok()?;
+    rule.sid = sid;
+    rule.unsupported.push(RawOption {
+        name: "requires".to_string(),
+        value: Some(requires.to_string()),
+    });
+    Some(rule)
+}
+
+fn parse_whole(text: &str, vars: &Vars) -> Result<Rule, ParseError> {
     let text = text.trim_end();
     let open = text
         .find('(')
