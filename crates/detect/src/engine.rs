@@ -1528,6 +1528,7 @@ impl Detector {
             app_events: Vec::new(),
             stream_events: Vec::new(),
         };
+        let mut passed = false;
         for &si in &set.no_ip_rules {
             let s = &set.sigs[si as usize];
             let holds = |c: &Cond| matches!(c, Cond::DecodeEvent(e) if p.events.contains(e));
@@ -1550,11 +1551,13 @@ impl Detector {
                 });
             }
             if action == Action::Pass {
+                passed = true;
                 break;
             }
         }
         let verdict = match self.last_drop {
             Some(_) => Verdict::Drop,
+            None if passed => Verdict::Pass,
             None => Verdict::Alert,
         };
         for a in &mut out[first_new..] {

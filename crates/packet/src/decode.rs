@@ -43,6 +43,83 @@ pub mod ipopt {
     pub const OTHER: u16 = 1 << 9;
 }
 
+/// Walks IPv4 options (the header's bytes past its first 20), raising the events
+/// Suricata raises, as measured on its reference with built packets: the options' length
+/// not a multiple of 8, a lone byte starting an option at the end, an unknown kind, a
+/// known kind twice, a length or pointer wrong for the kind (these mark the packet
+/// invalid). Returns the kinds present (for `ipopts`); an option whose length is below 2
+/// or runs past the options ends the decoding.
+fn ipv4_options(opts: &[u8], p: &mut Packet) -> Result<u16, &'static str> {
+    if !opts.len().is_multiple_of(8) {
+        p.raise(DecodeEvent::Ipv4OptPadRequired);
+    }
+    let mut present = 0u16;
+    let mut seen: Vec<u8> = Vec::new();
+    let mut rest = opts;
+    while let Some(&kind) = rest.first() {
+        present |= match kind {
+            0 => ipopt::EOL,
+            1 => ipopt::NOP,
+            7 => ipopt::RR,
+            68 => ipopt::TS,
+            130 => ipopt::SEC,
+            133 => ipopt::ESEC,
+            131 => ipopt::LSRR,
+            137 => ipopt::SSRR,
+            136 => ipopt::SATID,
+            _ => ipopt::OTHER,
+        };
+        match kind {
+            0 => break,
+            1 => {
+                rest = &rest[1..];
+                continue;
+            }
+            _ => {}
+        }
+        let Some(&len) = rest.get(1) else {
+            p.raise(DecodeEvent::Ipv4OptEolRequired);
+            break;
+        };
+        let len = usize::from(len);
+        if len < 2 || len > rest.len() {
+            p.raise(DecodeEvent::Ipv4OptInvalidLen);
+            return Err("IPv4 option length invalid");
+        }
+        let opt = &rest[..len];
+        rest = &rest[len..];
+        // Kinds Suricata knows: the least (or exact) length each needs, and where a
+        // pointer into its data starts (route and timestamp options).
+        let (min, exact, first_ptr) = match kind {
+            7 | 131 | 137 => (3, false, Some(4)),
+            68 => (5, false, Some(5)),
+            130 | 133 => (3, false, None),
+            134 => (10, false, None),
+            25 => (8, true, None),
+            136 | 148 => (4, true, None),
+            _ => {
+                p.raise(DecodeEvent::Ipv4OptInvalid);
+                continue;
+            }
+        };
+        if seen.contains(&kind) {
+            p.raise(DecodeEvent::Ipv4OptDuplicate);
+            continue;
+        }
+        seen.push(kind);
+        if len < min || (exact && len != min) {
+            p.raise(DecodeEvent::Ipv4OptInvalidLen);
+            p.invalid = true;
+        } else if let Some(first) = first_ptr
+            && usize::from(opt[2]) < first
+        {
+            p.raise(DecodeEvent::Ipv4OptMalformed);
+            p.invalid = true;
+        }
+    }
+    Ok(present)
+}
+
 /// The network layer of a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ip {
@@ -147,6 +224,9 @@ pub const VXLAN_PORT: u16 = 4789;
 /// VLAN tags a packet keeps (Suricata's three).
 pub const VLAN_LAYERS: usize = 3;
 
+/// The most decoder events a packet keeps (Suricata's limit).
+pub const MAX_EVENTS: usize = 15;
+
 /// A decoded packet. Reused from packet to packet by the reader.
 #[derive(Clone, Debug, Default)]
 pub struct Packet {
@@ -167,7 +247,11 @@ pub struct Packet {
     pub bad_checksum: bool,
     /// Why decoding stopped early, if it did.
     pub error: Option<&'static str>,
-    /// What is wrong with the packet's headers (each event once).
+    /// A header was found invalid though decoding went on (Suricata counts such a
+    /// packet in `decoder.invalid` too).
+    pub invalid: bool,
+    /// What is wrong with the packet's headers, in the order found (an event raised
+    /// twice is there twice, as Suricata lists it; at most [`MAX_EVENTS`]).
     pub events: Vec<DecodeEvent>,
     /// For a packet decoded out of a tunnel: the tunnel's outer layer.
     pub tunnel: Option<Tunnel>,
@@ -186,9 +270,9 @@ impl Packet {
         &self.data[self.payload.clone()]
     }
 
-    /// Notes a decoder event (once).
+    /// Notes a decoder event.
     fn raise(&mut self, e: DecodeEvent) {
-        if !self.events.contains(&e) {
+        if self.events.len() < MAX_EVENTS {
             self.events.push(e);
         }
     }
@@ -385,6 +469,7 @@ impl Decoder {
         out.payload = 0..0;
         out.bad_checksum = false;
         out.error = None;
+        out.invalid = false;
         out.events.clear();
         out.tunnel = None;
         out.l3_at = 0;
@@ -422,6 +507,7 @@ impl Decoder {
         out.payload = 0..0;
         out.bad_checksum = false;
         out.error = None;
+        out.invalid = false;
         out.events.clear();
         out.tunnel = Some(tunnel);
         // As Suricata labels tunnel packets: raw (DLT_RAW), whatever the inner framing.
@@ -656,36 +742,8 @@ impl Decoder {
             return Err("IPv4 total length past the bytes captured");
         }
         let end = total;
-        let mut opts = 0u16;
-        let mut i = 20;
-        while i < hlen {
-            let kind = d[i];
-            opts |= match kind {
-                0 => ipopt::EOL,
-                1 => ipopt::NOP,
-                7 => ipopt::RR,
-                68 => ipopt::TS,
-                130 => ipopt::SEC,
-                133 => ipopt::ESEC,
-                131 => ipopt::LSRR,
-                137 => ipopt::SSRR,
-                136 => ipopt::SATID,
-                _ => ipopt::OTHER,
-            };
-            if kind == 0 {
-                break;
-            }
-            if kind == 1 {
-                i += 1;
-                continue;
-            }
-            let len = d.get(i + 1).copied().unwrap_or(0) as usize;
-            if len < 2 || i + len > hlen {
-                p.raise(DecodeEvent::Ipv4OptInvalidLen);
-                break;
-            }
-            i += len;
-        }
+        let options = d[20..hlen].to_vec();
+        let opts = ipv4_options(&options, p)?;
         let d = &p.data[at..];
         let src = IpAddr::V4(Ipv4Addr::new(d[12], d[13], d[14], d[15]));
         let dst = IpAddr::V4(Ipv4Addr::new(d[16], d[17], d[18], d[19]));
@@ -774,6 +832,12 @@ impl Decoder {
                     if frag.is_some() {
                         events.push(DecodeEvent::Ipv6ExthdrDuplFh);
                     } else {
+                        // One that fragments nothing (offset 0, no more fragments) is
+                        // said at once, before the duplicates after it (as Suricata
+                        // orders them, up to its 15 events).
+                        if fo & 0xfff9 == 0 {
+                            events.push(DecodeEvent::Ipv6ExthdrUselessFh);
+                        }
                         frag = Some(((fo & 0xfff8) as usize, fo & 1 != 0, id, next_at, i));
                     }
                     next = d[i];
@@ -809,9 +873,6 @@ impl Decoder {
         let l4 = at + i..at + end;
         if let Some((offset, more, id, next_at, frag_at)) = frag {
             ip.id = id;
-            if !more && offset == 0 {
-                p.raise(DecodeEvent::Ipv6ExthdrUselessFh);
-            }
             if more && !(end - i).is_multiple_of(8) {
                 p.raise(DecodeEvent::Ipv6FragInvalidLength);
             }

@@ -427,3 +427,78 @@ fn decoder_events_are_raised_where_suricata_raises_them() {
     // A well-formed datagram raises none.
     assert_eq!(events(&[v4(17, &udp(1, 2, b"fine"))]), [Vec::<&str>::new()]);
 }
+
+/// IPv4 options: the events Suricata 8 raises on each of these packets, in its order,
+/// whether the packet is invalid (`decoder.invalid`), and whether it is decoded on
+/// (measured on the reference with the same packets).
+#[test]
+fn ipv4_options_raise_suricatas_events() {
+    use netsieve_packet::DecodeEvent as E;
+    let cases: &[(&str, &[E], bool, bool)] = &[
+        ("94040000", &[E::Ipv4OptPadRequired], false, true),
+        ("0101010101010101", &[], false, true),
+        (
+            "82020000",
+            &[E::Ipv4OptPadRequired, E::Ipv4OptInvalidLen],
+            true,
+            true,
+        ),
+        (
+            "99040000",
+            &[E::Ipv4OptPadRequired, E::Ipv4OptInvalid],
+            false,
+            true,
+        ),
+        (
+            "99090000",
+            &[E::Ipv4OptPadRequired, E::Ipv4OptInvalidLen],
+            true,
+            false,
+        ),
+        (
+            "99010000",
+            &[E::Ipv4OptPadRequired, E::Ipv4OptInvalidLen],
+            true,
+            false,
+        ),
+        ("8203008203000000", &[E::Ipv4OptDuplicate], false, true),
+        (
+            "01010199",
+            &[E::Ipv4OptPadRequired, E::Ipv4OptEolRequired],
+            false,
+            true,
+        ),
+        ("4408030000000000", &[E::Ipv4OptMalformed], true, true),
+        ("4408050000000000", &[], false, true),
+        ("9406000000000000", &[E::Ipv4OptInvalidLen], true, true),
+        ("1908000000000000", &[], false, true),
+        ("00ffffff", &[E::Ipv4OptPadRequired], false, true),
+        // bug-7414's packet: a security option too short, then one running past.
+        (
+            "8202f1350000deadbeefaa00",
+            &[
+                E::Ipv4OptPadRequired,
+                E::Ipv4OptInvalidLen,
+                E::Ipv4OptInvalidLen,
+            ],
+            true,
+            false,
+        ),
+    ];
+    for &(opts, events, invalid, decoded) in cases {
+        let opts: Vec<u8> = (0..opts.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&opts[i..i + 2], 16).unwrap())
+            .collect();
+        let mut ip = ipv4([10, 0, 0, 1], [10, 0, 0, 2], 17, &udp(1, 2, b"x"));
+        ip[0] = 0x45 + (opts.len() / 4) as u8;
+        let total = (ip.len() + opts.len()) as u16;
+        ip[2..4].copy_from_slice(&total.to_be_bytes());
+        ip.splice(20..20, opts.iter().copied());
+        let p = &decode_all(1, &ether(0x0800, &ip))[0];
+        let what = format!("{opts:02x?}: {:?} {:?}", p.events, p.error);
+        assert_eq!(p.events, events, "{what}");
+        assert_eq!(p.invalid || p.error.is_some(), invalid, "{what}");
+        assert_eq!(matches!(p.l4, L4::Udp { .. }), decoded, "{what}");
+    }
+}

@@ -117,8 +117,20 @@ crate::named! {
 crate::named! {
     /// A decoder event.
     pub enum DecodeEvent {
-    /// An IPv4 option whose length is below 2 or runs past the header.
+    /// An IPv4 option whose length is below 2 or runs past the header (the packet is
+    /// not decoded further), or is wrong for its kind.
     Ipv4OptInvalidLen = "ipv4.opt_invalid_len",
+    /// IPv4 options whose length is not a multiple of 8 bytes.
+    Ipv4OptPadRequired = "ipv4.opt_pad_required",
+    /// A lone byte at the end of the IPv4 options that starts an option (an EOL was
+    /// needed).
+    Ipv4OptEolRequired = "ipv4.opt_eol_required",
+    /// An IPv4 option of a kind Suricata does not know.
+    Ipv4OptInvalid = "ipv4.opt_invalid",
+    /// An IPv4 option of a known kind seen twice.
+    Ipv4OptDuplicate = "ipv4.opt_duplicate",
+    /// An IPv4 timestamp or route option whose pointer is before its data.
+    Ipv4OptMalformed = "ipv4.opt_malformed",
     /// An IPv4 packet whose total length runs past the bytes captured: not decoded
     /// further (nor is an IPv6 one whose payload length does, `ipv6.trunc_pkt`).
     Ipv4TruncPkt = "ipv4.trunc_pkt",

@@ -705,7 +705,7 @@ pub(super) struct Decoded {
 impl Decoded {
     fn count(&mut self, p: &Packet) {
         use netsieve_packet::decode::L4;
-        self.invalid += u64::from(p.error.is_some());
+        self.invalid += u64::from(p.error.is_some() || p.invalid);
         for &e in &p.events {
             if self.events.is_empty() {
                 self.events = vec![0; DecodeEvent::ALL.len()];
