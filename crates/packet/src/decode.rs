@@ -791,13 +791,21 @@ impl Decoder {
         t.copy_from_slice(&d[24..40]);
         let mut next = d[6];
         let mut i = 40;
-        let mut frag = None;
+        // The first fragment header: offset, more, id, and where it is.
+        let mut frag: Option<(usize, bool, u32, usize, usize)> = None;
         // The byte that names the next header (for the fragment header: to unlink it
         // from a reassembled datagram).
         let mut next_at = 6;
         let mut events = Vec::new();
         // Walk the extension headers.
         let truncated = loop {
+            // Past an extension header, the next header needs two bytes at least (as
+            // Suricata checks), unless there is none (59) or the header passed was a
+            // real fragment's, whose rest comes with reassembly.
+            let real_fragment = frag.is_some_and(|(off, more, ..)| off > 0 || more);
+            if i > 40 && next != 59 && end - i < 2 && !real_fragment {
+                break true;
+            }
             match next {
                 0 | 43 | 60 | 135 | 139 | 140 => {
                     if end < i + 8 {
@@ -825,10 +833,6 @@ impl Decoder {
                     }
                     let fo = be16(d, i + 2);
                     let id = u32::from_be_bytes([d[i + 4], d[i + 5], d[i + 6], d[i + 7]]);
-                    // A fragment header with nothing after it is cut short.
-                    if end == i + 8 {
-                        events.push(DecodeEvent::Ipv6TruncExthdr);
-                    }
                     if frag.is_some() {
                         events.push(DecodeEvent::Ipv6ExthdrDuplFh);
                     } else {
