@@ -25,7 +25,7 @@ mod summary;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::Args as ClapArgs;
 use netsieve_detect::log::StoreFiles;
@@ -36,7 +36,7 @@ use crate::interrupt::Interrupt;
 use crate::live::LiveArgs;
 use capture_filter::CaptureFilter;
 use control::{Control, RunInfo};
-use eve::{EveLog, Record};
+use eve::EveLog;
 use fastlog::FastLog;
 use filestore::FileStore;
 use pipeline::{Checksums, Pool, Reader, Records};
@@ -372,20 +372,9 @@ fn scan(mut a: Args) -> Result<ExitCode, String> {
     let report = pool.finish(reader.stats.packets + 1, &mut out)?;
     // The summary describes the rules in force at the end.
     let set = Arc::clone(out.rules());
-    let (parsed, failed) = control.rules_read();
-    let mut summary = Summary {
-        read: &reader.stats,
-        pool: &report,
-        set: &set,
-        alerts: out.alerts(),
-        parsed,
-        failed,
-        scan_time: Duration::ZERO,
-        run: &facts,
-    };
+    let mut summary = Summary::new(&reader.stats, &report, &set, (&out, &control), &facts);
     if stats_on {
-        let rec = summary.stats_record(control.last_reload());
-        out.record(Record::Stats(Box::new(rec)))?;
+        summary.write_stats(&mut out, control.last_reload())?;
     }
     out.finish()?;
     // Datasets with a `save` file are written once the run is over; one that cannot be

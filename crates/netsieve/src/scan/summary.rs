@@ -48,6 +48,36 @@ pub(super) struct Summary<'a> {
     pub run: &'a RunFacts,
 }
 
+impl<'a> Summary<'a> {
+    /// What the run did so far: the reader's counters `read`, the pool's `pool`, the
+    /// rules in force `set`, and the emitter's and control's counts.
+    pub fn new(
+        read: &'a ReadStats,
+        pool: &'a PoolReport,
+        set: &'a RuleSet,
+        (out, control): (&Emitter, &Control),
+        run: &'a RunFacts,
+    ) -> Summary<'a> {
+        let (parsed, failed) = control.rules_read();
+        Summary {
+            read,
+            pool,
+            set,
+            alerts: out.alerts(),
+            parsed,
+            failed,
+            scan_time: Duration::ZERO,
+            run,
+        }
+    }
+
+    /// Writes the run's counters as a `stats` record, the rules in force loaded at
+    /// `last_reload`.
+    pub fn write_stats(&self, out: &mut Emitter, last_reload: SystemTime) -> Result<(), String> {
+        out.record(Record::Stats(Box::new(self.stats_record(last_reload))))
+    }
+}
+
 /// `stats.interval`: a `stats` record every so often (wall-clock time, as Suricata's
 /// stats thread wakes), with the counters of the whole run so far.
 pub(super) struct Periodic<'a> {
@@ -83,19 +113,8 @@ impl<'a> Periodic<'a> {
         self.next = now + self.every;
         let report = pool.report(out)?;
         let set = std::sync::Arc::clone(out.rules());
-        let (parsed, failed) = self.control.rules_read();
-        let summary = Summary {
-            read,
-            pool: &report,
-            set: &set,
-            alerts: out.alerts(),
-            parsed,
-            failed,
-            scan_time: Duration::ZERO,
-            run: self.run,
-        };
-        let rec = summary.stats_record(self.control.last_reload());
-        out.record(Record::Stats(Box::new(rec)))?;
+        let summary = Summary::new(read, &report, &set, (out, self.control), self.run);
+        summary.write_stats(out, self.control.last_reload())?;
         // Readers tailing eve.json see it now, not when the buffer next fills.
         out.flush()
     }

@@ -4,17 +4,15 @@
 //! a stream event with its `stream.` prefix; a decoder event (its own record, [`Decode`],
 //! made from the packet) with its `decoder.` prefix.
 
-use std::time::Duration;
-
 use netsieve_applayer::AppProto;
 use netsieve_detect::log::{Anomaly, TxLog};
 use netsieve_packet::decode::L4;
 use netsieve_packet::{DecodeEvent, Packet};
 use serde::Serialize;
 
-use super::alert::{Ether, IpFields};
+use super::alert::Ether;
+use super::packet::{HeadLine, PacketHead};
 use super::tx::Head;
-use super::{Timestamp, pkt_src};
 
 #[derive(Serialize)]
 pub(super) struct Record {
@@ -77,12 +75,8 @@ impl Record {
 /// `decoder.` prefix. One per event the packet raised, repeats included, as Suricata
 /// writes them.
 pub(in crate::scan) struct Decode {
-    ts: Duration,
-    flow_id: Option<u64>,
-    pcap_cnt: u64,
-    ip: Option<IpFields>,
+    head: PacketHead,
     icmp: Option<(u8, u8)>,
-    pkt_src: &'static str,
     ether: Option<[u8; 14]>,
     event: DecodeEvent,
 }
@@ -90,7 +84,7 @@ pub(in crate::scan) struct Decode {
 impl Decode {
     /// The records of packet `p`'s decoder events (`flow_id`: its flow's, if it has one).
     pub fn of(p: &Packet, flow_id: Option<u64>) -> impl Iterator<Item = Decode> + '_ {
-        let ip = IpFields::of_packet(p);
+        let head = PacketHead::of(p, flow_id);
         let icmp = match p.l4 {
             L4::Icmp { itype, icode, .. } => Some((itype, icode)),
             _ => None,
@@ -100,12 +94,8 @@ impl Decode {
             _ => None,
         };
         p.events.iter().map(move |&event| Decode {
-            ts: p.ts,
-            flow_id,
-            pcap_cnt: p.num,
-            ip: ip.clone(),
+            head: head.clone(),
             icmp,
-            pkt_src: pkt_src(p),
             ether,
             event,
         })
@@ -113,26 +103,22 @@ impl Decode {
 
     /// Its place among alerts: after the alerts of its packet.
     pub fn order(&self) -> (u64, bool, u64, u64) {
-        (self.pcap_cnt, true, u64::MAX, u64::MAX)
+        self.head.order()
     }
 
     /// The number of its packet.
     pub fn pcap_cnt(&self) -> u64 {
-        self.pcap_cnt
+        self.head.pcap_cnt()
     }
 
     /// The record as eve.json writes it, with the frame's Ethernet header when
     /// `ethernet` asks, and the capture `file` it came from when known.
     pub fn line<'a>(&'a self, ethernet: bool, file: Option<&'a str>) -> impl Serialize + 'a {
         DecodeLine {
-            timestamp: Timestamp(self.ts),
-            flow_id: self.flow_id,
-            pcap_cnt: self.pcap_cnt,
-            event_type: "anomaly",
-            ip: self.ip.as_ref(),
+            head: self.head.line("anomaly"),
             icmp_type: self.icmp.map(|i| i.0),
             icmp_code: self.icmp.map(|i| i.1),
-            pkt_src: self.pkt_src,
+            pkt_src: self.head.pkt_src(),
             ether: self.ether.as_ref().filter(|_| ethernet).map(Ether::of),
             anomaly: Object {
                 app_proto: None,
@@ -147,13 +133,8 @@ impl Decode {
 
 #[derive(Serialize)]
 struct DecodeLine<'a> {
-    timestamp: Timestamp,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    flow_id: Option<u64>,
-    pcap_cnt: u64,
-    event_type: &'static str,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    ip: Option<&'a IpFields>,
+    #[serde(flatten)]
+    head: HeadLine<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     icmp_type: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
