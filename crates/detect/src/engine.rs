@@ -1490,7 +1490,10 @@ impl Detector {
                             TagHost::Src => ip.src,
                             TagHost::Dst => ip.dst,
                         };
-                        lock(hosts).set(host, key, t, p.ts, len);
+                        // Said while the table is held, so that no reader clears it
+                        // between the two.
+                        let mut h = lock(hosts);
+                        h.set(host, key, t, p.ts, len);
                         self.shared.host_tagged.store(true, Ordering::Relaxed);
                     }
                 }

@@ -43,6 +43,25 @@ pub mod ipopt {
     pub const OTHER: u16 = 1 << 9;
 }
 
+/// IPv4 option kinds (the type byte, copy flag and class included).
+mod optkind {
+    pub const EOL: u8 = 0;
+    pub const NOP: u8 = 1;
+    pub const RR: u8 = 7;
+    /// Quick-Start (RFC 4782).
+    pub const QS: u8 = 25;
+    pub const TS: u8 = 68;
+    pub const SEC: u8 = 130;
+    pub const LSRR: u8 = 131;
+    pub const ESEC: u8 = 133;
+    pub const CIPSO: u8 = 134;
+    /// Stream identifier.
+    pub const SATID: u8 = 136;
+    pub const SSRR: u8 = 137;
+    /// Router alert (RFC 2113).
+    pub const RTRALT: u8 = 148;
+}
+
 /// Walks IPv4 options (the header's bytes past its first 20), raising the events
 /// Suricata raises, as measured on its reference with built packets: the options' length
 /// not a multiple of 8, a lone byte starting an option at the end, an unknown kind, a
@@ -56,22 +75,23 @@ fn ipv4_options(opts: &[u8], p: &mut Packet) -> Result<u16, &'static str> {
     let mut present = 0u16;
     let mut seen: Vec<u8> = Vec::new();
     let mut rest = opts;
+    use optkind::*;
     while let Some(&kind) = rest.first() {
         present |= match kind {
-            0 => ipopt::EOL,
-            1 => ipopt::NOP,
-            7 => ipopt::RR,
-            68 => ipopt::TS,
-            130 => ipopt::SEC,
-            133 => ipopt::ESEC,
-            131 => ipopt::LSRR,
-            137 => ipopt::SSRR,
-            136 => ipopt::SATID,
+            EOL => ipopt::EOL,
+            NOP => ipopt::NOP,
+            RR => ipopt::RR,
+            TS => ipopt::TS,
+            SEC => ipopt::SEC,
+            ESEC => ipopt::ESEC,
+            LSRR => ipopt::LSRR,
+            SSRR => ipopt::SSRR,
+            SATID => ipopt::SATID,
             _ => ipopt::OTHER,
         };
         match kind {
-            0 => break,
-            1 => {
+            EOL => break,
+            NOP => {
                 rest = &rest[1..];
                 continue;
             }
@@ -91,12 +111,12 @@ fn ipv4_options(opts: &[u8], p: &mut Packet) -> Result<u16, &'static str> {
         // Kinds Suricata knows: the least (or exact) length each needs, and where a
         // pointer into its data starts (route and timestamp options).
         let (min, exact, first_ptr) = match kind {
-            7 | 131 | 137 => (3, false, Some(4)),
-            68 => (5, false, Some(5)),
-            130 | 133 => (3, false, None),
-            134 => (10, false, None),
-            25 => (8, true, None),
-            136 | 148 => (4, true, None),
+            RR | LSRR | SSRR => (3, false, Some(4)),
+            TS => (5, false, Some(5)),
+            SEC | ESEC => (3, false, None),
+            CIPSO => (10, false, None),
+            QS => (8, true, None),
+            SATID | RTRALT => (4, true, None),
             _ => {
                 p.raise(DecodeEvent::Ipv4OptInvalid);
                 continue;
@@ -742,8 +762,15 @@ impl Decoder {
             return Err("IPv4 total length past the bytes captured");
         }
         let end = total;
-        let options = d[20..hlen].to_vec();
-        let opts = ipv4_options(&options, p)?;
+        // The options are copied out of the packet they raise events on (few packets
+        // have any).
+        let opts = match hlen {
+            20 => 0,
+            _ => {
+                let options = d[20..hlen].to_vec();
+                ipv4_options(&options, p)?
+            }
+        };
         let d = &p.data[at..];
         let src = IpAddr::V4(Ipv4Addr::new(d[12], d[13], d[14], d[15]));
         let dst = IpAddr::V4(Ipv4Addr::new(d[16], d[17], d[18], d[19]));
@@ -832,17 +859,18 @@ impl Decoder {
                         break true;
                     }
                     let fo = be16(d, i + 2);
+                    let (offset, more) = ((fo & 0xfff8) as usize, fo & 1 != 0);
                     let id = u32::from_be_bytes([d[i + 4], d[i + 5], d[i + 6], d[i + 7]]);
                     if frag.is_some() {
                         events.push(DecodeEvent::Ipv6ExthdrDuplFh);
                     } else {
-                        // One that fragments nothing (offset 0, no more fragments) is
-                        // said at once, before the duplicates after it (as Suricata
-                        // orders them, up to its 15 events).
-                        if fo & 0xfff9 == 0 {
+                        // One that fragments nothing is said at once, before the
+                        // duplicates after it (as Suricata orders them, up to its 15
+                        // events).
+                        if offset == 0 && !more {
                             events.push(DecodeEvent::Ipv6ExthdrUselessFh);
                         }
-                        frag = Some(((fo & 0xfff8) as usize, fo & 1 != 0, id, next_at, i));
+                        frag = Some((offset, more, id, next_at, i));
                     }
                     next = d[i];
                     next_at = i;
