@@ -111,7 +111,7 @@ pub(super) struct EveOptions {
     /// Two `netflow` records per flow, one per direction (off in Suricata's stock
     /// configuration).
     pub netflow: bool,
-    /// A `stats` record at the end of the run.
+    /// `stats` records (every `stats.interval`, and at the end of the run).
     pub stats: bool,
     /// `types.stats.null-values`: counters that are zero are written (Suricata's
     /// default); off, they are left out.

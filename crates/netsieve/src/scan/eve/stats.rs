@@ -1,4 +1,4 @@
-//! The `stats` record, written at the end of a run: the counters netsieve keeps, under
+//! The `stats` record, written every `stats.interval` and at the end of a run: the counters netsieve keeps, under
 //! the names and nesting of Suricata 8's (which has many more; those netsieve has no
 //! counterpart for are left out rather than written as zeros).
 
