@@ -30,8 +30,7 @@ pub(super) enum Kind {
     /// with arguments are set up by a function).
     Transform(Plain),
     /// A hint that does not change whether a rule matches: `prefilter` (use this option
-    /// as the prefilter) and `tag` (also log the following packets, which netsieve does
-    /// not do).
+    /// as the prefilter).
     Hint,
     /// Parses, and the engine does not evaluate it yet: the rule loads and is counted as
     /// not inspected.
