@@ -48,6 +48,26 @@ pub struct Limits {
     /// Bytes of a message's file kept in all, past the body limits, for file-store
     /// (0: none past them).
     pub file_bytes: usize,
+    /// Body bytes a request must have before it is inspected while still arriving
+    /// (`request-body-minimal-inspect-size`, 32 KiB); a shorter one waits for its end.
+    pub request_inspect_min: usize,
+    /// The same for responses (`response-body-minimal-inspect-size`, 40 KiB).
+    pub response_inspect_min: usize,
+    /// A request body inspected again as it grows is inspected from this many bytes
+    /// before its new ones (`request-body-inspect-window`, 4 KiB; read by detection).
+    pub request_inspect_window: usize,
+    /// The same for responses (`response-body-inspect-window`, 16 KiB).
+    pub response_inspect_window: usize,
+}
+
+impl Limits {
+    /// The inspect window of direction `d`'s bodies ([`Limits::request_inspect_window`]).
+    pub fn inspect_window(&self, d: Direction) -> usize {
+        match d {
+            Direction::ToServer => self.request_inspect_window,
+            Direction::ToClient => self.response_inspect_window,
+        }
+    }
 }
 
 impl Default for Limits {
@@ -62,6 +82,10 @@ impl Default for Limits {
             http2: true,
             ftp_open_txs: 1024,
             file_bytes: 0,
+            request_inspect_min: 32 << 10,
+            response_inspect_min: 40 << 10,
+            request_inspect_window: 4 << 10,
+            response_inspect_window: 16 << 10,
         }
     }
 }
@@ -149,6 +173,9 @@ pub struct Message {
     pub framing_len: u64,
     /// The message ended (its body is complete).
     pub complete: bool,
+    /// Enough of the body arrived to inspect it before its end: the minimal inspect
+    /// size ([`Limits::request_inspect_min`]), or the body limit if that is lower.
+    pub body_inspectable: bool,
     /// With [`Limits::file_bytes`] above the body limit (file-store): the body's bytes
     /// past the body limit, until the message ends (boxed: most messages have none).
     #[expect(
@@ -168,6 +195,22 @@ impl Message {
     /// line (libhtp's message length, EVE's `http.length`).
     pub fn sent_len(&self) -> u64 {
         self.body_len + self.framing_len
+    }
+
+    /// The body as far as it has come, when it can be inspected before its end: enough
+    /// of it arrived ([`Message::body_inspectable`]) and it has no content coding (a
+    /// compressed body is decoded, and inspected, once complete).
+    pub fn partial_body(&self) -> Option<&[u8]> {
+        (!self.complete && self.body_grows()).then_some(&self.body[..])
+    }
+
+    /// The body is inspected as it grows: enough of it arrived before its end, and it
+    /// has no content coding.
+    pub fn body_grows(&self) -> bool {
+        self.body_inspectable
+            && self
+                .header("content-encoding")
+                .is_none_or(|c| c.trim_ascii().eq_ignore_ascii_case(b"identity"))
     }
 
     /// The first header named `name` (case-insensitive).
@@ -1097,9 +1140,9 @@ impl Http {
     fn body(&mut self, dir: Direction, chunk: &[u8]) {
         let s = dir;
         let id = self.sides[s].tx;
-        let limit = match dir {
-            Direction::ToServer => self.limits.request_body,
-            Direction::ToClient => self.limits.response_body,
+        let (limit, inspect_min) = match dir {
+            Direction::ToServer => (self.limits.request_body, self.limits.request_inspect_min),
+            Direction::ToClient => (self.limits.response_body, self.limits.response_inspect_min),
         };
         let file_limit = self.limits.file_bytes;
         let Some(t) = self.tx_mut(id) else { return };
@@ -1118,6 +1161,7 @@ impl Http {
         let room = limit.saturating_sub(m.body.len());
         let (kept, past) = chunk.split_at(chunk.len().min(room));
         m.body.extend_from_slice(kept);
+        m.body_inspectable |= !m.body.is_empty() && m.body.len() >= inspect_min.min(limit);
         // A file to store is kept on past the limit, up to its own.
         if !past.is_empty() && file_limit > m.body.len() {
             let rest = m.file_rest.get_or_insert_default();

@@ -194,6 +194,10 @@ fn run_suricata(o: &Options, rules: &Path, out: &Path) -> Result<Run, String> {
     c.arg("-c")
         .arg(&o.suricata_config)
         .args(["--set", "stream.reassembly.randomize-chunk-size=false"])
+        .args([
+            "--set",
+            "app-layer.protocols.http.libhtp.default-config.randomize-inspection-sizes=false",
+        ])
         .args(["-k", "none", "-v", "--runmode"])
         .arg(if o.threads <= 1 { "single" } else { "autofp" })
         .arg("-S")

@@ -31,6 +31,10 @@ pub enum Stage {
     Line,
     /// The head: an HTTP request or response head, a TLS ServerHello.
     Head,
+    /// Part of an HTTP body: enough of it to inspect before its end (the minimal
+    /// inspect size). Rules on the body that did not match are judged again each time
+    /// it grows, up to its end ([`TxRef::updates`]).
+    Body,
     /// Complete: the body, the certificates; a DNS message or ClientHello at once.
     Done,
 }
@@ -111,7 +115,7 @@ fn inspected_any(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Si
         Dcerpc, Dns, Ftp, FtpData, Http, Krb5, Ldap, Mqtt, Ntp, Sip, Smb, Smtp, Snmp, Ssh, Tls,
     };
     use Side::{Either, Request, Response};
-    use Stage::{Done, Head, Line};
+    use Stage::{Body, Done, Head, Line};
     Some(match b {
         HttpUri | HttpUriRaw | HttpMethod | HttpRequestLine => (Http, Request, Line),
         HttpProtocol => (Http, Either, Line),
@@ -121,8 +125,8 @@ fn inspected_any(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Si
         | HttpAcceptEnc | HttpAcceptLang => (Http, Request, Head),
         HttpResponseHeader | HttpLocation | HttpServer | HttpStatCode | HttpStatMsg
         | HttpResponseLine => (Http, Response, Head),
-        HttpRequestBody => (Http, Request, Done),
-        HttpResponseBody => (Http, Response, Done),
+        HttpRequestBody => (Http, Request, Body),
+        HttpResponseBody => (Http, Response, Body),
         FileData | FileName | FileMd5 | FileSha1 | FileSha256 if header == Some(Smtp) => {
             (Smtp, Request, Done)
         }
@@ -142,7 +146,9 @@ fn inspected_any(b: AppBuffer, header: Option<AppProto>) -> Option<(AppProto, Si
         FileData | FileName | FileMd5 | FileSha1 | FileSha256 | FileSize if header == Some(Smb) => {
             (Smb, Either, Done)
         }
-        FileData | FileName | FileMd5 | FileSha1 | FileSha256 | FileSize => (Http, Either, Done),
+        // An HTTP body as far as it has come; its name, size and digests once complete.
+        FileData => (Http, Either, Body),
+        FileName | FileMd5 | FileSha1 | FileSha256 | FileSize => (Http, Either, Done),
         // An SMTP mail: the session's name once given, the sender once given, the rest
         // once the mail ended.
         SmtpHelo => (Smtp, Request, Line),
@@ -671,14 +677,32 @@ impl TxRef<'_> {
         }
     }
 
-    /// How often the transaction grew in direction `d` without reaching a new stage
-    /// (LDAP's responses, counted as they come): a rule judged at its stage is judged
-    /// again each time, until it matched on the transaction (as Suricata inspects a
-    /// transaction still in progress on every update).
+    /// How far the transaction grew in direction `d` at the stage it grows at
+    /// ([`TxRef::grows_at`]): LDAP's responses, counted as they come; the bytes of an
+    /// HTTP body inspected as it grows ([`Stage::Body`]). A rule of that stage is
+    /// judged again each time, until it matched on the transaction (as Suricata
+    /// inspects a transaction still in progress on every update).
     pub fn updates(&self, d: Direction) -> usize {
         match self {
             TxRef::Ldap(t) if d == Direction::ToClient => t.responses.len(),
+            TxRef::Http(t) => {
+                let m = match d {
+                    Direction::ToServer => t.request.as_ref().map(|r| &r.msg),
+                    Direction::ToClient => t.response.as_ref().map(|r| &r.msg),
+                };
+                m.filter(|m| m.body_grows()).map_or(0, |m| m.body.len())
+            }
             _ => 0,
+        }
+    }
+
+    /// The stage whose rules are judged again as the transaction grows
+    /// ([`TxRef::updates`]).
+    pub fn grows_at(&self) -> Stage {
+        match self {
+            TxRef::Ldap(_) => Stage::Head,
+            TxRef::Http(_) => Stage::Body,
+            _ => Stage::None,
         }
     }
 
@@ -687,6 +711,7 @@ impl TxRef<'_> {
         let msg = |m: Option<&Message>| match m {
             None => Stage::None,
             Some(m) if m.complete => Stage::Done,
+            Some(m) if m.body_grows() => Stage::Body,
             Some(_) => Stage::Head,
         };
         match self {
@@ -827,6 +852,16 @@ fn header<'a>(m: &'a Message, name: &str, out: &mut Vec<Cow<'a, [u8]>>) {
     }
 }
 
+/// A response's body as `http.response_body` and `file.data` see it: decoded once
+/// complete, as far as it has come before ([`Message::partial_body`]).
+fn response_body(r: &http::Response) -> Option<&[u8]> {
+    match r.msg.partial_body() {
+        Some(b) => Some(b),
+        None => (!r.file_data.is_empty()).then_some(&r.file_data[..]),
+    }
+    .filter(|b| !b.is_empty())
+}
+
 /// Appends the instances of `buf` in transaction `tx`, inspected in direction `d`.
 /// Most buffers have one instance; `http.request_header`, `dns.query` and `tls.certs`
 /// have one per header, question or certificate.
@@ -933,10 +968,11 @@ pub fn fill<'a>(buf: AppBuffer, tx: TxRef<'a>, d: Direction, out: &mut Vec<Cow<'
                     req.filter(|r| !r.msg.body.is_empty())
                         .map(|r| Cow::Borrowed(&r.msg.body[..])),
                 ),
-                HttpResponseBody => out.extend(
-                    resp.filter(|r| !r.file_data.is_empty())
-                        .map(|r| Cow::Borrowed(&r.file_data[..])),
-                ),
+                HttpResponseBody => out.extend(resp.and_then(response_body).map(Cow::Borrowed)),
+                // A response's body still arriving, once enough of it came.
+                FileData if d == Direction::ToClient && resp.is_some_and(|r| !r.msg.complete) => {
+                    out.extend(resp.and_then(response_body).map(Cow::Borrowed))
+                }
                 // The direction's files, as their `fileinfo` records give them.
                 FileData | FileName | FileSize | FileMd5 | FileSha1 | FileSha256 => {
                     for f in crate::log::http_dir_files(t, d) {

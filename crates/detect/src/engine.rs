@@ -44,7 +44,7 @@ use netsieve_applayer::ftp::Mode;
 use netsieve_applayer::{AppProto, Encryption, Parser, Probe, Session, dcerpc, sip, smb};
 
 use crate::app::{Stage, TxRef, fill, transform, txs};
-use crate::eval::{Ctx, matches};
+use crate::eval::{Ctx, matches, matches_at};
 use crate::expect::Expected;
 use crate::firewall::{self, FwInfo, Verdict as FwVerdict};
 use crate::hostbits::HostBits;
@@ -137,7 +137,7 @@ impl TxSeen {
         self.growth.as_ref().map_or(0, |g| g.updates[d])
     }
 
-    /// Rule `si` matched on the transaction as it grew.
+    /// Rule `si` matched on the transaction as it grew, or on its body before its end.
     fn matched(&self, si: u32) -> bool {
         self.growth
             .as_ref()
@@ -145,7 +145,8 @@ impl TxSeen {
     }
 }
 
-/// What was inspected of a transaction that grows without changing stage.
+/// What was inspected of a transaction that grows without changing stage, or whose
+/// body was judged before its end ([`Stage::Body`]).
 #[derive(Clone, Debug, Default)]
 struct Growth {
     /// Its updates inspected in each direction.
@@ -2834,8 +2835,7 @@ impl Detector {
                         if !tx_rule_ok(
                             s,
                             lists,
-                            tx,
-                            d,
+                            (tx, d, 0),
                             (ctx.p, &[Some(ctx.p.payload())]),
                             (&mut bufs, &mut self.cx),
                         ) {
@@ -3376,7 +3376,9 @@ impl Detector {
             let seen = entry.stage[d];
             // It grew at a stage already inspected: the rules judged there that did not
             // match are judged again.
-            let grew = updates > entry.updates(d);
+            let inspected = entry.updates(d);
+            let grew = updates > inspected;
+            let from = body_from(inspected, updates, self.opts.http.inspect_window(d));
             if stage <= seen && !grew {
                 continue;
             }
@@ -3398,6 +3400,9 @@ impl Detector {
                 for (buf, transforms, pf) in &g.bufs {
                     bufs.clear();
                     fill(buf.buffer(), tx, d, &mut bufs);
+                    if buf.stage() == Stage::Body {
+                        body_window(&mut bufs, from);
+                    }
                     self.gather.start(pf);
                     for b in bufs.drain(..) {
                         let b = transform(b, transforms);
@@ -3420,7 +3425,7 @@ impl Detector {
                 }
                 let fresh = seen < t.stage[d] && t.stage[d] <= stage;
                 let again = grew
-                    && Stage::None < t.stage[d]
+                    && t.stage[d] == tx.grows_at()
                     && t.stage[d] <= seen
                     && !TxSeen::of(tx_seen, id).matched(si);
                 if !((fresh || again) && header_ok(s, ctx)) {
@@ -3454,8 +3459,7 @@ impl Detector {
                 if !tx_rule_ok(
                     s,
                     &t.lists,
-                    tx,
-                    d,
+                    (tx, d, from),
                     (ctx.p, &payloads),
                     (&mut bufs, &mut self.cx),
                 ) {
@@ -3701,20 +3705,24 @@ fn fw_states_moved(f: &Flow<FlowData>, d: Direction) -> bool {
 fn tx_rule_ok<'a>(
     s: &Sig,
     lists: &[TxList],
-    tx: TxRef<'a>,
-    d: Direction,
+    (tx, d, body_from): (TxRef<'a>, Direction, usize),
     (p, payloads): (&Packet, &[Option<&[u8]>]),
     (bufs, cx): (&mut Vec<Cow<'a, [u8]>>, &mut Ctx),
 ) -> bool {
     for l in lists {
         bufs.clear();
         fill(l.buf.buffer(), tx, d, bufs);
+        // A body inspected again is inspected from its window on.
+        let base = match l.buf.stage() {
+            Stage::Body => body_window(bufs, body_from),
+            _ => 0,
+        };
         let ok = match l.absent {
             Absent::Only => bufs.is_empty(),
             Absent::OrElse if bufs.is_empty() => true,
             Absent::No | Absent::OrElse => bufs.drain(..).any(|b| {
                 let b = transform(b, &l.transforms);
-                matches(&l.matches, &b, cx)
+                matches_at(&l.matches, &b, base, cx)
             }),
         };
         if !ok {
@@ -3827,16 +3835,46 @@ fn app_stream(f: &mut Flow<FlowData>, x: Direction, upto: u64, end: bool) {
     }
 }
 
-/// Some transaction of the flow progressed in direction `d` past its inspection.
+/// Some transaction of the flow progressed or grew in direction `d` past its
+/// inspection.
 fn tx_pending(fd: &FlowData, d: Direction) -> bool {
     let Some(a) = &fd.app else { return false };
-    let seen = |id: u64| {
-        fd.tx_seen
-            .iter()
-            .find(|x| x.id == id)
-            .map_or(Stage::None, |x| x.stage[d])
-    };
-    txs(a.parser.as_ref()).any(|t| t.stage(d) > seen(t.id()))
+    let seen = |id: u64| fd.tx_seen.iter().find(|x| x.id == id);
+    txs(a.parser.as_ref()).any(|t| match seen(t.id()) {
+        Some(x) => t.stage(d) > x.stage[d] || t.updates(d) > x.updates(d),
+        None => t.stage(d) > Stage::None,
+    })
+}
+
+/// Where an HTTP body inspected as it grows ([`Stage::Body`]) is inspected from, when
+/// `inspected` of its bytes were and it now has `now`: all of it the first time;
+/// after, its last `window` bytes, or, when more than a window is new, the new bytes
+/// and a quarter window before them (Suricata's inspect window, measured on the
+/// reference: a content past the first part is found on the packet that brings it,
+/// and one anchored at the body's start is no longer).
+fn body_from(inspected: usize, now: usize, window: usize) -> usize {
+    match now.saturating_sub(inspected) {
+        _ if inspected == 0 => 0,
+        new if new < window => now.saturating_sub(window),
+        _ => inspected.saturating_sub(window / 4),
+    }
+}
+
+/// `bufs`, instances of a body inspected as it grows, cut to start at `from`; returns
+/// `from`, where the cut buffers start in the body.
+fn body_window(bufs: &mut [Cow<'_, [u8]>], from: usize) -> usize {
+    if from > 0 {
+        for b in bufs.iter_mut() {
+            *b = match std::mem::take(b) {
+                Cow::Borrowed(x) => Cow::Borrowed(&x[from.min(x.len())..]),
+                Cow::Owned(mut x) => {
+                    x.drain(..from.min(x.len()));
+                    Cow::Owned(x)
+                }
+            };
+        }
+    }
+    from
 }
 
 /// Rule thresholds and detection filters, and threshold.config's suppressions,

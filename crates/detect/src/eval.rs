@@ -357,6 +357,9 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
 /// Evaluation state of one rule over one packet.
 pub struct Ctx {
     budget: u32,
+    /// Where the buffer being matched starts in the data it is a window of (an HTTP
+    /// body inspected again as it grows): a depth counts from the data's start.
+    base: usize,
     pub vars: [i64; MAX_VARS],
     /// The contexts JSON datasets gave the rule being evaluated (`alert.context`).
     pub context: Vec<(Arc<str>, Arc<str>)>,
@@ -370,6 +373,7 @@ impl Default for Ctx {
     fn default() -> Self {
         Ctx {
             budget: BUDGET,
+            base: 0,
             vars: [0; MAX_VARS],
             context: Vec::new(),
             captured: Vec::new(),
@@ -412,8 +416,20 @@ impl Ctx {
 
 /// Whether `list` matches `buf`.
 pub fn matches(list: &[CMatch], buf: &[u8], cx: &mut Ctx) -> bool {
+    matches_at(list, buf, 0, cx)
+}
+
+/// Whether `list` matches `buf`, a window that starts `base` bytes into the data it is
+/// part of. Offsets count from the window's start, a depth (and `startswith`) from the
+/// data's: measured on the reference, a body inspected again from byte 46,000 finds a
+/// content at 62,000 with `depth:63000` and `offset:100`, but not with `depth:20000`
+/// or `offset:61000`.
+pub fn matches_at(list: &[CMatch], buf: &[u8], base: usize, cx: &mut Ctx) -> bool {
     cx.budget = BUDGET;
-    step(list, buf, 0, cx)
+    cx.base = base;
+    let ok = step(list, buf, 0, cx);
+    cx.base = 0;
+    ok
 }
 
 fn find(c: &CContent, hay: &[u8]) -> Option<usize> {
@@ -455,10 +471,17 @@ fn window(c: &CContent, prev: usize, len: usize, cx: &Ctx) -> Option<(usize, usi
             start = cx.val(o).max(0);
         }
         if let Some(d) = c.depth {
-            end = end.min(start + cx.val(d));
+            let d = cx.val(d) - cx.base as i64;
+            if cx.base > 0 && d <= 0 {
+                return None;
+            }
+            end = end.min(start + d);
         }
     }
     if c.startswith {
+        if cx.base > 0 {
+            return None;
+        }
         end = end.min(start + c.pat.len() as i64);
     }
     if start > end || start > len as i64 {

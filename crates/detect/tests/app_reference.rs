@@ -216,3 +216,107 @@ fn a_request_line_is_inspected_before_its_head_completes() {
         }
     }
 }
+
+/// The frame (0-based) that carries byte `at` of a message sent in `cut`-sized segments
+/// after a handshake of three frames and a request of `req_segments` (each acknowledged).
+fn frame_of(at: usize, cut: usize, req_segments: usize) -> usize {
+    3 + 2 * req_segments + 2 * (at / cut)
+}
+
+/// A body is inspected once its minimal inspect size arrived (40 KiB of a response, 32
+/// KiB of a request), as Suricata's libhtp settings have it, not only at its end; then
+/// again as it grows, from a window before its new bytes. Measured on the reference: a
+/// PE download in an nDPI capture alerts on the packet after 40 KiB of it, a content
+/// past that on the packet that brings it, and a content anchored at the body's start
+/// with another past the first part never.
+#[test]
+fn a_body_is_inspected_once_its_minimal_inspect_size_arrived() {
+    let cut = 1000;
+    let mut body = b"MZ".to_vec();
+    body.resize(60_000, b'a');
+    body[55_000..55_006].copy_from_slice(b"NEEDLE");
+    let head = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n";
+    let resp = [&head[..], &body].concat();
+    let req = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+    let rules: Vec<String> = [
+        "file_data; content:\"MZ\"; depth:2",
+        "file_data; content:\"NEEDLE\"",
+        "http.response_body; content:\"MZ\"; depth:2",
+        "file_data; content:\"MZ\"; depth:2; content:\"NEEDLE\"; distance:0",
+        "file_data; content:\"NEEDLE\"; depth:50000",
+        "file_data; content:\"NEEDLE\"; offset:54000",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, o)| {
+        format!(
+            "alert http any any -> any any (flow:to_client; {o}; sid:{};)",
+            i + 1
+        )
+    })
+    .collect();
+    let f = frames(req, &resp, cut);
+    let set = Arc::new(RuleSet::build(
+        rules
+            .iter()
+            .map(|r| parse_rule(r, &Vars::default()).unwrap())
+            .collect(),
+        &Classifications::bundled(),
+        BuildOptions::default(),
+    ));
+    let out = common::run(&set, &f, DetectOptions::default());
+    let at = |sid: u32| {
+        let a: Vec<u64> = out
+            .iter()
+            .filter(|a| set.sig(a.sig).rule.sid == sid)
+            .map(|a| a.packet)
+            .collect();
+        assert_eq!(a.len(), 1, "sid {sid}: {a:?}");
+        a[0]
+    };
+    // Packet numbers count from 1: the frame with the 40,960th body byte, its
+    // acknowledgement, then the next packet of the response.
+    let min = frame_of(head.len() + (40 << 10), cut, 1) as u64 + 1;
+    for sid in [1, 3] {
+        assert!(
+            (min..=min + 3).contains(&at(sid)),
+            "sid {sid} at {}, min {min}",
+            at(sid)
+        );
+    }
+    // Past the part inspected first: found on the packet after the one that brings it.
+    let needle = frame_of(head.len() + 55_005, cut, 1) as u64 + 1;
+    assert!(
+        (needle..=needle + 3).contains(&at(2)),
+        "sid 2 at {}, needle {needle}",
+        at(2)
+    );
+    // The body's start is out of the windows inspected after the first; a depth counts
+    // from the body's start, an offset from the window's.
+    for sid in [4, 5, 6] {
+        assert!(
+            out.iter().all(|a| set.sig(a.sig).rule.sid != sid),
+            "sid {sid}"
+        );
+    }
+
+    // A request body likewise, from 32 KiB of it.
+    let post_head = b"POST / HTTP/1.1\r\nContent-Length: 100000\r\n\r\n";
+    let mut post = [&post_head[..], b"MZ"].concat();
+    post.resize(50_000, b'b');
+    let rule = "alert http any any -> any any (http.request_body; content:\"MZ\"; depth:2; sid:9;)";
+    let set = Arc::new(RuleSet::build(
+        vec![parse_rule(rule, &Vars::default()).unwrap()],
+        &Classifications::bundled(),
+        BuildOptions::default(),
+    ));
+    let out = common::run(&set, &frames(&post, b"", cut), DetectOptions::default());
+    assert_eq!(out.len(), 1);
+    let min = frame_of(post_head.len() + (32 << 10), cut, 0) as u64 + 1;
+    assert!(
+        out[0].packet < frame_of(post.len(), cut, 0) as u64,
+        "at {}",
+        out[0].packet
+    );
+    assert!(out[0].packet >= min, "at {}, min {min}", out[0].packet);
+}

@@ -662,6 +662,10 @@ const TABLE: &[(Key, Setter)] = &[
                 "request-body-limit" => s.http.request_body = bytes(v)?,
                 "response-body-limit" => s.http.response_body = bytes(v)?,
                 "response-body-decompress-layer-limit" => s.http.decompress_layers = bytes(v)?,
+                "request-body-minimal-inspect-size" => s.http.request_inspect_min = bytes(v)?,
+                "response-body-minimal-inspect-size" => s.http.response_inspect_min = bytes(v)?,
+                "request-body-inspect-window" => s.http.request_inspect_window = bytes(v)?,
+                "response-body-inspect-window" => s.http.response_inspect_window = bytes(v)?,
                 _ => return Ok(Used::No),
             }
             Ok(Used::Yes)
@@ -1037,6 +1041,22 @@ impl Settings {
         put(
             &format!("{htp}.response-body-decompress-layer-limit"),
             self.http.decompress_layers.to_string(),
+        );
+        put(
+            &format!("{htp}.request-body-minimal-inspect-size"),
+            self.http.request_inspect_min.to_string(),
+        );
+        put(
+            &format!("{htp}.response-body-minimal-inspect-size"),
+            self.http.response_inspect_min.to_string(),
+        );
+        put(
+            &format!("{htp}.request-body-inspect-window"),
+            self.http.request_inspect_window.to_string(),
+        );
+        put(
+            &format!("{htp}.response-body-inspect-window"),
+            self.http.response_inspect_window.to_string(),
         );
         put("app-layer.protocols.http2.enabled", yes(self.http.http2));
         put(
