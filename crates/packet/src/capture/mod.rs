@@ -315,6 +315,10 @@ impl ByteOrder {
     }
 }
 
+/// Records up to this long are read straight into their buffer: every packet of a
+/// capture with a usual snap length.
+const DIRECT_READ: u64 = 256 << 10;
+
 /// A byte source with the reads the format readers need: as many bytes as there are,
 /// and how many there were when the input ends early.
 pub(super) struct Input {
@@ -343,8 +347,16 @@ impl Input {
     }
 
     /// Replaces `out` with the next `n` bytes, or as many as there are; returns how many.
-    /// `out` grows with what is read, not with `n`.
+    /// Past [`DIRECT_READ`] bytes, `out` grows with what is read, not with `n` (a
+    /// damaged length may claim far more than the file holds).
     fn read_into(&mut self, n: u64, out: &mut Vec<u8>) -> Result<u64, String> {
+        if n <= DIRECT_READ {
+            // Read in place: `read_to_end`'s probing and growth cost 2.7% of a scan.
+            out.resize(n as usize, 0);
+            let got = self.fill(out)?;
+            out.truncate(got);
+            return Ok(got as u64);
+        }
         out.clear();
         (&mut self.r)
             .take(n)
