@@ -1029,35 +1029,21 @@ impl Settings {
                 ports.join(", "),
             );
         }
-        let htp = "app-layer.protocols.http.libhtp.default-config";
-        put(
-            &format!("{htp}.request-body-limit"),
-            self.http.request_body.to_string(),
-        );
-        put(
-            &format!("{htp}.response-body-limit"),
-            self.http.response_body.to_string(),
-        );
-        put(
-            &format!("{htp}.response-body-decompress-layer-limit"),
-            self.http.decompress_layers.to_string(),
-        );
-        put(
-            &format!("{htp}.request-body-minimal-inspect-size"),
-            self.http.request_inspect_min.to_string(),
-        );
-        put(
-            &format!("{htp}.response-body-minimal-inspect-size"),
-            self.http.response_inspect_min.to_string(),
-        );
-        put(
-            &format!("{htp}.request-body-inspect-window"),
-            self.http.request_inspect_window.to_string(),
-        );
-        put(
-            &format!("{htp}.response-body-inspect-window"),
-            self.http.response_inspect_window.to_string(),
-        );
+        let h = &self.http;
+        for (key, value) in [
+            ("request-body-limit", h.request_body),
+            ("response-body-limit", h.response_body),
+            ("response-body-decompress-layer-limit", h.decompress_layers),
+            ("request-body-minimal-inspect-size", h.request_inspect_min),
+            ("response-body-minimal-inspect-size", h.response_inspect_min),
+            ("request-body-inspect-window", h.request_inspect_window),
+            ("response-body-inspect-window", h.response_inspect_window),
+        ] {
+            put(
+                &format!("app-layer.protocols.http.libhtp.default-config.{key}"),
+                value.to_string(),
+            );
+        }
         put("app-layer.protocols.http2.enabled", yes(self.http.http2));
         put(
             "app-layer.protocols.ftp.max-tx",
