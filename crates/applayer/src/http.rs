@@ -174,7 +174,8 @@ pub struct Message {
     /// The message ended (its body is complete).
     pub complete: bool,
     /// Enough of the body arrived to inspect it before its end: the minimal inspect
-    /// size ([`Limits::request_inspect_min`]), or the body limit if that is lower.
+    /// size ([`Limits::request_inspect_min`]), or the body limit if that is lower (never
+    /// for a `multipart/form-data` request, whose files are inspected once complete).
     pub body_inspectable: bool,
     /// With [`Limits::file_bytes`] above the body limit (file-store): the body's bytes
     /// past the body limit, until the message ends (boxed: most messages have none).
@@ -1161,7 +1162,10 @@ impl Http {
         let room = limit.saturating_sub(m.body.len());
         let (kept, past) = chunk.split_at(chunk.len().min(room));
         m.body.extend_from_slice(kept);
-        m.body_inspectable |= !m.body.is_empty() && m.body.len() >= inspect_min.min(limit);
+        // A form's files are inspected once the request is complete: the window of a
+        // body inspected as it grows would not line up with a part's data.
+        m.body_inspectable |=
+            form.is_none() && !m.body.is_empty() && m.body.len() >= inspect_min.min(limit);
         // A file to store is kept on past the limit, up to its own.
         if !past.is_empty() && file_limit > m.body.len() {
             let rest = m.file_rest.get_or_insert_default();

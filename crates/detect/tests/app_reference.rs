@@ -319,4 +319,40 @@ fn a_body_is_inspected_once_its_minimal_inspect_size_arrived() {
         out[0].packet
     );
     assert!(out[0].packet >= min, "at {}, min {min}", out[0].packet);
+
+    // A form's files, though, once the request is complete: anywhere in them (a window
+    // of the body would not line up with the second file's data).
+    let head = |name: &str| {
+        format!(
+            "--XX\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{name}\"\r\n\r\n"
+        )
+    };
+    let mut second = vec![b'c'; 30_000];
+    second[20_000..20_006].copy_from_slice(b"NEEDLE");
+    let form = [
+        head("a").as_bytes(),
+        &[b'd'; 30_000],
+        b"\r\n",
+        head("b").as_bytes(),
+        &second,
+        b"\r\n--XX--\r\n",
+    ]
+    .concat();
+    let post = [
+        format!(
+            "POST /up HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: {}\r\n\r\n",
+            form.len()
+        )
+        .as_bytes(),
+        &form,
+    ]
+    .concat();
+    let rule = "alert http any any -> any any (file_data; content:\"NEEDLE\"; sid:10;)";
+    let set = Arc::new(RuleSet::build(
+        vec![parse_rule(rule, &Vars::default()).unwrap()],
+        &Classifications::bundled(),
+        BuildOptions::default(),
+    ));
+    let out = common::run(&set, &frames(&post, b"", cut), DetectOptions::default());
+    assert_eq!(out.len(), 1, "{out:?}");
 }
