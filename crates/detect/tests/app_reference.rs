@@ -217,6 +217,18 @@ fn a_request_line_is_inspected_before_its_head_completes() {
     }
 }
 
+/// The rule set of `rules`, each of which must parse.
+fn rule_set(rules: &[impl AsRef<str>]) -> Arc<RuleSet> {
+    Arc::new(RuleSet::build(
+        rules
+            .iter()
+            .map(|r| parse_rule(r.as_ref(), &Vars::default()).unwrap())
+            .collect(),
+        &Classifications::bundled(),
+        BuildOptions::default(),
+    ))
+}
+
 /// The frame (0-based) that carries byte `at` of a message sent in `cut`-sized segments
 /// after a handshake of three frames and a request of `req_segments` (each acknowledged).
 fn frame_of(at: usize, cut: usize, req_segments: usize) -> usize {
@@ -256,14 +268,7 @@ fn a_body_is_inspected_once_its_minimal_inspect_size_arrived() {
     })
     .collect();
     let f = frames(req, &resp, cut);
-    let set = Arc::new(RuleSet::build(
-        rules
-            .iter()
-            .map(|r| parse_rule(r, &Vars::default()).unwrap())
-            .collect(),
-        &Classifications::bundled(),
-        BuildOptions::default(),
-    ));
+    let set = rule_set(&rules);
     let out = common::run(&set, &f, DetectOptions::default());
     let at = |sid: u32| {
         let a: Vec<u64> = out
@@ -305,11 +310,7 @@ fn a_body_is_inspected_once_its_minimal_inspect_size_arrived() {
     let mut post = [&post_head[..], b"MZ"].concat();
     post.resize(50_000, b'b');
     let rule = "alert http any any -> any any (http.request_body; content:\"MZ\"; depth:2; sid:9;)";
-    let set = Arc::new(RuleSet::build(
-        vec![parse_rule(rule, &Vars::default()).unwrap()],
-        &Classifications::bundled(),
-        BuildOptions::default(),
-    ));
+    let set = rule_set(&[rule]);
     let out = common::run(&set, &frames(&post, b"", cut), DetectOptions::default());
     assert_eq!(out.len(), 1);
     let min = frame_of(post_head.len() + (32 << 10), cut, 0) as u64 + 1;
@@ -348,11 +349,7 @@ fn a_body_is_inspected_once_its_minimal_inspect_size_arrived() {
     ]
     .concat();
     let rule = "alert http any any -> any any (file_data; content:\"NEEDLE\"; sid:10;)";
-    let set = Arc::new(RuleSet::build(
-        vec![parse_rule(rule, &Vars::default()).unwrap()],
-        &Classifications::bundled(),
-        BuildOptions::default(),
-    ));
+    let set = rule_set(&[rule]);
     let out = common::run(&set, &frames(&post, b"", cut), DetectOptions::default());
     assert_eq!(out.len(), 1, "{out:?}");
 }
