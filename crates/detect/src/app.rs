@@ -87,6 +87,18 @@ impl Buf {
     pub fn stage(self) -> Stage {
         self.stage
     }
+
+    /// Inspected in direction `d`, the buffer is the body of that direction's message,
+    /// inspected as it grows from a window ([`Stage::Body`]); the other message's body
+    /// (`http.request_body` in a to-client rule) is inspected whole.
+    pub fn windowed(self, d: Direction) -> bool {
+        self.stage == Stage::Body
+            && match self.side {
+                Side::Either => true,
+                Side::Request => d == Direction::ToServer,
+                Side::Response => d == Direction::ToClient,
+            }
+    }
 }
 
 /// What the engine knows of each buffer: (protocol, side, stage), or `None` for the

@@ -137,7 +137,7 @@ impl TxSeen {
         self.growth.as_ref().map_or(0, |g| g.updates[d])
     }
 
-    /// Rule `si` matched on the transaction as it grew, or on its body before its end.
+    /// Rule `si` matched on the transaction as it grew (an HTTP body's growth included).
     fn matched(&self, si: u32) -> bool {
         self.growth
             .as_ref()
@@ -145,8 +145,8 @@ impl TxSeen {
     }
 }
 
-/// What was inspected of a transaction that grows without changing stage, or whose
-/// body was judged before its end ([`Stage::Body`]).
+/// What was inspected of a transaction that grows without changing stage (LDAP's
+/// responses, an HTTP body at [`Stage::Body`]).
 #[derive(Clone, Debug, Default)]
 struct Growth {
     /// Its updates inspected in each direction.
@@ -3400,7 +3400,7 @@ impl Detector {
                 for (buf, transforms, pf) in &g.bufs {
                     bufs.clear();
                     fill(buf.buffer(), tx, d, &mut bufs);
-                    if buf.stage() == Stage::Body {
+                    if buf.windowed(d) {
                         body_window(&mut bufs, from);
                     }
                     self.gather.start(pf);
@@ -3713,9 +3713,9 @@ fn tx_rule_ok<'a>(
         bufs.clear();
         fill(l.buf.buffer(), tx, d, bufs);
         // A body inspected again is inspected from its window on.
-        let base = match l.buf.stage() {
-            Stage::Body => body_window(bufs, body_from),
-            _ => 0,
+        let base = match l.buf.windowed(d) {
+            true => body_window(bufs, body_from),
+            false => 0,
         };
         let ok = match l.absent {
             Absent::Only => bufs.is_empty(),

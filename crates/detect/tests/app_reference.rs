@@ -305,6 +305,15 @@ fn a_body_is_inspected_once_its_minimal_inspect_size_arrived() {
         );
     }
 
+    // A to-client rule reads the request's body whole, whatever window of the
+    // response it is judged on.
+    let mut post = b"POST / HTTP/1.1\r\nContent-Length: 40000\r\n\r\nMZ".to_vec();
+    post.resize(post.len() + 39_998, b'b');
+    let rule = "alert http any any -> any any (flow:to_client; http.request_body; content:\"MZ\"; depth:2; file_data; content:\"NEEDLE\"; sid:7;)";
+    let set = rule_set(&[rule]);
+    let out = common::run(&set, &frames(&post, &resp, cut), DetectOptions::default());
+    assert_eq!(out.len(), 1, "{out:?}");
+
     // A request body likewise, from 32 KiB of it.
     let post_head = b"POST / HTTP/1.1\r\nContent-Length: 100000\r\n\r\n";
     let mut post = [&post_head[..], b"MZ"].concat();
