@@ -23,14 +23,26 @@ pub(crate) fn lower_u64(x: u64) -> u64 {
 /// Calls `f` with every byte string that `bytes` matches: itself, and for a
 /// case-insensitive pattern every combination of letter cases (at most `2^bytes.len()`).
 pub(crate) fn for_each_variant(bytes: &[u8], nocase: bool, f: &mut impl FnMut(&[u8])) {
-    let mut buf = bytes.to_vec();
+    assert!(
+        bytes.len() <= MAX_VARIANT_LEN,
+        "a filter window is at most 8 bytes"
+    );
+    let mut buf = [0u8; MAX_VARIANT_LEN];
+    let buf = &mut buf[..bytes.len()];
+    buf.copy_from_slice(bytes);
     if !nocase {
-        f(&buf);
+        f(buf);
         return;
     }
-    let letters: Vec<usize> = (0..bytes.len())
-        .filter(|&i| bytes[i].is_ascii_alphabetic())
-        .collect();
+    let mut letters = [0usize; MAX_VARIANT_LEN];
+    let mut n = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        if b.is_ascii_alphabetic() {
+            letters[n] = i;
+            n += 1;
+        }
+    }
+    let letters = &letters[..n];
     for combo in 0u32..(1 << letters.len()) {
         for (bit, &i) in letters.iter().enumerate() {
             buf[i] = if combo >> bit & 1 == 1 {
@@ -39,9 +51,12 @@ pub(crate) fn for_each_variant(bytes: &[u8], nocase: bool, f: &mut impl FnMut(&[
                 bytes[i].to_ascii_lowercase()
             };
         }
-        f(&buf);
+        f(buf);
     }
 }
+
+/// The longest text [`for_each_variant`] takes: its variants are `2^letters`.
+const MAX_VARIANT_LEN: usize = 8;
 
 /// `text == pat` where `pat` is already lowercased and letters of `text` are folded.
 #[inline]

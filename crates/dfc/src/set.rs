@@ -1,7 +1,6 @@
 //! The deduplicated pattern set that a matcher verifies against.
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 
 use crate::long::LONG;
 
@@ -36,41 +35,68 @@ impl PatternSet {
     /// case flags agree and their bytes are equal (after folding, when case-insensitive).
     /// Every id is kept. Expected time is linear in the total pattern bytes.
     pub(crate) fn new(input: &[(u32, Vec<u8>, bool)]) -> PatternSet {
-        let mut index: HashMap<(Vec<u8>, bool), usize> = HashMap::with_capacity(input.len());
-        let mut ids_of: Vec<Vec<u32>> = Vec::new();
-        let mut order: Vec<(Vec<u8>, bool)> = Vec::new();
-        for (id, bytes, nocase) in input {
-            let norm = if *nocase {
-                bytes.to_ascii_lowercase()
-            } else {
-                bytes.clone()
-            };
-            match index.entry((norm, *nocase)) {
-                Entry::Occupied(e) => ids_of[*e.get()].push(*id),
-                Entry::Vacant(e) => {
-                    order.push(e.key().clone());
-                    e.insert(ids_of.len());
-                    ids_of.push(vec![*id]);
-                }
+        // Every pattern's bytes as compared (lowercased when case-insensitive), one after
+        // another: a build's patterns cost a few allocations, not a few each.
+        let mut folded = Vec::with_capacity(input.iter().map(|(_, b, _)| b.len()).sum());
+        let mut spans = Vec::with_capacity(input.len());
+        for (_, bytes, nocase) in input {
+            let start = folded.len();
+            folded.extend_from_slice(bytes);
+            if *nocase {
+                folded[start..].make_ascii_lowercase();
             }
+            spans.push(start..folded.len());
         }
+        // Each input's first equal in the input (itself when it comes first), and how
+        // many inputs each first one stands for.
+        let mut first_of: HashMap<(&[u8], bool), u32> = HashMap::with_capacity(input.len());
+        let mut first = Vec::with_capacity(input.len());
+        let mut count = vec![0u32; input.len()];
+        for (i, ((_, _, nocase), span)) in input.iter().zip(&spans).enumerate() {
+            let f = *first_of
+                .entry((&folded[span.clone()], *nocase))
+                .or_insert(i as u32);
+            first.push(f);
+            count[f as usize] += 1;
+        }
+        // The distinct patterns in first-seen order; `count` becomes where the next id of
+        // each goes.
         let mut set = PatternSet::default();
-        set.bytes.reserve(order.iter().map(|(b, _)| b.len()).sum());
-        for ((bytes, nocase), ids) in order.into_iter().zip(ids_of) {
+        set.bytes.reserve(
+            first
+                .iter()
+                .enumerate()
+                .filter(|&(i, &f)| f as usize == i)
+                .map(|(i, _)| spans[i].len())
+                .sum(),
+        );
+        let mut nids = 0u32;
+        for (i, (_, _, nocase)) in input.iter().enumerate() {
+            if first[i] as usize != i {
+                continue;
+            }
+            let bytes = &folded[spans[i].clone()];
             let failure = set.failures.len() as u32;
             if bytes.len() > LONG {
-                set.failures.extend(crate::long::failure(&bytes));
+                set.failures.extend(crate::long::failure(bytes));
             }
             set.pats.push(Pat {
                 off: set.bytes.len() as u32,
                 len: bytes.len() as u32,
-                ids: set.ids.len() as u32,
-                nids: ids.len() as u32,
-                nocase,
+                ids: nids,
+                nids: count[i],
+                nocase: *nocase,
                 failure,
             });
-            set.bytes.extend_from_slice(&bytes);
-            set.ids.extend_from_slice(&ids);
+            set.bytes.extend_from_slice(bytes);
+            (count[i], nids) = (nids, nids + count[i]);
+        }
+        // The ids, each pattern's in input order.
+        set.ids = vec![0; input.len()];
+        for ((id, _, _), &f) in input.iter().zip(&first) {
+            let slot = &mut count[f as usize];
+            set.ids[*slot as usize] = *id;
+            *slot += 1;
         }
         set
     }
@@ -134,5 +160,29 @@ mod tests {
         assert_eq!(set.ids_of(0), &[7, 8]);
         assert_eq!(set.bytes_of(1), b"Abc");
         assert_eq!(set.ids_of(1), &[9, 10]);
+    }
+
+    #[test]
+    fn patterns_keep_first_seen_order_and_ids_keep_input_order() {
+        let input = vec![
+            (1, b"b".to_vec(), false),
+            (2, b"a".to_vec(), true),
+            (3, b"A".to_vec(), true),
+            (4, b"b".to_vec(), false),
+            (5, b"B".to_vec(), false),
+            (6, b"b".to_vec(), false),
+        ];
+        let set = PatternSet::new(&input);
+        let got: Vec<(&[u8], &[u32])> = (0..set.pats.len())
+            .map(|p| (set.bytes_of(p), set.ids_of(p)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (&b"b"[..], &[1, 4, 6][..]),
+                (&b"a"[..], &[2, 3][..]),
+                (&b"B"[..], &[5][..])
+            ]
+        );
     }
 }

@@ -142,22 +142,43 @@ impl TableBuilder<'_> {
         depth: usize,
     ) -> Table {
         debug_assert!((1..=8).contains(&key_len));
-        // Group by key, keeping first-seen order so that builds are deterministic.
-        let mut group_of: HashMap<u64, usize> = HashMap::with_capacity(members.len());
-        let mut groups: Vec<(u64, Vec<u32>)> = Vec::new();
-        for &p in members {
-            let bytes = self.set.bytes_of(p as usize);
-            debug_assert!(bytes.len() >= base + key_len);
-            let key = key_of(bytes, base, key_len);
-            let g = *group_of.entry(key).or_insert_with(|| {
-                groups.push((key, Vec::new()));
-                groups.len() - 1
-            });
-            groups[g].1.push(p);
+        // Group by key, keeping first-seen order so that builds are deterministic: each
+        // member's group, then the members laid out group after group.
+        let mut group_of: HashMap<u64, u32> = HashMap::with_capacity(members.len());
+        let mut keys: Vec<u64> = Vec::new();
+        let mut sizes: Vec<u32> = Vec::new();
+        let groups_of: Vec<u32> = members
+            .iter()
+            .map(|&p| {
+                let bytes = self.set.bytes_of(p as usize);
+                debug_assert!(bytes.len() >= base + key_len);
+                let key = key_of(bytes, base, key_len);
+                let g = *group_of.entry(key).or_insert_with(|| {
+                    keys.push(key);
+                    sizes.push(0);
+                    keys.len() as u32 - 1
+                });
+                sizes[g as usize] += 1;
+                g
+            })
+            .collect();
+        let mut starts: Vec<u32> = Vec::with_capacity(sizes.len() + 1);
+        let mut at = 0;
+        for &n in &sizes {
+            starts.push(at);
+            at += n;
+        }
+        starts.push(at);
+        let mut grouped = vec![0u32; members.len()];
+        let mut fill = starts.clone();
+        for (&p, &g) in members.iter().zip(&groups_of) {
+            grouped[fill[g as usize] as usize] = p;
+            fill[g as usize] += 1;
         }
 
         let mut flat: Vec<Entry> = Vec::with_capacity(members.len());
-        for (key, group) in groups.iter() {
+        for (g, &key) in keys.iter().enumerate() {
+            let group = &grouped[starts[g] as usize..starts[g + 1] as usize];
             let rest = base + key_len;
             let splittable = group
                 .iter()
@@ -165,22 +186,19 @@ impl TableBuilder<'_> {
             if group.len() > BUCKET_THRESHOLD && depth < MAX_DEPTH && splittable {
                 let node = self.nested(group, rest, depth + 1);
                 flat.push(Entry {
-                    key: *key,
+                    key,
                     head: 0,
                     target: NESTED | node,
                     len: 0,
                     id: 0,
                 });
             } else {
-                flat.extend(group.iter().map(|&p| self.leaf(*key, p)));
+                flat.extend(group.iter().map(|&p| self.leaf(key, p)));
             }
         }
 
         // About two buckets per distinct key keeps most buckets at zero or one key.
-        let bits = (2 * groups.len())
-            .next_power_of_two()
-            .trailing_zeros()
-            .max(1);
+        let bits = (2 * keys.len()).next_power_of_two().trailing_zeros().max(1);
         let shift = 64 - bits;
         let nbuckets = 1usize << bits;
         let hash = |key: u64| (key.wrapping_mul(HASH_MUL) >> shift) as usize;
