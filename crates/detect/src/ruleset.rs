@@ -1236,8 +1236,21 @@ struct Reuse {
     built: std::sync::Mutex<HashMap<u64, Vec<BuiltPrefilter>>>,
 }
 
-/// A prefilter this build made, with the patterns it was made of (a key is a hash).
-type BuiltPrefilter = (Vec<(Vec<u8>, bool)>, Arc<Prefilter>);
+/// A prefilter this build made, with the patterns it was made of ([`packed`]; a key is
+/// a hash).
+type BuiltPrefilter = (Vec<u8>, Arc<Prefilter>);
+
+/// A pattern list as one byte string (each pattern's case flag, length and bytes): kept
+/// to tell lists with the same hash apart, without a vector per pattern.
+fn packed(pats: &[(Vec<u8>, bool)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(pats.iter().map(|(p, _)| p.len() + 5).sum());
+    for (p, nocase) in pats {
+        out.push(u8::from(*nocase));
+        out.extend_from_slice(&(p.len() as u32).to_le_bytes());
+        out.extend_from_slice(p);
+    }
+    out
+}
 
 impl Reuse {
     fn of(prev: Option<&RuleSet>, mpm: Mpm) -> Reuse {
@@ -1263,10 +1276,11 @@ impl Reuse {
         if let Some(pf) = self.prefilters.get(&key) {
             return (Arc::clone(pf), key);
         }
+        let packed = packed(&pats);
         let built = |b: &HashMap<u64, Vec<BuiltPrefilter>>| {
             b.get(&key)?
                 .iter()
-                .find(|(p, _)| *p == pats)
+                .find(|(p, _)| *p == packed)
                 .map(|(_, pf)| Arc::clone(pf))
         };
         if let Some(pf) = built(&self.built.lock().expect("not poisoned")) {
@@ -1275,7 +1289,7 @@ impl Reuse {
         // Built unlocked: two threads may build the same one, and both are right.
         let pf = Arc::new(build_prefilter(&pats, self.mpm));
         let mut b = self.built.lock().expect("not poisoned");
-        b.entry(key).or_default().push((pats, Arc::clone(&pf)));
+        b.entry(key).or_default().push((packed, Arc::clone(&pf)));
         (pf, key)
     }
 }

@@ -71,7 +71,10 @@ pub const DEFAULT_LENGTH_CLASSES: [usize; 4] = [1, 2, 4, 8];
 /// ```
 #[derive(Clone, Debug)]
 pub struct Builder {
-    patterns: Vec<(u32, Vec<u8>, bool)>,
+    /// Each pattern's id, place in `bytes` and case flag.
+    patterns: Vec<(u32, std::ops::Range<usize>, bool)>,
+    /// The patterns' bytes, one after another.
+    bytes: Vec<u8>,
     bounds: Vec<usize>,
     filter: DirectFilter,
     vectorized: bool,
@@ -88,6 +91,7 @@ impl Builder {
     pub fn new() -> Builder {
         Builder {
             patterns: Vec::new(),
+            bytes: Vec::new(),
             bounds: DEFAULT_LENGTH_CLASSES.to_vec(),
             filter: DirectFilter::Auto,
             vectorized: true,
@@ -99,7 +103,9 @@ impl Builder {
     /// the same bytes added twice (with the same `nocase`) are stored once and every id is
     /// reported.
     pub fn add(&mut self, id: u32, pattern: impl AsRef<[u8]>, nocase: bool) -> &mut Builder {
-        self.patterns.push((id, pattern.as_ref().to_vec(), nocase));
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(pattern.as_ref());
+        self.patterns.push((id, start..self.bytes.len(), nocase));
         self
     }
 
@@ -143,12 +149,17 @@ impl Builder {
         if let Some((id, _, _)) = self.patterns.iter().find(|p| p.1.is_empty()) {
             return Err(BuildError::EmptyPattern { id: *id });
         }
-        let total: usize = self.patterns.iter().map(|p| p.1.len()).sum();
+        let total = self.bytes.len();
         let longest = self.patterns.iter().map(|p| p.1.len()).max().unwrap_or(0);
         if total > u32::MAX as usize || self.patterns.len() >= (1 << 31) || longest >= (1 << 31) {
             return Err(BuildError::TooLarge);
         }
-        let mut set = PatternSet::new(&self.patterns);
+        let input: Vec<(u32, &[u8], bool)> = self
+            .patterns
+            .iter()
+            .map(|(id, at, nocase)| (*id, &self.bytes[at.clone()], *nocase))
+            .collect();
+        let mut set = PatternSet::new(&input);
         set.shrink();
 
         // One-byte patterns: a direct table from the byte to the patterns it completes.

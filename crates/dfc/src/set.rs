@@ -34,7 +34,7 @@ impl PatternSet {
     /// Deduplicates `(id, bytes, nocase)` triples: two patterns are the same when their
     /// case flags agree and their bytes are equal (after folding, when case-insensitive).
     /// Every id is kept. Expected time is linear in the total pattern bytes.
-    pub(crate) fn new(input: &[(u32, Vec<u8>, bool)]) -> PatternSet {
+    pub(crate) fn new(input: &[(u32, &[u8], bool)]) -> PatternSet {
         // Every pattern's bytes as compared (lowercased when case-insensitive), one after
         // another: a build's patterns cost a few allocations, not a few each.
         let mut folded = Vec::with_capacity(input.iter().map(|(_, b, _)| b.len()).sum());
@@ -149,10 +149,10 @@ mod tests {
     #[test]
     fn duplicates_are_stored_once_with_every_id() {
         let input = vec![
-            (7, b"Abc".to_vec(), true),
-            (8, b"aBC".to_vec(), true),
-            (9, b"Abc".to_vec(), false),
-            (10, b"Abc".to_vec(), false),
+            (7, &b"Abc"[..], true),
+            (8, &b"aBC"[..], true),
+            (9, &b"Abc"[..], false),
+            (10, &b"Abc"[..], false),
         ];
         let set = PatternSet::new(&input);
         assert_eq!(set.pats.len(), 2);
@@ -165,12 +165,12 @@ mod tests {
     #[test]
     fn patterns_keep_first_seen_order_and_ids_keep_input_order() {
         let input = vec![
-            (1, b"b".to_vec(), false),
-            (2, b"a".to_vec(), true),
-            (3, b"A".to_vec(), true),
-            (4, b"b".to_vec(), false),
-            (5, b"B".to_vec(), false),
-            (6, b"b".to_vec(), false),
+            (1, &b"b"[..], false),
+            (2, &b"a"[..], true),
+            (3, &b"A"[..], true),
+            (4, &b"b"[..], false),
+            (5, &b"B"[..], false),
+            (6, &b"b"[..], false),
         ];
         let set = PatternSet::new(&input);
         let got: Vec<(&[u8], &[u32])> = (0..set.pats.len())
