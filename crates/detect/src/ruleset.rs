@@ -2164,7 +2164,8 @@ fn port_group(
 #[derive(Default)]
 struct Patterns<'a> {
     pats: Vec<(Vec<u8>, bool)>,
-    index: HashMap<&'a (Vec<u8>, bool), u32>,
+    /// Keyed with foldhash, seeded per process (SipHash cost 4% of a load).
+    index: HashMap<&'a (Vec<u8>, bool), u32, foldhash::fast::RandomState>,
     pattern_sigs: Vec<Vec<u32>>,
 }
 
