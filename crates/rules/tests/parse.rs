@@ -255,6 +255,23 @@ fn loader_skips_bad_rules_and_counts_reasons() {
 }
 
 #[test]
+fn a_file_with_bytes_that_are_not_utf8_still_loads() {
+    let dir = std::env::temp_dir().join(format!("netsieve-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("latin1.rules");
+    let mut text = b"alert tcp any any -> any any (msg:\"caf".to_vec();
+    text.push(0xe9);
+    text.extend_from_slice(b"\"; content:\"a\"; sid:1;)\n");
+    text.extend_from_slice(b"alert tcp any any -> any any (content:\"b\"; sid:2;)\n");
+    std::fs::write(&path, &text).unwrap();
+    let mut l = Loaded::default();
+    l.add_file(&path, &Vars::default()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(l.rules.iter().map(|r| r.sid).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(l.rules[0].msg, "caf\u{fffd}");
+}
+
+#[test]
 fn a_large_file_loads_in_file_order() {
     // Rules are parsed on several threads; rules and errors still come in file order.
     let text: String = (1..=5000)
