@@ -463,9 +463,9 @@ impl AddrRules {
 }
 
 /// Address sets compiled once per distinct expression: most rules of a set share a
-/// few (`$HOME_NET`, `$EXTERNAL_NET`, ...).
+/// few (`$HOME_NET`, `$EXTERNAL_NET`, ...). Keyed with foldhash, seeded per process.
 #[derive(Default)]
-struct AddrSets(HashMap<netsieve_rules::AddrExpr, Arc<AddrSet>>);
+struct AddrSets(HashMap<netsieve_rules::AddrExpr, Arc<AddrSet>, foldhash::fast::RandomState>);
 
 impl AddrSets {
     fn of(&mut self, e: &netsieve_rules::AddrExpr) -> Arc<AddrSet> {
@@ -1802,7 +1802,7 @@ impl RuleSet {
         // Evaluation order: action order, then rules that set flowbits before rules
         // that test them, then priority, then file order.
         let mut order: Vec<usize> = (0..sigs.len()).collect();
-        order.sort_by_key(|&i| (opts.order_key(&sigs[i]), i));
+        order.sort_by_cached_key(|&i| (opts.order_key(&sigs[i]), i));
         permute(&mut sigs, &order);
         let firewall = crate::firewall::Tables::build(&sigs, &order);
         let frame_rules = (0..sigs.len() as u32)
