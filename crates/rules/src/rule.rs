@@ -1022,6 +1022,11 @@ impl Strings {
         self.0.push_str(item);
     }
 
+    /// Room for `additional` more bytes of items and separators.
+    pub fn reserve(&mut self, additional: usize) {
+        self.0.reserve(additional);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

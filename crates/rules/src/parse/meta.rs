@@ -44,6 +44,7 @@ pub(super) fn reference(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> 
 
 pub(super) fn metadata(b: &mut Builder, o: &Opt<'_>) -> Result<(), ParseError> {
     let v = o.need()?;
+    b.rule.metadata.reserve(v.len() + 1);
     for item in v.split(',') {
         b.rule.metadata.push(item.trim());
     }

@@ -89,7 +89,8 @@ impl<'a> Opt<'a> {
 /// Splits the option body into `name[:value]` items at unescaped `;`.
 fn split_options(body: &str, base_col: usize) -> Result<Vec<Opt<'_>>, ParseError> {
     let b = body.as_bytes();
-    let mut out = Vec::new();
+    // At most one option per ';'.
+    let mut out = Vec::with_capacity(memchr::memchr_iter(b';', b).count());
     let mut i = 0;
     while i < b.len() {
         while i < b.len() && b[i].is_ascii_whitespace() {
