@@ -296,6 +296,18 @@ fn scan_options(
         let dir = suricata.parent().unwrap_or(std::path::Path::new("."));
         dir.join("etc/suricata-alerts-only.yaml")
     });
+    // The defaults are relative to the repository root: say so before any run fails.
+    for (flag, path) in [
+        ("--suricata", &suricata),
+        ("--suricata-config", &suricata_config),
+    ] {
+        if !path.exists() {
+            return Err(format!(
+                "{}: not found (the default is relative to the repository root; give {flag})",
+                path.display()
+            ));
+        }
+    }
     Ok(netsieve_bench::scan::Options {
         netsieve: std::env::current_exe().map_err(|e| format!("own binary: {e}"))?,
         suricata,

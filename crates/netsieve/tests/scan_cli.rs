@@ -1087,3 +1087,28 @@ fn dump_config_prints_the_settings_in_force() {
         );
     }
 }
+
+#[test]
+fn bench_scan_names_a_missing_peer_before_running() {
+    let rules = root().join("examples/smtp-flowbits.rules");
+    let pcap = root().join("examples/smtp-flowbits.pcap");
+    let o = Command::new(env!("CARGO_BIN_EXE_netsieve"))
+        .args([
+            "bench",
+            "scan",
+            "--suricata",
+            "/nonexistent/suricata/run",
+            "-r",
+        ])
+        .arg(&pcap)
+        .arg("--rules")
+        .arg(format!("example={}", rules.display()))
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("/nonexistent/suricata/run: not found") && err.contains("--suricata"),
+        "{err}"
+    );
+}
