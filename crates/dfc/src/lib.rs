@@ -91,6 +91,7 @@
 mod builder;
 mod filter;
 mod fold;
+mod group;
 mod long;
 mod matcher;
 pub mod naive;

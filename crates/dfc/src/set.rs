@@ -1,7 +1,6 @@
 //! The deduplicated pattern set that a matcher verifies against.
 
-use std::collections::HashMap;
-
+use crate::group::Groups;
 use crate::long::LONG;
 
 /// One distinct pattern: its bytes (lowercased when case-insensitive) and the ids that
@@ -47,35 +46,20 @@ impl PatternSet {
             }
             spans.push(start..folded.len());
         }
-        // Each input's first equal in the input (itself when it comes first), and how
-        // many inputs each first one stands for.
-        let mut first_of: HashMap<(&[u8], bool), u32> = HashMap::with_capacity(input.len());
-        let mut first = Vec::with_capacity(input.len());
-        let mut count = vec![0u32; input.len()];
-        for (i, ((_, _, nocase), span)) in input.iter().zip(&spans).enumerate() {
-            let f = *first_of
-                .entry((&folded[span.clone()], *nocase))
-                .or_insert(i as u32);
-            first.push(f);
-            count[f as usize] += 1;
-        }
-        // The distinct patterns in first-seen order; `count` becomes where the next id of
-        // each goes.
-        let mut set = PatternSet::default();
-        set.bytes.reserve(
-            first
+        // The distinct patterns in first-seen order, each with its ids in input order.
+        let groups = Groups::by_key(
+            input
                 .iter()
-                .enumerate()
-                .filter(|&(i, &f)| f as usize == i)
-                .map(|(i, _)| spans[i].len())
-                .sum(),
+                .zip(&spans)
+                .map(|((_, _, nocase), span)| (&folded[span.clone()], *nocase)),
         );
-        let mut nids = 0u32;
-        for (i, (_, _, nocase)) in input.iter().enumerate() {
-            if first[i] as usize != i {
-                continue;
-            }
-            let bytes = &folded[spans[i].clone()];
+        let mut set = PatternSet::default();
+        set.bytes
+            .reserve(groups.iter().map(|g| spans[g[0] as usize].len()).sum());
+        set.ids.reserve(input.len());
+        for group in groups.iter() {
+            let first = group[0] as usize;
+            let bytes = &folded[spans[first].clone()];
             let failure = set.failures.len() as u32;
             if bytes.len() > LONG {
                 set.failures.extend(crate::long::failure(bytes));
@@ -83,20 +67,13 @@ impl PatternSet {
             set.pats.push(Pat {
                 off: set.bytes.len() as u32,
                 len: bytes.len() as u32,
-                ids: nids,
-                nids: count[i],
-                nocase: *nocase,
+                ids: set.ids.len() as u32,
+                nids: group.len() as u32,
+                nocase: input[first].2,
                 failure,
             });
             set.bytes.extend_from_slice(bytes);
-            (count[i], nids) = (nids, nids + count[i]);
-        }
-        // The ids, each pattern's in input order.
-        set.ids = vec![0; input.len()];
-        for ((id, _, _), &f) in input.iter().zip(&first) {
-            let slot = &mut count[f as usize];
-            set.ids[*slot as usize] = *id;
-            *slot += 1;
+            set.ids.extend(group.iter().map(|&i| input[i as usize].0));
         }
         set
     }

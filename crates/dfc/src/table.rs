@@ -15,10 +15,9 @@
 //! Filters and keys only ever narrow the candidates: a match is reported only after the
 //! whole pattern has been compared with the text.
 
-use std::collections::HashMap;
-
 use crate::filter::Bitmap;
 use crate::fold::lower_u64;
+use crate::group::Groups;
 use crate::set::PatternSet;
 
 /// A key group larger than this gets a second-stage node.
@@ -142,43 +141,18 @@ impl TableBuilder<'_> {
         depth: usize,
     ) -> Table {
         debug_assert!((1..=8).contains(&key_len));
-        // Group by key, keeping first-seen order so that builds are deterministic: each
-        // member's group, then the members laid out group after group.
-        let mut group_of: HashMap<u64, u32> = HashMap::with_capacity(members.len());
-        let mut keys: Vec<u64> = Vec::new();
-        let mut sizes: Vec<u32> = Vec::new();
-        let groups_of: Vec<u32> = members
-            .iter()
-            .map(|&p| {
-                let bytes = self.set.bytes_of(p as usize);
-                debug_assert!(bytes.len() >= base + key_len);
-                let key = key_of(bytes, base, key_len);
-                let g = *group_of.entry(key).or_insert_with(|| {
-                    keys.push(key);
-                    sizes.push(0);
-                    keys.len() as u32 - 1
-                });
-                sizes[g as usize] += 1;
-                g
-            })
-            .collect();
-        let mut starts: Vec<u32> = Vec::with_capacity(sizes.len() + 1);
-        let mut at = 0;
-        for &n in &sizes {
-            starts.push(at);
-            at += n;
-        }
-        starts.push(at);
-        let mut grouped = vec![0u32; members.len()];
-        let mut fill = starts.clone();
-        for (&p, &g) in members.iter().zip(&groups_of) {
-            grouped[fill[g as usize] as usize] = p;
-            fill[g as usize] += 1;
-        }
+        // Members grouped by key, in first-seen order.
+        let set = self.set;
+        let key = |p: u32| {
+            let bytes = set.bytes_of(p as usize);
+            debug_assert!(bytes.len() >= base + key_len);
+            key_of(bytes, base, key_len)
+        };
+        let groups = Groups::by_key(members.iter().map(|&p| key(p))).map(|i| members[i as usize]);
 
         let mut flat: Vec<Entry> = Vec::with_capacity(members.len());
-        for (g, &key) in keys.iter().enumerate() {
-            let group = &grouped[starts[g] as usize..starts[g + 1] as usize];
+        for group in groups.iter() {
+            let key = key(group[0]);
             let rest = base + key_len;
             let splittable = group
                 .iter()
@@ -198,7 +172,10 @@ impl TableBuilder<'_> {
         }
 
         // About two buckets per distinct key keeps most buckets at zero or one key.
-        let bits = (2 * keys.len()).next_power_of_two().trailing_zeros().max(1);
+        let bits = (2 * groups.len())
+            .next_power_of_two()
+            .trailing_zeros()
+            .max(1);
         let shift = 64 - bits;
         let nbuckets = 1usize << bits;
         let hash = |key: u64| (key.wrapping_mul(HASH_MUL) >> shift) as usize;
