@@ -132,26 +132,47 @@ impl Loaded {
 
     /// Keeps one rule per (gid, sid), as Suricata does: the first, unless a later one
     /// has a higher `rev`, which replaces it. Each rule dropped is reported as an error.
+    ///
+    /// In place: a set without duplicates (the usual case) moves no rule.
     pub fn dedup(&mut self) {
-        let mut at: HashMap<(u32, u32), usize> = HashMap::new();
-        let mut keep: Vec<Rule> = Vec::with_capacity(self.rules.len());
-        for r in self.rules.drain(..) {
-            let dropped = match at.get(&(r.gid, r.sid)) {
-                None => {
-                    at.insert((r.gid, r.sid), keep.len());
-                    keep.push(r);
+        use std::collections::hash_map::Entry;
+        let rules = &mut self.rules;
+        let mut at: HashMap<(u32, u32), usize, foldhash::fast::RandomState> =
+            HashMap::with_capacity_and_hasher(rules.len(), Default::default());
+        let mut dropped: Vec<usize> = Vec::new();
+        for i in 0..rules.len() {
+            let first = match at.entry((rules[i].gid, rules[i].sid)) {
+                Entry::Vacant(e) => {
+                    e.insert(i);
                     continue;
                 }
-                Some(&i) if r.rev > keep[i].rev => std::mem::replace(&mut keep[i], r),
-                Some(_) => r,
+                Entry::Occupied(e) => *e.get(),
             };
+            // The replacement takes the first's place; the rule it replaces is dropped.
+            if rules[i].rev > rules[first].rev {
+                rules.swap(first, i);
+            }
+            let r = &rules[i];
             self.errors.push(RuleError {
-                file: dropped.file.clone(),
-                line: dropped.line,
-                error: ParseError::duplicate_sid(dropped.gid, dropped.sid),
+                file: r.file.clone(),
+                line: r.line,
+                error: ParseError::duplicate_sid(r.gid, r.sid),
             });
+            dropped.push(i);
         }
-        self.rules = keep;
+        if dropped.is_empty() {
+            return;
+        }
+        let mut i = 0;
+        let mut next = dropped.iter().peekable();
+        rules.retain(|_| {
+            let keep = next.peek() != Some(&&i);
+            if !keep {
+                next.next();
+            }
+            i += 1;
+            keep
+        });
     }
 }
 
@@ -297,5 +318,55 @@ impl References {
         }
         let base = self.0.get(&system.trim().to_ascii_lowercase())?;
         Some(format!("{base}{id}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The first way `dedup` was written, moving every rule into a new vector: the
+    /// reference the in-place one is held to. Returns the kept rules' lines and the
+    /// dropped ones', in the order reported.
+    fn dedup_reference(rules: Vec<Rule>) -> (Vec<usize>, Vec<usize>) {
+        let mut at: HashMap<(u32, u32), usize> = HashMap::new();
+        let mut keep: Vec<Rule> = Vec::new();
+        let mut dropped_lines = Vec::new();
+        for r in rules {
+            let dropped = match at.get(&(r.gid, r.sid)) {
+                None => {
+                    at.insert((r.gid, r.sid), keep.len());
+                    keep.push(r);
+                    continue;
+                }
+                Some(&i) if r.rev > keep[i].rev => std::mem::replace(&mut keep[i], r),
+                Some(_) => r,
+            };
+            dropped_lines.push(dropped.line);
+        }
+        (keep.iter().map(|r| r.line).collect(), dropped_lines)
+    }
+
+    proptest! {
+        #[test]
+        fn dedup_keeps_and_drops_what_the_reference_does(
+            ids in proptest::collection::vec((1u32..3, 1u32..6, 0u32..4), 0..40)
+        ) {
+            let text: String = ids
+                .iter()
+                .map(|(gid, sid, rev)| {
+                    format!("alert tcp any any -> any any (gid:{gid}; sid:{sid}; rev:{rev};)\n")
+                })
+                .collect();
+            let mut l = Loaded::default();
+            l.add_text("t.rules", &text, &Vars::default());
+            prop_assert_eq!(l.rules.len(), ids.len());
+            let want = dedup_reference(l.rules.clone());
+            l.dedup();
+            let kept: Vec<usize> = l.rules.iter().map(|r| r.line).collect();
+            let dropped: Vec<usize> = l.errors.iter().map(|e| e.line).collect();
+            prop_assert_eq!((kept, dropped), want);
+        }
     }
 }
