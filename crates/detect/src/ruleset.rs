@@ -463,18 +463,23 @@ impl AddrRules {
 }
 
 /// Address sets compiled once per distinct expression: most rules of a set share a
-/// few (`$HOME_NET`, `$EXTERNAL_NET`, ...). Keyed with foldhash, seeded per process.
+/// few (`$HOME_NET`, `$EXTERNAL_NET`, ...). Filled by the threads that compile the
+/// rules; keyed with foldhash, seeded per process.
 #[derive(Default)]
-struct AddrSets(HashMap<netsieve_rules::AddrExpr, Arc<AddrSet>, foldhash::fast::RandomState>);
+struct AddrSets(
+    std::sync::Mutex<HashMap<netsieve_rules::AddrExpr, Arc<AddrSet>, foldhash::fast::RandomState>>,
+);
 
 impl AddrSets {
-    fn of(&mut self, e: &netsieve_rules::AddrExpr) -> Arc<AddrSet> {
-        if let Some(s) = self.0.get(e) {
+    fn of(&self, e: &netsieve_rules::AddrExpr) -> Arc<AddrSet> {
+        if let Some(s) = self.0.lock().expect("not poisoned").get(e) {
             return Arc::clone(s);
         }
+        // Compiled unlocked: two threads may compile the same one, and the first kept
+        // is shared from then on.
         let s = Arc::new(AddrSet::of(e));
-        self.0.insert(e.clone(), Arc::clone(&s));
-        s
+        let mut map = self.0.lock().expect("not poisoned");
+        Arc::clone(map.entry(e.clone()).or_insert(s))
     }
 }
 
@@ -1075,18 +1080,16 @@ fn permute<T>(v: &mut [T], order: &[usize]) {
     }
 }
 
-/// The steps of making a [`Sig`] that need the whole set: flowbit ids by name, address
-/// sets shared between the rules that write the same list, categories.
-struct Linker<'a> {
+/// The step of making a [`Sig`] that needs the whole set in rule order: flowbit (and
+/// flowint) ids by name. The rest is done on the threads that compile the rules.
+struct Linker {
     bit_ids: HashMap<String, u32>,
     flowbit_names: Vec<String>,
-    addr_sets: AddrSets,
-    classes: &'a Classifications,
 }
 
-impl<'a> Linker<'a> {
+impl Linker {
     /// A linker whose flowbit ids start with `names` (a kept rule's ids stay valid).
-    fn new(names: &[String], classes: &'a Classifications) -> Linker<'a> {
+    fn new(names: &[String]) -> Linker {
         Linker {
             bit_ids: names
                 .iter()
@@ -1094,32 +1097,18 @@ impl<'a> Linker<'a> {
                 .map(|(i, n)| (n.clone(), i as u32))
                 .collect(),
             flowbit_names: names.to_vec(),
-            addr_sets: AddrSets::default(),
-            classes,
         }
     }
 
-    fn sig(&mut self, r: Ready) -> Sig {
-        let Ready {
-            mut rule,
-            app,
-            proto,
-            scope,
-            lists,
-            hdr_lists,
-            tx,
-            frame,
-            fast,
-            tx_fast,
-            had_lists,
-            lua,
-        } = r;
-        for l in &lua {
+    /// Gives `s` its flowbit and flowint ids, in the order its rule names them.
+    fn link(&mut self, s: &mut Sig) {
+        for l in &s.lua {
             for name in l.script.flowints() {
                 self.bit_id(name);
             }
         }
-        let flowbits = rule
+        s.flowbits = s
+            .rule
             .flowbits
             .iter()
             .map(|fb| {
@@ -1127,26 +1116,8 @@ impl<'a> Linker<'a> {
                 (fb.cmd, ids, fb.any)
             })
             .collect();
-        let ct = rule.classtype.as_ref().and_then(|c| self.classes.0.get(c));
-        let category = ct.map(|c| c.description.clone()).unwrap_or_default();
-        let severity = rule.priority.or(ct.map(|c| c.priority)).unwrap_or(3);
-        let needs_payload = lists.iter().any(|l| {
-            l.iter()
-                .any(|m| matches!(m, CMatch::Content(c) if !c.negated))
-        });
-        let payload_rule = !lists.is_empty()
-            || rule
-                .conds
-                .iter()
-                .any(|c| matches!(c, Cond::Dsize(cmp) if !cmp.test(0)));
-        let flowbit_test = rule
-            .flowbits
-            .iter()
-            .map(|f| f.cmd)
-            .chain(rule.xbits.iter().map(|x| x.cmd))
-            .any(|c| matches!(c, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
-        let xbits = rule.xbits.iter().map(crate::hostbits::XbitOp::of).collect();
-        let flowints = rule
+        s.flowints = s
+            .rule
             .flowints
             .iter()
             .map(|f| {
@@ -1157,54 +1128,6 @@ impl<'a> Linker<'a> {
                 (self.bit_id(&f.name), f.op, value)
             })
             .collect();
-        let flowint_test = rule.flowints.iter().any(|f| !f.op.changes());
-        let flow_action = (!had_lists
-            && rule.conds.is_empty()
-            && !flowbit_test
-            && !flowint_test
-            && lua.is_empty())
-            || tx.is_some()
-            || frame.is_some();
-        let ip_only = flow_action
-            && app.is_none()
-            && rule.flow == FlowOpts::default()
-            && rule.sport.is_any()
-            && rule.dport.is_any();
-        let first_packets =
-            ip_only || rule.hook == Some(netsieve_rules::Hook::Packet(PacketHook::FlowStart));
-
-        Sig {
-            app,
-            // `alert http1`: HTTP/1 only, not the HTTP an HTTP/2 flow carries.
-            app_exact: matches!(&rule.proto, Proto::App(p) if p == "http1"),
-            tx,
-            frame,
-            fast,
-            tx_fast,
-            ip_only,
-            first_packets,
-            flow_action,
-            // The address lists as parsed are dropped once compiled.
-            src: self
-                .addr_sets
-                .of(&std::mem::replace(&mut rule.src, AddrExpr::Any)),
-            dst: self
-                .addr_sets
-                .of(&std::mem::replace(&mut rule.dst, AddrExpr::Any)),
-            rule,
-            proto,
-            lists,
-            hdr_lists,
-            flowbits,
-            xbits,
-            flowints,
-            lua,
-            category,
-            severity,
-            needs_payload,
-            payload_rule,
-            scope,
-        }
     }
 
     fn bit_id(&mut self, name: &str) -> u32 {
@@ -1215,6 +1138,87 @@ impl<'a> Linker<'a> {
         let id = (self.flowbit_names.len() - 1) as u32;
         self.bit_ids.insert(name.to_string(), id);
         id
+    }
+}
+
+/// A compiled rule as a [`Sig`], on the thread that compiled it; its flowbit and
+/// flowint ids are left to [`Linker::link`], the one step in rule order.
+fn unlinked_sig(r: Ready, classes: &Classifications) -> Sig {
+    let Ready {
+        rule,
+        src,
+        dst,
+        app,
+        proto,
+        scope,
+        lists,
+        hdr_lists,
+        tx,
+        frame,
+        fast,
+        tx_fast,
+        had_lists,
+        lua,
+    } = r;
+    let ct = rule.classtype.as_ref().and_then(|c| classes.0.get(c));
+    let category = ct.map(|c| c.description.clone()).unwrap_or_default();
+    let severity = rule.priority.or(ct.map(|c| c.priority)).unwrap_or(3);
+    let needs_payload = lists.iter().any(|l| {
+        l.iter()
+            .any(|m| matches!(m, CMatch::Content(c) if !c.negated))
+    });
+    let payload_rule = !lists.is_empty()
+        || rule
+            .conds
+            .iter()
+            .any(|c| matches!(c, Cond::Dsize(cmp) if !cmp.test(0)));
+    let flowbit_test = rule
+        .flowbits
+        .iter()
+        .map(|f| f.cmd)
+        .chain(rule.xbits.iter().map(|x| x.cmd))
+        .any(|c| matches!(c, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
+    let xbits = rule.xbits.iter().map(crate::hostbits::XbitOp::of).collect();
+    let flowint_test = rule.flowints.iter().any(|f| !f.op.changes());
+    let flow_action =
+        (!had_lists && rule.conds.is_empty() && !flowbit_test && !flowint_test && lua.is_empty())
+            || tx.is_some()
+            || frame.is_some();
+    let ip_only = flow_action
+        && app.is_none()
+        && rule.flow == FlowOpts::default()
+        && rule.sport.is_any()
+        && rule.dport.is_any();
+    let first_packets =
+        ip_only || rule.hook == Some(netsieve_rules::Hook::Packet(PacketHook::FlowStart));
+
+    Sig {
+        app,
+        // `alert http1`: HTTP/1 only, not the HTTP an HTTP/2 flow carries.
+        app_exact: matches!(&rule.proto, Proto::App(p) if p == "http1"),
+        tx,
+        frame,
+        fast,
+        tx_fast,
+        ip_only,
+        first_packets,
+        flow_action,
+        src,
+        dst,
+        rule,
+        proto,
+        lists,
+        hdr_lists,
+        // Ids are the linker's ([`Linker::link`]).
+        flowbits: Vec::new(),
+        xbits,
+        flowints: Vec::new(),
+        lua,
+        category,
+        severity,
+        needs_payload,
+        payload_rule,
+        scope,
     }
 }
 
@@ -1306,11 +1310,15 @@ enum Compiled {
     Unsupported(u32, String),
     /// Its options do not compile: sid and located message.
     Failed(u32, String),
-    Ready(Box<Ready>),
+    /// Compiled, but for the ids [`Linker::link`] gives it; not shared yet.
+    Ready(Arc<Sig>),
 }
 
 struct Ready {
     rule: Rule,
+    /// The rule's addresses, compiled; the lists as parsed are dropped from `rule`.
+    src: Arc<AddrSet>,
+    dst: Arc<AddrSet>,
     lua: Vec<SigLua>,
     app: Option<AppProto>,
     proto: SigProto,
@@ -1338,7 +1346,7 @@ fn resolve_set_files(rule: &mut Rule) {
     }
 }
 
-fn compile_rule(rule: Rule) -> Compiled {
+fn compile_rule(rule: Rule, addr_sets: &AddrSets, classes: &Classifications) -> Compiled {
     if rule.known {
         // A stand-in for a rule of the set being replaced, which does not hold it.
         let m = "not parsed (its text was known) and not in the rule set replaced";
@@ -1437,6 +1445,8 @@ fn compile_rule(rule: Rule) -> Compiled {
             let mut rule = rule;
             let had_lists = !rule.lists.is_empty();
             rule.lists = Vec::new();
+            let src = addr_sets.of(&std::mem::replace(&mut rule.src, AddrExpr::Any));
+            let dst = addr_sets.of(&std::mem::replace(&mut rule.dst, AddrExpr::Any));
             let lua = scripts
                 .into_iter()
                 .map(|(script, negated)| {
@@ -1453,20 +1463,25 @@ fn compile_rule(rule: Rule) -> Compiled {
                     }
                 })
                 .collect();
-            Compiled::Ready(Box::new(Ready {
-                rule,
-                lua,
-                app,
-                proto,
-                scope,
-                lists,
-                hdr_lists,
-                tx,
-                frame,
-                fast,
-                tx_fast,
-                had_lists,
-            }))
+            Compiled::Ready(Arc::new(unlinked_sig(
+                Ready {
+                    rule,
+                    src,
+                    dst,
+                    lua,
+                    app,
+                    proto,
+                    scope,
+                    lists,
+                    hdr_lists,
+                    tx,
+                    frame,
+                    fast,
+                    tx_fast,
+                    had_lists,
+                },
+                classes,
+            )))
         }
         Err(e) => {
             let at = match e.column {
@@ -1633,11 +1648,15 @@ impl RuleSet {
         if set.removed.iter().filter(|&&r| r).count() * 8 > set.sigs.len() {
             return None;
         }
-        let mut linker = Linker::new(&self.flowbit_names, &self.classes);
+        let mut linker = Linker::new(&self.flowbit_names);
         let mut built = HashMap::new();
+        let addr_sets = AddrSets::default();
         for r in add {
-            let sig = match compile_rule(r.clone()) {
-                Compiled::Ready(r) => linker.sig(*r),
+            let sig = match compile_rule(r.clone(), &addr_sets, &self.classes) {
+                Compiled::Ready(mut s) => {
+                    linker.link(Arc::get_mut(&mut s).expect("not shared yet"));
+                    s
+                }
                 skipped => {
                     set.stats.skip(skipped);
                     continue;
@@ -1659,7 +1678,7 @@ impl RuleSet {
             set.lua |= !sig.lua.is_empty();
             set.stats.inspected += 1;
             set.stats.app_layer += usize::from(sig.tx.is_some());
-            set.sigs.push(Arc::new(sig));
+            set.sigs.push(sig);
         }
         set.flowbit_names = linker.flowbit_names;
         Some(set)
@@ -1765,30 +1784,32 @@ impl RuleSet {
         let mpm = opts.mpm;
         let mut stats = LoadStats::default();
         // A kept rule's flowbit ids are the previous set's: its names keep their ids.
-        let mut linker = Linker::new(prev.map_or(&[][..], |p| &p.flowbit_names), classes);
-        // Each rule compiled on its own (on every core), then the steps that need the
-        // whole set (flowbit ids, shared address sets), in rule order.
+        let mut linker = Linker::new(prev.map_or(&[][..], |p| &p.flowbit_names));
+        // Each rule compiled on its own (on every core; address sets shared between
+        // them), then the step that needs the whole set in rule order: flowbit ids.
+        let addr_sets = AddrSets::default();
         let compiled: Vec<Compiled> = items
             .into_par_iter()
             .map(|it| match it {
-                Item::Parsed(r) => compile_rule(r),
+                Item::Parsed(r) => compile_rule(r, &addr_sets, classes),
                 Item::Kept(s) => Compiled::Kept(s),
             })
             .collect();
         let mut sigs = Vec::with_capacity(compiled.len());
         for c in compiled {
-            let r = match c {
+            let mut r = match c {
                 Compiled::Kept(s) => {
                     sigs.push(s);
                     continue;
                 }
-                Compiled::Ready(r) => *r,
+                Compiled::Ready(s) => s,
                 skipped => {
                     stats.skip(skipped);
                     continue;
                 }
             };
-            sigs.push(Arc::new(linker.sig(r)));
+            linker.link(Arc::get_mut(&mut r).expect("not shared yet"));
+            sigs.push(r);
         }
         for m in sigs.iter().flat_map(|s| s.lists.iter().flatten()) {
             if let CMatch::Pcre { re, .. } = m {
