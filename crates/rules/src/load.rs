@@ -81,39 +81,46 @@ impl Loaded {
     /// rules are parsed on rayon's threads (one per core), and come out in file order.
     pub fn add_text(&mut self, file: &str, text: &str, vars: &Vars) {
         let texts = rule_texts(text);
-        // Parsed a chunk at a time, so that the parsed rules are never held twice (once
-        // as parse results and once in `rules`): that doubled the peak memory of loading.
-        self.rules.reserve(texts.len());
         let (known, keep) = (&self.known, self.keep_texts);
-        let read = |t: &str| {
-            let h = text_hash(t);
-            match known.get(&h) {
-                Some(&(gid, sid)) => Ok(Rule::stand_in(h, gid, sid)),
-                None => parse_rule(t, vars).map(|r| Rule {
-                    text_hash: h,
-                    text: keep.then(|| t.trim_end().into()),
-                    ..r
-                }),
-            }
-        };
-        for chunk in texts.chunks(PARSE_CHUNK) {
-            let parsed: Vec<Result<Rule, ParseError>> =
-                chunk.par_iter().map(|(_, t)| read(t)).collect();
-            for ((line, _), result) in chunk.iter().zip(parsed) {
-                match result {
-                    Ok(mut r) => {
-                        r.file = file.to_string();
-                        r.line = *line;
-                        self.rules.push(r);
-                    }
-                    Err(error) => self.errors.push(RuleError {
+        let start = self.rules.len();
+        let failed = std::sync::Mutex::new(Vec::new());
+        // Each rule is parsed straight into its place in `rules`, on rayon's threads: no
+        // rule is moved or held twice (parsing into a vector of results first doubled
+        // the peak memory of loading, then cost a serial pass to move them). A rule that
+        // does not parse leaves a stand-in, removed below.
+        self.rules
+            .par_extend(texts.par_iter().enumerate().map(|(i, (line, t))| {
+                let h = text_hash(t);
+                let parsed = match known.get(&h) {
+                    Some(&(gid, sid)) => Ok(Rule::stand_in(h, gid, sid)),
+                    None => parse_rule(t, vars).map(|r| Rule {
+                        text_hash: h,
+                        text: keep.then(|| t.trim_end().into()),
+                        ..r
+                    }),
+                };
+                match parsed {
+                    Ok(r) => Rule {
                         file: file.to_string(),
                         line: *line,
-                        error,
-                    }),
+                        ..r
+                    },
+                    Err(error) => {
+                        let e = RuleError {
+                            file: file.to_string(),
+                            line: *line,
+                            error,
+                        };
+                        failed.lock().expect("not poisoned").push((start + i, e));
+                        Rule::stand_in(0, 0, 0)
+                    }
                 }
-            }
-        }
+            }));
+        let mut failed = failed.into_inner().expect("not poisoned");
+        failed.sort_unstable_by_key(|(i, _)| *i);
+        let at: Vec<usize> = failed.iter().map(|(i, _)| *i).collect();
+        remove_at(&mut self.rules, &at);
+        self.errors.extend(failed.into_iter().map(|(_, e)| e));
     }
 
     /// Reads and parses a rule file. An unreadable file is an `Err`; bad rules in it are
@@ -160,19 +167,7 @@ impl Loaded {
             });
             dropped.push(i);
         }
-        if dropped.is_empty() {
-            return;
-        }
-        let mut i = 0;
-        let mut next = dropped.iter().peekable();
-        rules.retain(|_| {
-            let keep = next.peek() != Some(&&i);
-            if !keep {
-                next.next();
-            }
-            i += 1;
-            keep
-        });
+        remove_at(rules, &dropped);
     }
 }
 
@@ -184,8 +179,23 @@ pub fn text_hash(text: &str) -> u64 {
     h.finish()
 }
 
-/// Rules parsed per parallel batch.
-const PARSE_CHUNK: usize = 8192;
+/// Removes the rules at indices `at` (ascending), keeping the others in order; moves
+/// nothing when `at` is empty.
+fn remove_at(rules: &mut Vec<Rule>, at: &[usize]) {
+    if at.is_empty() {
+        return;
+    }
+    let mut i = 0;
+    let mut next = at.iter().peekable();
+    rules.retain(|_| {
+        let keep = next.peek() != Some(&&i);
+        if !keep {
+            next.next();
+        }
+        i += 1;
+        keep
+    });
+}
 
 /// The rule texts of a file with their first line numbers: blank and comment lines
 /// skipped, lines ending in `\` joined to the next. A rule on one line (nearly all) is
@@ -346,6 +356,27 @@ mod tests {
             dropped_lines.push(dropped.line);
         }
         (keep.iter().map(|r| r.line).collect(), dropped_lines)
+    }
+
+    #[test]
+    fn rules_and_errors_come_out_in_file_order() {
+        // Enough rules for rayon to split them between threads, every seventh bad.
+        let text: String = (1..=2000)
+            .map(|i| match i % 7 {
+                0 => format!("alert tcp any any => any any (sid:{i};)\n"),
+                _ => format!("alert tcp any any -> any any (sid:{i};)\n"),
+            })
+            .collect();
+        let mut l = Loaded::default();
+        l.add_text("t.rules", &text, &Vars::default());
+        let good: Vec<usize> = (1..=2000).filter(|i| i % 7 != 0).collect();
+        let bad: Vec<usize> = (1..=2000).filter(|i| i % 7 == 0).collect();
+        let lines: Vec<usize> = l.rules.iter().map(|r| r.line).collect();
+        let sids: Vec<usize> = l.rules.iter().map(|r| r.sid as usize).collect();
+        assert_eq!((&lines, &sids), (&good, &good));
+        assert!(l.rules.iter().all(|r| r.file == "t.rules"));
+        let err_lines: Vec<usize> = l.errors.iter().map(|e| e.line).collect();
+        assert_eq!(err_lines, bad);
     }
 
     proptest! {
