@@ -30,10 +30,10 @@ fuzz_target!(|data: &[u8]| {
         let mut w = line.splitn(3, ' ');
         match (w.next(), w.next(), w.next()) {
             (Some("var"), Some(name), Some(value)) => {
-                vars.addresses.insert(name.into(), value.into());
+                vars.set_address(name, value);
             }
             (Some("portvar"), Some(name), Some(value)) => {
-                vars.ports.insert(name.into(), value.into());
+                vars.set_port(name, value);
             }
             _ => {}
         }

@@ -196,8 +196,7 @@ mod tests {
     #[test]
     fn parses_every_kind_and_reports_bad_lines() {
         let mut vars = Vars::default();
-        vars.addresses
-            .insert("S".into(), "[10.0.0.0/8,20.0.0.0/16]".into());
+        vars.set_address("S", "[10.0.0.0/8,20.0.0.0/16]");
         let c = ThresholdConfig::parse(
             "# comment\n\
              threshold gen_id 1, sig_id 5, type limit, track by_flow, count 1, seconds 60\n\

@@ -120,8 +120,64 @@ fn list_matches<E>(
 /// Address and port variables.
 #[derive(Clone, Debug)]
 pub struct Vars {
-    pub addresses: HashMap<String, String>,
-    pub ports: HashMap<String, String>,
+    addresses: HashMap<String, String>,
+    ports: HashMap<String, String>,
+    /// Expressions with variables read so far, by their text: a rule set writes a few
+    /// (`$HOME_NET`, `$EXTERNAL_NET`) thousands of times, and expanding them again for
+    /// every rule was 7% of loading ET Open. Emptied when a variable is set.
+    addr_memo: Memo<AddrExpr>,
+    port_memo: Memo<PortExpr>,
+}
+
+/// Expressions read, by text, and what reading them gave, errors included (a text reads
+/// the same way every time while the variables stay the same). Shared by the threads
+/// that parse rules; a copy of the [`Vars`] starts empty.
+struct Memo<T>(
+    std::sync::Mutex<HashMap<Box<str>, Result<T, ExprError>, foldhash::fast::RandomState>>,
+);
+
+/// Texts a memo keeps at most: past that, the others are read every time (a rule file
+/// with many distinct lists of variables does not grow it without bound).
+const MEMO_MAX: usize = 4096;
+
+impl<T> Default for Memo<T> {
+    fn default() -> Self {
+        Memo(Default::default())
+    }
+}
+
+impl<T> Clone for Memo<T> {
+    fn clone(&self) -> Self {
+        Memo::default()
+    }
+}
+
+impl<T> fmt::Debug for Memo<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Memo")
+    }
+}
+
+impl<T: Clone> Memo<T> {
+    /// What `read` gives for `text`, read once if `text` names a variable.
+    fn get(&self, text: &str, read: impl FnOnce() -> Result<T, ExprError>) -> Result<T, ExprError> {
+        if !text.contains('$') {
+            return read();
+        }
+        if let Some(r) = self.0.lock().expect("not poisoned").get(text) {
+            return r.clone();
+        }
+        let r = read();
+        let mut m = self.0.lock().expect("not poisoned");
+        if m.len() < MEMO_MAX {
+            m.insert(text.into(), r.clone());
+        }
+        r
+    }
+
+    fn clear(&mut self) {
+        self.0.get_mut().expect("not poisoned").clear();
+    }
 }
 
 impl Default for Vars {
@@ -169,7 +225,12 @@ impl Default for Vars {
         ] {
             ports.insert(k.into(), v.into());
         }
-        Vars { addresses, ports }
+        Vars {
+            addresses,
+            ports,
+            addr_memo: Memo::default(),
+            port_memo: Memo::default(),
+        }
     }
 }
 
@@ -190,7 +251,38 @@ const MAX_NESTING: usize = 16;
 pub const MAX_ENTRIES: usize = 100_000;
 
 impl Vars {
+    /// Sets address variable `name` (without its `$`) to the expression `value`.
+    pub fn set_address(&mut self, name: &str, value: &str) {
+        self.addresses.insert(name.to_string(), value.to_string());
+        self.addr_memo.clear();
+    }
+
+    /// Sets port variable `name` (without its `$`) to the expression `value`.
+    pub fn set_port(&mut self, name: &str, value: &str) {
+        self.ports.insert(name.to_string(), value.to_string());
+        self.port_memo.clear();
+    }
+
+    /// The address variables, by name, as written.
+    pub fn addresses(&self) -> &HashMap<String, String> {
+        &self.addresses
+    }
+
+    /// The port variables, by name, as written.
+    pub fn ports(&self) -> &HashMap<String, String> {
+        &self.ports
+    }
+
     pub fn address(&self, text: &str) -> Result<AddrExpr, ExprError> {
+        self.addr_memo.get(text, || self.read_address(text))
+    }
+
+    pub fn port(&self, text: &str) -> Result<PortExpr, ExprError> {
+        self.port_memo.get(text, || self.read_port(text))
+    }
+
+    /// [`Vars::address`] without the memo: the expression read from its text.
+    fn read_address(&self, text: &str) -> Result<AddrExpr, ExprError> {
         // A bare comma list, as some rules write it, is a list.
         let bracketed;
         let text = if bare_list(text) {
@@ -209,7 +301,8 @@ impl Vars {
         Ok(e)
     }
 
-    pub fn port(&self, text: &str) -> Result<PortExpr, ExprError> {
+    /// [`Vars::port`] without the memo.
+    fn read_port(&self, text: &str) -> Result<PortExpr, ExprError> {
         let bracketed;
         let text = if bare_list(text) {
             bracketed = format!("[{text}]");
@@ -494,7 +587,7 @@ mod tests {
         assert!(v.port("70000").is_err());
         assert!(v.port("90:80").is_err());
         let mut v = Vars::default();
-        v.addresses.insert("LOOP".into(), "$LOOP".into());
+        v.set_address("LOOP", "$LOOP");
         assert!(v.address("$LOOP").is_err(), "self-reference ends");
     }
 
@@ -504,24 +597,77 @@ mod tests {
     fn expansion_is_bounded() {
         let mut v = Vars::default();
         let list = |name: &str| format!("[{}]", vec![format!("${name}"); 100].join(","));
-        v.addresses.insert("A".into(), list("B"));
-        v.addresses.insert("B".into(), list("C"));
-        v.addresses.insert("C".into(), list("D"));
-        v.addresses.insert("D".into(), list("E"));
-        v.addresses.insert("E".into(), "10.0.0.1".into());
+        v.set_address("A", &list("B"));
+        v.set_address("B", &list("C"));
+        v.set_address("C", &list("D"));
+        v.set_address("D", &list("E"));
+        v.set_address("E", "10.0.0.1");
         let e = v.address("$A").unwrap_err().to_string();
         assert!(
             e.starts_with("$A -> $B -> $C -> $D -> $E: expands to more than"),
             "{e}"
         );
-        v.ports.insert("P".into(), list("Q"));
-        v.ports.insert("Q".into(), list("R"));
-        v.ports.insert("R".into(), list("S"));
-        v.ports.insert("S".into(), "[80,81,82]".into());
+        v.set_port("P", &list("Q"));
+        v.set_port("Q", &list("R"));
+        v.set_port("R", &list("S"));
+        v.set_port("S", "[80,81,82]");
         let e = v.port("$P").unwrap_err().to_string();
         assert!(e.contains("expands to more than"), "{e}");
         // Up to the bound, it expands.
-        v.addresses.insert("WIDE".into(), list("E"));
+        v.set_address("WIDE", &list("E"));
         assert!(v.address("$WIDE").is_ok());
+    }
+
+    /// Address and port texts made of variables (known, unknown, looping), negations,
+    /// lists, bare lists and broken ones.
+    fn expr_text(words: &'static [&'static str]) -> impl Strategy<Value = String> {
+        let word = proptest::sample::select(words);
+        proptest::collection::vec((word, 0u8..4), 1..4).prop_map(|parts| {
+            let items: Vec<String> = parts
+                .iter()
+                .map(|(w, k)| match k {
+                    0 => format!("!{w}"),
+                    _ => w.to_string(),
+                })
+                .collect();
+            match parts[0].1 {
+                0 | 1 => format!("[{}]", items.join(",")),
+                2 => items.join(","),
+                _ => format!("[{}", items.join(",")),
+            }
+        })
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn the_memo_gives_what_reading_gives(
+            addrs in proptest::collection::vec(expr_text(&[
+                "$HOME_NET", "$EXTERNAL_NET", "$X", "$NOPE", "$LOOP", "any", "10.0.0.1", "bad",
+            ]), 1..12),
+            ports in proptest::collection::vec(expr_text(&[
+                "$HTTP_PORTS", "$P", "$NOPE", "80", "1024:", "!22", "x",
+            ]), 1..12),
+        ) {
+            let mut v = Vars::default();
+            v.set_address("X", "[1.2.3.4,$HOME_NET]");
+            v.set_address("LOOP", "$LOOP");
+            v.set_port("P", "[$HTTP_PORTS,443]");
+            for round in 0..2 {
+                // Each text twice: read, then from the memo.
+                for t in addrs.iter().chain(&addrs) {
+                    prop_assert_eq!(v.address(t), v.read_address(t));
+                }
+                for t in ports.iter().chain(&ports) {
+                    prop_assert_eq!(v.port(t), v.read_port(t));
+                }
+                // A variable set anew is seen by the texts read before.
+                if round == 0 {
+                    v.set_address("HOME_NET", "[10.0.0.0/8,!10.1.0.0/16]");
+                    v.set_port("HTTP_PORTS", "[8080,8081]");
+                }
+            }
+        }
     }
 }

@@ -335,11 +335,11 @@ enum Key {
 /// Every setting netsieve reads, by its suricata.yaml key.
 const TABLE: &[(Key, Setter)] = &[
     (Key::Prefix("vars.address-groups."), |s, name, v| {
-        s.vars.addresses.insert(name.to_string(), v.to_string());
+        s.vars.set_address(name, v);
         Ok(Used::Yes)
     }),
     (Key::Prefix("vars.port-groups."), |s, name, v| {
-        s.vars.ports.insert(name.to_string(), v.to_string());
+        s.vars.set_port(name, v);
         Ok(Used::Yes)
     }),
     (Key::Exact("stats.enabled"), |s, _, v| {
@@ -812,12 +812,12 @@ impl Settings {
         let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
         let mut out: Vec<(String, String)> = Vec::new();
         let mut put = |k: &str, v: String| out.push((k.to_string(), v));
-        let mut vars: Vec<_> = self.vars.addresses.iter().collect();
+        let mut vars: Vec<_> = self.vars.addresses().iter().collect();
         vars.sort();
         for (name, v) in vars {
             put(&format!("vars.address-groups.{name}"), v.clone());
         }
-        let mut vars: Vec<_> = self.vars.ports.iter().collect();
+        let mut vars: Vec<_> = self.vars.ports().iter().collect();
         vars.sort();
         for (name, v) in vars {
             put(&format!("vars.port-groups.{name}"), v.clone());
@@ -1205,10 +1205,10 @@ impl Settings {
 /// reported with the rules that use it.
 fn check_var_sizes(vars: &Vars) -> Result<(), String> {
     let mut names: Vec<(&str, &String)> = vars
-        .addresses
+        .addresses()
         .keys()
         .map(|k| ("address-groups", k))
-        .chain(vars.ports.keys().map(|k| ("port-groups", k)))
+        .chain(vars.ports().keys().map(|k| ("port-groups", k)))
         .collect();
     names.sort();
     for (group, name) in names {
@@ -1249,7 +1249,7 @@ mod tests {
             s.apply("vars.address-groups.HOME_NET", "[10.0.0.0/8]")
                 .unwrap()
         );
-        assert_eq!(s.vars.addresses["HOME_NET"], "[10.0.0.0/8]");
+        assert_eq!(s.vars.addresses()["HOME_NET"], "[10.0.0.0/8]");
         assert!(s.apply("flow.memcap", "1 MiB").unwrap());
         assert_eq!(s.flow.max_flows, 512);
         assert!(s.apply("host-os-policy.linux", "[10.1.0.0/16]").unwrap());
