@@ -243,18 +243,18 @@ impl Builder {
                 }
             }
         }
+        // With them, per first byte, the classes of the windows that start with it (the
+        // cells' class bits, one-byte marks aside, by their low byte).
+        let mut first_mask = [0u8; 256];
         for (c, m) in members.iter().enumerate() {
             let o = placed.offsets[c];
             for &p in m {
                 let bytes = set.bytes_of(p as usize);
                 for_each_index(&bytes[o..o + 2], 2, set.pats[p as usize].nocase, &mut |i| {
-                    table.set(i, 1 << c)
+                    table.set(i, 1 << c);
+                    first_mask[i & 0xff] |= 1 << c;
                 });
             }
-        }
-        let mut first_mask = [0u8; 256];
-        for w in 0..1usize << 16 {
-            first_mask[w & 0xff] |= table.get(w as u16) & !one;
         }
 
         // Additional filters and verification tables per class.
@@ -417,4 +417,33 @@ fn additional_filters(
         chosen.push((o as u32, *f.into_filter2()));
     }
     chosen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The first-byte masks, gathered while the cells are set, are what reading
+        /// every cell of the table gives.
+        #[test]
+        fn first_byte_masks_match_the_table(
+            pats in proptest::collection::vec(
+                (proptest::collection::vec(any::<u8>(), 1..12), any::<bool>()),
+                1..200,
+            )
+        ) {
+            let mut b = Builder::new();
+            for (id, (p, nocase)) in pats.iter().enumerate() {
+                b.add(id as u32, p, *nocase);
+            }
+            let m = b.build().expect("patterns are not empty");
+            let mut want = [0u8; 256];
+            for w in 0..1usize << 16 {
+                want[w & 0xff] |= m.table.get(w as u16) & !m.one_bit;
+            }
+            prop_assert_eq!(m.first_mask, want);
+        }
+    }
 }
