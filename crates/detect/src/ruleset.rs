@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use rayon::prelude::*;
+use std::borrow::Borrow;
 
 use netsieve_rules::{
     Action, AddrExpr, AppBuffer, AppNeed, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd,
@@ -341,6 +342,28 @@ impl RuleLists {
 
     pub fn iter(&self) -> impl Iterator<Item = &[u32]> {
         (0..self.len()).map(|i| &self[i])
+    }
+}
+
+impl RuleLists {
+    /// The lists of ids `0..n` from `(id, rule)` pairs, each list's rules in the order
+    /// of the pairs: counted, then placed, with no vector per list.
+    fn by_id(n: usize, pairs: &[(u32, u32)]) -> RuleLists {
+        let mut offs = vec![0u32; n + 1];
+        for &(id, _) in pairs {
+            offs[id as usize + 1] += 1;
+        }
+        for i in 0..n {
+            offs[i + 1] += offs[i];
+        }
+        let mut next: Vec<u32> = offs[..n].to_vec();
+        let mut rules = vec![0u32; pairs.len()];
+        for &(id, r) in pairs {
+            let at = &mut next[id as usize];
+            rules[*at as usize] = r;
+            *at += 1;
+        }
+        RuleLists { offs, rules }
     }
 }
 
@@ -1246,9 +1269,9 @@ type BuiltPrefilter = (Vec<u8>, Arc<Prefilter>);
 
 /// A pattern list as one byte string (each pattern's case flag, length and bytes): kept
 /// to tell lists with the same hash apart, without a vector per pattern.
-fn packed(pats: &[(Vec<u8>, bool)]) -> Vec<u8> {
+fn packed(pats: &[&(Vec<u8>, bool)]) -> Vec<u8> {
     let mut out = Vec::with_capacity(pats.iter().map(|(p, _)| p.len() + 5).sum());
-    for (p, nocase) in pats {
+    for (p, nocase) in pats.iter().copied() {
         out.push(u8::from(*nocase));
         out.extend_from_slice(&(p.len() as u32).to_le_bytes());
         out.extend_from_slice(p);
@@ -1272,7 +1295,7 @@ impl Reuse {
 
     /// The prefilter over `pats` (pattern id = index): the previous set's if it had
     /// one over the same patterns, else this build's if it made one, else a new one.
-    fn prefilter(&self, pats: Vec<(Vec<u8>, bool)>) -> (Arc<Prefilter>, u64) {
+    fn prefilter(&self, pats: &[&(Vec<u8>, bool)]) -> (Arc<Prefilter>, u64) {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         pats.hash(&mut h);
@@ -1280,7 +1303,7 @@ impl Reuse {
         if let Some(pf) = self.prefilters.get(&key) {
             return (Arc::clone(pf), key);
         }
-        let packed = packed(&pats);
+        let packed = packed(pats);
         let built = |b: &HashMap<u64, Vec<BuiltPrefilter>>| {
             b.get(&key)?
                 .iter()
@@ -1291,7 +1314,7 @@ impl Reuse {
             return (pf, key);
         }
         // Built unlocked: two threads may build the same one, and both are right.
-        let pf = Arc::new(build_prefilter(&pats, self.mpm));
+        let pf = Arc::new(build_prefilter(pats, self.mpm));
         let mut b = self.built.lock().expect("not poisoned");
         b.entry(key).or_default().push((packed, Arc::clone(&pf)));
         (pf, key)
@@ -2167,15 +2190,12 @@ fn port_group(
     }
     // The stream's prefilter also finds the packet rules' patterns, each with its
     // packet rules beside the stream rules.
-    let mut stream_packet = vec![Vec::new(); stream.pats.len()];
-    for (id, r) in in_stream_packet {
-        stream_packet[id as usize].push(r);
-    }
+    let stream_packet = RuleLists::by_id(stream.pats.len(), &in_stream_packet);
     PortGroup {
         packet: Patterns::build(packet, reuse),
         unstreamed: Patterns::build(unstreamed, reuse),
         stream: Patterns::build(stream, reuse),
-        stream_packet: Arc::new(stream_packet.into_iter().collect()),
+        stream_packet: Arc::new(stream_packet),
         always,
     }
 }
@@ -2184,33 +2204,33 @@ fn port_group(
 /// the rules that use it.
 #[derive(Default)]
 struct Patterns<'a> {
-    pats: Vec<(Vec<u8>, bool)>,
+    pats: Vec<&'a (Vec<u8>, bool)>,
     /// Keyed with foldhash, seeded per process (SipHash cost 4% of a load).
     index: HashMap<&'a (Vec<u8>, bool), u32, foldhash::fast::RandomState>,
-    pattern_sigs: Vec<Vec<u32>>,
+    /// (pattern id, rule), in the order the rules were added.
+    uses: Vec<(u32, u32)>,
 }
 
 impl<'a> Patterns<'a> {
     fn add(&mut self, fp: &'a (Vec<u8>, bool), rule: u32) {
         let id = self.intern(fp);
-        self.pattern_sigs[id as usize].push(rule);
+        self.uses.push((id, rule));
     }
 
     /// The id of pattern `fp`, added (with no rules) if it is new.
     fn intern(&mut self, fp: &'a (Vec<u8>, bool)) -> u32 {
         *self.index.entry(fp).or_insert_with(|| {
-            self.pats.push(fp.clone());
-            self.pattern_sigs.push(Vec::new());
+            self.pats.push(fp);
             (self.pats.len() - 1) as u32
         })
     }
 
     fn build(self, reuse: &Reuse) -> Prefiltered {
-        let (prefilter, key) = reuse.prefilter(self.pats);
+        let (prefilter, key) = reuse.prefilter(&self.pats);
         Prefiltered {
             prefilter,
             key,
-            pattern_sigs: Arc::new(self.pattern_sigs.into_iter().collect()),
+            pattern_sigs: Arc::new(RuleLists::by_id(self.pats.len(), &self.uses)),
             extra: None,
         }
     }
@@ -2455,14 +2475,15 @@ fn build_tx_group(sigs: &[Arc<Sig>], g: usize, reuse: &Reuse) -> TxGroup {
     }
 }
 
-fn build_prefilter(pats: &[(Vec<u8>, bool)], mpm: Mpm) -> Prefilter {
+fn build_prefilter<P: Borrow<(Vec<u8>, bool)>>(pats: &[P], mpm: Mpm) -> Prefilter {
     if pats.is_empty() {
         Prefilter::None
     } else {
         match mpm {
             Mpm::Dfc => {
                 let mut b = dfc::Builder::new();
-                for (id, (p, nocase)) in pats.iter().enumerate() {
+                for (id, pat) in pats.iter().enumerate() {
+                    let (p, nocase) = pat.borrow();
                     b.add(id as u32, p, *nocase);
                 }
                 match b.build() {
@@ -2477,12 +2498,12 @@ fn build_prefilter(pats: &[(Vec<u8>, bool)], mpm: Mpm) -> Prefilter {
     }
 }
 
-fn ac_prefilter(pats: &[(Vec<u8>, bool)]) -> Prefilter {
+fn ac_prefilter<P: Borrow<(Vec<u8>, bool)>>(pats: &[P]) -> Prefilter {
     // The aho-corasick crate has one case setting per automaton: fold everything
     // (nocase) and let the full evaluation check case.
     aho_corasick::AhoCorasick::builder()
         .ascii_case_insensitive(true)
-        .build(pats.iter().map(|p| &p.0))
+        .build(pats.iter().map(|p| &p.borrow().0))
         .map(Prefilter::Ac)
         .expect("aho-corasick accepts any set of non-empty literals")
 }
@@ -2501,6 +2522,32 @@ mod permute_tests {
             let mut got = v.clone();
             super::permute(&mut got, &order);
             prop_assert_eq!(got, want);
+        }
+    }
+}
+
+#[cfg(test)]
+mod rule_lists_tests {
+    use super::RuleLists;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Counting and placing gives the lists a vector per id gives.
+        #[test]
+        fn lists_by_id_equal_a_vector_per_id(
+            n in 0usize..20,
+            raw in proptest::collection::vec((0u32..20, any::<u32>()), 0..200),
+        ) {
+            let pairs: Vec<(u32, u32)> = raw
+                .into_iter()
+                .filter(|&(id, _)| (id as usize) < n)
+                .collect();
+            let mut per_id = vec![Vec::new(); n];
+            for &(id, r) in &pairs {
+                per_id[id as usize].push(r);
+            }
+            let want: RuleLists = per_id.into_iter().collect();
+            prop_assert_eq!(RuleLists::by_id(n, &pairs), want);
         }
     }
 }
