@@ -15,7 +15,7 @@ use netsieve_rules::{
 use std::sync::Arc;
 
 use crate::dataset::{self, DataSet, Declared};
-use crate::pcre::Regex;
+use crate::pcre::{Regex, Regexes};
 use crate::vars::Captured;
 
 /// Steps of backtracking allowed per list evaluation.
@@ -52,7 +52,7 @@ pub struct CContent {
 pub enum CMatch {
     Content(CContent),
     Pcre {
-        re: Regex,
+        re: Arc<Regex>,
         negated: bool,
         relative: bool,
         /// The variables its groups set: (group, where, name).
@@ -172,8 +172,13 @@ fn open_set(
     .map_err(ListError::from)
 }
 
-/// Compiles one list. `vars` collects byte_extract names (shared by the rule's lists).
-pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>, ListError> {
+/// Compiles one list. `vars` collects byte_extract names (shared by the rule's lists);
+/// its pcres are read through `regexes`, shared by the build's rules.
+pub fn compile_list(
+    ms: &[Match],
+    vars: &mut Vec<String>,
+    regexes: &Regexes,
+) -> Result<Vec<CMatch>, ListError> {
     let mut val = |v: &Val, vars: &mut Vec<String>| -> Result<CVal, String> {
         Ok(match v {
             Val::Num(n) => CVal::Num(*n),
@@ -225,7 +230,7 @@ pub fn compile_list(ms: &[Match], vars: &mut Vec<String>) -> Result<Vec<CMatch>,
                 })
             }
             Match::Pcre(p) => {
-                let re = Regex::new(p).map_err(|message| ListError {
+                let re = regexes.get(p).map_err(|message| ListError {
                     column: (p.column > 0).then_some(p.column),
                     message,
                 })?;

@@ -1,9 +1,34 @@
 //! Rule pcres: the `regex` crate for what it accepts (linear time), PCRE2 with JIT and a
 //! match limit for the rest (lookaround, backreferences, possessive quantifiers).
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use netsieve_rules::Pcre;
+
+/// The pcres a build has read, by pattern and flags: a rule set repeats many (ET Open
+/// 2024: 7,679 pcres, 3,658 distinct), and reading one is costly. The rules that write
+/// the same one share it, and so its compiled form. Filled by the threads that compile
+/// the rules; lives as long as the build.
+#[derive(Default)]
+pub struct Regexes(Mutex<Memo>);
+
+type Memo = HashMap<(Box<str>, Box<str>), Result<Arc<Regex>, String>, foldhash::fast::RandomState>;
+
+impl Regexes {
+    /// [`Regex::new`] of `p`, read once per pattern and flags.
+    pub fn get(&self, p: &Pcre) -> Result<Arc<Regex>, String> {
+        let key = (p.pattern.as_str().into(), p.flags.as_str().into());
+        if let Some(r) = self.0.lock().expect("not poisoned").get(&key) {
+            return r.clone();
+        }
+        // Read unlocked: two threads may read the same one, and the first kept is
+        // shared from then on.
+        let r = Regex::new(p).map(Arc::new);
+        let mut m = self.0.lock().expect("not poisoned");
+        m.entry(key).or_insert(r).clone()
+    }
+}
 
 /// A rule pcre. Which engine runs it is decided at load (and a pattern neither accepts
 /// is an error then); the `regex` crate's compilation, most of the load time of a large
@@ -227,5 +252,21 @@ mod tests {
     fn non_utf8_bytes() {
         let r = Regex::new(&pc(r"\xff\xfe[^\x00]+", "")).unwrap();
         assert_eq!(r.find_at(b"\x00\xff\xfeAB\x00", 0), Some((1, 5)));
+    }
+
+    #[test]
+    fn rules_with_the_same_pcre_share_one() {
+        let rx = Regexes::default();
+        let a = rx.get(&pc("ab+c", "i")).unwrap();
+        let b = rx.get(&pc("ab+c", "i")).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        // Other flags are another pcre.
+        let c = rx.get(&pc("ab+c", "")).unwrap();
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert_eq!(a.find_at(b"xABBC", 0), Some((1, 5)));
+        assert_eq!(c.find_at(b"xABBC", 0), None);
+        // An error is the same error each time.
+        let e = rx.get(&pc("a(", "")).unwrap_err();
+        assert_eq!(rx.get(&pc("a(", "")).unwrap_err(), e);
     }
 }

@@ -506,6 +506,14 @@ impl AddrSets {
     }
 }
 
+/// What the threads compiling a build's rules share: the address sets and pcres read
+/// so far.
+#[derive(Default)]
+struct Shared {
+    addr_sets: AddrSets,
+    regexes: crate::pcre::Regexes,
+}
+
 /// Which packets a rule's protocol admits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SigProto {
@@ -1369,7 +1377,7 @@ fn resolve_set_files(rule: &mut Rule) {
     }
 }
 
-fn compile_rule(rule: Rule, addr_sets: &AddrSets, classes: &Classifications) -> Compiled {
+fn compile_rule(rule: Rule, shared: &Shared, classes: &Classifications) -> Compiled {
     if rule.known {
         // A stand-in for a rule of the set being replaced, which does not hold it.
         let m = "not parsed (its text was known) and not in the rule set replaced";
@@ -1431,9 +1439,10 @@ fn compile_rule(rule: Rule, addr_sets: &AddrSets, classes: &Classifications) -> 
         && rule.payload_lists().next().is_none()
         && matches!(rule.hook, Some(netsieve_rules::Hook::App(_)));
     let mut vars = Vec::new();
-    let compiled = packet_lists(&rule, &mut vars)
+    let regexes = &shared.regexes;
+    let compiled = packet_lists(&rule, &mut vars, regexes)
         .and_then(|(lists, hdr_lists)| match app {
-            Some(_) => Ok((lists, hdr_lists, tx_sig(&rule, &mut vars, lua_tx)?)),
+            Some(_) => Ok((lists, hdr_lists, tx_sig(&rule, &mut vars, lua_tx, regexes)?)),
             None => Ok((lists, hdr_lists, None)),
         })
         .and_then(|(mut lists, hdr_lists, mut tx)| {
@@ -1441,7 +1450,7 @@ fn compile_rule(rule: Rule, addr_sets: &AddrSets, classes: &Classifications) -> 
             let Some(l) = rule.lists.iter().find(|l| l.buffer == BASE64_DATA) else {
                 return Ok((lists, hdr_lists, tx));
             };
-            let data = compile_list(&l.matches, &mut vars)?;
+            let data = compile_list(&l.matches, &mut vars, regexes)?;
             let tx_lists = tx
                 .iter_mut()
                 .flat_map(|t| t.lists.iter_mut().map(|l| &mut l.matches));
@@ -1453,7 +1462,7 @@ fn compile_rule(rule: Rule, addr_sets: &AddrSets, classes: &Classifications) -> 
             }
         });
     let compiled = compiled.and_then(|(lists, hdr_lists, tx)| {
-        let frame = frame_sig(&rule, &mut vars)?;
+        let frame = frame_sig(&rule, &mut vars, regexes)?;
         if frame.is_some() && (tx.is_some() || !lists.is_empty()) {
             return Err(ListError::from(
                 "frame with other buffers or the payload".to_string(),
@@ -1468,8 +1477,12 @@ fn compile_rule(rule: Rule, addr_sets: &AddrSets, classes: &Classifications) -> 
             let mut rule = rule;
             let had_lists = !rule.lists.is_empty();
             rule.lists = Vec::new();
-            let src = addr_sets.of(&std::mem::replace(&mut rule.src, AddrExpr::Any));
-            let dst = addr_sets.of(&std::mem::replace(&mut rule.dst, AddrExpr::Any));
+            let src = shared
+                .addr_sets
+                .of(&std::mem::replace(&mut rule.src, AddrExpr::Any));
+            let dst = shared
+                .addr_sets
+                .of(&std::mem::replace(&mut rule.dst, AddrExpr::Any));
             let lua = scripts
                 .into_iter()
                 .map(|(script, negated)| {
@@ -1531,18 +1544,22 @@ fn load_scripts(rule: &Rule) -> Result<Vec<(Arc<crate::lua::Script>, bool)>, Str
 /// seen by the next): its payload lists, and its lists over headers (`tcp.hdr`).
 type PacketLists = (Vec<Vec<CMatch>>, Vec<HdrList>);
 
-fn packet_lists(rule: &Rule, vars: &mut Vec<String>) -> Result<PacketLists, ListError> {
+fn packet_lists(
+    rule: &Rule,
+    vars: &mut Vec<String>,
+    regexes: &crate::pcre::Regexes,
+) -> Result<PacketLists, ListError> {
     let (mut lists, mut hdr_lists) = (Vec::new(), Vec::new());
     for l in &rule.lists {
         match l.buffer {
-            Buffer::Payload => lists.push(compile_list(&l.matches, vars)?),
+            Buffer::Payload => lists.push(compile_list(&l.matches, vars, regexes)?),
             Buffer::Header(h) => hdr_lists.push(HdrList {
                 buf: h,
                 transforms: (l.transforms.iter())
                     .map(|t| Xform::new(t, &rule.file))
                     .collect::<Result<_, _>>()
                     .map_err(ListError::from)?,
-                matches: compile_list(&l.matches, vars)?,
+                matches: compile_list(&l.matches, vars, regexes)?,
             }),
             Buffer::App(_) | Buffer::Frame(_) => {}
         }
@@ -1673,9 +1690,9 @@ impl RuleSet {
         }
         let mut linker = Linker::new(&self.flowbit_names);
         let mut built = HashMap::new();
-        let addr_sets = AddrSets::default();
+        let shared = Shared::default();
         for r in add {
-            let sig = match compile_rule(r.clone(), &addr_sets, &self.classes) {
+            let sig = match compile_rule(r.clone(), &shared, &self.classes) {
                 Compiled::Ready(mut s) => {
                     linker.link(Arc::get_mut(&mut s).expect("not shared yet"));
                     s
@@ -1808,13 +1825,14 @@ impl RuleSet {
         let mut stats = LoadStats::default();
         // A kept rule's flowbit ids are the previous set's: its names keep their ids.
         let mut linker = Linker::new(prev.map_or(&[][..], |p| &p.flowbit_names));
-        // Each rule compiled on its own (on every core; address sets shared between
-        // them), then the step that needs the whole set in rule order: flowbit ids.
-        let addr_sets = AddrSets::default();
+        // Each rule compiled on its own (on every core; address sets and pcres shared
+        // between them), then the step that needs the whole set in rule order: flowbit
+        // ids.
+        let shared = Shared::default();
         let compiled: Vec<Compiled> = items
             .into_par_iter()
             .map(|it| match it {
-                Item::Parsed(r) => compile_rule(r, &addr_sets, classes),
+                Item::Parsed(r) => compile_rule(r, &shared, classes),
                 Item::Kept(s) => Compiled::Kept(s),
             })
             .collect();
@@ -2287,7 +2305,11 @@ fn app_needs(rule: &Rule) -> (Option<AppProto>, Option<String>) {
 }
 
 /// A rule's lists over frames, if it has any: all of one frame type.
-fn frame_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<FrameSig>, ListError> {
+fn frame_sig(
+    rule: &Rule,
+    vars: &mut Vec<String>,
+    regexes: &crate::pcre::Regexes,
+) -> Result<Option<FrameSig>, ListError> {
     let mut frame: Option<FrameSig> = None;
     for l in &rule.lists {
         let Buffer::Frame(ty) = l.buffer else {
@@ -2306,14 +2328,20 @@ fn frame_sig(rule: &Rule, vars: &mut Vec<String>) -> Result<Option<FrameSig>, Li
             .map(|t| Xform::new(t, &rule.file))
             .collect::<Result<_, _>>()
             .map_err(ListError::from)?;
-        f.lists.push((transforms, compile_list(&l.matches, vars)?));
+        f.lists
+            .push((transforms, compile_list(&l.matches, vars, regexes)?));
     }
     Ok(frame)
 }
 
 /// A rule's transaction lists, directions and stages; `None` for an application-layer
 /// rule that has only payload lists (it is judged on packets and streams).
-fn tx_sig(rule: &Rule, vars: &mut Vec<String>, lua_tx: bool) -> Result<Option<TxSig>, ListError> {
+fn tx_sig(
+    rule: &Rule,
+    vars: &mut Vec<String>,
+    lua_tx: bool,
+    regexes: &crate::pcre::Regexes,
+) -> Result<Option<TxSig>, ListError> {
     let mut lists = Vec::new();
     for l in &rule.lists {
         let Buffer::App(b) = l.buffer else {
@@ -2332,7 +2360,7 @@ fn tx_sig(rule: &Rule, vars: &mut Vec<String>, lua_tx: bool) -> Result<Option<Tx
                 .map(|t| Xform::new(t, &rule.file))
                 .collect::<Result<_, _>>()
                 .map_err(ListError::from)?,
-            matches: compile_list(&l.matches, vars)?,
+            matches: compile_list(&l.matches, vars, regexes)?,
             absent: l.absent,
         });
     }

@@ -3,6 +3,7 @@
 //! reference tries every placement of every content (no backtracking shortcuts).
 
 use netsieve_detect::eval::{Ctx, compile_list, matches};
+use netsieve_detect::pcre::Regexes;
 use netsieve_rules::{Content, Match, Val};
 use proptest::prelude::*;
 
@@ -99,7 +100,7 @@ proptest! {
         // A negated content is evaluated where it stands: keep it off the relative
         // ones (its window is not defined by a match end in the reference).
         let list: Vec<Match> = cs.iter().cloned().map(Match::Content).collect();
-        let compiled = compile_list(&list, &mut Vec::new()).unwrap();
+        let compiled = compile_list(&list, &mut Vec::new(), &Regexes::default()).unwrap();
         let got = matches(&compiled, &hay, &mut Ctx::default());
         prop_assert_eq!(got, reference(&cs, &hay, 0), "{:?} on {:?}", cs, String::from_utf8_lossy(&hay));
     }

@@ -3,6 +3,7 @@
 //! detect-bytejump-05).
 
 use netsieve_detect::eval::{Ctx, compile_list, matches};
+use netsieve_detect::pcre::Regexes;
 use netsieve_rules::{Vars, parse_rule};
 
 fn hits(options: &str, buf: &[u8]) -> bool {
@@ -12,7 +13,7 @@ fn hits(options: &str, buf: &[u8]) -> bool {
     )
     .unwrap();
     let list = &rule.payload_lists().next().expect("a payload list").matches;
-    let compiled = compile_list(list, &mut Vec::new()).unwrap();
+    let compiled = compile_list(list, &mut Vec::new(), &Regexes::default()).unwrap();
     matches(&compiled, buf, &mut Ctx::default())
 }
 
@@ -83,7 +84,8 @@ fn dns_numbers_match_any_record() {
             &Vars::default(),
         )
         .unwrap();
-        let compiled = compile_list(&rule.lists[0].matches, &mut Vec::new()).unwrap();
+        let compiled =
+            compile_list(&rule.lists[0].matches, &mut Vec::new(), &Regexes::default()).unwrap();
         let mut bufs = Vec::new();
         fill(buf, TxRef::Dns(&tx), Direction::ToClient, &mut bufs);
         bufs.iter()
@@ -166,7 +168,8 @@ fn tls_random_follows_the_direction_and_chains_have_lengths() {
         &Vars::default(),
     )
     .unwrap();
-    let compiled = compile_list(&rule.lists[0].matches, &mut Vec::new()).unwrap();
+    let compiled =
+        compile_list(&rule.lists[0].matches, &mut Vec::new(), &Regexes::default()).unwrap();
     let len = get(&t, AppBuffer::TlsCertChainLen, Direction::ToClient);
     assert!(matches(&compiled, &len[0], &mut Ctx::default()));
     t.certs.pop();
@@ -183,8 +186,8 @@ fn b64_hits(options: &str, buf: &[u8]) -> bool {
     )
     .unwrap();
     let mut vars = Vec::new();
-    let mut payload = compile_list(&rule.lists[0].matches, &mut vars).unwrap();
-    let data = compile_list(&rule.lists[1].matches, &mut vars).unwrap();
+    let mut payload = compile_list(&rule.lists[0].matches, &mut vars, &Regexes::default()).unwrap();
+    let data = compile_list(&rule.lists[1].matches, &mut vars, &Regexes::default()).unwrap();
     assert!(netsieve_detect::eval::attach_base64_data([&mut payload], data).is_none());
     matches(&payload, buf, &mut Ctx::default())
 }
