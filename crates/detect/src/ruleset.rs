@@ -1172,84 +1172,75 @@ impl Linker {
     }
 }
 
-/// A compiled rule as a [`Sig`], on the thread that compiled it; its flowbit and
-/// flowint ids are left to [`Linker::link`], the one step in rule order.
-fn unlinked_sig(r: Ready, classes: &Classifications) -> Sig {
-    let Ready {
-        rule,
-        src,
-        dst,
-        app,
-        proto,
-        scope,
-        lists,
-        hdr_lists,
-        tx,
-        frame,
-        fast,
-        tx_fast,
-        had_lists,
-        lua,
-    } = r;
-    let ct = rule.classtype.as_ref().and_then(|c| classes.0.get(c));
-    let category = ct.map(|c| c.description.clone()).unwrap_or_default();
-    let severity = rule.priority.or(ct.map(|c| c.priority)).unwrap_or(3);
-    let needs_payload = lists.iter().any(|l| {
-        l.iter()
-            .any(|m| matches!(m, CMatch::Content(c) if !c.negated))
-    });
-    let payload_rule = !lists.is_empty()
-        || rule
-            .conds
+impl Ready {
+    /// This compiled rule as a [`Sig`], on the thread that compiled it; its flowbit and
+    /// flowint ids are left to [`Linker::link`], the one step in rule order.
+    fn into_sig(self, classes: &Classifications) -> Sig {
+        let rule = &self.rule;
+        let ct = rule.classtype.as_ref().and_then(|c| classes.0.get(c));
+        let category = ct.map(|c| c.description.clone()).unwrap_or_default();
+        let severity = rule.priority.or(ct.map(|c| c.priority)).unwrap_or(3);
+        let needs_payload = self.lists.iter().any(|l| {
+            l.iter()
+                .any(|m| matches!(m, CMatch::Content(c) if !c.negated))
+        });
+        let payload_rule = !self.lists.is_empty()
+            || rule
+                .conds
+                .iter()
+                .any(|c| matches!(c, Cond::Dsize(cmp) if !cmp.test(0)));
+        let flowbit_test = rule
+            .flowbits
             .iter()
-            .any(|c| matches!(c, Cond::Dsize(cmp) if !cmp.test(0)));
-    let flowbit_test = rule
-        .flowbits
-        .iter()
-        .map(|f| f.cmd)
-        .chain(rule.xbits.iter().map(|x| x.cmd))
-        .any(|c| matches!(c, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
-    let xbits = rule.xbits.iter().map(crate::hostbits::XbitOp::of).collect();
-    let flowint_test = rule.flowints.iter().any(|f| !f.op.changes());
-    let flow_action =
-        (!had_lists && rule.conds.is_empty() && !flowbit_test && !flowint_test && lua.is_empty())
-            || tx.is_some()
-            || frame.is_some();
-    let ip_only = flow_action
-        && app.is_none()
-        && rule.flow == FlowOpts::default()
-        && rule.sport.is_any()
-        && rule.dport.is_any();
-    let first_packets =
-        ip_only || rule.hook == Some(netsieve_rules::Hook::Packet(PacketHook::FlowStart));
-
-    Sig {
-        app,
+            .map(|f| f.cmd)
+            .chain(rule.xbits.iter().map(|x| x.cmd))
+            .any(|c| matches!(c, FlowbitCmd::IsSet | FlowbitCmd::IsNotSet));
+        let xbits = rule.xbits.iter().map(crate::hostbits::XbitOp::of).collect();
+        let flowint_test = rule.flowints.iter().any(|f| !f.op.changes());
+        let flow_action = (!self.had_lists
+            && rule.conds.is_empty()
+            && !flowbit_test
+            && !flowint_test
+            && self.lua.is_empty())
+            || self.tx.is_some()
+            || self.frame.is_some();
+        let ip_only = flow_action
+            && self.app.is_none()
+            && rule.flow == FlowOpts::default()
+            && rule.sport.is_any()
+            && rule.dport.is_any();
+        let first_packets =
+            ip_only || rule.hook == Some(netsieve_rules::Hook::Packet(PacketHook::FlowStart));
         // `alert http1`: HTTP/1 only, not the HTTP an HTTP/2 flow carries.
-        app_exact: matches!(&rule.proto, Proto::App(p) if p == "http1"),
-        tx,
-        frame,
-        fast,
-        tx_fast,
-        ip_only,
-        first_packets,
-        flow_action,
-        src,
-        dst,
-        rule,
-        proto,
-        lists,
-        hdr_lists,
-        // Ids are the linker's ([`Linker::link`]).
-        flowbits: Vec::new(),
-        xbits,
-        flowints: Vec::new(),
-        lua,
-        category,
-        severity,
-        needs_payload,
-        payload_rule,
-        scope,
+        let app_exact = matches!(&rule.proto, Proto::App(p) if p == "http1");
+
+        Sig {
+            app: self.app,
+            app_exact,
+            tx: self.tx,
+            frame: self.frame,
+            fast: self.fast,
+            tx_fast: self.tx_fast,
+            ip_only,
+            first_packets,
+            flow_action,
+            src: self.src,
+            dst: self.dst,
+            rule: self.rule,
+            proto: self.proto,
+            lists: self.lists,
+            hdr_lists: self.hdr_lists,
+            // Ids are the linker's ([`Linker::link`]).
+            flowbits: Vec::new(),
+            xbits,
+            flowints: Vec::new(),
+            lua: self.lua,
+            category,
+            severity,
+            needs_payload,
+            payload_rule,
+            scope: self.scope,
+        }
     }
 }
 
@@ -1499,7 +1490,7 @@ fn compile_rule(rule: Rule, shared: &Shared, classes: &Classifications) -> Compi
                     }
                 })
                 .collect();
-            Compiled::Ready(Arc::new(unlinked_sig(
+            Compiled::Ready(Arc::new(
                 Ready {
                     rule,
                     src,
@@ -1515,9 +1506,9 @@ fn compile_rule(rule: Rule, shared: &Shared, classes: &Classifications) -> Compi
                     fast,
                     tx_fast,
                     had_lists,
-                },
-                classes,
-            )))
+                }
+                .into_sig(classes),
+            ))
         }
         Err(e) => {
             let at = match e.column {
