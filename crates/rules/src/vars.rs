@@ -132,17 +132,25 @@ pub struct Vars {
 /// Expressions read, by text, and what reading them gave, errors included (a text reads
 /// the same way every time while the variables stay the same). Shared by the threads
 /// that parse rules; a copy of the [`Vars`] starts empty.
-struct Memo<T>(
-    std::sync::Mutex<HashMap<Box<str>, Result<T, ExprError>, foldhash::fast::RandomState>>,
-);
+struct Memo<T>(std::sync::Mutex<MemoMap<T>>);
 
-/// Texts a memo keeps at most: past that, the others are read every time (a rule file
-/// with many distinct lists of variables does not grow it without bound).
-const MEMO_MAX: usize = 4096;
+struct MemoMap<T> {
+    map: HashMap<Box<str>, Result<T, ExprError>, foldhash::fast::RandomState>,
+    /// Entries the kept expressions expanded to, together.
+    entries: usize,
+}
+
+/// Entries (addresses, networks, ports, ranges) a memo keeps at most, all its
+/// expressions together: past that, other texts are read every time. One expression may
+/// expand to [`MAX_ENTRIES`], and a rule file could write many different ones.
+const MEMO_ENTRIES: usize = MAX_ENTRIES;
 
 impl<T> Default for Memo<T> {
     fn default() -> Self {
-        Memo(Default::default())
+        Memo(std::sync::Mutex::new(MemoMap {
+            map: HashMap::default(),
+            entries: 0,
+        }))
     }
 }
 
@@ -159,24 +167,33 @@ impl<T> fmt::Debug for Memo<T> {
 }
 
 impl<T: Clone> Memo<T> {
-    /// What `read` gives for `text`, read once if `text` names a variable.
-    fn get(&self, text: &str, read: impl FnOnce() -> Result<T, ExprError>) -> Result<T, ExprError> {
+    /// What `read` gives for `text` (with the entries it expanded to), read once if
+    /// `text` names a variable.
+    fn get(
+        &self,
+        text: &str,
+        read: impl FnOnce() -> (Result<T, ExprError>, usize),
+    ) -> Result<T, ExprError> {
         if !text.contains('$') {
-            return read();
+            return read().0;
         }
-        if let Some(r) = self.0.lock().expect("not poisoned").get(text) {
+        if let Some(r) = self.0.lock().expect("not poisoned").map.get(text) {
             return r.clone();
         }
-        let r = read();
+        let (r, entries) = read();
+        let weight = entries.max(1);
         let mut m = self.0.lock().expect("not poisoned");
-        if m.len() < MEMO_MAX {
-            m.insert(text.into(), r.clone());
+        if m.entries + weight <= MEMO_ENTRIES && !m.map.contains_key(text) {
+            m.entries += weight;
+            m.map.insert(text.into(), r.clone());
         }
         r
     }
 
     fn clear(&mut self) {
-        self.0.get_mut().expect("not poisoned").clear();
+        let m = self.0.get_mut().expect("not poisoned");
+        m.map.clear();
+        m.entries = 0;
     }
 }
 
@@ -281,8 +298,9 @@ impl Vars {
         self.port_memo.get(text, || self.read_port(text))
     }
 
-    /// [`Vars::address`] without the memo: the expression read from its text.
-    fn read_address(&self, text: &str) -> Result<AddrExpr, ExprError> {
+    /// [`Vars::address`] without the memo: the expression read from its text, and the
+    /// entries it expanded to.
+    fn read_address(&self, text: &str) -> (Result<AddrExpr, ExprError>, usize) {
         // A bare comma list, as some rules write it, is a list.
         let bracketed;
         let text = if bare_list(text) {
@@ -296,13 +314,12 @@ impl Vars {
             i: 0,
             entries: 0,
         };
-        let e = p.addr(self, 0)?;
-        p.end(text)?;
-        Ok(e)
+        let e = p.addr(self, 0).and_then(|e| p.end(text).map(|()| e));
+        (e, p.entries)
     }
 
-    /// [`Vars::port`] without the memo.
-    fn read_port(&self, text: &str) -> Result<PortExpr, ExprError> {
+    /// [`Vars::port`] without the memo, and the entries it expanded to.
+    fn read_port(&self, text: &str) -> (Result<PortExpr, ExprError>, usize) {
         let bracketed;
         let text = if bare_list(text) {
             bracketed = format!("[{text}]");
@@ -315,9 +332,8 @@ impl Vars {
             i: 0,
             entries: 0,
         };
-        let e = p.port(self, 0)?;
-        p.end(text)?;
-        Ok(e)
+        let e = p.port(self, 0).and_then(|e| p.end(text).map(|()| e));
+        (e, p.entries)
     }
 }
 
@@ -638,6 +654,20 @@ mod tests {
         })
     }
 
+    #[test]
+    fn the_memo_holds_at_most_its_entries() {
+        let mut v = Vars::default();
+        let wide = format!("[{}]", vec!["10.0.0.1"; 40_000].join(","));
+        v.set_address("W", &wide);
+        for t in ["$W", "[$W]", "[$W,1.1.1.1]", "![$W]", "$W"] {
+            assert_eq!(v.address(t), v.read_address(t).0);
+        }
+        let m = v.addr_memo.0.lock().unwrap();
+        assert!(m.entries <= MEMO_ENTRIES, "{}", m.entries);
+        // Two of the 40,000-entry texts fit; the others are read every time.
+        assert_eq!(m.map.len(), 2);
+    }
+
     use proptest::prelude::*;
 
     proptest! {
@@ -657,10 +687,10 @@ mod tests {
             for round in 0..2 {
                 // Each text twice: read, then from the memo.
                 for t in addrs.iter().chain(&addrs) {
-                    prop_assert_eq!(v.address(t), v.read_address(t));
+                    prop_assert_eq!(v.address(t), v.read_address(t).0);
                 }
                 for t in ports.iter().chain(&ports) {
-                    prop_assert_eq!(v.port(t), v.read_port(t));
+                    prop_assert_eq!(v.port(t), v.read_port(t).0);
                 }
                 // A variable set anew is seen by the texts read before.
                 if round == 0 {
