@@ -22,6 +22,7 @@ pub mod hostbits;
 pub mod iprep;
 pub mod log;
 pub mod lua;
+mod once;
 pub mod pcre;
 pub mod portgroup;
 pub mod ruleset;

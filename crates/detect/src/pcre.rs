@@ -1,32 +1,25 @@
 //! Rule pcres: the `regex` crate for what it accepts (linear time), PCRE2 with JIT and a
 //! match limit for the rest (lookaround, backreferences, possessive quantifiers).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use netsieve_rules::Pcre;
+
+use crate::once::OnceEach;
 
 /// The pcres a build has read, by pattern and flags: a rule set repeats many (ET Open
 /// 2024: 7,679 pcres, 3,658 distinct), and reading one is costly. The rules that write
 /// the same one share it, and so its compiled form. Filled by the threads that compile
 /// the rules; lives as long as the build.
 #[derive(Default)]
-pub struct Regexes(Mutex<Memo>);
-
-type Memo = HashMap<(Box<str>, Box<str>), Result<Arc<Regex>, String>, foldhash::fast::RandomState>;
+pub struct Regexes(OnceEach<String, Result<Arc<Regex>, String>>);
 
 impl Regexes {
     /// [`Regex::new`] of `p`, read once per pattern and flags.
     pub fn get(&self, p: &Pcre) -> Result<Arc<Regex>, String> {
-        let key = (p.pattern.as_str().into(), p.flags.as_str().into());
-        if let Some(r) = self.0.lock().expect("not poisoned").get(&key) {
-            return r.clone();
-        }
-        // Read unlocked: two threads may read the same one, and the first kept is
-        // shared from then on.
-        let r = Regex::new(p).map(Arc::new);
-        let mut m = self.0.lock().expect("not poisoned");
-        m.entry(key).or_insert(r).clone()
+        // Flags are letters (the parser refuses others): the first `/` ends them.
+        let key = format!("{}/{}", p.flags, p.pattern);
+        self.0.get(key.as_str(), || Regex::new(p).map(Arc::new))
     }
 }
 

@@ -487,22 +487,13 @@ impl AddrRules {
 
 /// Address sets compiled once per distinct expression: most rules of a set share a
 /// few (`$HOME_NET`, `$EXTERNAL_NET`, ...). Filled by the threads that compile the
-/// rules; keyed with foldhash, seeded per process.
+/// rules.
 #[derive(Default)]
-struct AddrSets(
-    std::sync::Mutex<HashMap<netsieve_rules::AddrExpr, Arc<AddrSet>, foldhash::fast::RandomState>>,
-);
+struct AddrSets(crate::once::OnceEach<netsieve_rules::AddrExpr, Arc<AddrSet>>);
 
 impl AddrSets {
     fn of(&self, e: &netsieve_rules::AddrExpr) -> Arc<AddrSet> {
-        if let Some(s) = self.0.lock().expect("not poisoned").get(e) {
-            return Arc::clone(s);
-        }
-        // Compiled unlocked: two threads may compile the same one, and the first kept
-        // is shared from then on.
-        let s = Arc::new(AddrSet::of(e));
-        let mut map = self.0.lock().expect("not poisoned");
-        Arc::clone(map.entry(e.clone()).or_insert(s))
+        self.0.get(e, || Arc::new(AddrSet::of(e)))
     }
 }
 
@@ -1131,8 +1122,10 @@ impl Linker {
         }
     }
 
-    /// Gives `s` its flowbit and flowint ids, in the order its rule names them.
-    fn link(&mut self, s: &mut Sig) {
+    /// Gives `s`, a rule just compiled and not shared yet, its flowbit and flowint ids,
+    /// in the order its rule names them.
+    fn link(&mut self, s: &mut Arc<Sig>) {
+        let s = Arc::get_mut(s).expect("a rule just compiled is not shared yet");
         for l in &s.lua {
             for name in l.script.flowints() {
                 self.bit_id(name);
@@ -1685,7 +1678,7 @@ impl RuleSet {
         for r in add {
             let sig = match compile_rule(r.clone(), &shared, &self.classes) {
                 Compiled::Ready(mut s) => {
-                    linker.link(Arc::get_mut(&mut s).expect("not shared yet"));
+                    linker.link(&mut s);
                     s
                 }
                 skipped => {
@@ -1840,7 +1833,7 @@ impl RuleSet {
                     continue;
                 }
             };
-            linker.link(Arc::get_mut(&mut r).expect("not shared yet"));
+            linker.link(&mut r);
             sigs.push(r);
         }
         for m in sigs.iter().flat_map(|s| s.lists.iter().flatten()) {
