@@ -2468,6 +2468,7 @@ impl Detector {
     fn name_transactions(&self, set: &RuleSet, f: &Flow<FlowData>, alerts: &mut [Alert]) {
         let parser = f.user.app.as_ref().and_then(|a| a.parser.as_ref());
         if let Some(id) = self.pkt_datagram_tx
+            && alerts.iter().any(|a| a.tx.is_none())
             && let Some(t) = crate::app::txs(parser).find(|t| t.id() == id)
         {
             let m = meta(t);
@@ -3447,13 +3448,11 @@ impl Detector {
                     && stream.is_none()
                     && let Some(w) = window
                 {
-                    let views = self.views.iter();
-                    stream = Some(
-                        views
-                            .flat_map(|v| streams[w].bytes(v.idx.clone()))
-                            .copied()
-                            .collect(),
-                    );
+                    let mut window = Vec::new();
+                    for v in &self.views {
+                        window.extend_from_slice(streams[w].bytes(v.idx.clone()));
+                    }
+                    stream = Some(window);
                 }
                 let payloads = [Some(ctx.p.payload()), stream.as_deref()];
                 if !tx_rule_ok(
@@ -3608,11 +3607,13 @@ impl Detector {
                     .to_vec()
             } else {
                 let s = &streams[d];
-                s.runs(frame.start..end)
-                    .iter()
-                    .flat_map(|v| &s.bytes(v.idx.clone())[(v.new.start - v.off) as usize..])
-                    .copied()
-                    .collect()
+                let mut bytes = Vec::new();
+                for v in s.runs(frame.start..end).iter() {
+                    bytes.extend_from_slice(
+                        &s.bytes(v.idx.clone())[(v.new.start - v.off) as usize..],
+                    );
+                }
+                bytes
             };
             for &si in &set.frame_rules {
                 let s = &set.sigs[si as usize];
