@@ -300,14 +300,10 @@ pub fn probe(data: &[u8]) -> Probe {
     // HTTP: a known method and a space, or a status line.
     let status: &[u8] = b"HTTP/";
     for &m in METHODS.iter().chain([&status]) {
-        let want = if m == status {
-            m.to_vec()
-        } else {
-            [m, b" "].concat()
-        };
-        let n = want.len().min(data.len());
-        if data[..n] == want[..n] {
-            if n == want.len() {
+        let space: &[u8] = if m == status { b"" } else { b" " };
+        let want = m.len() + space.len();
+        if m.iter().chain(space).zip(data).all(|(a, b)| a == b) {
+            if data.len() >= want {
                 return Probe::Is(AppProto::Http);
             }
             more = true;
@@ -376,6 +372,10 @@ mod tests {
         assert_eq!(probe(b"HTTP/1.0 200 OK\r\n"), Probe::Is(AppProto::Http));
         assert_eq!(probe(b"PROPFIND /x"), Probe::Is(AppProto::Http));
         assert_eq!(probe(b"GE"), Probe::NeedMore);
+        assert_eq!(probe(b"GET"), Probe::NeedMore);
+        assert_eq!(probe(b"GET "), Probe::Is(AppProto::Http));
+        assert_eq!(probe(b"HTTP/"), Probe::Is(AppProto::Http));
+        assert_eq!(probe(b"HTTP"), Probe::NeedMore);
         assert_eq!(probe(b"GETX"), Probe::Unknown);
         assert_eq!(probe(b"SSH-2.0-OpenSSH"), Probe::Is(AppProto::Ssh));
         assert_eq!(
