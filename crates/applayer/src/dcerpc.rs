@@ -97,9 +97,7 @@ impl Interface {
     /// The UUID as text, lower case.
     pub fn uuid_text(&self) -> String {
         let u = &self.uuid;
-        let hex = |r: std::ops::Range<usize>| -> String {
-            u[r].iter().map(|b| format!("{b:02x}")).collect()
-        };
+        let hex = |r: std::ops::Range<usize>| -> String { netsieve_wire::hex::lower(&u[r]) };
         format!(
             "{}-{}-{}-{}-{}",
             hex(0..4),

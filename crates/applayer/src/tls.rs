@@ -96,7 +96,7 @@ impl ClientHello {
         let hash12 = |text: &str| -> String {
             use sha2::Digest;
             let d = sha2::Sha256::digest(text.as_bytes());
-            d.iter().take(6).map(|b| format!("{b:02x}")).collect()
+            netsieve_wire::hex::lower(&d[..6])
         };
         let mut sorted = ciphers.clone();
         sorted.sort_unstable();
@@ -181,10 +181,7 @@ impl Cert {
     pub fn fingerprint(&self) -> String {
         use sha1::Digest;
         let d = sha1::Sha1::digest(&self.der);
-        d.iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<Vec<_>>()
-            .join(":")
+        netsieve_wire::hex::lower_sep(&d, ':')
     }
 }
 

@@ -389,9 +389,7 @@ impl DataSet {
 fn to_text(kind: DataType, k: &[u8]) -> String {
     match kind {
         DataType::String => base64(k),
-        DataType::Md5 | DataType::Sha1 | DataType::Sha256 => {
-            k.iter().map(|b| format!("{b:02x}")).collect()
-        }
+        DataType::Md5 | DataType::Sha1 | DataType::Sha256 => netsieve_wire::hex::lower(k),
         DataType::Ipv4 => {
             <[u8; 4]>::try_from(k).map_or_else(|_| String::new(), |a| IpAddr::from(a).to_string())
         }

@@ -51,10 +51,7 @@ impl Hash {
 
     /// The digest of `data` in lower-case hex.
     pub fn hex(self, data: &[u8]) -> String {
-        self.bytes(data)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        netsieve_wire::hex::lower(&self.bytes(data))
     }
 }
 

@@ -348,7 +348,7 @@ impl Transform {
             Transform::Plain(_) => return None,
             Transform::Pcre(re) => format!("\"{re}\""),
             Transform::Xor(key) => {
-                let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+                let hex = netsieve_wire::hex::lower(key);
                 format!("\"{hex}\"")
             }
             Transform::FromBase64 {

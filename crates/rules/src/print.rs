@@ -816,9 +816,7 @@ fn data_type(t: DataType) -> String {
 
 /// `dcerpc.iface`'s value: the UUID as text, then the version's comparison (`=1`).
 fn dce_iface(uuid: &[u8; 16], version: Option<Cmp>, any_frag: bool) -> String {
-    let hex = |r: std::ops::Range<usize>| -> String {
-        uuid[r].iter().map(|b| format!("{b:02x}")).collect()
-    };
+    let hex = |r: std::ops::Range<usize>| -> String { netsieve_wire::hex::lower(&uuid[r]) };
     let mut s = [hex(0..4), hex(4..6), hex(6..8), hex(8..10), hex(10..16)].join("-");
     match version {
         Some(Cmp::Eq(n)) => s.push_str(&format!(",={n}")),

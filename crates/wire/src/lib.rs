@@ -7,6 +7,7 @@
 //! - [`DecodeEvent`] and [`AppEvent`]: what is wrong with a packet's headers or its
 //!   flow's application layer, by Suricata's names.
 //! - [`FrameType`]: the records parsers find in streams, that rules' `frame:` inspects.
+//! - [`hex`]: bytes as lower-case hex.
 
 /// Declares a fieldless enum with one name per variant, read by `by_name` and written
 /// by `name` (and `Display`), so that a vocabulary's words live in one table (rule
@@ -41,6 +42,7 @@ macro_rules! named {
 
 pub mod event;
 pub mod frame;
+pub mod hex;
 pub mod http2;
 pub mod ip_proto;
 pub mod ldap;

@@ -10,7 +10,6 @@
 //! To add a function: write a [`Reader`] and list it in [`READERS`] under its library
 //! and place; or, for one that reads no traffic, add it in [`module`].
 
-use std::fmt::Write as _;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -785,16 +784,7 @@ fn cert_info(lua: &Lua, c: Option<&tls::Cert>) -> mlua::Result<MultiValue> {
     let Some(c) = c else {
         return ret(lua, Value::Nil);
     };
-    let fp = Hash::Sha1
-        .bytes(&c.der)
-        .iter()
-        .fold(String::new(), |mut s, b| {
-            if !s.is_empty() {
-                s.push(':');
-            }
-            let _ = write!(s, "{b:02x}");
-            s
-        });
+    let fp = netsieve_wire::hex::lower_sep(&Hash::Sha1.bytes(&c.der), ':');
     (3, c.subject.clone(), c.issuer.clone(), fp).into_lua_multi(lua)
 }
 

@@ -149,12 +149,7 @@ pub(super) struct Ether {
 
 impl Ether {
     pub fn of(h: &[u8; 14]) -> Ether {
-        let mac = |m: &[u8]| {
-            m.iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<Vec<_>>()
-                .join(":")
-        };
+        let mac = |m: &[u8]| netsieve_wire::hex::lower_sep(m, ':');
         Ether {
             ether_type: u16::from_be_bytes([h[12], h[13]]),
             src_mac: mac(&h[6..12]),

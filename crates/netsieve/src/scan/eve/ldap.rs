@@ -253,5 +253,5 @@ fn modification(a: &PartialAttribute<'_>) -> V {
 }
 
 fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    netsieve_wire::hex::lower(b)
 }

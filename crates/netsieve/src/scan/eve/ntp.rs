@@ -13,12 +13,12 @@ pub(super) struct Object<'a>(pub &'a Tx);
 impl Serialize for Object<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let t = self.0;
-        let id: Vec<String> = t.reference_id.iter().map(|b| format!("{b:02x}")).collect();
+        let id = netsieve_wire::hex::lower_sep(&t.reference_id, ':');
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("version", &t.version)?;
         m.serialize_entry("mode", &t.mode)?;
         m.serialize_entry("stratum", &t.stratum)?;
-        m.serialize_entry("reference_id", &id.join(":"))?;
+        m.serialize_entry("reference_id", &id)?;
         m.end()
     }
 }
