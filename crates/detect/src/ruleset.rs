@@ -2487,6 +2487,15 @@ fn build_tx_group(sigs: &[Arc<Sig>], g: usize, reuse: &Reuse) -> TxGroup {
     }
 }
 
+/// DFC's length classes for rule prefilters: 1, 2, 3, 4-7 and 8+ bytes. The paper's
+/// default puts 2- and 3-byte patterns in one class keyed by their first two bytes, so
+/// that a common pair (`|00 00|` in binary payloads) is looked up and compared for
+/// every 3-byte content that opens with it (`|00 00 04|`, `|00 00 FC|`, ...). Their own
+/// class is keyed by all three bytes. Measured over ndpi1 (callgrind, scan only):
+/// ET 2024 1.622 -> 1.558 G instructions, ET 2019 1.918 -> 1.897 G; `[1, 2, 3, 4, 6,
+/// 8]`, `[1, 2, 3, 4, 5, 8]` and `[1, 2, 3, 4, 8, 16]` did less well.
+const PREFILTER_LENGTH_CLASSES: [usize; 5] = [1, 2, 3, 4, 8];
+
 fn build_prefilter<P: Borrow<(Vec<u8>, bool)>>(pats: &[P], mpm: Mpm) -> Prefilter {
     if pats.is_empty() {
         Prefilter::None
@@ -2494,6 +2503,7 @@ fn build_prefilter<P: Borrow<(Vec<u8>, bool)>>(pats: &[P], mpm: Mpm) -> Prefilte
         match mpm {
             Mpm::Dfc => {
                 let mut b = dfc::Builder::new();
+                b.length_classes(&PREFILTER_LENGTH_CLASSES);
                 for (id, pat) in pats.iter().enumerate() {
                     let (p, nocase) = pat.borrow();
                     b.add(id as u32, p, *nocase);
