@@ -234,7 +234,8 @@ impl Builder {
 
         // Classifying filters, merged with the one-byte marks into one cell of class bits
         // per 2-byte window.
-        let mut table = ClassTable::new(members.len());
+        let ones = ones_of.iter().any(|l| !l.is_empty());
+        let mut table = ClassTable::new(members.len(), ones);
         let one = table.one_bit();
         for (b0, list) in ones_of.iter().enumerate() {
             if !list.is_empty() {

@@ -14,10 +14,14 @@ use crate::fold::for_each_variant;
 pub(crate) type Filter2 = [u64; 1024];
 
 /// Class bits of every 2-byte window: the initial filter and the classifying filters of
-/// the paper merged into one direct table. Each window has a *cell* of 4 bits (when there
-/// are at most three length classes of 2+ bytes) or 8 bits: bit `c` says a pattern of class
-/// `c` may have its fragment here, the cell's top bit that a one-byte pattern starts here.
-/// A window passes the initial 2-byte filter exactly when its cell is not zero.
+/// the paper merged into one direct table. Each window has a *cell* of 4 bits (when the
+/// length classes of 2+ bytes, and the one-byte bit if there are one-byte patterns, need
+/// at most four) or 8 bits: bit `c` says a pattern of class `c` may have its fragment
+/// here, the cell's top bit (when there are one-byte patterns) that one starts here. A
+/// window passes the initial 2-byte filter exactly when its cell is not zero.
+///
+/// The cells are read for every window of the text, so their size counts: 32 KB of
+/// 4-bit cells stay in L2 where 64 KB of 8-bit ones share it with the rest.
 ///
 /// Cells are packed into 32-bit words so that AVX2 can gather eight windows' cells at once.
 #[derive(Clone, Debug)]
@@ -25,16 +29,24 @@ pub(crate) struct ClassTable {
     words: Box<[u32]>,
     /// log2 of the bits per cell: 2 (4-bit cells) or 3 (8-bit cells).
     log2_bits: u32,
+    /// Whether the top bit of a cell marks one-byte patterns.
+    ones: bool,
 }
 
 impl ClassTable {
-    /// A table with room for `classes` classes (at most 7) and the one-byte bit.
-    pub(crate) fn new(classes: usize) -> ClassTable {
+    /// A table with room for `classes` classes (at most 7), and the one-byte bit when
+    /// `ones`.
+    pub(crate) fn new(classes: usize, ones: bool) -> ClassTable {
         debug_assert!(classes <= 7);
-        let log2_bits = if classes <= 3 { 2 } else { 3 };
+        let log2_bits = if classes + usize::from(ones) <= 4 {
+            2
+        } else {
+            3
+        };
         ClassTable {
             words: vec![0u32; (1 << 16 << log2_bits) / 32].into_boxed_slice(),
             log2_bits,
+            ones,
         }
     }
 
@@ -43,9 +55,13 @@ impl ClassTable {
         1 << self.log2_bits
     }
 
-    /// The bit of a cell that marks one-byte patterns.
+    /// The bit of a cell that marks one-byte patterns (none without them).
     pub(crate) fn one_bit(&self) -> u8 {
-        1 << (self.cell_bits() - 1)
+        if self.ones {
+            1 << (self.cell_bits() - 1)
+        } else {
+            0
+        }
     }
 
     #[inline(always)]
@@ -173,7 +189,10 @@ mod tests {
     #[test]
     fn class_table_cells() {
         for classes in [1, 3, 4, 7] {
-            let mut t = ClassTable::new(classes);
+            let none = ClassTable::new(classes, false);
+            assert_eq!(none.one_bit(), 0);
+            assert_eq!(none.cell_bits(), if classes <= 4 { 4 } else { 8 });
+            let mut t = ClassTable::new(classes, true);
             let one = t.one_bit();
             assert_eq!(one, if classes <= 3 { 8 } else { 0x80 });
             t.set(0x4142, 1);

@@ -316,7 +316,8 @@ impl Matcher {
     {
         let df = self.initial_words::<N>();
         let text = inp.chunk;
-        let one = self.one_bit.trailing_zeros() as usize;
+        // The masks' element for one-byte patterns, if the set has any.
+        let one = (self.one_bit != 0).then(|| self.one_bit.trailing_zeros() as usize);
         let mut r = lo - inp.start;
         let r_end = hi - inp.start;
         while r < r_end {
@@ -350,7 +351,7 @@ impl Matcher {
                     }
                 }
             }
-            let mut m = masks[one];
+            let mut m = one.map_or(0, |b| masks[b]);
             while m != 0 {
                 let x = r + m.trailing_zeros() as usize;
                 m &= m - 1;

@@ -252,7 +252,7 @@ mod tests {
         let mut rnd = rng(77);
         for classes in [1, 3, 4, 7] {
             for density in [0u64, 1, 3, 8] {
-                let mut table = ClassTable::new(classes);
+                let mut table = ClassTable::new(classes, true);
                 let cell = table.cell_bits();
                 for w in 0..1usize << 16 {
                     if density == 8 || (density > 0 && rnd() % 8 < density) {

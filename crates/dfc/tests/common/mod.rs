@@ -29,6 +29,8 @@ pub fn configs() -> Vec<Config> {
     let mut out = Vec::new();
     for classes in [
         vec![1, 2, 4, 8],
+        // Four classes of 2+ bytes: 4-bit cells without one-byte patterns, 8-bit with.
+        vec![1, 2, 3, 4, 8],
         vec![1],
         vec![1, 3],
         vec![1, 2, 3, 5, 9, 17],
