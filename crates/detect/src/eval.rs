@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use crate::dataset::{self, DataSet, Declared};
 use crate::pcre::{Regex, Regexes};
+use crate::rarity::rarest_byte;
 use crate::vars::Captured;
 
 /// Steps of backtracking allowed per list evaluation.
@@ -44,6 +45,9 @@ pub struct CContent {
     /// Built the first time the content is searched for: most contents of a large rule
     /// set never are, and a finder is 288 bytes.
     finder: std::sync::OnceLock<Box<memmem::Finder<'static>>>,
+    /// A `nocase` content's search looks for this byte of it first, its rarest
+    /// ([`rarest_byte`]): its first byte is often a common letter.
+    anchor: usize,
 }
 
 /// A compiled match. Contents dominate rule lists, so they are stored inline.
@@ -218,6 +222,7 @@ pub fn compile_list(
                     };
                 CMatch::Content(CContent {
                     finder: std::sync::OnceLock::new(),
+                    anchor: rarest_byte(&pat, c.nocase),
                     pat,
                     nocase: c.nocase,
                     negated: c.negated,
@@ -447,16 +452,26 @@ fn find(c: &CContent, hay: &[u8]) -> Option<usize> {
             .get_or_init(|| Box::new(memmem::Finder::new(&c.pat).into_owned()));
         return f.find(hay);
     }
-    let first = c.pat[0];
-    let upper = first.to_ascii_uppercase();
-    let last_start = hay.len() - c.pat.len();
-    let mut i = 0;
-    while i <= last_start {
-        let at = memchr::memchr2(first, upper, &hay[i..=last_start])? + i;
-        if hay[at..at + c.pat.len()].eq_ignore_ascii_case(&c.pat) {
-            return Some(at);
+    find_nocase(&c.pat, c.anchor, hay)
+}
+
+/// The first place in `hay` of `pat` (lower-case) in either case, found by looking for
+/// its byte `anchor` first: a match at `s` has that byte at `s + anchor`, so the first
+/// place that holds it and the rest of `pat` is the first match.
+fn find_nocase(pat: &[u8], anchor: usize, hay: &[u8]) -> Option<usize> {
+    if pat.is_empty() {
+        return Some(0);
+    }
+    let last_start = hay.len().checked_sub(pat.len())?;
+    let lower = pat[anchor];
+    let upper = lower.to_ascii_uppercase();
+    let mut s = 0;
+    while s <= last_start {
+        s += memchr::memchr2(lower, upper, &hay[s + anchor..=last_start + anchor])?;
+        if hay[s..s + pat.len()].eq_ignore_ascii_case(pat) {
+            return Some(s);
         }
-        i = at + 1;
+        s += 1;
     }
     None
 }
@@ -940,4 +955,44 @@ pub fn attach_base64_data<'a>(
         }
     }
     Some(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The first place of `pat` in `hay`, in either case, by trying every place.
+    fn naive_nocase(pat: &[u8], hay: &[u8]) -> Option<usize> {
+        (0..=hay.len().checked_sub(pat.len())?)
+            .find(|&s| hay[s..s + pat.len()].eq_ignore_ascii_case(pat))
+    }
+
+    proptest! {
+        /// Over a small alphabet of letters of both cases, digits and binary bytes,
+        /// so that anchors repeat and partial matches abound.
+        #[test]
+        fn nocase_search_finds_the_first_match(
+            pat in prop::collection::vec(prop::sample::select(b"aAbB0 \x00\xff".to_vec()), 1..6),
+            hay in prop::collection::vec(prop::sample::select(b"aAbB0 \x00\xff".to_vec()), 0..40),
+        ) {
+            let pat = pat.to_ascii_lowercase();
+            let anchor = rarest_byte(&pat, true);
+            prop_assert_eq!(find_nocase(&pat, anchor, &hay), naive_nocase(&pat, &hay));
+            for anchor in 0..pat.len() {
+                prop_assert_eq!(find_nocase(&pat, anchor, &hay), naive_nocase(&pat, &hay));
+            }
+        }
+    }
+
+    #[test]
+    fn nocase_search_edges() {
+        assert_eq!(find_nocase(b"", 0, b"abc"), Some(0));
+        assert_eq!(find_nocase(b"abc", 1, b"ab"), None);
+        assert_eq!(find_nocase(b"abc", 2, b"xxABC"), Some(2));
+        assert_eq!(
+            find_nocase(b"a.c", rarest_byte(b"a.c", true), b"a.a.C"),
+            Some(2)
+        );
+    }
 }

@@ -25,6 +25,7 @@ pub mod lua;
 mod once;
 pub mod pcre;
 pub mod portgroup;
+mod rarity;
 pub mod ruleset;
 mod tag;
 pub mod vars;
