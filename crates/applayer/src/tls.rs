@@ -256,12 +256,17 @@ fn grease(v: u16) -> bool {
     v & 0x0f0f == 0x0a0a && v >> 8 == v & 0xff
 }
 
+/// The values that are not GREASE, in decimal, joined by `-` (JA3's lists).
 fn join(v: &[u16]) -> String {
-    v.iter()
-        .filter(|&&x| !grease(x))
-        .map(|x| x.to_string())
-        .collect::<Vec<_>>()
-        .join("-")
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(6 * v.len());
+    for x in v.iter().filter(|&&x| !grease(x)) {
+        if !s.is_empty() {
+            s.push('-');
+        }
+        let _ = write!(s, "{x}");
+    }
+    s
 }
 
 impl Tls {
