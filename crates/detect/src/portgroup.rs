@@ -44,6 +44,25 @@ pub fn dest_ports(dport: &PortExpr, sport: &PortExpr, bidirectional: bool) -> Po
     set
 }
 
+/// A rule's port expression as its intervals, for the header check: `$HTTP_PORTS` is
+/// some sixty ports, which [`PortExpr::matches`] walks one by one, and most candidates
+/// the header check rejects fail on a port.
+#[derive(Debug)]
+pub struct Ports(Box<[(u16, u16)]>);
+
+impl Ports {
+    pub fn of(e: &PortExpr) -> Ports {
+        Ports(intervals(e).into_boxed_slice())
+    }
+
+    /// Whether port `p` is in the set (binary search over the intervals).
+    #[inline]
+    pub fn contains(&self, p: u16) -> bool {
+        let i = self.0.partition_point(|&(_, hi)| hi < p);
+        self.0.get(i).is_some_and(|&(lo, _)| lo <= p)
+    }
+}
+
 /// The ports `e` matches, as intervals: membership only changes at the bounds of the
 /// ranges inside `e`, so one test per elementary range suffices.
 pub fn intervals(e: &PortExpr) -> PortSet {
@@ -231,6 +250,14 @@ mod tests {
                 let p = p as u16;
                 let inside = set.iter().any(|&(lo, hi)| lo <= p && p <= hi);
                 prop_assert_eq!(inside, e.matches(p), "port {}", p);
+            }
+        }
+
+        #[test]
+        fn compiled_ports_equal_expression_matching(e in arb_port_expr()) {
+            let ports = Ports::of(&e);
+            for p in (0..2100u32).chain(59990..65536) {
+                prop_assert_eq!(ports.contains(p as u16), e.matches(p as u16), "port {}", p);
             }
         }
 

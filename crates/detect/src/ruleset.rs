@@ -30,7 +30,7 @@ use netsieve_packet::{Direction, L4, PerDir};
 use crate::addrindex::{AddrIndex, AddrSet};
 use crate::app::{Buf, Side, Stage, Xform, proto_by_name};
 use crate::eval::{CMatch, ListError, attach_base64_data, compile_list};
-use crate::portgroup::{PortGroups, PortSet, dest_ports};
+use crate::portgroup::{PortGroups, PortSet, Ports, dest_ports};
 use crate::rarity::rarity;
 
 /// Which multi-pattern matcher runs the prefilter.
@@ -498,11 +498,22 @@ impl AddrSets {
     }
 }
 
-/// What the threads compiling a build's rules share: the address sets and pcres read
-/// so far.
+/// Port lists compiled once per list and shared, as address sets are.
+#[derive(Default)]
+struct PortSets(crate::once::OnceEach<netsieve_rules::PortExpr, Arc<Ports>>);
+
+impl PortSets {
+    fn of(&self, e: &netsieve_rules::PortExpr) -> Arc<Ports> {
+        self.0.get(e, || Arc::new(Ports::of(e)))
+    }
+}
+
+/// What the threads compiling a build's rules share: the address sets, port lists and
+/// pcres read so far.
 #[derive(Default)]
 struct Shared {
     addr_sets: AddrSets,
+    port_sets: PortSets,
     regexes: crate::pcre::Regexes,
 }
 
@@ -747,6 +758,10 @@ pub struct Sig {
     /// list: most use `$HOME_NET` or `$EXTERNAL_NET`).
     pub src: Arc<AddrSet>,
     pub dst: Arc<AddrSet>,
+    /// The rule's port lists, compiled for the header check (shared like the
+    /// addresses).
+    pub sport: Arc<Ports>,
+    pub dport: Arc<Ports>,
     pub proto: SigProto,
     /// Payload lists (each evaluated over the packet payload or the stream).
     pub lists: Vec<Vec<CMatch>>,
@@ -1169,6 +1184,8 @@ impl Ready {
             flow_action,
             src: self.src,
             dst: self.dst,
+            sport: self.sport,
+            dport: self.dport,
             rule: self.rule,
             proto: self.proto,
             lists: self.lists,
@@ -1284,6 +1301,9 @@ struct Ready {
     /// The rule's addresses, compiled; the lists as parsed are dropped from `rule`.
     src: Arc<AddrSet>,
     dst: Arc<AddrSet>,
+    /// The rule's ports, compiled (`rule` keeps them as parsed).
+    sport: Arc<Ports>,
+    dport: Arc<Ports>,
     lua: Vec<SigLua>,
     app: Option<AppProto>,
     proto: SigProto,
@@ -1435,6 +1455,8 @@ fn compile_rule(rule: Rule, shared: &Shared, classes: &Classifications) -> Compi
                 .collect();
             Compiled::Ready(Arc::new(
                 Ready {
+                    sport: shared.port_sets.of(&rule.sport),
+                    dport: shared.port_sets.of(&rule.dport),
                     rule,
                     src,
                     dst,

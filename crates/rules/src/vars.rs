@@ -21,7 +21,7 @@ pub enum AddrExpr {
 }
 
 /// A port expression, variables resolved.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum PortExpr {
     Any,
     Range(u16, u16),
