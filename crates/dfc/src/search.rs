@@ -430,11 +430,37 @@ impl Matcher {
         let r_end = hi - inp.start;
         while r < r_end {
             let n = (r_end - r).min(64);
-            let bits = df_bits::<W, N>(df, &text[r..], n);
+            let bits = self.edge_bits::<W, N>(df, &text[r..], n);
             self.passing(inp, inp.start + r, bits, &text[r..], cx)?;
             r += n;
         }
         ControlFlow::Continue(())
+    }
+
+    /// Initial-filter bits of the first `n` (at most 64) windows of `text`, all of whose
+    /// filter bytes are in `text`: with SIMD over a zero-padded copy of the block where
+    /// there is SIMD and a filter of 2 or 3 bytes (the bits of the padding's windows,
+    /// past `n`, are dropped), else the scalar loop. Short payloads (most UDP ones) take
+    /// only this path.
+    #[inline(always)]
+    fn edge_bits<const W: usize, const N: usize>(
+        &self,
+        df: &[u64; N],
+        text: &[u8],
+        n: usize,
+    ) -> u64 {
+        if W >= 2 && self.simd {
+            let mut block = [0u8; 66];
+            let len = text.len().min(66);
+            block[..len].copy_from_slice(&text[..len]);
+            let bits = crate::simd::df_bits::<W, N>(df, &block);
+            return if n == 64 {
+                bits
+            } else {
+                bits & ((1u64 << n) - 1)
+            };
+        }
+        df_bits::<W, N>(df, text, n)
     }
 
     /// The initial filter's words as a fixed-size array (`N` must match the width).
