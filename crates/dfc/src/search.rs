@@ -299,7 +299,8 @@ impl Matcher {
     /// where available); then, class by class, each window with its bit passes the class's
     /// additional filters (tested together, one branch) before its key is looked up.
     ///
-    /// Every window in `[lo, hi)` must have all its reads in the chunk (see [`scan`]).
+    /// `[lo, hi)` holds at least 64 windows, and every one must have all its reads in the
+    /// chunk (see [`scan`]).
     ///
     /// [`scan`]: Matcher::scan
     #[inline(always)]
@@ -318,11 +319,20 @@ impl Matcher {
         let text = inp.chunk;
         // The masks' element for one-byte patterns, if the set has any.
         let one = (self.one_bit != 0).then(|| self.one_bit.trailing_zeros() as usize);
-        let mut r = lo - inp.start;
+        let mut next = lo - inp.start;
         let r_end = hi - inp.start;
-        while r < r_end {
-            let n = (r_end - r).min(64);
-            let masks = self.block_classes::<W, N>(df, &text[r..], n);
+        debug_assert!(next + 64 <= r_end);
+        while next < r_end {
+            // A short last block is read as the 64 windows that end the range, with those
+            // already visited dropped, so that every block takes the full-width path.
+            let r = next.min(r_end - 64);
+            let block = text[r..r + 66].try_into().unwrap();
+            let mut masks = self.block_classes::<W, N>(df, block);
+            let seen = next - r;
+            if seen > 0 {
+                masks.iter_mut().for_each(|m| *m &= !0 << seen);
+            }
+            next = r + 64;
             cx.probe
                 .windows(masks.iter().fold(0, |a, m| a | m).count_ones() as usize);
             for (c, class) in self.classes.iter().enumerate() {
@@ -337,7 +347,7 @@ impl Matcher {
                     let mut pass = 1u64;
                     for (off, filter) in class.filters.iter() {
                         let y = x + *off as usize;
-                        let w = u16::from_le_bytes([text[y], text[y + 1]]);
+                        let w = u16::from_le_bytes(text[y..y + 2].try_into().unwrap());
                         pass &= filter[w as usize >> 6] >> (w & 63);
                     }
                     if pass & 1 != 0 {
@@ -357,13 +367,12 @@ impl Matcher {
                 m &= m - 1;
                 self.one_byte(inp.start + x, text[x], cx)?;
             }
-            r += n;
         }
         ControlFlow::Continue(())
     }
 
-    /// Bit masks of the first `n` (at most 64) windows of `text`: element `b` has bit `k`
-    /// set when cell bit `b` of window `k` is set and the window passes the initial filter.
+    /// Bit masks of the 64 windows of `block`: element `b` has bit `k` set when cell bit `b`
+    /// of window `k` is set and the window passes the initial filter.
     ///
     /// With AVX2 and the 2-byte filter, every window's class cell is gathered and split into
     /// masks with SIMD (no per-window work). Otherwise the initial filter's bits come first
@@ -374,27 +383,21 @@ impl Matcher {
     fn block_classes<const W: usize, const N: usize>(
         &self,
         df: &[u64; N],
-        text: &[u8],
-        n: usize,
+        block: &[u8; 66],
     ) -> [u64; 8] {
-        let mut bits = None;
-        if n == 64
-            && W >= 2
-            && self.simd
-            && let Some(block) = text.get(..66)
-        {
-            let block: &[u8; 66] = block.try_into().unwrap();
+        let mut bits = if W >= 2 && self.simd {
             if W == 2 {
                 return crate::simd::block_classes(&self.table, block);
             }
-            bits = Some(crate::simd::df_bits::<W, N>(df, block));
-        }
-        let mut bits = bits.unwrap_or_else(|| df_bits::<W, N>(df, text, n));
+            crate::simd::df_bits::<W, N>(df, block)
+        } else {
+            df_bits::<W, N>(df, block, 64)
+        };
         let mut masks = [0u64; 8];
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let mut cell = self.table.get(u16::from_le_bytes([text[k], text[k + 1]]));
+            let mut cell = self.table.get(u16::from_le_bytes([block[k], block[k + 1]]));
             while cell != 0 {
                 masks[cell.trailing_zeros() as usize] |= 1 << k;
                 cell &= cell - 1;
