@@ -29,6 +29,7 @@
 use std::ops::ControlFlow;
 
 use crate::Match;
+use crate::filter::Filter2;
 use crate::fold::{eq_nocase, lower_u64};
 use crate::long::{LONG, Run};
 use crate::matcher::Matcher;
@@ -198,6 +199,24 @@ fn df_bit<const W: usize, const N: usize>(df: &[u64; N], block: &[u8; 66], k: us
     df[(index >> 6) % N] >> (index & 63) & 1
 }
 
+/// Whether the first 8 bytes of a candidate, `head`, pass a class's additional filters,
+/// tested together (one branch). Matched on their number, at most 3, so that the test
+/// is straight-line code.
+#[inline(always)]
+fn passes(filters: &[(u32, Filter2)], head: u64) -> bool {
+    let bit = |(off, filter): &(u32, Filter2)| {
+        let w = (head >> (8 * off)) as u16;
+        filter[w as usize >> 6] >> (w & 63)
+    };
+    match filters {
+        [] => true,
+        [a] => bit(a) & 1 != 0,
+        [a, b] => bit(a) & bit(b) & 1 != 0,
+        [a, b, c] => bit(a) & bit(b) & bit(c) & 1 != 0,
+        more => more.iter().fold(1, |pass, f| pass & bit(f)) & 1 != 0,
+    }
+}
+
 /// Counters of how far windows get, for profiling (see [`crate::Profile`]).
 pub(crate) trait Probe {
     /// `n` windows passed the initial filter.
@@ -342,22 +361,14 @@ impl Matcher {
                 while m != 0 {
                     let k = m.trailing_zeros() as usize;
                     m &= m - 1;
-                    // The candidate's start, relative to the chunk.
+                    // The candidate's start, relative to the chunk, and its first 8
+                    // bytes, which hold every additional filter's pair and the key.
                     let x = r + k - o;
-                    let mut pass = 1u64;
-                    for (off, filter) in class.filters.iter() {
-                        let y = x + *off as usize;
-                        let w = u16::from_le_bytes(text[y..y + 2].try_into().unwrap());
-                        pass &= filter[w as usize >> 6] >> (w & 63);
-                    }
-                    if pass & 1 != 0 {
-                        self.lookup(
-                            inp,
-                            TableRef::Class(c as u32),
-                            &class.table,
-                            inp.start + x,
-                            cx,
-                        )?;
+                    let head = u64::from_le_bytes(text[x..x + 8].try_into().unwrap());
+                    if passes(&class.filters, head) {
+                        cx.probe.lookup();
+                        let key = lower_u64(head & class.table.key_mask);
+                        self.bucket(inp, &class.table, key, Some(head), inp.start + x, cx)?;
                     }
                 }
             }
@@ -637,6 +648,25 @@ impl Matcher {
         } else {
             None
         };
+        self.bucket(inp, table, key, head, s, cx)
+    }
+
+    /// Verifies the entries of `table` under `key` (folded) against a candidate starting at
+    /// `s`, whose first 8 bytes are `head` when they are all in the chunk.
+    #[inline(always)]
+    fn bucket<F, P, B>(
+        &self,
+        inp: &Input,
+        table: &Table,
+        key: u64,
+        head: Option<u64>,
+        s: usize,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
         for e in table.bucket(key) {
             if e.key != key {
                 continue;

@@ -58,6 +58,8 @@ pub(crate) struct Table {
     /// Where the key starts, counted from the candidate's start in the text.
     pub base: u32,
     pub key_len: u8,
+    /// [`key_mask`] of `key_len`.
+    pub key_mask: u64,
     shift: u32,
     buckets: Box<[u32]>,
     entries: Box<[Entry]>,
@@ -196,6 +198,7 @@ impl TableBuilder<'_> {
         Table {
             base: base as u32,
             key_len: key_len as u8,
+            key_mask: key_mask(key_len),
             shift,
             buckets: buckets.into_boxed_slice(),
             entries: entries.into_boxed_slice(),
