@@ -32,7 +32,7 @@ use crate::Match;
 use crate::filter::Filter2;
 use crate::fold::{eq_nocase, lower_u64};
 use crate::long::{LONG, Run};
-use crate::matcher::Matcher;
+use crate::matcher::{Class, Matcher};
 use crate::table::{LEN, MULTI, NESTED, NOCASE, Table, key_mask};
 
 /// The result of reading bytes that may not be there.
@@ -115,6 +115,16 @@ impl<'a> Input<'a> {
             return Got::Yes(raw & key_mask(len));
         }
         self.gather(x, len)
+    }
+
+    /// The 8 bytes from `x`, little-endian, when they are all in the chunk.
+    #[inline(always)]
+    pub(crate) fn head(&self, x: usize) -> Option<u64> {
+        if x >= self.start && x + 8 <= self.end {
+            let r = x - self.start;
+            return Some(u64::from_le_bytes(self.chunk[r..r + 8].try_into().unwrap()));
+        }
+        None
     }
 
     #[cold]
@@ -365,11 +375,7 @@ impl Matcher {
                     // bytes, which hold every additional filter's pair and the key.
                     let x = r + k - o;
                     let head = u64::from_le_bytes(text[x..x + 8].try_into().unwrap());
-                    if passes(&class.filters, head) {
-                        cx.probe.lookup();
-                        let key = lower_u64(head & class.table.key_mask);
-                        self.bucket(inp, &class.table, key, Some(head), inp.start + x, cx)?;
-                    }
+                    self.filtered(inp, class, inp.start + x, head, cx)?;
                 }
             }
             let mut m = one.map_or(0, |b| masks[b]);
@@ -603,6 +609,9 @@ impl Matcher {
             return ControlFlow::Continue(());
         };
         cx.probe.classes(1);
+        if let Some(head) = inp.head(s) {
+            return self.filtered(inp, class, s, head, cx);
+        }
         for (off, filter) in class.filters.iter() {
             match inp.pair(s + *off as usize) {
                 Got::Yes(w) => {
@@ -615,6 +624,29 @@ impl Matcher {
             }
         }
         self.lookup(inp, TableRef::Class(c as u32), &class.table, s, cx)
+    }
+
+    /// A candidate of `class` starting at `s`, whose first 8 bytes, `head`, are all in the
+    /// chunk: its additional filters, then its key's lookup.
+    #[inline(always)]
+    fn filtered<F, P, B>(
+        &self,
+        inp: &Input,
+        class: &Class,
+        s: usize,
+        head: u64,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        if !passes(&class.filters, head) {
+            return ControlFlow::Continue(());
+        }
+        cx.probe.lookup();
+        let key = lower_u64(head & class.table.key_mask);
+        self.bucket(inp, &class.table, key, Some(head), s, cx)
     }
 
     /// Looks the key of a candidate starting at `s` up in `table`, and verifies the
@@ -641,14 +673,7 @@ impl Matcher {
             Got::Never => return ControlFlow::Continue(()),
         };
         cx.probe.lookup();
-        // The first 8 bytes of the candidate, when they are all in the chunk.
-        let head = if s >= inp.start && s + 8 <= inp.end {
-            let r = s - inp.start;
-            Some(u64::from_le_bytes(inp.chunk[r..r + 8].try_into().unwrap()))
-        } else {
-            None
-        };
-        self.bucket(inp, table, key, head, s, cx)
+        self.bucket(inp, table, key, inp.head(s), s, cx)
     }
 
     /// Verifies the entries of `table` under `key` (folded) against a candidate starting at
