@@ -2321,6 +2321,9 @@ impl Detector {
                 }
             };
             let (si, pkt_cand, stream_cand) = next;
+            if !set.may_hold(si, ctx.sport, ctx.dport) {
+                continue;
+            }
             let s = &set.sigs[si as usize];
             // A flow's end judges, of the packet rules, those on events its packets
             // did not see (Suricata's pseudo packet at a flow's timeout).
@@ -2332,7 +2335,7 @@ impl Detector {
                     Subject::Packet => !(ins.payload_off && s.payload_rule),
                     Subject::FlowEnd { .. } => !ctx.app_events.is_empty() && on_pseudo(),
                 };
-            if (s.first_packets && !ins.ip_only) || set.is_removed(si) || !header_ok(s, ctx) {
+            if (s.first_packets && !ins.ip_only) || !header_ok(s, ctx) {
                 continue;
             }
             let fd = flow.as_mut().map(|(f, _)| &mut f.user);

@@ -55,6 +55,15 @@ impl Ports {
         Ports(intervals(e).into_boxed_slice())
     }
 
+    /// The lowest and highest port of the set (`(1, 0)`, which holds no port, for the
+    /// empty set).
+    pub fn bounds(&self) -> (u16, u16) {
+        match (self.0.first(), self.0.last()) {
+            (Some(&(lo, _)), Some(&(_, hi))) => (lo, hi),
+            _ => (1, 0),
+        }
+    }
+
     /// Whether port `p` is in the set (binary search over the intervals).
     #[inline]
     pub fn contains(&self, p: u16) -> bool {
@@ -253,11 +262,16 @@ mod tests {
             }
         }
 
+        /// And every port the set holds lies within its bounds, the candidate loop's
+        /// first test.
         #[test]
         fn compiled_ports_equal_expression_matching(e in arb_port_expr()) {
             let ports = Ports::of(&e);
+            let (lo, hi) = ports.bounds();
             for p in (0..2100u32).chain(59990..65536) {
-                prop_assert_eq!(ports.contains(p as u16), e.matches(p as u16), "port {}", p);
+                let p = p as u16;
+                prop_assert_eq!(ports.contains(p), e.matches(p), "port {}", p);
+                prop_assert!(!ports.contains(p) || (lo <= p && p <= hi), "port {}", p);
             }
         }
 

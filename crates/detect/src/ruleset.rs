@@ -880,15 +880,53 @@ pub struct RuleSet {
     opts: BuildOptions,
     /// What the rules' categories and severities were read from.
     classes: Classifications,
-    /// Per rule, whether it was removed by an edit ([`RuleSet::edit`]; empty when none
-    /// was): it stays in place, so that no index changes, and is never evaluated.
-    removed: Vec<bool>,
+    /// Per rule, what the candidate loop checks before it reads the rule ([`RuleHead`]).
+    heads: Vec<RuleHead>,
     /// The first rule appended by an edit (the number of rules when there is none).
     appended: u32,
     /// Tells sets apart (see [`RuleSet::extends`]).
     id: u64,
     /// The set this one was edited from in place, if it was.
     edited_from: Option<u64>,
+}
+
+/// What the candidate loop checks of a rule before it reads the rule: whether an edit
+/// removed it (it stays in place, so that no index changes, and is never evaluated),
+/// and the bounds of its ports. Of the candidates the header check rejects, most fail
+/// on a port: rules without a fast pattern that name one port (`-> $EXTERNAL_NET 2319`)
+/// share the port group of the ports no group of their own was left for. A few bytes
+/// per rule in one array tell most of them apart without reading the rule.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RuleHead {
+    removed: bool,
+    /// The lowest and highest destination port, and source port, the rule matches
+    /// (every port for a `<>` rule, which may match either way).
+    dport: (u16, u16),
+    sport: (u16, u16),
+}
+
+impl RuleHead {
+    fn of(s: &Sig) -> RuleHead {
+        let every = (0, u16::MAX);
+        let (dport, sport) = if s.rule.bidirectional {
+            (every, every)
+        } else {
+            (s.dport.bounds(), s.sport.bounds())
+        };
+        RuleHead {
+            removed: false,
+            dport,
+            sport,
+        }
+    }
+
+    /// A necessary condition of the header check ([`crate::engine`]'s `header_ok`),
+    /// and the rule is in force.
+    #[inline]
+    fn may_hold(&self, sport: u16, dport: u16) -> bool {
+        let within = |(lo, hi): (u16, u16), p: u16| lo <= p && p <= hi;
+        !self.removed && within(self.dport, dport) && within(self.sport, sport)
+    }
 }
 
 /// A new rule set's [`RuleSet::id`].
@@ -1627,7 +1665,7 @@ impl RuleSet {
             stats: self.stats.clone(),
             opts: self.opts,
             classes: self.classes.clone(),
-            removed: self.removed.clone(),
+            heads: self.heads.clone(),
             appended: self.appended,
             id: next_id(),
             edited_from: Some(self.id),
@@ -1635,13 +1673,12 @@ impl RuleSet {
         for i in 0..set.sigs.len() {
             let s = &set.sigs[i];
             if remove.contains(&s.rule.sid) && !set.is_removed(i as u32) {
-                set.removed.resize(set.sigs.len(), false);
-                set.removed[i] = true;
+                set.heads[i].removed = true;
                 set.stats.inspected -= 1;
                 set.stats.app_layer -= usize::from(s.tx.is_some());
             }
         }
-        if set.removed.iter().filter(|&&r| r).count() * 8 > set.sigs.len() {
+        if set.heads.iter().filter(|h| h.removed).count() * 8 > set.sigs.len() {
             return None;
         }
         let mut linker = Linker::new(&self.flowbit_names);
@@ -1666,9 +1703,7 @@ impl RuleSet {
             if sig.judges_without_ip() {
                 set.no_ip_rules.push(i);
             }
-            if !set.removed.is_empty() {
-                set.removed.push(false);
-            }
+            set.heads.push(RuleHead::of(&sig));
             set.needs_app |= sig.needs_app_layer();
             set.ja3 |= sig.uses_ja3();
             set.lua |= !sig.lua.is_empty();
@@ -1856,8 +1891,8 @@ impl RuleSet {
             firewall,
             frame_rules,
             no_ip_rules,
+            heads: sigs.iter().map(|s| RuleHead::of(s)).collect(),
             sigs,
-            removed: Vec::new(),
             groups,
             tx_groups,
             needs_app,
@@ -1962,7 +1997,14 @@ impl RuleSet {
     /// Whether rule `i` was removed by an edit (it is never evaluated).
     #[inline]
     pub fn is_removed(&self, i: u32) -> bool {
-        self.removed.get(i as usize).copied().unwrap_or(false)
+        self.heads[i as usize].removed
+    }
+
+    /// Whether rule `i` is in force and may hold on a packet with these ports, as far
+    /// as [`RuleHead`] tells: the candidate loop's first test, before the rule is read.
+    #[inline]
+    pub(crate) fn may_hold(&self, i: u32, sport: u16, dport: u16) -> bool {
+        self.heads[i as usize].may_hold(sport, dport)
     }
 
     /// The rules in force: [`RuleSet::sigs`] without those removed by edits.
