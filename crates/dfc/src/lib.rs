@@ -46,7 +46,7 @@
 //!    fewest bits, and filters are tested most selective first.
 //!
 //! 3. **Verification.** Each class has a compact hash table keyed on the class's shortest
-//!    length (up to 8 bytes), case-folded. A candidate's key is looked up, and patterns in
+//!    length (up to 8 bytes), with every byte's case bit set. A candidate's key is looked up, and patterns in
 //!    the bucket with an equal key are compared with the text in full. Rule sets share
 //!    prefixes (`User-Agent: ...`), so a crowded key group gets a *second stage*: the rest
 //!    of its patterns are split by length again, filtered and hashed on the bytes that

@@ -33,7 +33,7 @@ use crate::filter::Filter2;
 use crate::fold::{eq_nocase, lower_u64};
 use crate::long::{LONG, Run};
 use crate::matcher::{Class, Matcher};
-use crate::table::{LEN, MULTI, NESTED, NOCASE, Table, key_mask};
+use crate::table::{LEN, MULTI, NESTED, NOCASE, Table, fold_key, key_mask};
 
 /// The result of reading bytes that may not be there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -645,7 +645,7 @@ impl Matcher {
             return ControlFlow::Continue(());
         }
         cx.probe.lookup();
-        let key = lower_u64(head & class.table.key_mask);
+        let key = fold_key(head & class.table.key_mask);
         self.bucket(inp, &class.table, key, Some(head), s, cx)
     }
 
@@ -665,7 +665,7 @@ impl Matcher {
         P: Probe,
     {
         let key = match inp.key(s + table.base as usize, table.key_len as usize) {
-            Got::Yes(k) => lower_u64(k),
+            Got::Yes(k) => fold_key(k),
             Got::Later => {
                 cx.pending.push(Pending::Table { t, s });
                 return ControlFlow::Continue(());

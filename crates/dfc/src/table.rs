@@ -1,8 +1,8 @@
 //! Verification: compact hash tables, with a second stage for crowded buckets (paper 3.3).
 //!
 //! Each length class has a [`Table`] keyed on the first `key_len` bytes of its patterns
-//! (the class's minimum length, at most 8), case-folded so that case-sensitive and
-//! case-insensitive patterns share one table. A bucket is a contiguous run of [`Entry`]s
+//! (the class's minimum length, at most 8), folded ([`fold_key`]) so that case-sensitive
+//! and case-insensitive patterns share one table. A bucket is a contiguous run of [`Entry`]s
 //! (a CSR layout: one `u32` offset per bucket, then the entries), so a lookup touches
 //! two cache lines in the common case.
 //!
@@ -16,7 +16,6 @@
 //! whole pattern has been compared with the text.
 
 use crate::filter::Bitmap;
-use crate::fold::lower_u64;
 use crate::group::Groups;
 use crate::set::PatternSet;
 
@@ -107,11 +106,22 @@ impl Table {
     }
 }
 
-/// The folded key of `bytes[base..base + key_len]`, zero-padded to 8 bytes.
+/// The key of `bytes[base..base + key_len]`, zero-padded to 8 bytes, as tables hash and
+/// compare it (see [`fold_key`]).
 pub(crate) fn key_of(bytes: &[u8], base: usize, key_len: usize) -> u64 {
     let mut raw = [0u8; 8];
     raw[..key_len].copy_from_slice(&bytes[base..base + key_len]);
-    lower_u64(u64::from_le_bytes(raw))
+    fold_key(u64::from_le_bytes(raw))
+}
+
+/// A key with the case bit (0x20) of every byte set: a letter's cases share it, so that
+/// case-sensitive and case-insensitive patterns share one table, in one instruction
+/// where lowercasing letters only takes ten. A few other bytes share it too (`@` and
+/// `` ` ``, NUL and space): a key only narrows the candidates, and the head or the whole
+/// pattern is compared exactly before a match is reported.
+#[inline(always)]
+pub(crate) fn fold_key(key: u64) -> u64 {
+    key | 0x2020_2020_2020_2020
 }
 
 /// The low `key_len` bytes set, for masking a wider load down to a key.
