@@ -209,22 +209,24 @@ fn df_bit<const W: usize, const N: usize>(df: &[u64; N], block: &[u8; 66], k: us
     df[(index >> 6) % N] >> (index & 63) & 1
 }
 
-/// Whether the first 8 bytes of a candidate, `head`, pass a class's additional filters,
-/// tested together (one branch). Matched on their number, at most 3, so that the test
-/// is straight-line code.
+/// Whether the first 8 bytes of a candidate, `head`, pass a class's `K` additional
+/// filters, tested together (one branch). `K` is a constant, so that the test is
+/// straight-line code.
 #[inline(always)]
-fn passes(filters: &[(u32, Filter2)], head: u64) -> bool {
+fn passes<const K: usize>(filters: &[(u32, Filter2); K], head: u64) -> bool {
     let bit = |(off, filter): &(u32, Filter2)| {
         let w = (head >> (8 * off)) as u16;
         filter[w as usize >> 6] >> (w & 63)
     };
-    match filters {
-        [] => true,
-        [a] => bit(a) & 1 != 0,
-        [a, b] => bit(a) & bit(b) & 1 != 0,
-        [a, b, c] => bit(a) & bit(b) & bit(c) & 1 != 0,
-        more => more.iter().fold(1, |pass, f| pass & bit(f)) & 1 != 0,
-    }
+    filters.iter().fold(1, |pass, f| pass & bit(f)) & 1 != 0
+}
+
+/// A class's additional filters as an array of `K`, their number.
+#[inline(always)]
+fn filters_of<const K: usize>(class: &Class) -> &[(u32, Filter2); K] {
+    class.filters[..]
+        .try_into()
+        .expect("a class has at most 3 additional filters")
 }
 
 /// Counters of how far windows get, for profiling (see [`crate::Profile`]).
@@ -365,17 +367,16 @@ impl Matcher {
             cx.probe
                 .windows(masks.iter().fold(0, |a, m| a | m).count_ones() as usize);
             for (c, class) in self.classes.iter().enumerate() {
-                let mut m = masks[c];
+                let m = masks[c];
                 cx.probe.classes(m.count_ones() as usize);
-                let o = class.offset as usize;
-                while m != 0 {
-                    let k = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    // The candidate's start, relative to the chunk, and its first 8
-                    // bytes, which hold every additional filter's pair and the key.
-                    let x = r + k - o;
-                    let head = u64::from_le_bytes(text[x..x + 8].try_into().unwrap());
-                    self.filtered(inp, class, inp.start + x, head, cx)?;
+                if m == 0 {
+                    continue;
+                }
+                match class.filters.len() {
+                    0 => self.class_block::<0, F, P, B>(inp, class, r, m, cx)?,
+                    1 => self.class_block::<1, F, P, B>(inp, class, r, m, cx)?,
+                    2 => self.class_block::<2, F, P, B>(inp, class, r, m, cx)?,
+                    _ => self.class_block::<3, F, P, B>(inp, class, r, m, cx)?,
                 }
             }
             let mut m = one.map_or(0, |b| masks[b]);
@@ -384,6 +385,35 @@ impl Matcher {
                 m &= m - 1;
                 self.one_byte(inp.start + x, text[x], cx)?;
             }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The windows of class `class` in the batched block at `r` (relative to the chunk)
+    /// whose bits `m` are set, with the class's `K` additional filters.
+    #[inline(always)]
+    fn class_block<const K: usize, F, P, B>(
+        &self,
+        inp: &Input,
+        class: &Class,
+        r: usize,
+        mut m: u64,
+        cx: &mut Ctx<F, P>,
+    ) -> ControlFlow<B>
+    where
+        F: FnMut(Match) -> ControlFlow<B>,
+        P: Probe,
+    {
+        let filters = filters_of::<K>(class);
+        let o = class.offset as usize;
+        while m != 0 {
+            let k = m.trailing_zeros() as usize;
+            m &= m - 1;
+            // The candidate's start, relative to the chunk, and its first 8 bytes, which
+            // hold every additional filter's pair and the key.
+            let x = r + k - o;
+            let head = u64::from_le_bytes(inp.chunk[x..x + 8].try_into().unwrap());
+            self.filtered(inp, filters, &class.table, inp.start + x, head, cx)?;
         }
         ControlFlow::Continue(())
     }
@@ -610,7 +640,13 @@ impl Matcher {
         };
         cx.probe.classes(1);
         if let Some(head) = inp.head(s) {
-            return self.filtered(inp, class, s, head, cx);
+            let t = &class.table;
+            return match class.filters.len() {
+                0 => self.filtered(inp, filters_of::<0>(class), t, s, head, cx),
+                1 => self.filtered(inp, filters_of::<1>(class), t, s, head, cx),
+                2 => self.filtered(inp, filters_of::<2>(class), t, s, head, cx),
+                _ => self.filtered(inp, filters_of::<3>(class), t, s, head, cx),
+            };
         }
         for (off, filter) in class.filters.iter() {
             match inp.pair(s + *off as usize) {
@@ -626,13 +662,14 @@ impl Matcher {
         self.lookup(inp, TableRef::Class(c as u32), &class.table, s, cx)
     }
 
-    /// A candidate of `class` starting at `s`, whose first 8 bytes, `head`, are all in the
-    /// chunk: its additional filters, then its key's lookup.
+    /// A candidate starting at `s`, whose first 8 bytes, `head`, are all in the chunk:
+    /// its class's additional filters, then its key's lookup in the class's table.
     #[inline(always)]
-    fn filtered<F, P, B>(
+    fn filtered<const K: usize, F, P, B>(
         &self,
         inp: &Input,
-        class: &Class,
+        filters: &[(u32, Filter2); K],
+        table: &Table,
         s: usize,
         head: u64,
         cx: &mut Ctx<F, P>,
@@ -641,12 +678,12 @@ impl Matcher {
         F: FnMut(Match) -> ControlFlow<B>,
         P: Probe,
     {
-        if !passes(&class.filters, head) {
+        if !passes(filters, head) {
             return ControlFlow::Continue(());
         }
         cx.probe.lookup();
-        let key = fold_key(head & class.table.key_mask);
-        self.bucket(inp, &class.table, key, Some(head), s, cx)
+        let key = fold_key(head & table.key_mask);
+        self.bucket(inp, table, key, Some(head), s, cx)
     }
 
     /// Looks the key of a candidate starting at `s` up in `table`, and verifies the
