@@ -405,15 +405,15 @@ impl Matcher {
         P: Probe,
     {
         let filters = filters_of::<K>(class);
-        let o = class.offset as usize;
+        // The candidates' starts are `base + k`; their first 8 bytes, which hold every
+        // additional filter's pair and the key, all lie in these 72 bytes.
+        let base = r - class.offset as usize;
+        let starts: &[u8; 72] = inp.chunk[base..base + 72].try_into().unwrap();
         while m != 0 {
-            let k = m.trailing_zeros() as usize;
+            let k = m.trailing_zeros() as usize & 63;
             m &= m - 1;
-            // The candidate's start, relative to the chunk, and its first 8 bytes, which
-            // hold every additional filter's pair and the key.
-            let x = r + k - o;
-            let head = u64::from_le_bytes(inp.chunk[x..x + 8].try_into().unwrap());
-            self.filtered(inp, filters, &class.table, inp.start + x, head, cx)?;
+            let head = u64::from_le_bytes(starts[k..k + 8].try_into().unwrap());
+            self.filtered(inp, filters, &class.table, inp.start + base + k, head, cx)?;
         }
         ControlFlow::Continue(())
     }
