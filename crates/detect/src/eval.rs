@@ -5,7 +5,9 @@
 //! ended, and relative options (`distance`, `within`, `/R`, `relative`) count from it.
 //! When a later option fails, an earlier content or pcre is retried at its next
 //! occurrence (backtracking), as Suricata does; a step budget bounds the work on
-//! adversarial input (Suricata's inspection recursion limit plays the same role).
+//! adversarial input (Suricata's inspection recursion limit plays the same role). A
+//! content that failed from one pointer, and can only fail from every later one, is not
+//! tried again (see `step`).
 
 use memchr::memmem;
 use netsieve_rules::rule::{Capture, Pcre, VarScope};
