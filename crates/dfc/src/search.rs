@@ -109,12 +109,10 @@ impl<'a> Input<'a> {
     /// `len` (1 to 8) bytes from `x`, little-endian, zero above `len`.
     #[inline(always)]
     pub(crate) fn key(&self, x: usize, len: usize) -> Got<u64> {
-        if x >= self.start && x + 8 <= self.end {
-            let r = x - self.start;
-            let raw = u64::from_le_bytes(self.chunk[r..r + 8].try_into().unwrap());
-            return Got::Yes(raw & key_mask(len));
+        match self.head(x) {
+            Some(raw) => Got::Yes(raw & key_mask(len)),
+            None => self.gather(x, len),
         }
-        self.gather(x, len)
     }
 
     /// The 8 bytes from `x`, little-endian, when they are all in the chunk.
