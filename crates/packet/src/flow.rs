@@ -541,15 +541,37 @@ impl SweepClock {
     }
 }
 
-/// A hash of the packet's flow key, the same for both directions (for spreading flows
-/// over workers). `None` for packets without a flow.
+/// A hash of the hosts of the packet's flow (the two addresses, and the VLAN ids when
+/// they key flows), the same for both directions, for spreading flows over workers.
+/// `None` for packets without a flow.
+///
+/// Every flow between two hosts gets the same hash, as Suricata's `ippair` scheduler
+/// places them: state such flows share (an FTP data channel announced on the control
+/// channel, `xbits` on the pair) is then in one worker, seen in packet order.
+///
+/// Every bit depends on every byte of the addresses. FNV-1a's low bits do not: its low
+/// `k` bits depend only on the low `k` bits of each byte, so hosts whose addresses
+/// differ by even numbers would share a remainder. A final mix (MurmurHash3's 64-bit
+/// finalizer) spreads the high bits down.
 pub fn flow_hash(p: &Packet, vlan_tracking: bool) -> Option<u64> {
     // An ICMP error goes where the flow it is about is.
     let key = match quoted_flow(p, vlan_tracking) {
         Some((key, _)) => key,
         None => key_of(p, vlan_tracking)?.0,
     };
-    Some(key.fnv().0)
+    // The key orders its ends by address first.
+    let hosts = Key {
+        lo: (key.lo.0, 0),
+        hi: (key.hi.0, 0),
+        proto: 0,
+        vlan: key.vlan,
+    };
+    let mut h = hosts.fnv().0;
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    Some(h ^ (h >> 33))
 }
 
 /// The flow an ICMPv4 error (unreachable, source quench, redirect, time exceeded,

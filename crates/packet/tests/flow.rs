@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use netsieve_packet::flow::{FlowConfig, FlowTable, TcpState, flow_hash};
 use netsieve_packet::reassembly::OverlapPolicy;
-use netsieve_packet::{Decoder, Direction, Frame, Packet};
+use netsieve_packet::{Decoder, Direction, Frame, L4, Packet};
 
 const SYN: u8 = 0x02;
 const RST: u8 = 0x04;
@@ -380,4 +380,41 @@ fn async_oneside_establishes_on_the_clients_ack_and_acks_its_data() {
         let (f, _) = t.packet(&tcp(4, 2, 1, ACK, 5001, 1017, b""), true).unwrap();
         assert!(!f.one_sided());
     }
+}
+
+/// Every flow between two hosts gets one hash, whatever its ports and direction; hosts
+/// whose addresses differ by even numbers spread over the remainders a pool of workers
+/// takes (FNV-1a alone gives them all the same low bit).
+#[test]
+fn flow_hashes_follow_host_pairs_and_spread_them() {
+    let with_port = |mut p: Packet, port: u16| {
+        let L4::Tcp(t) = &mut p.l4 else {
+            unreachable!()
+        };
+        t.sport = port;
+        p
+    };
+    let pair = flow_hash(&tcp(1, 1, 2, SYN, 1000, 0, b""), true);
+    for port in [20, 21, 1024, 50_000] {
+        assert_eq!(
+            flow_hash(&with_port(tcp(1, 1, 2, SYN, 1, 0, b""), port), true),
+            pair
+        );
+        assert_eq!(
+            flow_hash(&with_port(tcp(1, 2, 1, SYN, 1, 0, b""), port), true),
+            pair
+        );
+    }
+    let hashes: Vec<u64> = (1..=64u8)
+        .map(|i| flow_hash(&tcp(1, 2 * i, 1, SYN, 1000, 0, b""), true).unwrap())
+        .collect();
+    for m in [2u64, 3, 4, 7] {
+        let mut seen = vec![0; m as usize];
+        for h in &hashes {
+            seen[(h % m) as usize] += 1;
+        }
+        assert!(seen.iter().all(|&c| c > 0), "% {m}: {seen:?}");
+    }
+    let odd = hashes.iter().filter(|h| *h % 2 == 1).count();
+    assert!((16..=48).contains(&odd), "{odd} of 64 odd");
 }

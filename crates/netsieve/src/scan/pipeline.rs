@@ -4,13 +4,14 @@
 //!
 //! ```text
 //! source (capture files) -> Reader: --bpf, decode, checksums, tunnels, sweeps
-//!     -> Pool: one Worker here, or N on threads (a flow always on the same one)
+//!     -> Pool: one Worker here, or N: one here and N - 1 on threads (a flow always
+//!        on the same one)
 //!     -> merge in packet order -> Emitter: thresholds -> sinks (eve.json, fast.log)
 //! ```
 //!
-//! One worker is a pool of one that runs on the reading thread; with more, the reader
-//! sends chunks of packets split by flow hash, and each chunk's alerts are merged when
-//! every worker has answered for it. Either way the same [`Out::deliver`] hands them on.
+//! One worker is a pool of one that runs on the reading thread. With more, the reader
+//! splits chunks of packets by flow hash, sends the threads their shares and inspects
+//! its own, and each chunk's alerts are merged when every worker has answered for it. Either way the same [`Out::deliver`] hands them on.
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -194,6 +195,19 @@ impl Worker {
         dropped
     }
 
+    /// Does one item of work sent to a worker thread.
+    fn work(&mut self, work: &Work, out: &mut Out) {
+        match work {
+            Work::Packet(p, track) => {
+                self.process(p, *track, out);
+            }
+            Work::Sweep(now, at) => self.sweep(*now, *at, out),
+            Work::End(at) => self.end(*at, out),
+            Work::Reload(set) => self.reload(Arc::clone(set)),
+            Work::Report => out.report = Some(Box::new(self.report())),
+        }
+    }
+
     /// Sweeps idle flows before packet `at`, finishing them.
     fn sweep(&mut self, now: Duration, at: u64, out: &mut Out) {
         self.flows.sweep(now);
@@ -358,7 +372,7 @@ impl Pool {
     pub fn threads(&self) -> usize {
         match &self.lanes {
             Lanes::Here(..) => 1,
-            Lanes::Threads(t) => t.txs.len(),
+            Lanes::Threads(t) => t.lanes(),
         }
     }
 
@@ -447,13 +461,24 @@ impl Pool {
     }
 }
 
-/// Worker threads. The reader splits each chunk of packets by flow hash, so a flow
-/// always lands on the same worker; each worker returns its alerts for the chunk in
-/// packet order, and the chunks are merged and delivered in order.
+/// Worker threads, and one more worker on the reading thread. The reader splits each
+/// chunk of packets by flow hash, so a flow always lands on the same worker (lane).
+/// When a chunk is full, the reader sends the threads their batches, then inspects its
+/// own; each worker returns its alerts for the chunk in packet order, and the chunks
+/// are merged and delivered in order.
+///
+/// With one worker here, the reader needs no core of its own: two threads keep two
+/// cores busy. Every worker inspects a chunk at about the same time, so state that
+/// flows share (`xbits`, host tags, announced FTP data channels) sees packets of
+/// different lanes at most a chunk apart, as with worker threads only.
 struct Threads {
+    /// The worker on the reading thread: lane 0.
+    here: Box<Worker>,
+    /// Lanes 1 and up.
     txs: Vec<mpsc::SyncSender<(u64, Vec<Work>)>>,
     rx: mpsc::Receiver<(u64, Out)>,
     handles: Vec<std::thread::JoinHandle<WorkerReport>>,
+    /// The chunk in hand, by lane.
     batches: Vec<Vec<Work>>,
     in_chunk: usize,
     next_chunk: u64,
@@ -467,8 +492,9 @@ struct Threads {
 }
 
 impl Threads {
-    fn start(workers: Vec<Worker>, vlan_tracking: bool) -> Threads {
-        let n = workers.len();
+    /// Runs the first worker here and the others on threads of their own.
+    fn start(mut workers: Vec<Worker>, vlan_tracking: bool) -> Threads {
+        let here = Box::new(workers.remove(0));
         let (res_tx, rx) = mpsc::channel();
         let mut txs = Vec::new();
         let mut handles = Vec::new();
@@ -479,15 +505,7 @@ impl Threads {
                 for (chunk, pkts) in wrx {
                     let mut out = Out::default();
                     for work in &pkts {
-                        match work {
-                            Work::Packet(p, track) => {
-                                w.process(p, *track, &mut out);
-                            }
-                            Work::Sweep(now, at) => w.sweep(*now, *at, &mut out),
-                            Work::End(at) => w.end(*at, &mut out),
-                            Work::Reload(set) => w.reload(Arc::clone(set)),
-                            Work::Report => out.report = Some(Box::new(w.report())),
-                        }
+                        w.work(work, &mut out);
                     }
                     if res_tx.send((chunk, out)).is_err() {
                         break;
@@ -498,10 +516,11 @@ impl Threads {
             txs.push(tx);
         }
         Threads {
+            here,
+            batches: (0..=txs.len()).map(|_| Vec::new()).collect(),
             txs,
             rx,
             handles,
-            batches: (0..n).map(|_| Vec::new()).collect(),
             in_chunk: 0,
             next_chunk: 0,
             next_emit: 0,
@@ -511,43 +530,67 @@ impl Threads {
         }
     }
 
+    /// Workers, the one here included.
+    fn lanes(&self) -> usize {
+        self.txs.len() + 1
+    }
+
+    /// Takes the packet into its lane's batch.
     fn push(&mut self, p: Packet, track: bool, out: &mut Emitter) -> Result<(), String> {
-        let n = self.txs.len() as u64;
-        let w =
-            netsieve_packet::flow::flow_hash(&p, self.vlan_tracking).map_or(0, |h| h % n) as usize;
-        self.batches[w].push(Work::Packet(p, track));
+        let n = self.lanes();
+        let hash = netsieve_packet::flow::flow_hash(&p, self.vlan_tracking);
+        self.batches[lane(hash.unwrap_or(0), n)].push(Work::Packet(p, track));
         self.in_chunk += 1;
         if self.in_chunk == CHUNK {
             self.send()?;
             // Keep a bounded number of chunks in flight.
-            while self.next_chunk - self.next_emit > 2 * n {
+            while self.next_chunk - self.next_emit > 2 * n as u64 {
                 self.receive(out)?;
             }
         }
         Ok(())
     }
 
-    /// Adds the same work to every worker's batch.
+    /// Adds the same work to every lane's batch.
     fn queue(&mut self, work: impl Fn() -> Work) {
         for b in &mut self.batches {
             b.push(work());
         }
     }
 
-    /// Sends the current chunk: one batch (maybe empty) to every worker.
+    /// Sends the current chunk: one batch (maybe empty) to every thread, then the
+    /// worker here does its own, and what it made of it is its reply.
     fn send(&mut self) -> Result<(), String> {
-        for (tx, b) in self.txs.iter().zip(&mut self.batches) {
-            tx.send((self.next_chunk, std::mem::take(b)))
-                .map_err(|_| "a detection thread stopped".to_string())?;
+        for (tx, b) in self.txs.iter().zip(&mut self.batches[1..]) {
+            // The next batch is likely as long: room for it spares growing it.
+            let room = b.len() + b.len() / 8;
+            tx.send((
+                self.next_chunk,
+                std::mem::replace(b, Vec::with_capacity(room)),
+            ))
+            .map_err(|_| "a detection thread stopped".to_string())?;
         }
+        let mut here = Out::default();
+        for work in self.batches[0].drain(..) {
+            self.here.work(&work, &mut here);
+        }
+        self.reply(self.next_chunk, here);
         self.next_chunk += 1;
         self.in_chunk = 0;
         Ok(())
     }
 
+    /// One worker's output for a chunk.
+    fn reply(&mut self, chunk: u64, mut got: Out) {
+        self.reports.extend(got.report.take().map(|r| *r));
+        let e = self.pending.entry(chunk).or_default();
+        e.0 += 1;
+        e.1.extend(got);
+    }
+
     /// Waits for one reply, then delivers every chunk that is complete, in order.
     fn receive(&mut self, out: &mut Emitter) -> Result<(), String> {
-        let (chunk, mut got) = loop {
+        let (chunk, got) = loop {
             match self.rx.recv_timeout(Duration::from_secs(1)) {
                 Ok(r) => break r,
                 // A worker that died would leave the others waiting for work and this
@@ -562,12 +605,9 @@ impl Threads {
                 }
             }
         };
-        self.reports.extend(got.report.take().map(|r| *r));
-        let e = self.pending.entry(chunk).or_default();
-        e.0 += 1;
-        e.1.extend(got);
+        self.reply(chunk, got);
         while let Some((got, _)) = self.pending.get(&self.next_emit) {
-            if *got < self.txs.len() {
+            if *got < self.lanes() {
                 break;
             }
             let (_, mut o) = self.pending.remove(&self.next_emit).expect("present");
@@ -600,7 +640,7 @@ impl Threads {
     }
 
     /// Flushes the last chunk, ends every flow (`at` is past the last packet), drains
-    /// the workers and sums their reports.
+    /// the threads and sums every worker's report.
     fn finish(mut self, at: u64, out: &mut Emitter) -> Result<PoolReport, String> {
         self.queue(|| Work::End(at));
         self.send()?;
@@ -608,13 +648,31 @@ impl Threads {
             self.receive(out)?;
         }
         self.txs.clear();
-        let reports = self
+        let mut reports = self
             .handles
             .into_iter()
             .map(|h| h.join())
             .collect::<Result<Vec<_>, _>>()
             .map_err(|_| "a detection thread panicked".to_string())?;
+        reports.push(self.here.report());
         Ok(PoolReport::sum(reports))
+    }
+}
+
+/// The lane (0 for the reading thread) of a flow with this hash, of `n >= 2`.
+///
+/// The reading thread also reads and decodes every packet, so it inspects fewer flows:
+/// of every 16 shares of flows a lane would get in an even split, it gets 14. That
+/// matched the cost of reading with ET Open over the nDPI captures (reading and
+/// decoding took a tenth of a scan's instructions; docs/BENCHMARKS.md).
+fn lane(hash: u64, n: usize) -> usize {
+    let n = n as u64;
+    let share = hash % (16 * n);
+    let here = 14;
+    if share < here {
+        0
+    } else {
+        (1 + (share - here) % (n - 1)) as usize
     }
 }
 
@@ -1023,6 +1081,31 @@ impl Reader {
                 "netsieve scan: {file}: link type {linktype} is not one netsieve decodes; its packets are not inspected"
             );
             self.undecoded_links.push((file.to_string(), linktype));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lane;
+
+    /// Every lane gets flows; the reading thread's lane gets 14 of every 16 × n
+    /// hashes, and the threads share the rest within one hash of each other.
+    #[test]
+    fn lanes_split_flows_as_documented() {
+        for n in 2..=8usize {
+            let mut got = vec![0u64; n];
+            for h in 0..16 * n as u64 * 3 {
+                let l = lane(h, n);
+                assert!(l < n, "{h} -> {l} of {n}");
+                got[l] += 1;
+            }
+            assert_eq!(got[0], 14 * 3, "n = {n}: {got:?}");
+            let threads = &got[1..];
+            let (lo, hi) = (threads.iter().min(), threads.iter().max());
+            assert!(hi.unwrap() - lo.unwrap() <= 3, "n = {n}: {got:?}");
+            // A hash far from the small ones lands as its remainder does.
+            assert_eq!(lane(u64::MAX, n), lane(u64::MAX % (16 * n as u64), n));
         }
     }
 }
