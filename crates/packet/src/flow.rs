@@ -548,30 +548,34 @@ impl SweepClock {
 /// Every flow between two hosts gets the same hash, as Suricata's `ippair` scheduler
 /// places them: state such flows share (an FTP data channel announced on the control
 /// channel, `xbits` on the pair) is then in one worker, seen in packet order.
-///
-/// Every bit depends on every byte of the addresses. FNV-1a's low bits do not: its low
-/// `k` bits depend only on the low `k` bits of each byte, so hosts whose addresses
-/// differ by even numbers would share a remainder. A final mix (MurmurHash3's 64-bit
-/// finalizer) spreads the high bits down.
 pub fn flow_hash(p: &Packet, vlan_tracking: bool) -> Option<u64> {
     // An ICMP error goes where the flow it is about is.
     let key = match quoted_flow(p, vlan_tracking) {
         Some((key, _)) => key,
         None => key_of(p, vlan_tracking)?.0,
     };
-    // The key orders its ends by address first.
-    let hosts = Key {
-        lo: (key.lo.0, 0),
-        hi: (key.hi.0, 0),
-        proto: 0,
-        vlan: key.vlan,
+    let word = |ip: IpAddr| match ip {
+        IpAddr::V4(a) => u64::from(u32::from(a)),
+        IpAddr::V6(a) => {
+            let a = u128::from(a);
+            (a as u64) ^ ((a >> 64) as u64).rotate_left(21)
+        }
     };
-    let mut h = hosts.fnv().0;
+    // The key orders its ends by address first. (Two IPv4 addresses fill the word
+    // side by side.)
+    let vlan = key.vlan.iter().fold(0u64, |h, &v| h << 16 | u64::from(v));
+    let h = word(key.lo.0) ^ word(key.hi.0).rotate_left(32) ^ vlan.rotate_left(48);
+    Some(mix(h))
+}
+
+/// MurmurHash3's 64-bit finalizer: a bijection after which every bit of the output
+/// depends on every bit of the input.
+fn mix(mut h: u64) -> u64 {
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
     h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    Some(h ^ (h >> 33))
+    h ^ (h >> 33)
 }
 
 /// The flow an ICMPv4 error (unreachable, source quench, redirect, time exceeded,

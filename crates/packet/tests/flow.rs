@@ -384,7 +384,7 @@ fn async_oneside_establishes_on_the_clients_ack_and_acks_its_data() {
 
 /// Every flow between two hosts gets one hash, whatever its ports and direction; hosts
 /// whose addresses differ by even numbers spread over the remainders a pool of workers
-/// takes (FNV-1a alone gives them all the same low bit).
+/// takes (a hash whose low bits follow the addresses' low bits would give them one).
 #[test]
 fn flow_hashes_follow_host_pairs_and_spread_them() {
     let with_port = |mut p: Packet, port: u16| {

@@ -391,7 +391,7 @@ impl Pool {
                 o.deliver(false, out)?;
                 Ok(dropped)
             }
-            Lanes::Threads(t) => t.push(std::mem::take(pkt), track, out).map(|()| false),
+            Lanes::Threads(t) => t.push(pkt, track, out).map(|()| false),
         }
     }
 
@@ -480,6 +480,9 @@ struct Threads {
     handles: Vec<std::thread::JoinHandle<WorkerReport>>,
     /// The chunk in hand, by lane.
     batches: Vec<Vec<Work>>,
+    /// Frame buffers of packets the worker here is done with, for the packets read
+    /// next: the reading thread then allocates only for the threads' packets.
+    buffers: Vec<Vec<u8>>,
     in_chunk: usize,
     next_chunk: u64,
     next_emit: u64,
@@ -518,6 +521,7 @@ impl Threads {
         Threads {
             here,
             batches: (0..=txs.len()).map(|_| Vec::new()).collect(),
+            buffers: Vec::new(),
             txs,
             rx,
             handles,
@@ -535,8 +539,16 @@ impl Threads {
         self.txs.len() + 1
     }
 
-    /// Takes the packet into its lane's batch.
-    fn push(&mut self, p: Packet, track: bool, out: &mut Emitter) -> Result<(), String> {
+    /// Takes the packet into its lane's batch, leaving a spare buffer in its place.
+    fn push(&mut self, pkt: &mut Packet, track: bool, out: &mut Emitter) -> Result<(), String> {
+        let next = Packet {
+            data: self
+                .buffers
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity(2048)),
+            ..Packet::default()
+        };
+        let p = std::mem::replace(pkt, next);
         let n = self.lanes();
         let hash = netsieve_packet::flow::flow_hash(&p, self.vlan_tracking);
         self.batches[lane(hash.unwrap_or(0), n)].push(Work::Packet(p, track));
@@ -573,6 +585,11 @@ impl Threads {
         let mut here = Out::default();
         for work in self.batches[0].drain(..) {
             self.here.work(&work, &mut here);
+            if let Work::Packet(p, _) = work
+                && p.data.capacity() <= MAX_SPARE
+            {
+                self.buffers.push(p.data);
+            }
         }
         self.reply(self.next_chunk, here);
         self.next_chunk += 1;
@@ -658,6 +675,10 @@ impl Threads {
         Ok(PoolReport::sum(reports))
     }
 }
+
+/// The largest frame buffer kept for reuse: one jumbo frame must not leave many large
+/// buffers behind.
+const MAX_SPARE: usize = 16 << 10;
 
 /// The lane (0 for the reading thread) of a flow with this hash, of `n >= 2`.
 ///
