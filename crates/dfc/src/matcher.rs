@@ -20,8 +20,8 @@ pub(crate) struct Class {
     /// Bytes of key: the class's minimum pattern length, at most 8.
     pub key_len: u32,
     pub max_len: u32,
-    /// Additional 2-byte filters `(offset from the start, bitmap)`, most selective first:
-    /// at most 3, within the key (the search takes them as an array of their number).
+    /// The additional 2-byte filter `(offset from the start, bitmap)`, within the key:
+    /// none or one (the search takes them as an array of their number).
     pub filters: Box<[(u32, Filter2)]>,
     pub table: Table,
 }

@@ -224,7 +224,7 @@ fn passes<const K: usize>(filters: &[(u32, Filter2); K], head: u64) -> bool {
 fn filters_of<const K: usize>(class: &Class) -> &[(u32, Filter2); K] {
     class.filters[..]
         .try_into()
-        .expect("a class has at most 3 additional filters")
+        .expect("a class has at most one additional filter")
 }
 
 /// Counters of how far windows get, for profiling (see [`crate::Profile`]).
@@ -372,9 +372,7 @@ impl Matcher {
                 }
                 match class.filters.len() {
                     0 => self.class_block::<0, F, P, B>(inp, class, r, m, cx)?,
-                    1 => self.class_block::<1, F, P, B>(inp, class, r, m, cx)?,
-                    2 => self.class_block::<2, F, P, B>(inp, class, r, m, cx)?,
-                    _ => self.class_block::<3, F, P, B>(inp, class, r, m, cx)?,
+                    _ => self.class_block::<1, F, P, B>(inp, class, r, m, cx)?,
                 }
             }
             let mut m = one.map_or(0, |b| masks[b]);
@@ -641,9 +639,7 @@ impl Matcher {
             let t = &class.table;
             return match class.filters.len() {
                 0 => self.filtered(inp, filters_of::<0>(class), t, s, head, cx),
-                1 => self.filtered(inp, filters_of::<1>(class), t, s, head, cx),
-                2 => self.filtered(inp, filters_of::<2>(class), t, s, head, cx),
-                _ => self.filtered(inp, filters_of::<3>(class), t, s, head, cx),
+                _ => self.filtered(inp, filters_of::<1>(class), t, s, head, cx),
             };
         }
         for (off, filter) in class.filters.iter() {
