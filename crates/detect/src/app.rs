@@ -7,7 +7,6 @@
 //! reaches the highest stage its buffers need.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use netsieve_applayer::http::{self, Message};
@@ -533,63 +532,54 @@ pub enum TxRef<'a> {
 }
 
 /// The transactions a parser holds, oldest first.
-pub fn txs(parser: Option<&Parser>) -> impl Iterator<Item = TxRef<'_>> {
-    fn each<'a, T: 'a>(
-        v: Option<&'a VecDeque<T>>,
-        f: fn(&'a T) -> TxRef<'a>,
-    ) -> impl Iterator<Item = TxRef<'a>> {
-        v.into_iter().flatten().map(f)
+pub fn txs(parser: Option<&Parser>) -> Txs<'_> {
+    Txs { parser, at: 0 }
+}
+
+/// The transactions of a parser, in order (see [`txs`]): the parser and the position
+/// of the next, so that the iterator is two words (a chain of one iterator per
+/// protocol was some hundred bytes, copied at every call).
+#[derive(Clone, Copy)]
+pub struct Txs<'a> {
+    parser: Option<&'a Parser>,
+    at: usize,
+}
+
+impl<'a> Iterator for Txs<'a> {
+    type Item = TxRef<'a>;
+
+    fn next(&mut self) -> Option<TxRef<'a>> {
+        let i = self.at;
+        let tx = match self.parser? {
+            Parser::Http(h) => h.txs.get(i).map(TxRef::Http),
+            Parser::Dns(x) => x.txs.get(i).map(TxRef::Dns),
+            Parser::Smtp(x) => x.txs.get(i).map(TxRef::Smtp),
+            Parser::Ftp(x) => x.txs.get(i).map(TxRef::Ftp),
+            Parser::FtpData(x) => x.txs.get(i).map(TxRef::FtpData),
+            Parser::Sip(x) => x.txs.get(i).map(TxRef::Sip),
+            Parser::Mqtt(x) => x.txs.get(i).map(TxRef::Mqtt),
+            Parser::Dcerpc(x) => x.txs.get(i).map(TxRef::Dcerpc),
+            Parser::Smb(x) => x.txs.get(i).map(|t| TxRef::Smb(x, t)),
+            Parser::Http2(x) => {
+                // An upgraded connection's HTTP/1 transactions come first.
+                let http1 = x.http1.as_ref().map_or(0, |h| h.txs.len());
+                match x.http1.as_ref().and_then(|h| h.txs.get(i)) {
+                    Some(t) => Some(TxRef::Http(t)),
+                    None => x.txs.get(i - http1).map(TxRef::Http2),
+                }
+            }
+            Parser::Krb5(x) => x.txs.get(i).map(TxRef::Krb5),
+            Parser::Snmp(x) => x.txs.get(i).map(TxRef::Snmp),
+            Parser::Ntp(x) => x.txs.get(i).map(TxRef::Ntp),
+            Parser::Ldap(x) => x.txs.get(i).map(TxRef::Ldap),
+            Parser::Tftp(x) => x.txs.get(i).map(TxRef::Tftp),
+            Parser::WebSocket(x) => x.txs.get(i).map(TxRef::WebSocket),
+            Parser::Tls(t) => (i == 0).then_some(TxRef::Tls(t)),
+            Parser::Ssh(t) => (i == 0).then_some(TxRef::Ssh(t)),
+        };
+        self.at += 1;
+        tx
     }
-    let (mut http, mut dns, mut smtp, mut ftp, mut sip, mut mqtt, mut dcerpc, mut one) =
-        (None, None, None, None, None, None, None, None);
-    let (mut smb, mut krb5, mut snmp, mut ntp, mut ftp_data) = (None, None, None, None, None);
-    let (mut ws, mut ldap, mut tftp) = (None, None, None);
-    let mut http2 = None;
-    match parser {
-        Some(Parser::Http(h)) => http = Some(&h.txs),
-        Some(Parser::Dns(x)) => dns = Some(&*x.txs),
-        Some(Parser::Smtp(x)) => smtp = Some(&*x.txs),
-        Some(Parser::Ftp(x)) => ftp = Some(&*x.txs),
-        Some(Parser::FtpData(x)) => ftp_data = Some(&*x.txs),
-        Some(Parser::Sip(x)) => sip = Some(&*x.txs),
-        Some(Parser::Mqtt(x)) => mqtt = Some(&*x.txs),
-        Some(Parser::Dcerpc(x)) => dcerpc = Some(&*x.txs),
-        Some(Parser::Smb(x)) => smb = Some(&**x),
-        Some(Parser::Http2(x)) => {
-            // An upgraded connection's HTTP/1 transactions come first.
-            http = x.http1.as_ref().map(|h| &h.txs);
-            http2 = Some(&*x.txs);
-        }
-        Some(Parser::Krb5(x)) => krb5 = Some(&*x.txs),
-        Some(Parser::Snmp(x)) => snmp = Some(&*x.txs),
-        Some(Parser::Ntp(x)) => ntp = Some(&*x.txs),
-        Some(Parser::Ldap(x)) => ldap = Some(&*x.txs),
-        Some(Parser::Tftp(x)) => tftp = Some(&*x.txs),
-        Some(Parser::WebSocket(x)) => ws = Some(&*x.txs),
-        Some(Parser::Tls(t)) => one = Some(TxRef::Tls(t)),
-        Some(Parser::Ssh(t)) => one = Some(TxRef::Ssh(t)),
-        None => {}
-    }
-    each(http, TxRef::Http)
-        .chain(each(http2, TxRef::Http2))
-        .chain(each(dns, TxRef::Dns))
-        .chain(each(smtp, TxRef::Smtp))
-        .chain(each(ftp, TxRef::Ftp))
-        .chain(each(ftp_data, TxRef::FtpData))
-        .chain(each(sip, TxRef::Sip))
-        .chain(each(mqtt, TxRef::Mqtt))
-        .chain(each(krb5, TxRef::Krb5))
-        .chain(each(snmp, TxRef::Snmp))
-        .chain(each(ntp, TxRef::Ntp))
-        .chain(each(ldap, TxRef::Ldap))
-        .chain(each(tftp, TxRef::Tftp))
-        .chain(each(ws, TxRef::WebSocket))
-        .chain(each(dcerpc, TxRef::Dcerpc))
-        .chain(
-            smb.into_iter()
-                .flat_map(|s| s.txs.iter().map(move |t| TxRef::Smb(s, t))),
-        )
-        .chain(one)
 }
 
 impl TxRef<'_> {
