@@ -462,15 +462,15 @@ impl Pool {
 }
 
 /// Worker threads, and one more worker on the reading thread. The reader splits each
-/// chunk of packets by flow hash, so a flow always lands on the same worker (lane).
-/// When a chunk is full, the reader sends the threads their batches, then inspects its
-/// own; each worker returns its alerts for the chunk in packet order, and the chunks
-/// are merged and delivered in order.
+/// chunk of packets by the hash of their flow's hosts, so every flow between two hosts
+/// lands on the same worker (lane). When a chunk is full, the reader sends the threads
+/// their batches, then inspects its own; each worker returns its alerts for the chunk
+/// in packet order, and the chunks are merged and delivered in order.
 ///
 /// With one worker here, the reader needs no core of its own: two threads keep two
-/// cores busy. Every worker inspects a chunk at about the same time, so state that
-/// flows share (`xbits`, host tags, announced FTP data channels) sees packets of
-/// different lanes at most a chunk apart, as with worker threads only.
+/// cores busy. State that flows of different host pairs share (`xbits` on one host,
+/// host tags) sees their packets in order only when they lie more than 2N + 1 chunks
+/// apart, the most that may be in flight.
 struct Threads {
     /// The worker on the reading thread: lane 0.
     here: Box<Worker>,
