@@ -539,7 +539,7 @@ pub fn txs(parser: Option<&Parser>) -> Txs<'_> {
 /// The transactions of a parser, in order (see [`txs`]): the parser and the position
 /// of the next, so that the iterator is two words (a chain of one iterator per
 /// protocol was some hundred bytes, copied at every call).
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Txs<'a> {
     parser: Option<&'a Parser>,
     at: usize,

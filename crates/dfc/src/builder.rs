@@ -387,7 +387,7 @@ fn place(
 /// The paper tests more filters on longer keys, and up to three were built here. Measured
 /// (docs/BENCHMARKS.md, twenty-fifth session): on real payloads a second and third filter
 /// rejected few of the windows the first let through (table lookups 17.7% of windows with
-/// one, 16.4% with three, ET Open 2019), and a scan of the nDPI captures ran 2.8% fewer
+/// one, 16.4% with three, ET Open 2019), and a scan of the nDPI captures ran 3.2% fewer
 /// instructions with 4.7% fewer first-level data misses with one.
 fn additional_filters(
     set: &PatternSet,

@@ -10,8 +10,9 @@
 //! ```
 //!
 //! One worker is a pool of one that runs on the reading thread. With more, the reader
-//! splits chunks of packets by flow hash, sends the threads their shares and inspects
-//! its own, and each chunk's alerts are merged when every worker has answered for it. Either way the same [`Out::deliver`] hands them on.
+//! splits chunks of packets by the hash of their flow's hosts, sends the threads their
+//! shares and inspects its own, and each chunk's alerts are merged when every worker has
+//! answered for it. Either way the same [`Out::deliver`] hands them on.
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -545,7 +546,7 @@ impl Threads {
             data: self
                 .buffers
                 .pop()
-                .unwrap_or_else(|| Vec::with_capacity(2048)),
+                .unwrap_or_else(|| Vec::with_capacity(FRAME_ROOM)),
             ..Packet::default()
         };
         let p = std::mem::replace(pkt, next);
@@ -675,6 +676,10 @@ impl Threads {
         Ok(PoolReport::sum(reports))
     }
 }
+
+/// The room a new frame buffer starts with: an Ethernet frame's, so that a buffer
+/// reused for a larger frame than its first rarely grows.
+const FRAME_ROOM: usize = 2048;
 
 /// The largest frame buffer kept for reuse: one jumbo frame must not leave many large
 /// buffers behind.
@@ -1112,7 +1117,7 @@ mod tests {
     use super::lane;
 
     /// Every lane gets flows; the reading thread's lane gets 12 of every 16 × n
-    /// hashes, and the threads share the rest within one hash of each other.
+    /// hashes, and the threads share the rest within one hash of each other per 16 × n.
     #[test]
     fn lanes_split_flows_as_documented() {
         for n in 2..=8usize {
