@@ -76,6 +76,15 @@ impl FlowConfig {
             .max_by_key(|(_, len, _)| *len)
             .map_or(OverlapPolicy::First, |(_, _, p)| *p)
     }
+
+    /// How long `f` may stay idle before it is over.
+    fn timeout_of<T>(&self, f: &Flow<T>) -> Duration {
+        if f.established() {
+            self.timeout_established
+        } else {
+            self.timeout_new
+        }
+    }
 }
 
 fn in_prefix(a: IpAddr, net: IpAddr, len: u8) -> bool {
@@ -777,11 +786,81 @@ impl<T: Default> FlowTable<T> {
     }
 
     fn timeout(&self, f: &Flow<T>) -> Duration {
-        if f.established() {
-            self.config.timeout_established
-        } else {
-            self.config.timeout_new
+        self.config.timeout_of(f)
+    }
+
+    /// Adds a flow for the packet's key, which is not in the table, making room first
+    /// when the table is full.
+    fn start_flow(&mut self, key: Key, p: &Packet, ip: crate::decode::Ip, now: Duration) {
+        let tcp = ip.proto == 6;
+        if self.flows.len() >= self.config.max_flows
+            || (tcp && self.tcp >= self.config.max_tcp_sessions)
+        {
+            self.make_room(now, None, Pressure::Count);
         }
+        let (sport, dport) = p.l4.ports();
+        let mut client = (ip.src, sport);
+        let mut server = (ip.dst, dport);
+        let mut state = TcpState::None;
+        let mut tracked = false;
+        if let L4::Tcp(t) = p.l4 {
+            let syn = t.flags & F::SYN != 0;
+            let ack = t.flags & F::ACK != 0;
+            if syn && !ack {
+                state = TcpState::SynSent;
+                tracked = true;
+            } else if self.config.midstream && t.flags & F::RST == 0 {
+                tracked = true;
+                if syn && ack {
+                    // A SYN/ACK comes from the server.
+                    std::mem::swap(&mut client, &mut server);
+                    state = TcpState::SynRecv;
+                } else {
+                    state = TcpState::Established;
+                }
+            }
+        }
+        let streams = new_streams(&self.config, client.0, server.0);
+        self.flows.insert(
+            key,
+            Box::new(Flow {
+                id: flow_id(&key, now),
+                client,
+                server,
+                proto: ip.proto,
+                first_packet: p.num,
+                start: now,
+                last: now,
+                state,
+                tracked,
+                synack: (state == TcpState::SynRecv).then_some(Direction::ToClient),
+                server_syn: false,
+                // A session picked up midstream may stay one-sided.
+                one_sided: tracked && state == TcpState::Established && self.config.async_oneside,
+                first_fin: None,
+                reset_by: None,
+                depth_reached: PerDir::default(),
+                syns: Vec::new(),
+                syn_ts: SynTimestamps::Unseen,
+                pkts: PerDir::default(),
+                bytes: PerDir::default(),
+                ttl: PerDir::splat([u8::MAX, 0]),
+                tcp_flags: PerDir::default(),
+                end: EndReason::Shutdown,
+                streams,
+                user: T::default(),
+            }),
+        );
+        self.stats.created += 1;
+        match ip.proto {
+            6 => self.stats.tcp += 1,
+            17 => self.stats.udp += 1,
+            1 => self.stats.icmpv4 += 1,
+            58 => self.stats.icmpv6 += 1,
+            _ => {}
+        }
+        self.tcp += usize::from(tcp);
+        self.stats.tcp_sessions += u64::from(tracked);
     }
 
     /// Finds or creates the packet's flow and updates its state. `None` for packets
@@ -794,91 +873,24 @@ impl<T: Default> FlowTable<T> {
         let (key, _) = key_of(p, self.config.vlan_tracking)?;
         let ip = p.ip?;
         let now = p.ts;
-        // A flow idle past its timeout is over; a new one starts.
-        let present = match self.flows.get(&key) {
-            Some(f) if now.saturating_sub(f.last) > self.timeout(f) => {
+        // A packet of a live flow looks its key up twice: to update the flow, and (as
+        // the table may change in between) to return it. A new flow, or one idle past its
+        // timeout, needs one more lookup after the table changed.
+        let mut found = self.flows.get_mut(&key);
+        let expired = found
+            .as_ref()
+            .is_some_and(|f| now.saturating_sub(f.last) > self.config.timeout_of(f));
+        let new_flow = found.is_none() || expired;
+        if new_flow {
+            // A flow idle past its timeout is over; a new one starts.
+            if expired {
                 self.remove(&key, EndReason::Timeout);
                 self.stats.expired += 1;
-                false
             }
-            found => found.is_some(),
-        };
-        let mut new_flow = false;
-        if !present {
-            let tcp = ip.proto == 6;
-            if self.flows.len() >= self.config.max_flows
-                || (tcp && self.tcp >= self.config.max_tcp_sessions)
-            {
-                self.make_room(now, None, Pressure::Count);
-            }
-            let (sport, dport) = p.l4.ports();
-            let mut client = (ip.src, sport);
-            let mut server = (ip.dst, dport);
-            let mut state = TcpState::None;
-            let mut tracked = false;
-            if let L4::Tcp(t) = p.l4 {
-                let syn = t.flags & F::SYN != 0;
-                let ack = t.flags & F::ACK != 0;
-                if syn && !ack {
-                    state = TcpState::SynSent;
-                    tracked = true;
-                } else if self.config.midstream && t.flags & F::RST == 0 {
-                    tracked = true;
-                    if syn && ack {
-                        // A SYN/ACK comes from the server.
-                        std::mem::swap(&mut client, &mut server);
-                        state = TcpState::SynRecv;
-                    } else {
-                        state = TcpState::Established;
-                    }
-                }
-            }
-            let streams = new_streams(&self.config, client.0, server.0);
-            self.flows.insert(
-                key,
-                Box::new(Flow {
-                    id: flow_id(&key, now),
-                    client,
-                    server,
-                    proto: ip.proto,
-                    first_packet: p.num,
-                    start: now,
-                    last: now,
-                    state,
-                    tracked,
-                    synack: (state == TcpState::SynRecv).then_some(Direction::ToClient),
-                    server_syn: false,
-                    // A session picked up midstream may stay one-sided.
-                    one_sided: tracked
-                        && state == TcpState::Established
-                        && self.config.async_oneside,
-                    first_fin: None,
-                    reset_by: None,
-                    depth_reached: PerDir::default(),
-                    syns: Vec::new(),
-                    syn_ts: SynTimestamps::Unseen,
-                    pkts: PerDir::default(),
-                    bytes: PerDir::default(),
-                    ttl: PerDir::splat([u8::MAX, 0]),
-                    tcp_flags: PerDir::default(),
-                    end: EndReason::Shutdown,
-                    streams,
-                    user: T::default(),
-                }),
-            );
-            self.stats.created += 1;
-            match ip.proto {
-                6 => self.stats.tcp += 1,
-                17 => self.stats.udp += 1,
-                1 => self.stats.icmpv4 += 1,
-                58 => self.stats.icmpv6 += 1,
-                _ => {}
-            }
-            self.tcp += usize::from(tcp);
-            self.stats.tcp_sessions += u64::from(tracked);
-            new_flow = true;
+            self.start_flow(key, p, ip, now);
+            found = self.flows.get_mut(&key);
         }
-        let f = self.flows.get_mut(&key).expect("present");
+        let f = found.expect("present");
         let (sport, _) = p.l4.ports();
         let dir = if (ip.src, sport) == f.client {
             Direction::ToServer
