@@ -502,21 +502,28 @@ impl Threads {
         let (res_tx, rx) = mpsc::channel();
         let mut txs = Vec::new();
         let mut handles = Vec::new();
-        for mut w in workers {
+        for (lane, mut w) in (1..).zip(workers) {
             let (tx, wrx) = mpsc::sync_channel::<(u64, Vec<Work>)>(4);
             let res_tx = res_tx.clone();
-            handles.push(std::thread::spawn(move || {
-                for (chunk, pkts) in wrx {
-                    let mut out = Out::default();
-                    for work in &pkts {
-                        w.work(work, &mut out);
-                    }
-                    if res_tx.send((chunk, out)).is_err() {
-                        break;
-                    }
-                }
-                w.report()
-            }));
+            // Named by lane (lane 0 runs on the reading thread), so that `top -H`,
+            // `perf` and debuggers tell the threads apart.
+            let thread = std::thread::Builder::new().name(format!("worker-{lane}"));
+            handles.push(
+                thread
+                    .spawn(move || {
+                        for (chunk, pkts) in wrx {
+                            let mut out = Out::default();
+                            for work in &pkts {
+                                w.work(work, &mut out);
+                            }
+                            if res_tx.send((chunk, out)).is_err() {
+                                break;
+                            }
+                        }
+                        w.report()
+                    })
+                    .expect("the system could not start a thread"),
+            );
             txs.push(tx);
         }
         Threads {
