@@ -785,10 +785,6 @@ impl<T: Default> FlowTable<T> {
         true
     }
 
-    fn timeout(&self, f: &Flow<T>) -> Duration {
-        self.config.timeout_of(f)
-    }
-
     /// Adds a flow for the packet's key, which is not in the table, making room first
     /// when the table is full.
     fn start_flow(&mut self, key: Key, p: &Packet, ip: crate::decode::Ip, now: Duration) {
@@ -1138,7 +1134,7 @@ impl<T: Default> FlowTable<T> {
         let expired: Vec<Key> = self
             .flows
             .iter()
-            .filter(|(_, f)| now.saturating_sub(f.last) > self.timeout(f))
+            .filter(|(_, f)| now.saturating_sub(f.last) > self.config.timeout_of(f))
             .map(|(k, _)| *k)
             .collect();
         for k in expired {
