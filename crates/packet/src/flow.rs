@@ -77,13 +77,14 @@ impl FlowConfig {
             .map_or(OverlapPolicy::First, |(_, _, p)| *p)
     }
 
-    /// How long `f` may stay idle before it is over.
-    fn timeout_of<T>(&self, f: &Flow<T>) -> Duration {
-        if f.established() {
+    /// Whether `f`, last seen before `now`, has been idle past its timeout: it is over.
+    fn idle_past_timeout<T>(&self, f: &Flow<T>, now: Duration) -> bool {
+        let timeout = if f.established() {
             self.timeout_established
         } else {
             self.timeout_new
-        }
+        };
+        now.saturating_sub(f.last) > timeout
     }
 }
 
@@ -875,7 +876,7 @@ impl<T: Default> FlowTable<T> {
         let mut found = self.flows.get_mut(&key);
         let expired = found
             .as_ref()
-            .is_some_and(|f| now.saturating_sub(f.last) > self.config.timeout_of(f));
+            .is_some_and(|f| self.config.idle_past_timeout(f, now));
         let new_flow = found.is_none() || expired;
         if new_flow {
             // A flow idle past its timeout is over; a new one starts.
@@ -1134,7 +1135,7 @@ impl<T: Default> FlowTable<T> {
         let expired: Vec<Key> = self
             .flows
             .iter()
-            .filter(|(_, f)| now.saturating_sub(f.last) > self.config.timeout_of(f))
+            .filter(|(_, f)| self.config.idle_past_timeout(f, now))
             .map(|(k, _)| *k)
             .collect();
         for k in expired {
