@@ -291,16 +291,16 @@ impl Vars {
     }
 
     pub fn address(&self, text: &str) -> Result<AddrExpr, ExprError> {
-        self.addr_memo.get(text, || self.read_address(text))
+        self.addr_memo.get(text, || self.read(text))
     }
 
     pub fn port(&self, text: &str) -> Result<PortExpr, ExprError> {
-        self.port_memo.get(text, || self.read_port(text))
+        self.port_memo.get(text, || self.read(text))
     }
 
-    /// [`Vars::address`] without the memo: the expression read from its text, and the
-    /// entries it expanded to.
-    fn read_address(&self, text: &str) -> (Result<AddrExpr, ExprError>, usize) {
+    /// An expression of kind `E` read from its text, and the entries it expanded to:
+    /// [`Vars::address`] and [`Vars::port`] without the memo.
+    fn read<E: Expr>(&self, text: &str) -> (Result<E, ExprError>, usize) {
         // A bare comma list, as some rules write it, is a list.
         let bracketed;
         let text = if bare_list(text) {
@@ -314,25 +314,7 @@ impl Vars {
             i: 0,
             entries: 0,
         };
-        let e = p.addr(self, 0).and_then(|e| p.end(text).map(|()| e));
-        (e, p.entries)
-    }
-
-    /// [`Vars::port`] without the memo, and the entries it expanded to.
-    fn read_port(&self, text: &str) -> (Result<PortExpr, ExprError>, usize) {
-        let bracketed;
-        let text = if bare_list(text) {
-            bracketed = format!("[{text}]");
-            &bracketed
-        } else {
-            text
-        };
-        let mut p = ExprParser {
-            s: text.as_bytes(),
-            i: 0,
-            entries: 0,
-        };
-        let e = p.port(self, 0).and_then(|e| p.end(text).map(|()| e));
+        let e = p.expr(self, 0).and_then(|e| p.end(text).map(|()| e));
         (e, p.entries)
     }
 }
@@ -393,12 +375,7 @@ impl ExprParser<'_> {
         std::str::from_utf8(&self.s[start..self.i]).unwrap_or("")
     }
 
-    fn list<E>(
-        &mut self,
-        vars: &Vars,
-        depth: usize,
-        item: impl Fn(&mut Self, &Vars, usize) -> Result<E, ExprError>,
-    ) -> Result<Vec<E>, ExprError> {
+    fn list<E: Expr>(&mut self, vars: &Vars, depth: usize) -> Result<Vec<E>, ExprError> {
         // At '['.
         self.i += 1;
         let mut items = Vec::new();
@@ -408,7 +385,7 @@ impl ExprParser<'_> {
                 self.i += 1;
                 break;
             }
-            items.push(item(self, vars, depth + 1)?);
+            items.push(self.expr(vars, depth + 1)?);
             self.ws();
             match self.s.get(self.i) {
                 Some(b',') => self.i += 1,
@@ -425,34 +402,33 @@ impl ExprParser<'_> {
         Ok(items)
     }
 
-    fn addr(&mut self, vars: &Vars, depth: usize) -> Result<AddrExpr, ExprError> {
+    /// An expression of kind `E`: a negation, a list, a variable or one word.
+    fn expr<E: Expr>(&mut self, vars: &Vars, depth: usize) -> Result<E, ExprError> {
         if depth > MAX_NESTING {
-            return Err(ExprError(
-                "address lists or variables nested too deep".into(),
-            ));
+            return Err(ExprError(format!(
+                "{} lists or variables nested too deep",
+                E::KIND
+            )));
         }
         self.ws();
         match self.s.get(self.i) {
             Some(b'!') => {
                 self.i += 1;
-                Ok(AddrExpr::Not(Box::new(self.addr(vars, depth + 1)?)))
+                Ok(E::not(self.expr(vars, depth + 1)?))
             }
-            Some(b'[') => Ok(AddrExpr::List(
-                self.list(vars, depth, |p, v, d| p.addr(v, d))?,
-            )),
+            Some(b'[') => Ok(E::list(self.list(vars, depth)?)),
             Some(b'$') => {
                 self.i += 1;
                 let name = self.word().to_string();
-                let val = vars
-                    .addresses
+                let val = E::variables(vars)
                     .get(&name)
-                    .ok_or_else(|| ExprError(format!("unknown address variable ${name}")))?;
+                    .ok_or_else(|| ExprError(format!("unknown {} variable ${name}", E::KIND)))?;
                 let mut sub = ExprParser {
                     s: val.as_bytes(),
                     i: 0,
                     entries: self.entries,
                 };
-                let e = sub.addr(vars, depth + 1).map_err(|e| through(&name, e))?;
+                let e = sub.expr(vars, depth + 1).map_err(|e| through(&name, e))?;
                 sub.end(val)?;
                 self.entries = sub.entries;
                 Ok(e)
@@ -460,52 +436,56 @@ impl ExprParser<'_> {
             _ => {
                 self.count()?;
                 let w = self.word().to_string();
-                parse_addr(&w)
-            }
-        }
-    }
-
-    fn port(&mut self, vars: &Vars, depth: usize) -> Result<PortExpr, ExprError> {
-        if depth > MAX_NESTING {
-            return Err(ExprError("port lists or variables nested too deep".into()));
-        }
-        self.ws();
-        match self.s.get(self.i) {
-            Some(b'!') => {
-                self.i += 1;
-                Ok(PortExpr::Not(Box::new(self.port(vars, depth + 1)?)))
-            }
-            Some(b'[') => Ok(PortExpr::List(
-                self.list(vars, depth, |p, v, d| p.port(v, d))?,
-            )),
-            Some(b'$') => {
-                self.i += 1;
-                let name = self.word().to_string();
-                let val = vars
-                    .ports
-                    .get(&name)
-                    .ok_or_else(|| ExprError(format!("unknown port variable ${name}")))?;
-                let mut sub = ExprParser {
-                    s: val.as_bytes(),
-                    i: 0,
-                    entries: self.entries,
-                };
-                let e = sub.port(vars, depth + 1).map_err(|e| through(&name, e))?;
-                sub.end(val)?;
-                self.entries = sub.entries;
-                Ok(e)
-            }
-            _ => {
-                self.count()?;
-                let w = self.word().to_string();
-                parse_port(&w)
+                E::word(&w)
             }
         }
     }
 }
 
-/// An error met while expanding variable `name`: the message says which variables led
-/// to it (`$A -> $B: ...`).
+/// What address and port expressions share: how one is negated, listed, named by a
+/// variable and read from one word.
+trait Expr: Sized {
+    /// `address` or `port`, for messages.
+    const KIND: &'static str;
+    /// The variables that name expressions of this kind.
+    fn variables(vars: &Vars) -> &HashMap<String, String>;
+    fn not(e: Self) -> Self;
+    fn list(items: Vec<Self>) -> Self;
+    fn word(w: &str) -> Result<Self, ExprError>;
+}
+
+impl Expr for AddrExpr {
+    const KIND: &'static str = "address";
+    fn variables(vars: &Vars) -> &HashMap<String, String> {
+        &vars.addresses
+    }
+    fn not(e: Self) -> Self {
+        AddrExpr::Not(Box::new(e))
+    }
+    fn list(items: Vec<Self>) -> Self {
+        AddrExpr::List(items)
+    }
+    fn word(w: &str) -> Result<Self, ExprError> {
+        parse_addr(w)
+    }
+}
+
+impl Expr for PortExpr {
+    const KIND: &'static str = "port";
+    fn variables(vars: &Vars) -> &HashMap<String, String> {
+        &vars.ports
+    }
+    fn not(e: Self) -> Self {
+        PortExpr::Not(Box::new(e))
+    }
+    fn list(items: Vec<Self>) -> Self {
+        PortExpr::List(items)
+    }
+    fn word(w: &str) -> Result<Self, ExprError> {
+        parse_port(w)
+    }
+}
+
 fn through(name: &str, e: ExprError) -> ExprError {
     match e.0.strip_prefix('$') {
         Some(rest) => ExprError(format!("${name} -> ${rest}")),
@@ -660,7 +640,7 @@ mod tests {
         let wide = format!("[{}]", vec!["10.0.0.1"; 40_000].join(","));
         v.set_address("W", &wide);
         for t in ["$W", "[$W]", "[$W,1.1.1.1]", "![$W]", "$W"] {
-            assert_eq!(v.address(t), v.read_address(t).0);
+            assert_eq!(v.address(t), v.read::<AddrExpr>(t).0);
         }
         let m = v.addr_memo.0.lock().unwrap();
         assert!(m.entries <= MEMO_ENTRIES, "{}", m.entries);
@@ -687,10 +667,10 @@ mod tests {
             for round in 0..2 {
                 // Each text twice: read, then from the memo.
                 for t in addrs.iter().chain(&addrs) {
-                    prop_assert_eq!(v.address(t), v.read_address(t).0);
+                    prop_assert_eq!(v.address(t), v.read::<AddrExpr>(t).0);
                 }
                 for t in ports.iter().chain(&ports) {
-                    prop_assert_eq!(v.port(t), v.read_port(t).0);
+                    prop_assert_eq!(v.port(t), v.read::<PortExpr>(t).0);
                 }
                 // A variable set anew is seen by the texts read before.
                 if round == 0 {
