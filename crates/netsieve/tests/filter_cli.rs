@@ -1,25 +1,10 @@
 //! `netsieve filter` and `netsieve scan --bpf` end to end on the bundled example capture.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{netsieve, pcap, root};
 
-fn netsieve(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_netsieve"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn pcap() -> String {
-    root()
-        .join("examples/smtp-flowbits.pcap")
-        .display()
-        .to_string()
-}
+use std::process::Command;
 
 fn count(expr: &str, file: &str) -> u64 {
     let o = netsieve(&["filter", "-r", file, "--count", expr]);

@@ -1,25 +1,10 @@
 //! `netsieve firewall` end to end on the bundled example capture.
 
+mod common;
+
+use common::{netsieve, pcap};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn netsieve(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_netsieve"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn pcap() -> String {
-    root()
-        .join("examples/smtp-flowbits.pcap")
-        .display()
-        .to_string()
-}
 
 fn stat(out: &str, key: &str) -> u64 {
     out.lines()
