@@ -87,6 +87,25 @@ impl Buf {
         self.stage
     }
 
+    /// The buffer that holds the same bytes as this one in direction `d`, if one does:
+    /// an HTTP `file.data` is the body of that direction's message, as
+    /// `http.request_body` or `http.response_body` gives it (while the body comes, and
+    /// usually once it ended). A transaction group searches such twins with one
+    /// prefilter, and bytes that both hold once.
+    pub fn twin(self, d: Direction) -> Option<Buf> {
+        let body = match d {
+            Direction::ToServer => AppBuffer::HttpRequestBody,
+            Direction::ToClient => AppBuffer::HttpResponseBody,
+        };
+        let file = Buf::new(AppBuffer::FileData, Some(AppProto::Http))?;
+        let body = Buf::new(body, Some(AppProto::Http))?;
+        match self {
+            b if b == file => Some(body),
+            b if b == body => Some(file),
+            _ => None,
+        }
+    }
+
     /// Inspected in direction `d`, the buffer is the body of that direction's message,
     /// inspected as it grows from a window ([`Stage::Body`]); the other message's body
     /// (`http.request_body` in a to-client rule) is inspected whole.

@@ -3401,15 +3401,23 @@ impl Detector {
                 (p, _) => p,
             };
             for (_, g) in groups().filter(|(p, _)| tx_proto.carries(*p)) {
-                for (buf, transforms, pf) in &g.bufs {
+                for scan in &g.scans {
                     bufs.clear();
-                    fill(buf.buffer(), tx, d, &mut bufs);
-                    if buf.windowed(d) {
-                        body_window(&mut bufs, from);
+                    for buf in &scan.bufs {
+                        let at = bufs.len();
+                        fill(buf.buffer(), tx, d, &mut bufs);
+                        if buf.windowed(d) {
+                            body_window(&mut bufs[at..], from);
+                        }
                     }
+                    if scan.bufs.len() > 1 {
+                        // Twins: the bytes they share are searched once.
+                        drop_repeats(&mut bufs);
+                    }
+                    let pf = &scan.prefilter;
                     self.gather.start(pf);
                     for b in bufs.drain(..) {
-                        let b = transform(b, transforms);
+                        let b = transform(b, &scan.transforms);
                         self.counts.scanned += b.len() as u64;
                         self.gather
                             .scan(pf, &b, &mut self.cands, &mut self.counts.hits);
@@ -3861,6 +3869,18 @@ fn body_from(inspected: usize, now: usize, window: usize) -> usize {
         _ if inspected == 0 => 0,
         new if new < window => now.saturating_sub(window),
         _ => inspected.saturating_sub(window / 4),
+    }
+}
+
+/// Keeps the first of equal buffers.
+fn drop_repeats(bufs: &mut Vec<Cow<'_, [u8]>>) {
+    let mut i = 1;
+    while i < bufs.len() {
+        if bufs[..i].contains(&bufs[i]) {
+            bufs.remove(i);
+        } else {
+            i += 1;
+        }
     }
 }
 

@@ -677,11 +677,31 @@ pub struct TxSig {
 /// prefilter per buffer.
 #[derive(Clone, Default)]
 pub struct TxGroup {
-    /// Per buffer, with the transforms its rules apply: a prefilter over the
-    /// transformed bytes.
-    pub bufs: Vec<(Buf, Vec<Xform>, Prefiltered)>,
+    /// Per buffer (or pair of twins), with the transforms its rules apply.
+    pub scans: Vec<TxScan>,
     /// Rules without a fast pattern: candidates for every transaction.
     pub always: Vec<u32>,
+}
+
+/// One prefilter of a transaction group: over the bytes of a buffer, transformed as
+/// its rules transform them.
+#[derive(Clone)]
+pub struct TxScan {
+    /// The buffer, or two twins ([`Buf::twin`]): one prefilter holds both buffers'
+    /// patterns, and bytes that both hold are searched once. (A pattern found in the
+    /// other twin's bytes only makes a candidate that its rule then rejects.)
+    pub bufs: Vec<Buf>,
+    pub transforms: Vec<Xform>,
+    pub prefilter: Prefiltered,
+}
+
+impl TxScan {
+    /// Searches buffer `buf` (with the group's direction `d`): it is its own or its
+    /// twin's.
+    fn searches(&self, buf: &TxBuf, d: Direction) -> bool {
+        self.transforms == buf.1
+            && (self.bufs.contains(&buf.0) || buf.0.twin(d).is_some_and(|t| self.bufs.contains(&t)))
+    }
 }
 
 /// The index of an application protocol's transaction groups.
@@ -1757,17 +1777,21 @@ impl RuleSet {
                     g.always.push(i);
                     continue;
                 };
-                match g
-                    .bufs
-                    .iter_mut()
-                    .find(|(b, tr, _)| (*b, tr) == (buf.0, &buf.1))
-                {
-                    Some((_, _, pf)) => add(pf, fp).then_some(())?,
+                match g.scans.iter_mut().find(|x| x.searches(buf, d)) {
+                    Some(x) => {
+                        if !x.bufs.contains(&buf.0) {
+                            x.bufs.push(buf.0);
+                        }
+                        add(&mut x.prefilter, fp).then_some(())?
+                    }
                     None => {
                         let mut pats = Patterns::default();
                         pats.add(fp, i);
-                        let pf = pats.build(&Reuse::of(None, mpm));
-                        g.bufs.push((buf.0, buf.1.clone(), pf));
+                        g.scans.push(TxScan {
+                            bufs: vec![buf.0],
+                            transforms: buf.1.clone(),
+                            prefilter: pats.build(&Reuse::of(None, mpm)),
+                        });
                     }
                 }
             }
@@ -1943,7 +1967,7 @@ impl RuleSet {
         let tx = self
             .tx_groups
             .iter()
-            .flat_map(|t| t.bufs.iter().map(|(_, _, pf)| pf));
+            .flat_map(|t| t.scans.iter().map(|x| &x.prefilter));
         ports.chain(tx)
     }
 
@@ -2474,27 +2498,44 @@ fn build_tx_group(sigs: &[Arc<Sig>], g: usize, reuse: &Reuse) -> TxGroup {
             None => always.push(i as u32),
         }
     }
-    // Per buffer as the rules see it (transformed): one prefilter over its patterns.
-    // (A `pcrexform`'s compiled expression has a cache inside; an `Xform` is hashed and
-    // compared by its rule text only, which does not change.)
+    // Per buffer as the rules see it (transformed), twins together: one prefilter over
+    // their patterns. (A `pcrexform`'s compiled expression has a cache inside; an
+    // `Xform` is hashed and compared by its rule text only, which does not change.)
     #[allow(clippy::mutable_key_type)]
-    let mut by_buf: HashMap<&TxBuf, Patterns> = HashMap::new();
+    let mut by_scan: HashMap<&TxBuf, (Vec<Buf>, Patterns)> = HashMap::new();
+    // Each buffer's scan: its own, or its twin's if the twin came first.
+    #[allow(clippy::mutable_key_type)]
+    let mut scan_of: HashMap<&TxBuf, &TxBuf> = HashMap::new();
     let mut order = Vec::new();
     for (rule, (buf, pat)) in &fast {
-        by_buf
-            .entry(buf)
-            .or_insert_with(|| {
-                order.push(buf);
-                Patterns::default()
-            })
-            .add(pat, *rule);
+        let key = match scan_of.get(buf) {
+            Some(k) => *k,
+            None => {
+                let twin = buf.0.twin(d).map(|t| (t, buf.1.clone()));
+                let k = twin.and_then(|t| scan_of.get(&t).copied()).unwrap_or(buf);
+                scan_of.insert(buf, k);
+                k
+            }
+        };
+        let (bufs, pats) = by_scan.entry(key).or_insert_with(|| {
+            order.push(key);
+            Default::default()
+        });
+        if !bufs.contains(&buf.0) {
+            bufs.push(buf.0);
+        }
+        pats.add(pat, *rule);
     }
     TxGroup {
-        bufs: order
+        scans: order
             .into_iter()
-            .map(|b| {
-                let pats = by_buf.remove(b).expect("collected");
-                (b.0, b.1.clone(), pats.build(reuse))
+            .map(|key| {
+                let (bufs, pats) = by_scan.remove(key).expect("collected");
+                TxScan {
+                    bufs,
+                    transforms: key.1.clone(),
+                    prefilter: pats.build(reuse),
+                }
             })
             .collect(),
         always,

@@ -122,6 +122,12 @@ const BUFS: &[(&str, AppBuffer, &[Direction])] = &[
         AppBuffer::FileData,
         &[Direction::ToServer, Direction::ToClient],
     ),
+    // The response's twin of `file.data` (one prefilter searches the two).
+    (
+        "http.response_body",
+        AppBuffer::HttpResponseBody,
+        &[Direction::ToClient],
+    ),
 ];
 
 fn reference(specs: &[(usize, Vec<u8>)], req: &[u8], resp: &[u8]) -> BTreeSet<u32> {
@@ -214,6 +220,48 @@ fn a_request_line_is_inspected_before_its_head_completes() {
                 "cut {cut}, inline {inline}"
             );
         }
+    }
+}
+
+/// An HTTP body's `file.data` and `http.response_body` are twins, searched by one
+/// prefilter: each rule still alerts on its own buffer only, in a set built with both
+/// and in one that had the second added by an edit.
+#[test]
+fn twin_buffers_share_a_prefilter_and_keep_their_own_rules() {
+    let req = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+    let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nbodyNEEDLEzz";
+    let rule = |sid: u32, o: &str| format!("alert http any any -> any any ({o}; sid:{sid};)");
+    let first = [
+        rule(1, "file.data; content:\"NEEDLE\""),
+        rule(3, "http.response_body; content:\"absent\""),
+        rule(5, "http.header; content:\"NEEDLE\""),
+    ];
+    let later = [
+        rule(2, "http.response_body; content:\"bodyN\""),
+        rule(
+            4,
+            "file.data; content:\"zz\"; http.response_body; content:\"absent\"",
+        ),
+        rule(6, "file.data; content:\"zz\""),
+    ];
+    let want = BTreeSet::from([1, 2, 6]);
+    let sids = |set: &Arc<RuleSet>, f: &[Vec<u8>]| -> BTreeSet<u32> {
+        (common::run(set, f, DetectOptions::default()).iter())
+            .map(|a| set.sig(a.sig).rule.sid)
+            .collect()
+    };
+    for cut in [5, 100] {
+        let f = frames(req, resp, cut);
+        let all: Vec<&String> = first.iter().chain(&later).collect();
+        assert_eq!(sids(&rule_set(&all), &f), want, "built at once, cut {cut}");
+        let edited = rule_set(&first).edit(
+            &[],
+            (later.iter())
+                .map(|r| parse_rule(r, &Vars::default()).unwrap())
+                .collect(),
+            BuildOptions::default(),
+        );
+        assert_eq!(sids(&Arc::new(edited), &f), want, "edited, cut {cut}");
     }
 }
 
