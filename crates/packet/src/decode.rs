@@ -463,6 +463,18 @@ fn known_ethertype(t: u16) -> bool {
     )
 }
 
+/// An ICMP or ICMPv6 header: its type, code, and the identifier and sequence number
+/// of its second word (as echo messages use it).
+fn icmp(v6: bool, itype: u8, icode: u8, rest: [u8; 4]) -> L4 {
+    L4::Icmp {
+        v6,
+        itype,
+        icode,
+        id: u16::from_be_bytes([rest[0], rest[1]]),
+        seq: u16::from_be_bytes([rest[2], rest[3]]),
+    }
+}
+
 fn be16(b: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([b[at], b[at + 1]])
 }
@@ -1058,14 +1070,7 @@ impl Decoder {
             1 if !v6 => {
                 let c = Icmpv4Slice::from_slice(seg).map_err(|_| "truncated ICMP header")?;
                 let event = icmpv4_event(c.type_u8(), c.code_u8());
-                let b = c.bytes5to8();
-                p.l4 = L4::Icmp {
-                    v6: false,
-                    itype: c.type_u8(),
-                    icode: c.code_u8(),
-                    id: u16::from_be_bytes([b[0], b[1]]),
-                    seq: u16::from_be_bytes([b[2], b[3]]),
-                };
+                p.l4 = icmp(false, c.type_u8(), c.code_u8(), c.bytes5to8());
                 p.payload = base + c.header_len()..l4.end;
                 if self.checksums {
                     let ok = checksum::valid(seg, 0);
@@ -1077,14 +1082,7 @@ impl Decoder {
             }
             58 => {
                 let c = Icmpv6Slice::from_slice(seg).map_err(|_| "truncated ICMPv6 header")?;
-                let b = c.bytes5to8();
-                p.l4 = L4::Icmp {
-                    v6: true,
-                    itype: c.type_u8(),
-                    icode: c.code_u8(),
-                    id: u16::from_be_bytes([b[0], b[1]]),
-                    seq: u16::from_be_bytes([b[2], b[3]]),
-                };
+                p.l4 = icmp(true, c.type_u8(), c.code_u8(), c.bytes5to8());
                 p.payload = base + c.header_len()..l4.end;
                 if self.checksums {
                     let init = checksum::pseudo(ip.src, ip.dst, 58, seg.len());
