@@ -2171,6 +2171,9 @@ impl Detector {
                 .scan(pf, payload, &mut self.cands, &mut self.counts.hits);
         }
         self.cands.extend_from_slice(&pg.always);
+        if !payload.is_empty() {
+            self.cands.extend(pg.by_dsize.of(payload.len()));
+        }
         if ip_only && let Some(ip) = p.ip {
             g.ip_only.lookup(ip.src, ip.dst, &mut self.cands);
         }

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use std::borrow::Borrow;
 
 use netsieve_rules::{
-    Action, AddrExpr, AppBuffer, AppNeed, Buffer, Classifications, Cond, FlowOpts, FlowbitCmd,
+    Action, AddrExpr, AppBuffer, AppNeed, Buffer, Classifications, Cmp, Cond, FlowOpts, FlowbitCmd,
     FlowintOp, FlowintVal, FrameType, HeaderBuffer, Match, PacketHook, Proto, Rule, Transform,
 };
 
@@ -320,6 +320,37 @@ pub struct PortGroup {
     /// Its rules without a fast pattern, in evaluation order: candidates for every
     /// packet of the group.
     pub(crate) always: Vec<u32>,
+    /// Its rules proposed by payload length ([`PacketKey::Dsize`]).
+    pub(crate) by_dsize: BySize,
+}
+
+/// Rules by the one payload length they judge: (length, rule), sorted by length.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BySize(Vec<(u16, u32)>);
+
+impl BySize {
+    fn new(mut v: Vec<(u16, u32)>) -> BySize {
+        v.sort_unstable();
+        BySize(v)
+    }
+
+    fn insert(&mut self, len: u16, rule: u32) {
+        let at = self.0.partition_point(|&x| x < (len, rule));
+        self.0.insert(at, (len, rule));
+    }
+
+    /// The rules that judge payloads of `len` bytes.
+    pub(crate) fn of(&self, len: usize) -> impl Iterator<Item = u32> + '_ {
+        let len = u16::try_from(len).unwrap_or(u16::MAX);
+        let from = self.0.partition_point(|&(n, _)| n < len);
+        (self.0[from..].iter())
+            .take_while(move |&&(n, _)| n == len)
+            .map(|&(_, r)| r)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.0.capacity() * std::mem::size_of::<(u16, u32)>()
+    }
 }
 
 /// Per pattern id, the rules that use it, one list after another in one vector: a port
@@ -418,12 +449,21 @@ impl PortGroup {
         );
         let stream_packet = Arc::new(lists(&self.stream_packet));
         let always = self.always.iter().copied().filter(|&r| keep(r)).collect();
+        let by_dsize = BySize(
+            self.by_dsize
+                .0
+                .iter()
+                .copied()
+                .filter(|&(_, r)| keep(r))
+                .collect(),
+        );
         PortGroup {
             packet,
             unstreamed,
             stream,
             stream_packet,
             always,
+            by_dsize,
         }
     }
 }
@@ -625,7 +665,29 @@ pub struct FrameSig {
 }
 
 /// How a rule inspects transactions.
+/// How a port group proposes a rule for a packet.
+pub(crate) enum PacketKey<'a> {
+    /// When the prefilter finds its fast pattern.
+    Pattern(&'a (Vec<u8>, bool)),
+    /// When the payload has the one length the rule judges (`dsize:N`). Such rules'
+    /// fast patterns are mostly short and common (`|00 00|`, `|01 00 00 00|`): looked
+    /// for, they cost every payload their hits; by length, only the payloads of that
+    /// length are judged. (Measured: ET 2019's 458 such rules, 1-4% of the scan.)
+    Dsize(u16),
+    /// For every packet.
+    Always,
+}
+
 impl Sig {
+    /// How a port group proposes the rule for a packet.
+    pub(crate) fn packet_key(&self) -> PacketKey<'_> {
+        match (&self.fast, self.dsize) {
+            (Some(_), Some(n)) if self.needs_payload => PacketKey::Dsize(n),
+            (Some(fp), None) if self.needs_payload => PacketKey::Pattern(fp),
+            _ => PacketKey::Always,
+        }
+    }
+
     /// The rule is judged on packets without an IP layer too (a frame the decoder could
     /// not take to its IP header, as Suricata judges its `pkthdr` rules): it tests
     /// decoder events and nothing else, on any address and port.
@@ -802,6 +864,8 @@ pub struct Sig {
     pub severity: u8,
     /// Needs the payload to be non-empty (has a content list).
     pub needs_payload: bool,
+    /// The one payload length the rule judges (`dsize:N`), if it names one.
+    pub dsize: Option<u16>,
     /// Judges a packet only by its payload (Suricata's `SIG_MASK_REQUIRE_PAYLOAD`):
     /// payload keywords, or a `dsize` an empty payload fails. Such a rule is not
     /// judged on a packet whose payload is not inspected (an encrypted flow's).
@@ -1200,6 +1264,10 @@ impl Ready {
             l.iter()
                 .any(|m| matches!(m, CMatch::Content(c) if !c.negated))
         });
+        let dsize = rule.conds.iter().find_map(|c| match c {
+            Cond::Dsize(Cmp::Eq(n)) => u16::try_from(*n).ok(),
+            _ => None,
+        });
         let payload_rule = !self.lists.is_empty()
             || rule
                 .conds
@@ -1256,6 +1324,7 @@ impl Ready {
             category,
             severity,
             needs_payload,
+            dsize,
             payload_rule,
             scope: self.scope,
         }
@@ -1810,9 +1879,16 @@ impl RuleSet {
                 let pi = &mut group.dirs[d];
                 for k in pi.port_map.groups_of(&server_ports(sig, g, d)) {
                     for (pg, _) in pi.ports[k].iter_mut().zip(admits).filter(|(_, a)| *a) {
-                        let Some(fp) = sig.fast.as_ref().filter(|_| sig.needs_payload) else {
-                            pg.always.push(i);
-                            continue;
+                        let fp = match sig.packet_key() {
+                            PacketKey::Pattern(fp) => fp,
+                            PacketKey::Dsize(n) => {
+                                pg.by_dsize.insert(n, i);
+                                continue;
+                            }
+                            PacketKey::Always => {
+                                pg.always.push(i);
+                                continue;
+                            }
                         };
                         let [packet, unstreamed, stream] = prefilters_of(sig.scope, g);
                         if packet && !add(&mut pg.packet, fp)
@@ -2119,6 +2195,7 @@ impl Group {
                     .map(|pf| pf.prefilter.heap_bytes())
                     .sum::<usize>()
                     + p.always.len() * 4
+                    + p.by_dsize.heap_bytes()
             })
             .sum();
         ports + self.ip_only.heap_bytes()
@@ -2142,8 +2219,10 @@ fn build_group(sigs: &[Arc<Sig>], g: GroupId, reuse: &Reuse) -> Group {
         members.iter().partition(|&&i| sigs[i as usize].ip_only);
     let fast: HashMap<u32, &(Vec<u8>, bool)> = port_keyed
         .iter()
-        .filter(|&&i| sigs[i as usize].needs_payload)
-        .filter_map(|&i| Some((i, sigs[i as usize].fast.as_ref()?)))
+        .filter_map(|&i| match sigs[i as usize].packet_key() {
+            PacketKey::Pattern(fp) => Some((i, fp)),
+            _ => None,
+        })
         .collect();
     let zones = Zones::choose(sigs, &port_keyed);
     let dir = |d: Direction| {
@@ -2209,9 +2288,13 @@ fn port_group(
     let mut always = Vec::new();
     // (stream pattern id, rule) of the packet rules of a TCP group.
     let mut in_stream_packet = Vec::new();
+    let mut by_dsize = Vec::new();
     for &r in rules {
         let Some(fp) = fast.get(&r) else {
-            always.push(r);
+            match sigs[r as usize].packet_key() {
+                PacketKey::Dsize(n) => by_dsize.push((n, r)),
+                _ => always.push(r),
+            }
             continue;
         };
         let [in_packet, in_unstreamed, in_stream] = prefilters_of(sigs[r as usize].scope, g);
@@ -2237,6 +2320,7 @@ fn port_group(
         stream: Patterns::build(stream, reuse),
         stream_packet: Arc::new(stream_packet),
         always,
+        by_dsize: BySize::new(by_dsize),
     }
 }
 

@@ -49,7 +49,8 @@ fn build(texts: &[String]) -> RuleSet {
 const PORTS: &[&str] = &["any", "80", "443", "[1000:2000]", "!80"];
 const WORDS: &[&str] = &["ab", "abc", "bca", "xyz", "zz", "a", "cab", "xyzab"];
 
-/// Rule `sid`: an action, a protocol, a port, one or two contents, maybe a flowbit.
+/// Rule `sid`: an action, a protocol, a port, one or two contents, maybe a flowbit or a
+/// `dsize`.
 fn rule(
     sid: u32,
     (action, udp, port, c1, c2, bits): (u8, bool, usize, usize, Option<usize>, u8),
@@ -61,9 +62,12 @@ fn rule(
     if let Some(c) = c2 {
         opts += &format!("content:\"{}\"; ", WORDS[c % WORDS.len()]);
     }
-    match bits % 4 {
+    match bits % 6 {
         1 => opts += "flowbits:set,b1; ",
         2 => opts += "flowbits:isset,b1; ",
+        // One payload length: proposed by it, not by the content.
+        4 => opts += "dsize:4; ",
+        5 => opts += "dsize:8; ",
         _ => {}
     }
     format!("{action} {proto} any any -> any {port} (msg:\"r{sid}\"; {opts}sid:{sid};)")
@@ -78,7 +82,7 @@ fn shape() -> impl Strategy<Value = RuleShape> {
         0usize..5,
         0usize..8,
         proptest::option::of(0usize..8),
-        0u8..4,
+        0u8..6,
     )
 }
 
