@@ -664,7 +664,6 @@ pub struct FrameSig {
     pub lists: Vec<(Vec<Xform>, Vec<CMatch>)>,
 }
 
-/// How a rule inspects transactions.
 /// How a port group proposes a rule for a packet.
 pub(crate) enum PacketKey<'a> {
     /// When the prefilter finds its fast pattern.
@@ -727,6 +726,7 @@ impl Sig {
     }
 }
 
+/// How a rule inspects transactions.
 pub struct TxSig {
     pub lists: Vec<TxList>,
     /// The directions it is inspected in.
@@ -865,7 +865,7 @@ pub struct Sig {
     /// Needs the payload to be non-empty (has a content list).
     pub needs_payload: bool,
     /// The one payload length the rule judges (`dsize:N`), if it names one.
-    pub dsize: Option<u16>,
+    pub(crate) dsize: Option<u16>,
     /// Judges a packet only by its payload (Suricata's `SIG_MASK_REQUIRE_PAYLOAD`):
     /// payload keywords, or a `dsize` an empty payload fails. Such a rule is not
     /// judged on a packet whose payload is not inspected (an encrypted flow's).

@@ -470,8 +470,8 @@ fn icmp(v6: bool, itype: u8, icode: u8, rest: [u8; 4]) -> L4 {
         v6,
         itype,
         icode,
-        id: u16::from_be_bytes([rest[0], rest[1]]),
-        seq: u16::from_be_bytes([rest[2], rest[3]]),
+        id: be16(&rest, 0),
+        seq: be16(&rest, 2),
     }
 }
 
