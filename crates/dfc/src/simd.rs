@@ -64,7 +64,7 @@ pub(crate) fn block_classes(table: &ClassTable, block: &[u8; 66]) -> [u64; 8] {
     #[cfg(target_arch = "x86_64")]
     {
         debug_assert!(available());
-        assert_eq!(table.words().len(), 1 << (11 + table.log2_bits()));
+        assert_eq!(table.words().len(), (1 << (11 + table.log2_bits())) + 1);
         // SAFETY: callers only reach this after `available()` returned true, so the CPU
         // supports AVX2; the assert above is the size the gathers rely on.
         unsafe { x86::block_classes_avx2(table.words(), table.log2_bits(), block) }
@@ -122,16 +122,22 @@ mod x86 {
         bits
     }
 
-    /// See [`super::block_classes`]; `words` holds 2^16 cells of 2^`log2_bits` bits.
+    /// See [`super::block_classes`]; `words` holds 2^16 cells of 2^`log2_bits` bits, and
+    /// one word more.
     #[target_feature(enable = "avx2")]
     pub(super) fn block_classes_avx2(words: &[u32], log2_bits: u32, block: &[u8; 66]) -> [u64; 8] {
-        let table = words.as_ptr() as *const i32;
+        if log2_bits == 3 {
+            classes_of::<3>(words, block)
+        } else {
+            classes_of::<2>(words, block)
+        }
+    }
+
+    /// [`block_classes_avx2`] for cells of 2^`LOG2` bits.
+    #[target_feature(enable = "avx2")]
+    fn classes_of<const LOG2: u32>(words: &[u32], block: &[u8; 66]) -> [u64; 8] {
         let p = block.as_ptr();
-        // Cell `w` is in word `w >> (5 - log2_bits)`, at bit `(w << log2_bits) & 31`.
-        let to_word = _mm_cvtsi32_si128(5 - log2_bits as i32);
-        let to_bit = _mm_cvtsi32_si128(log2_bits as i32);
-        let in_word = _mm256_set1_epi32((1 << (5 - log2_bits)) - 1);
-        let cell_mask = _mm256_set1_epi32((1 << (1 << log2_bits)) - 1);
+        let cell_mask = _mm256_set1_epi32((1 << (1 << LOG2)) - 1);
         let mut masks = [0u64; 8];
         for half in 0..2 {
             let mut cells = [_mm256_setzero_si256(); 4];
@@ -149,12 +155,24 @@ mod x86 {
                     _mm256_cvtepu8_epi32(b0),
                     _mm256_slli_epi32::<8>(_mm256_cvtepu8_epi32(b1)),
                 );
-                let word = _mm256_srl_epi32(pair, to_word);
-                let shift = _mm256_sll_epi32(_mm256_and_si256(pair, in_word), to_bit);
-                // SAFETY: `pair < 2^16`, so `word < 2^(11 + log2_bits)`, the length of `words`
-                // (asserted by the caller); gathers need only element alignment.
-                let gathered = unsafe { _mm256_i32gather_epi32::<4>(table, word) };
-                *cell = _mm256_and_si256(_mm256_srlv_epi32(gathered, shift), cell_mask);
+                let gathered = if LOG2 == 3 {
+                    // Byte cells: cell `w` is byte `w`, the low byte of the 4 bytes read
+                    // from there.
+                    // SAFETY: `pair < 2^16`, so the 4 bytes read at byte `pair` end at most
+                    // at byte 2^16 + 2, inside the 2^16 bytes of cells and the word after
+                    // them (asserted by the caller); gathers need no alignment at scale 1.
+                    unsafe { _mm256_i32gather_epi32::<1>(words.as_ptr() as *const i32, pair) }
+                } else {
+                    // Nibble cells: cell `w` is in byte `w >> 1`, at bit `4 * (w & 1)`.
+                    let byte = _mm256_srli_epi32::<1>(pair);
+                    let shift =
+                        _mm256_slli_epi32::<2>(_mm256_and_si256(pair, _mm256_set1_epi32(1)));
+                    // SAFETY: as above, with `byte < 2^15`.
+                    let g =
+                        unsafe { _mm256_i32gather_epi32::<1>(words.as_ptr() as *const i32, byte) };
+                    _mm256_srlv_epi32(g, shift)
+                };
+                *cell = _mm256_and_si256(gathered, cell_mask);
             }
             // 32 cells (each below 256) to 32 bytes in window order: the packs interleave
             // 128-bit lanes, the permutation undoes it.
@@ -164,7 +182,7 @@ mod x86 {
                 _mm256_packus_epi16(p01, p23),
                 _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7),
             );
-            for (b, mask) in masks.iter_mut().enumerate().take(1 << log2_bits) {
+            for (b, mask) in masks.iter_mut().enumerate().take(1 << LOG2) {
                 // Bit `b` of each byte to its top bit (16-bit shifts do not carry into the
                 // top bit of a byte from below it), then one bit per byte.
                 let top = _mm256_sll_epi16(bytes, _mm_cvtsi32_si128(7 - b as i32));
