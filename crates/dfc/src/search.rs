@@ -405,11 +405,27 @@ impl Matcher {
         // additional filter's pair and the key, all lie in these 72 bytes.
         let base = r - class.offset as usize;
         let starts: &[u8; 72] = inp.chunk[base..base + 72].try_into().unwrap();
+        let head = |k: usize| u64::from_le_bytes(starts[k..k + 8].try_into().unwrap());
+        if K > 0 {
+            // Every window's additional filters first, with no branch on their result:
+            // the filter words they read (often cache misses) are then loaded together,
+            // not one after each mispredicted branch.
+            let mut pass = 0u64;
+            let mut w = m;
+            while w != 0 {
+                let k = w.trailing_zeros() as usize & 63;
+                w &= w - 1;
+                pass |= u64::from(passes(filters, head(k))) << k;
+            }
+            m = pass;
+        }
         while m != 0 {
             let k = m.trailing_zeros() as usize & 63;
             m &= m - 1;
-            let head = u64::from_le_bytes(starts[k..k + 8].try_into().unwrap());
-            self.filtered(inp, filters, &class.table, inp.start + base + k, head, cx)?;
+            let head = head(k);
+            cx.probe.lookup();
+            let key = fold_key(head & class.table.key_mask);
+            self.bucket(inp, &class.table, key, Some(head), inp.start + base + k, cx)?;
         }
         ControlFlow::Continue(())
     }
