@@ -111,6 +111,41 @@ fn patterns_of_only_nul_bytes() {
 }
 
 #[test]
+fn patterns_cut_off_by_the_end_of_the_data() {
+    // The last windows of a block search read a copy padded with zeros: patterns whose
+    // tails are zeros must not match a haystack that ends where their zeros begin.
+    let patterns: Vec<(Vec<u8>, bool)> = [
+        &b"q\0"[..],
+        b"ab\0",
+        b"abc\0\0\0\0\0",
+        b"xyz\0\0\0\0\0\0\0",
+        b"\x01\0\0\0",
+        b"Zz\0\0",
+        b"0123456789\0",
+    ]
+    .iter()
+    .map(|p| (p.to_vec(), true))
+    .collect();
+    let mut rng = Rng(29);
+    for len in 0..160 {
+        let mut hay = rng.bytes(len, b"abcqxyzZ0123456789\0\x01");
+        for end in [
+            &b"q"[..],
+            b"ab",
+            b"abc\0\0",
+            b"xyz\0",
+            b"\x01",
+            b"Zz\0",
+            b"0123456789",
+        ] {
+            hay.truncate(len);
+            hay.extend_from_slice(end);
+            check_all(&patterns, &hay);
+        }
+    }
+}
+
+#[test]
 fn nocase_with_non_letters() {
     // Letters fold; the bytes that differ from a letter by the case bit do not.
     let patterns: Vec<(Vec<u8>, bool)> = [
