@@ -23,7 +23,8 @@ pub(crate) type Filter2 = [u64; 1024];
 /// The cells are read for every window of the text, so their size counts: 32 KB of
 /// 4-bit cells stay in L2 where 64 KB of 8-bit ones share it with the rest.
 ///
-/// Cells are packed into 32-bit words so that AVX2 can gather eight windows' cells at once.
+/// Cells are packed into 32-bit words so that AVX2 can gather eight windows' cells at once:
+/// a gather reads the 4 bytes at the cell's byte, so one word of padding follows the cells.
 #[derive(Clone, Debug)]
 pub(crate) struct ClassTable {
     words: Box<[u32]>,

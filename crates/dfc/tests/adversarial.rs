@@ -17,6 +17,11 @@ fn cut_sets(len: usize) -> Vec<Vec<usize>> {
     vec![vec![], every(1), every(7), every(100), vec![len / 3]]
 }
 
+/// `patterns`, each case-insensitive.
+fn nocase(patterns: &[&[u8]]) -> Vec<(Vec<u8>, bool)> {
+    patterns.iter().map(|p| (p.to_vec(), true)).collect()
+}
+
 fn check_all(patterns: &[(Vec<u8>, bool)], hay: &[u8]) {
     for config in configs() {
         let (m, naive) = build(patterns, &config);
@@ -112,9 +117,10 @@ fn patterns_of_only_nul_bytes() {
 
 #[test]
 fn patterns_cut_off_by_the_end_of_the_data() {
-    // The last windows of a block search read a copy padded with zeros: patterns whose
-    // tails are zeros must not match a haystack that ends where their zeros begin.
-    let patterns: Vec<(Vec<u8>, bool)> = [
+    // Patterns whose tails are zero bytes must not match a haystack that ends where their
+    // zeros would begin: a search that read past the end as zeros (a padded copy, a
+    // zeroed key) would find them there.
+    let patterns = nocase(&[
         &b"q\0"[..],
         b"ab\0",
         b"abc\0\0\0\0\0",
@@ -122,10 +128,7 @@ fn patterns_cut_off_by_the_end_of_the_data() {
         b"\x01\0\0\0",
         b"Zz\0\0",
         b"0123456789\0",
-    ]
-    .iter()
-    .map(|p| (p.to_vec(), true))
-    .collect();
+    ]);
     let mut rng = Rng(29);
     for len in 0..160 {
         let mut hay = rng.bytes(len, b"abcqxyzZ0123456789\0\x01");
@@ -148,7 +151,7 @@ fn patterns_cut_off_by_the_end_of_the_data() {
 #[test]
 fn nocase_with_non_letters() {
     // Letters fold; the bytes that differ from a letter by the case bit do not.
-    let patterns: Vec<(Vec<u8>, bool)> = [
+    let patterns = nocase(&[
         &b"@"[..],
         b"`",
         b"[",
@@ -160,10 +163,7 @@ fn nocase_with_non_letters() {
         b"\xc1\xe1",
         b"^~",
         b"@@@@@@@@@",
-    ]
-    .iter()
-    .map(|p| (p.to_vec(), true))
-    .collect();
+    ]);
     let hay = b"@`[{a@bA`Ba`bx[y]zX{Y}Zx{y}z\xc1\xe1\xe1\xc1^~~^@@@@@@@@@@````````````".to_vec();
     check_all(&patterns, &hay);
     let (m, naive) = build(&patterns, &Config::default());
