@@ -419,13 +419,12 @@ impl Matcher {
             }
             m = pass;
         }
+        // The filters are passed: each window left goes to its lookup.
         while m != 0 {
             let k = m.trailing_zeros() as usize & 63;
             m &= m - 1;
-            let head = head(k);
-            cx.probe.lookup();
-            let key = fold_key(head & class.table.key_mask);
-            self.bucket(inp, &class.table, key, Some(head), inp.start + base + k, cx)?;
+            let s = inp.start + base + k;
+            self.filtered::<0, F, P, B>(inp, &[], &class.table, s, head(k), cx)?;
         }
         ControlFlow::Continue(())
     }

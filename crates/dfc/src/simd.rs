@@ -136,6 +136,7 @@ mod x86 {
     /// [`block_classes_avx2`] for cells of 2^`LOG2` bits.
     #[target_feature(enable = "avx2")]
     fn classes_of<const LOG2: u32>(words: &[u32], block: &[u8; 66]) -> [u64; 8] {
+        let table = words.as_ptr() as *const i32;
         let p = block.as_ptr();
         let cell_mask = _mm256_set1_epi32((1 << (1 << LOG2)) - 1);
         let mut masks = [0u64; 8];
@@ -161,15 +162,14 @@ mod x86 {
                     // SAFETY: `pair < 2^16`, so the 4 bytes read at byte `pair` end at most
                     // at byte 2^16 + 2, inside the 2^16 bytes of cells and the word after
                     // them (asserted by the caller); gathers need no alignment at scale 1.
-                    unsafe { _mm256_i32gather_epi32::<1>(words.as_ptr() as *const i32, pair) }
+                    unsafe { _mm256_i32gather_epi32::<1>(table, pair) }
                 } else {
                     // Nibble cells: cell `w` is in byte `w >> 1`, at bit `4 * (w & 1)`.
                     let byte = _mm256_srli_epi32::<1>(pair);
                     let shift =
                         _mm256_slli_epi32::<2>(_mm256_and_si256(pair, _mm256_set1_epi32(1)));
                     // SAFETY: as above, with `byte < 2^15`.
-                    let g =
-                        unsafe { _mm256_i32gather_epi32::<1>(words.as_ptr() as *const i32, byte) };
+                    let g = unsafe { _mm256_i32gather_epi32::<1>(table, byte) };
                     _mm256_srlv_epi32(g, shift)
                 };
                 *cell = _mm256_and_si256(gathered, cell_mask);
