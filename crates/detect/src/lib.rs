@@ -23,15 +23,18 @@ pub mod iprep;
 pub mod log;
 pub mod lua;
 mod once;
+mod options;
 pub mod pcre;
 pub mod portgroup;
 mod rarity;
 pub mod ruleset;
 mod tag;
+mod threshold;
 pub mod vars;
 
 pub use engine::{
-    Alert, AppPorts, Counts, DetectOptions, Detector, DropReason, ExceptionPolicy, FlowCounts,
-    FlowData, FrameHit, FwDrop, Profile, Thresholds, Verdict,
+    Alert, Counts, Detector, DropReason, FlowCounts, FlowData, FrameHit, FwDrop, Profile, Verdict,
 };
+pub use options::{AppPorts, DetectOptions, ExceptionPolicy};
 pub use ruleset::{BuildOptions, Kept, LoadStats, Mpm, RuleSet, Sig};
+pub use threshold::Thresholds;
