@@ -360,7 +360,8 @@ pub fn compare(ours: impl BufRead, theirs: impl BufRead) -> Agreement {
 /// The report as a Markdown table.
 pub fn markdown(o: &Options, rows: &[Row]) -> String {
     let mut s = format!(
-        "`netsieve scan` against Suricata over {} ({} rounds, {} thread(s), medians)\n\n",
+        "`netsieve scan` ({}) against Suricata over {} ({} rounds, {} thread(s), medians)\n\n",
+        o.netsieve.display(),
         o.input.display(),
         o.rounds.max(1),
         o.threads
