@@ -40,6 +40,7 @@ use eve::EveLog;
 use fastlog::FastLog;
 use filestore::FileStore;
 use pipeline::{Checksums, Pool, Reader, Records};
+#[cfg(feature = "bench")]
 pub(crate) use rules::bench_reload;
 use rules::{Edits, RuleSource};
 use settings::Settings;

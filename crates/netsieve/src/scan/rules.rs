@@ -229,6 +229,7 @@ impl RuleSource {
 /// force compiled, an alert rule added and removed, a pass rule added and removed.
 /// Medians of the times; memory is measured live, where RSS is sampled from outside
 /// (`scripts/live-reload.sh`).
+#[cfg(feature = "bench")]
 pub(crate) fn bench_reload(files: &[PathBuf], rounds: usize) -> Result<String, String> {
     let settings = Settings::load(None, &[])?;
     let source = RuleSource::new(files, &settings);
