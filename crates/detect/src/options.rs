@@ -4,8 +4,6 @@
 use netsieve_applayer::AppProto;
 use netsieve_packet::PerDir;
 
-#[cfg(doc)]
-use crate::Detector;
 use crate::log::LogTypes;
 
 /// What Suricata calls an exception policy: what happens to a flow or packet the
@@ -83,7 +81,7 @@ impl ExceptionPolicy {
     }
 }
 
-/// How a [`Detector`] acts.
+/// How a [`Detector`](crate::Detector) acts.
 #[derive(Clone, Copy, Debug)]
 pub struct DetectOptions {
     /// IPS mode: drop and reject block packets and flows.
@@ -106,7 +104,7 @@ pub struct DetectOptions {
     pub http: netsieve_applayer::http::Limits,
     /// Alerts a packet keeps at most, the first in rule order (`packet-alert-max`).
     pub alert_max: usize,
-    /// The records of transactions and files to make ([`Detector::take_logs`]).
+    /// The records of transactions and files to make ([`Detector::take_logs`](crate::Detector::take_logs)).
     pub log: LogTypes,
     /// Midstream pickup is off (`stream.midstream: false`): a flow picked up midstream
     /// is an exception, counted in the stats record. Either way its flow record names

@@ -12,6 +12,29 @@ use netsieve_rules::{
 use crate::engine::Alert;
 use crate::ruleset::{RuleSet, Sig};
 
+/// What a threshold or rate filter counts by (its `track`), resolved for one alert.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum TrackKey {
+    Ip(IpAddr),
+    Pair(IpAddr, IpAddr),
+    Rule,
+    Flow(u64),
+}
+
+/// One rule's count for one key in the current window.
+#[derive(Clone, Copy, Debug)]
+struct Counter {
+    count: u64,
+    start: Duration,
+    window: Duration,
+    /// `backoff`: the hit count that alerts next.
+    next: u64,
+}
+
+/// Threshold counters kept at most; past it, counters whose window has ended are
+/// forgotten (a scan over many addresses cannot grow the table without bound).
+const MAX_COUNTERS: usize = 1 << 20;
+
 /// Rule thresholds and detection filters, and threshold.config's suppressions,
 /// thresholds and rate filters. They limit or change alerts, not matches, and count
 /// across flows (by source, destination, address pair or rule), so they are applied
@@ -236,24 +259,3 @@ fn track_key(track: Track, c: &Alert) -> TrackKey {
         },
     }
 }
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum TrackKey {
-    Ip(IpAddr),
-    Pair(IpAddr, IpAddr),
-    Rule,
-    Flow(u64),
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Counter {
-    count: u64,
-    start: Duration,
-    window: Duration,
-    /// `backoff`: the hit count that alerts next.
-    next: u64,
-}
-
-/// Threshold counters kept at most; past it, counters whose window has ended are
-/// forgotten (a scan over many addresses cannot grow the table without bound).
-const MAX_COUNTERS: usize = 1 << 20;
