@@ -13,8 +13,7 @@
 //! least recently seen first. When new data would pass the memory cap, the least
 //! recently seen flows that hold stream data go. Evictions are counted.
 
-use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::net::IpAddr;
 use std::ops::Range;
 use std::time::Duration;
@@ -509,10 +508,13 @@ impl FlowStats {
 
 /// All flows.
 pub struct FlowTable<T> {
-    /// Keyed with foldhash, seeded per process (SipHash cost 3% of a scan). Flows are
-    /// boxed: a flow is over a kilobyte, and the table's growth, its empty slots and the
-    /// sort of retired flows would otherwise move and hold that much per slot.
-    flows: HashMap<Key, Box<Flow<T>>, foldhash::fast::RandomState>,
+    /// Flows by key, hashed with `hasher`: a packet computes its key's hash once, for
+    /// both of its lookups ([`FlowTable::packet`]). Flows are boxed: a flow is over a
+    /// kilobyte, and the table's growth, its empty slots and the sort of retired flows
+    /// would otherwise move and hold that much per slot.
+    flows: hashbrown::HashTable<(Key, Box<Flow<T>>)>,
+    /// foldhash, seeded per process (SipHash cost 3% of a scan).
+    hasher: foldhash::fast::RandomState,
     config: FlowConfig,
     stats: FlowStats,
     held: usize,
@@ -734,10 +736,20 @@ fn key_of(p: &Packet, vlan_tracking: bool) -> Option<(Key, bool)> {
     ))
 }
 
+/// The flow under `key`, whose hash is `h`, in `flows`.
+fn find_mut<'a, T>(
+    flows: &'a mut hashbrown::HashTable<(Key, Box<Flow<T>>)>,
+    h: u64,
+    key: &Key,
+) -> Option<&'a mut Flow<T>> {
+    flows.find_mut(h, |(k, _)| k == key).map(|(_, f)| &mut **f)
+}
+
 impl<T: Default> FlowTable<T> {
     pub fn new(config: FlowConfig) -> FlowTable<T> {
         FlowTable {
-            flows: HashMap::default(),
+            flows: hashbrown::HashTable::new(),
+            hasher: foldhash::fast::RandomState::default(),
             config,
             stats: FlowStats::default(),
             held: 0,
@@ -772,7 +784,8 @@ impl<T: Default> FlowTable<T> {
         let Some((key, sender)) = quoted_flow(p, self.config.vlan_tracking) else {
             return false;
         };
-        let Some(f) = self.flows.get_mut(&key) else {
+        let h = self.hasher.hash_one(key);
+        let Some(f) = find_mut(&mut self.flows, h, &key) else {
             return true;
         };
         let dir = if sender == f.client {
@@ -788,7 +801,7 @@ impl<T: Default> FlowTable<T> {
 
     /// Adds a flow for the packet's key, which is not in the table, making room first
     /// when the table is full.
-    fn start_flow(&mut self, key: Key, p: &Packet, ip: crate::decode::Ip, now: Duration) {
+    fn start_flow(&mut self, h: u64, key: Key, p: &Packet, ip: crate::decode::Ip, now: Duration) {
         let tcp = ip.proto == 6;
         if self.flows.len() >= self.config.max_flows
             || (tcp && self.tcp >= self.config.max_tcp_sessions)
@@ -818,36 +831,36 @@ impl<T: Default> FlowTable<T> {
             }
         }
         let streams = new_streams(&self.config, client.0, server.0);
-        self.flows.insert(
-            key,
-            Box::new(Flow {
-                id: flow_id(&key, now),
-                client,
-                server,
-                proto: ip.proto,
-                first_packet: p.num,
-                start: now,
-                last: now,
-                state,
-                tracked,
-                synack: (state == TcpState::SynRecv).then_some(Direction::ToClient),
-                server_syn: false,
-                // A session picked up midstream may stay one-sided.
-                one_sided: tracked && state == TcpState::Established && self.config.async_oneside,
-                first_fin: None,
-                reset_by: None,
-                depth_reached: PerDir::default(),
-                syns: Vec::new(),
-                syn_ts: SynTimestamps::Unseen,
-                pkts: PerDir::default(),
-                bytes: PerDir::default(),
-                ttl: PerDir::splat([u8::MAX, 0]),
-                tcp_flags: PerDir::default(),
-                end: EndReason::Shutdown,
-                streams,
-                user: T::default(),
-            }),
-        );
+        let flow = Box::new(Flow {
+            id: flow_id(&key, now),
+            client,
+            server,
+            proto: ip.proto,
+            first_packet: p.num,
+            start: now,
+            last: now,
+            state,
+            tracked,
+            synack: (state == TcpState::SynRecv).then_some(Direction::ToClient),
+            server_syn: false,
+            // A session picked up midstream may stay one-sided.
+            one_sided: tracked && state == TcpState::Established && self.config.async_oneside,
+            first_fin: None,
+            reset_by: None,
+            depth_reached: PerDir::default(),
+            syns: Vec::new(),
+            syn_ts: SynTimestamps::Unseen,
+            pkts: PerDir::default(),
+            bytes: PerDir::default(),
+            ttl: PerDir::splat([u8::MAX, 0]),
+            tcp_flags: PerDir::default(),
+            end: EndReason::Shutdown,
+            streams,
+            user: T::default(),
+        });
+        let hasher = &self.hasher;
+        self.flows
+            .insert_unique(h, (key, flow), |(k, _)| hasher.hash_one(k));
         self.stats.created += 1;
         match ip.proto {
             6 => self.stats.tcp += 1,
@@ -870,10 +883,11 @@ impl<T: Default> FlowTable<T> {
         let (key, _) = key_of(p, self.config.vlan_tracking)?;
         let ip = p.ip?;
         let now = p.ts;
-        // A packet of a live flow looks its key up twice: to update the flow, and (as
-        // the table may change in between) to return it. A new flow, or one idle past its
-        // timeout, needs one more lookup after the table changed.
-        let mut found = self.flows.get_mut(&key);
+        // A packet of a live flow looks its key up twice, with one hash: to update the
+        // flow, and (as the table may change in between) to return it. A new flow, or
+        // one idle past its timeout, needs one more lookup after the table changed.
+        let h = self.hasher.hash_one(key);
+        let mut found = find_mut(&mut self.flows, h, &key);
         let expired = found
             .as_ref()
             .is_some_and(|f| self.config.idle_past_timeout(f, now));
@@ -884,8 +898,8 @@ impl<T: Default> FlowTable<T> {
                 self.remove(&key, EndReason::Timeout);
                 self.stats.expired += 1;
             }
-            self.start_flow(key, p, ip, now);
-            found = self.flows.get_mut(&key);
+            self.start_flow(h, key, p, ip, now);
+            found = find_mut(&mut self.flows, h, &key);
         }
         let f = found.expect("present");
         let (sport, _) = p.l4.ports();
@@ -1079,14 +1093,14 @@ impl<T: Default> FlowTable<T> {
         if self.held > self.config.stream_memcap {
             self.make_room(now, Some(key), Pressure::Memory);
         }
-        let f = self.flows.get_mut(&key)?;
+        let f = find_mut(&mut self.flows, h, &key)?;
         for &e in &events {
             if let Some(i) = StreamEvent::ALL.iter().position(|&x| x == e) {
                 self.stats.stream_events[i] += 1;
             }
         }
         Some((
-            &mut **f,
+            f,
             Observed {
                 dir,
                 new_flow,
@@ -1103,12 +1117,19 @@ impl<T: Default> FlowTable<T> {
     }
 
     fn remove(&mut self, key: &Key, why: EndReason) {
-        if let Some(mut f) = self.flows.remove(key) {
-            f.end = why;
-            self.held = self.held.saturating_sub(f.held_bytes());
-            self.tcp -= usize::from(f.proto == 6);
-            self.retired.push(f);
+        let h = self.hasher.hash_one(key);
+        if let Ok(entry) = self.flows.find_entry(h, |(k, _)| k == key) {
+            let ((_, f), _) = entry.remove();
+            self.retire(f, why);
         }
+    }
+
+    /// A flow taken out of the table, counted out and kept for [`FlowTable::take_retired`].
+    fn retire(&mut self, mut f: Box<Flow<T>>, why: EndReason) {
+        f.end = why;
+        self.held = self.held.saturating_sub(f.held_bytes());
+        self.tcp -= usize::from(f.proto == 6);
+        self.retired.push(f);
     }
 
     /// The flows that ended (idle past their timeout, or evicted to make room) since
@@ -1122,9 +1143,9 @@ impl<T: Default> FlowTable<T> {
 
     /// Ends every flow (end of input): all flows, in the order they were created.
     pub fn drain(&mut self) -> Vec<Box<Flow<T>>> {
-        let keys: Vec<Key> = self.flows.keys().copied().collect();
-        for k in keys {
-            self.remove(&k, EndReason::Shutdown);
+        let all: Vec<_> = self.flows.drain().collect();
+        for (_, f) in all {
+            self.retire(f, EndReason::Shutdown);
         }
         self.take_retired()
     }
@@ -1132,14 +1153,13 @@ impl<T: Default> FlowTable<T> {
     /// Drops flows idle past their timeout. Call it when a [`SweepClock`] says so; a
     /// full table also drops expired flows before it evicts live ones.
     pub fn sweep(&mut self, now: Duration) {
-        let expired: Vec<Key> = self
+        let config = &self.config;
+        let expired: Vec<_> = self
             .flows
-            .iter()
-            .filter(|(_, f)| self.config.idle_past_timeout(f, now))
-            .map(|(k, _)| *k)
+            .extract_if(|(_, f)| config.idle_past_timeout(f, now))
             .collect();
-        for k in expired {
-            self.remove(&k, EndReason::Timeout);
+        for (_, f) in expired {
+            self.retire(f, EndReason::Timeout);
             self.stats.expired += 1;
         }
     }
@@ -1165,7 +1185,7 @@ impl<T: Default> FlowTable<T> {
         let mut ranked: Vec<(bool, Duration, u64, u64, Key)> = self
             .flows
             .iter()
-            .filter(|(k, _)| Some(**k) != keep)
+            .filter(|(k, _)| Some(*k) != keep)
             .filter(|(_, f)| pressure == Pressure::Count || f.held_bytes() > 0)
             .map(|(k, f)| {
                 let established = pressure == Pressure::Count && f.established();
@@ -1178,7 +1198,8 @@ impl<T: Default> FlowTable<T> {
         }
         ranked.select_nth_unstable_by_key(n - 1, |r| (r.0, r.1, r.2, r.3));
         for &(.., k) in &ranked[..n] {
-            if self.flows.get(&k).is_some_and(|f| f.established()) {
+            let h = self.hasher.hash_one(k);
+            if find_mut(&mut self.flows, h, &k).is_some_and(|f| f.established()) {
                 self.stats.evicted_established += 1;
             }
             self.remove(&k, EndReason::Forced);
@@ -1188,14 +1209,14 @@ impl<T: Default> FlowTable<T> {
 
     /// Visits every flow (for end-of-capture accounting).
     pub fn for_each(&self, mut f: impl FnMut(&Flow<T>)) {
-        for fl in self.flows.values() {
+        for (_, fl) in self.flows.iter() {
             f(fl);
         }
     }
 
     /// Visits every flow's user data (a rule reload rebases what detection keeps).
     pub fn for_each_user_mut(&mut self, mut f: impl FnMut(&mut T)) {
-        for fl in self.flows.values_mut() {
+        for (_, fl) in self.flows.iter_mut() {
             f(&mut fl.user);
         }
     }
