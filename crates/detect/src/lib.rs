@@ -18,6 +18,7 @@ pub mod engine;
 pub mod eval;
 pub mod expect;
 pub mod firewall;
+mod header;
 pub mod hostbits;
 pub mod iprep;
 pub mod log;
