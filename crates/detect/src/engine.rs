@@ -3333,7 +3333,7 @@ impl Detector {
             } else {
                 let s = &streams[d];
                 let mut bytes = Vec::new();
-                for v in s.runs(frame.start..end).iter() {
+                for v in s.runs_iter(frame.start..end) {
                     bytes.extend_from_slice(
                         &s.bytes(v.idx.clone())[(v.new.start - v.off) as usize..],
                     );
@@ -3538,7 +3538,7 @@ fn app_stream(f: &mut Flow<FlowData>, x: Direction, upto: u64, end: bool) {
     let mut done = false;
     if upto > from {
         let mut cursor = from;
-        for v in s.runs(from..upto) {
+        for v in s.runs_iter(from..upto) {
             if v.new.start != cursor {
                 a.gap(x);
             }

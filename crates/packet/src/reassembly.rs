@@ -403,35 +403,35 @@ impl Reassembler {
     /// The runs that overlap stream offsets `range`, each cut at `range.end` (and
     /// starting at the run's start, so rules see the stream as it was up to there).
     pub fn runs(&self, range: Range<u64>) -> Vec<RunView> {
-        let mut out = Vec::new();
-        self.runs_into(range, &mut out);
-        out
+        self.runs_iter(range).collect()
     }
 
     /// [`Reassembler::runs`] into a vector of the caller's (which is cleared first).
     pub fn runs_into(&self, range: Range<u64>, out: &mut Vec<RunView>) {
         out.clear();
+        out.extend(self.runs_iter(range));
+    }
+
+    /// [`Reassembler::runs`], one at a time.
+    pub fn runs_iter(&self, range: Range<u64>) -> impl Iterator<Item = RunView> + '_ {
         // Runs that end before the range are skipped by binary search.
         let first = self
             .runs
             .partition_point(|r| r.off <= range.start)
             .saturating_sub(1);
-        for (k, run) in self.runs.iter().enumerate().skip(first) {
-            if run.off >= range.end {
-                break;
-            }
-            let idx_end = self.runs.get(k + 1).map_or(self.data.len(), |n| n.idx);
-            let run_end = run.off + (idx_end - run.idx) as u64;
-            let lo = range.start.max(run.off);
-            let hi = range.end.min(run_end);
-            if lo < hi {
-                out.push(RunView {
+        let runs = self.runs.iter().enumerate().skip(first);
+        runs.take_while(move |(_, run)| run.off < range.end)
+            .filter_map(move |(k, run)| {
+                let idx_end = self.runs.get(k + 1).map_or(self.data.len(), |n| n.idx);
+                let run_end = run.off + (idx_end - run.idx) as u64;
+                let lo = range.start.max(run.off);
+                let hi = range.end.min(run_end);
+                (lo < hi).then(|| RunView {
                     off: run.off,
                     idx: run.idx..run.idx + (hi - run.off) as usize,
                     new: lo..hi,
-                });
-            }
-        }
+                })
+            })
     }
 
     /// Kept bytes by index (from a [`RunView`]).
@@ -445,7 +445,7 @@ impl Reassembler {
     pub fn render(&self, upto: u64, limit: usize) -> Vec<u8> {
         let mut out = Vec::new();
         let mut prev = 0u64;
-        for v in self.runs(0..upto) {
+        for v in self.runs_iter(0..upto) {
             if out.len() >= limit {
                 break;
             }
