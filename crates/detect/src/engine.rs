@@ -845,7 +845,16 @@ fn since(t: Option<std::time::Instant>, acc: Option<&mut Duration>) {
 pub struct Detector {
     /// Stage times, when profiling.
     prof: Option<Profile>,
-    set: Arc<RuleSet>,
+    /// The shared rule set, through a handle of this detector's own: each packet
+    /// clones it (so that the detection phases borrow the set while the detector
+    /// changes), and the count that clone touches is then this thread's alone. On the
+    /// shared `Arc<RuleSet>`'s count, the workers' cores passed its cache line back and
+    /// forth (two threads 5% slower, docs/BENCHMARKS.md).
+    #[allow(
+        clippy::redundant_allocation,
+        reason = "the outer count is this detector's own"
+    )]
+    set: Arc<Arc<RuleSet>>,
     cands: Vec<u32>,
     stream_cands: Vec<u32>,
     gather: Gather,
@@ -960,7 +969,7 @@ impl Detector {
     pub fn new(set: Arc<RuleSet>, opts: DetectOptions) -> Detector {
         Detector {
             prof: None,
-            set,
+            set: Arc::new(set),
             opts,
             cands: Vec::new(),
             stream_cands: Vec::new(),
@@ -1091,7 +1100,7 @@ impl Detector {
     pub fn reload(&mut self, set: Arc<RuleSet>, flows: &mut FlowTable<FlowData>) {
         if set.extends(&self.set) {
             // Nothing a flow holds changes meaning: the switch is the pointer's.
-            self.set = set;
+            self.set = Arc::new(set);
             return;
         }
         let ids: HashMap<&str, u32> = set
@@ -1101,7 +1110,7 @@ impl Detector {
             .map(|(i, n)| (n.as_str(), i as u32))
             .collect();
         flows.for_each_user_mut(|fd| fd.rebase(&self.set, &ids));
-        self.set = set;
+        self.set = Arc::new(set);
     }
 
     /// Times each stage from now on ([`Detector::profile`]).
@@ -2310,7 +2319,7 @@ impl Detector {
         if flow.as_ref().is_some_and(|f| f.user.fw_accepted) {
             return FwOutcome::Accepted;
         }
-        let fw = Arc::clone(&set.firewall);
+        let fw = &set.firewall;
         let first_new = out.len();
         self.fw_pass = None;
         let tcp = matches!(ctx.p.l4, L4::Tcp(_));
@@ -2495,7 +2504,7 @@ impl Detector {
         d: Direction,
         out: &mut Vec<Alert>,
     ) -> (FwVerdict, Option<FwDrop>) {
-        let fw = Arc::clone(&set.firewall);
+        let fw = &set.firewall;
         let FlowData {
             app,
             tx_seen,
