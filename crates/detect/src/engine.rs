@@ -845,16 +845,12 @@ fn since(t: Option<std::time::Instant>, acc: Option<&mut Duration>) {
 pub struct Detector {
     /// Stage times, when profiling.
     prof: Option<Profile>,
-    /// The shared rule set, through a handle of this detector's own: each packet
-    /// clones it (so that the detection phases borrow the set while the detector
-    /// changes), and the count that clone touches is then this thread's alone. On the
-    /// shared `Arc<RuleSet>`'s count, the workers' cores passed its cache line back and
-    /// forth (two threads 5% slower, docs/BENCHMARKS.md).
-    #[allow(
-        clippy::redundant_allocation,
-        reason = "the outer count is this detector's own"
-    )]
-    set: Arc<Arc<RuleSet>>,
+    set: Arc<RuleSet>,
+    /// A second handle on `set`, which each packet takes and gives back
+    /// ([`Detector::take_set`]): the phases borrow the set while the detector changes,
+    /// and a clone per packet would write the set's reference count, a cache line
+    /// every worker writes (two threads were 5% slower, docs/BENCHMARKS.md).
+    spare: Option<Arc<RuleSet>>,
     cands: Vec<u32>,
     stream_cands: Vec<u32>,
     gather: Gather,
@@ -969,7 +965,8 @@ impl Detector {
     pub fn new(set: Arc<RuleSet>, opts: DetectOptions) -> Detector {
         Detector {
             prof: None,
-            set: Arc::new(set),
+            set,
+            spare: None,
             opts,
             cands: Vec::new(),
             stream_cands: Vec::new(),
@@ -1098,9 +1095,11 @@ impl Detector {
     /// the switch is not seen). A set that [`RuleSet::extends`] the old one needs
     /// neither.
     pub fn reload(&mut self, set: Arc<RuleSet>, flows: &mut FlowTable<FlowData>) {
+        // The old set's spare handle goes now, not at the next packet.
+        self.spare = None;
         if set.extends(&self.set) {
             // Nothing a flow holds changes meaning: the switch is the pointer's.
-            self.set = Arc::new(set);
+            self.set = set;
             return;
         }
         let ids: HashMap<&str, u32> = set
@@ -1110,7 +1109,7 @@ impl Detector {
             .map(|(i, n)| (n.as_str(), i as u32))
             .collect();
         flows.for_each_user_mut(|fd| fd.rebase(&self.set, &ids));
-        self.set = Arc::new(set);
+        self.set = set;
     }
 
     /// Times each stage from now on ([`Detector::profile`]).
@@ -1664,13 +1663,38 @@ impl Detector {
         own
     }
 
-    /// The detection loop for one packet (or a flow's end), in named phases as
-    /// Suricata's `DetectRun`: the packet's context, the firewall's packet tables, the
-    /// packet's candidates, the stream's candidates, their evaluation in rule order, the
-    /// transactions and frames, and the verdict. `stream`: the stream bytes this packet
-    /// inspects (direction, offsets). Each phase is timed under `--profile`.
+    /// The detection loop for one packet (or a flow's end), with the rule set in force.
+    /// `stream`: the stream bytes this packet inspects (direction, offsets).
     fn run(
         &mut self,
+        p: &Packet,
+        flow: Option<(&mut Flow<FlowData>, &Observed)>,
+        subject: Subject,
+        stream: Option<(Direction, std::ops::Range<u64>)>,
+        out: &mut Vec<Alert>,
+    ) {
+        let set = self.take_set();
+        self.run_phases(&set, p, flow, subject, stream, out);
+        self.spare = Some(set);
+    }
+
+    /// The rule set in force, for one packet: the spare handle when it is still that
+    /// set (no reference count is written), else a new clone (after a reload, or when
+    /// the spare is in use).
+    fn take_set(&mut self) -> Arc<RuleSet> {
+        match self.spare.take() {
+            Some(s) if Arc::ptr_eq(&s, &self.set) => s,
+            _ => Arc::clone(&self.set),
+        }
+    }
+
+    /// [`Detector::run`]'s phases, as Suricata's `DetectRun`: the packet's context, the
+    /// firewall's packet tables, the packet's candidates, the stream's candidates, their
+    /// evaluation in rule order, the transactions and frames, and the verdict. Each
+    /// phase is timed under `--profile`.
+    fn run_phases(
+        &mut self,
+        set: &RuleSet,
         p: &Packet,
         mut flow: Option<(&mut Flow<FlowData>, &Observed)>,
         subject: Subject,
@@ -1679,7 +1703,6 @@ impl Detector {
     ) {
         let Some(ip) = p.ip else { return };
         let first_new = out.len();
-        let set = Arc::clone(&self.set);
         let t = self.phase_start();
         let group = GroupId::of(p.l4, ip.proto);
         let g = &set.groups[group as usize];
@@ -1697,7 +1720,7 @@ impl Detector {
         let mut fw_app = false;
         if subject == Subject::Packet && set.firewall.on {
             let f = flow.as_mut().map(|(f, _)| &mut **f);
-            match self.fw_packet(&set, &ctx, ip_only, f, out) {
+            match self.fw_packet(set, &ctx, ip_only, f, out) {
                 FwOutcome::Accepted => {}
                 FwOutcome::Pending => fw_app = true,
                 // Threat detection is skipped, and so are the stream bytes the packet
@@ -1757,7 +1780,7 @@ impl Detector {
             ip_only,
             subject,
         };
-        let mut verdict = self.evaluate(&set, &ctx, &mut flow, &inspected, out);
+        let mut verdict = self.evaluate(set, &ctx, &mut flow, &inspected, out);
         let t = self.phase_end(t, Phase::Evaluation);
 
         // Rules appended by an edit are evaluated last, wherever their rule order.
@@ -1766,17 +1789,25 @@ impl Detector {
             && f.user.app.is_some()
         {
             let n = out.len();
-            self.name_transactions(&set, f, &mut out[first_new..]);
+            self.name_transactions(set, f, &mut out[first_new..]);
             let fw = match fw_app && !verdict.dropped {
-                true => self.fw_app(&set, &ctx, f, td_from, out),
+                true => self.fw_app(set, &ctx, f, td_from, out),
                 false => FwOutcome::Accepted,
             };
             verdict.dropped |= matches!(fw, FwOutcome::Dropped);
             if matches!(fw, FwOutcome::Accepted) {
                 let window = stream_dir.filter(|&d| d == obs.dir);
                 let pseudo = subject.pseudo();
-                self.run_tx(&ctx, f, (obs.dir, window), pseudo, verdict.dropped, out);
-                self.run_frames(&ctx, f, obs.dir, pseudo, out);
+                self.run_tx(
+                    set,
+                    &ctx,
+                    f,
+                    (obs.dir, window),
+                    pseudo,
+                    verdict.dropped,
+                    out,
+                );
+                self.run_frames(set, &ctx, f, obs.dir, pseudo, out);
                 self.prune_txs(f);
             }
             unordered |= out.len() > n;
@@ -1784,7 +1815,7 @@ impl Detector {
         let t = self.phase_end(t, Phase::Transactions);
 
         self.conclude(
-            &set,
+            set,
             flow.map(|(f, _)| f),
             verdict,
             unordered,
@@ -3059,8 +3090,10 @@ impl Detector {
 
     /// Inspects the transactions of the flow that progressed in direction `d` since
     /// they were last inspected there.
+    #[allow(clippy::too_many_arguments)]
     fn run_tx(
         &mut self,
+        set: &RuleSet,
         ctx: &Pkt<'_>,
         f: &mut Flow<FlowData>,
         (d, window): (Direction, Option<Direction>),
@@ -3068,7 +3101,6 @@ impl Detector {
         mut packet_dropped: bool,
         out: &mut Vec<Alert>,
     ) {
-        let set = Arc::clone(&self.set);
         // What Lua scripts see of the flow (copied before its parts are borrowed apart).
         let info = set.lua.then(|| FlowInfo::of(f));
         let (streams, user) = f.streams_and_user();
@@ -3204,7 +3236,7 @@ impl Detector {
                         ints,
                         vars,
                     };
-                    if !scripts_hold(s, &set, &self.cx, ctx.p, Some(fe), Some(tx)) {
+                    if !scripts_hold(s, set, &self.cx, ctx.p, Some(fe), Some(tx)) {
                         continue;
                     }
                 }
@@ -3316,13 +3348,13 @@ impl Detector {
     /// the datagram, judged by the rules of its type. A frame is judged once.
     fn run_frames(
         &mut self,
+        set: &RuleSet,
         ctx: &Pkt<'_>,
         f: &mut Flow<FlowData>,
         d: Direction,
         pseudo: Option<u64>,
         out: &mut Vec<Alert>,
     ) {
-        let set = Arc::clone(&self.set);
         if set.frame_rules.is_empty() {
             return;
         }
