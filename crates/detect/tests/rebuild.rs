@@ -257,3 +257,49 @@ fn a_stand_in_the_old_set_does_not_hold_is_refused() {
     assert_eq!(wrong.sigs().len(), 0);
     assert_eq!(wrong.stats().compile_errors.len(), 1);
 }
+
+/// A detector reloaded between two packets judges the first with the old set and the
+/// second with the new one: the handle on the set that each packet takes and gives
+/// back (so that no packet writes the set's reference count) must not outlive a
+/// reload, nor the old set's prefilters be used for the new set's rules.
+#[test]
+fn a_reloaded_detector_judges_the_next_packet_with_the_new_set() {
+    use netsieve_detect::{Detector, FlowData};
+    use netsieve_packet::capture::Frame;
+    use netsieve_packet::decode::{Decoder, Packet};
+    use netsieve_packet::flow::{FlowConfig, FlowTable};
+
+    let rule = |sid: u32, word: &str| {
+        format!("alert udp any any -> any any (content:\"{word}\"; sid:{sid};)")
+    };
+    let old = Arc::new(build(&[rule(1, "ab")]));
+    let new = Arc::new(build(&[rule(2, "ab"), rule(3, "xyz")]));
+    let msg = |payload: &[u8]| Msg::between(true, (CLIENT, 1234), (SERVER, 53), payload);
+    let frames = conversation(&[msg(b"ab"), msg(b"ab xyz"), msg(b"ab xyz")]);
+    let mut det = Detector::new(Arc::clone(&old), DetectOptions::default());
+    let mut flows: FlowTable<FlowData> = FlowTable::new(FlowConfig::default());
+    let mut decoder = Decoder::new(false);
+    // The sids of each packet's alerts, read in the set that was in force for it.
+    let mut sids = Vec::new();
+    for (i, data) in frames.iter().enumerate() {
+        if i == 1 {
+            det.reload(Arc::clone(&new), &mut flows);
+        }
+        let set = if i == 0 { &old } else { &new };
+        let frame = Frame {
+            ts: std::time::Duration::from_millis(i as u64),
+            linktype: 1,
+            orig_len: data.len() as u32,
+            data: data.clone(),
+        };
+        let mut p = Packet::default();
+        decoder.decode(&frame, i as u64 + 1, &mut p);
+        let mut out = Vec::new();
+        let (f, obs) = flows.packet(&p, true).expect("a UDP flow");
+        det.inspect(&p, Some((f, &obs)), &mut out);
+        let mut got: Vec<u32> = out.iter().map(|a| set.sig(a.sig).rule.sid).collect();
+        got.sort_unstable();
+        sids.push(got);
+    }
+    assert_eq!(sids, vec![vec![1], vec![2, 3], vec![2, 3]]);
+}
