@@ -849,7 +849,7 @@ pub struct Detector {
     /// A second handle on `set`, which each packet takes and gives back
     /// ([`Detector::take_set`]): the phases borrow the set while the detector changes,
     /// and a clone per packet would write the set's reference count, a cache line
-    /// every worker writes (two threads were 5% slower, docs/BENCHMARKS.md).
+    /// every worker writes (two threads up to 5% slower, docs/BENCHMARKS.md).
     spare: Option<Arc<RuleSet>>,
     cands: Vec<u32>,
     stream_cands: Vec<u32>,
@@ -1229,7 +1229,7 @@ impl Detector {
         if p.events.is_empty() {
             return;
         }
-        let set = Arc::clone(&self.set);
+        let set = self.take_set();
         let first_new = out.len();
         let unspecified = IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
         let ctx = Pkt {
@@ -1286,6 +1286,7 @@ impl Detector {
         for a in &mut out[first_new..] {
             a.verdict = verdict;
         }
+        self.spare = Some(set);
     }
 
     /// Counts the last packet's verdict: in firewall mode, the firewall's first; what it
@@ -1678,9 +1679,9 @@ impl Detector {
         self.spare = Some(set);
     }
 
-    /// The rule set in force, for one packet: the spare handle when it is still that
-    /// set (no reference count is written), else a new clone (after a reload, or when
-    /// the spare is in use).
+    /// The rule set in force, for one packet, to be given back to `spare`: the spare
+    /// handle when it is that set (no reference count is written), else a new clone
+    /// (the first packet; a reload drops the spare).
     fn take_set(&mut self) -> Arc<RuleSet> {
         match self.spare.take() {
             Some(s) if Arc::ptr_eq(&s, &self.set) => s,
