@@ -13,6 +13,7 @@
 //! response body, and the transactions held. Whatever cannot be parsed ends that
 //! direction's parsing with an [`Event`]; bytes after it are ignored.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::Read;
 
@@ -1074,9 +1075,13 @@ impl Http {
     fn headers(&mut self, block: &[u8]) -> Vec<Header> {
         // Physical lines to logical lines: a line that starts with whitespace and is
         // not itself `name: value` continues the one before it.
-        let mut logical: Vec<Vec<u8>> = Vec::new();
+        let mut logical: Vec<Cow<[u8]>> = Vec::new();
         for raw in physical_lines(block) {
-            let line: Vec<u8> = raw.iter().copied().filter(|&c| c != 0).collect();
+            let line: Cow<[u8]> = if raw.contains(&0) {
+                Cow::Owned(raw.iter().copied().filter(|&c| c != 0).collect())
+            } else {
+                Cow::Borrowed(raw)
+            };
             if trim(&line).is_empty() {
                 continue;
             }
@@ -1087,6 +1092,7 @@ impl Http {
             });
             match logical.last_mut() {
                 Some(prev) if folded && !named => {
+                    let prev = prev.to_mut();
                     prev.push(b' ');
                     prev.extend_from_slice(trim(&line));
                 }
@@ -1095,6 +1101,8 @@ impl Http {
         }
         let mut out: Vec<Header> = Vec::new();
         let mut odd = false;
+        // One header at a time for httparse's verdict on its name, in one buffer.
+        let mut probe_text = Vec::new();
         for line in logical {
             let Some(colon) = line.iter().position(|&c| c == b':') else {
                 // No colon: more of the previous header's value.
@@ -1119,10 +1127,11 @@ impl Http {
                 break;
             }
             let mut probe = [httparse::EMPTY_HEADER; 1];
-            let mut one = name.to_vec();
-            one.extend_from_slice(b": x\r\n\r\n");
+            probe_text.clear();
+            probe_text.extend_from_slice(name);
+            probe_text.extend_from_slice(b": x\r\n\r\n");
             if !matches!(
-                httparse::parse_headers(&one, &mut probe),
+                httparse::parse_headers(&probe_text, &mut probe),
                 Ok(httparse::Status::Complete(_))
             ) {
                 odd = true;

@@ -300,14 +300,14 @@ impl Tls {
                 break;
             }
             self.marks.add_split(FRAMES, at, 5, 5 + len);
-            let body = r[5..5 + len].to_vec();
-            self.sides[d].rec.drain(..5 + len);
+            let side = &mut self.sides[d];
+            if ctype == 22 {
+                side.hs.extend_from_slice(&side.rec[5..5 + len]);
+            }
+            side.rec.drain(..5 + len);
             at += (5 + len) as i64;
             match ctype {
-                22 => {
-                    self.sides[d].hs.extend_from_slice(&body);
-                    any |= self.handshake(d);
-                }
+                22 => any |= self.handshake(d),
                 // ChangeCipherSpec, application data: the rest is encrypted; its
                 // records are skimmed for the first application data.
                 20 | 23 => {
@@ -676,16 +676,24 @@ pub fn parse_cert(der: &[u8]) -> Option<Cert> {
         der: der.to_vec(),
         subject: x.subject().to_string(),
         issuer: x.issuer().to_string(),
-        serial: x
-            .raw_serial()
-            .iter()
-            .map(|b| format!("{b:02X}"))
-            .collect::<Vec<_>>()
-            .join(":"),
+        serial: serial_hex(x.raw_serial()),
         san,
         not_before: time(x.validity().not_before),
         not_after: time(x.validity().not_after),
     })
+}
+
+/// A serial number as Suricata writes it: upper-case hex bytes joined by colons.
+fn serial_hex(raw: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(raw.len() * 3);
+    for (i, b) in raw.iter().enumerate() {
+        if i > 0 {
+            out.push(':');
+        }
+        let _ = write!(out, "{b:02X}");
+    }
+    out
 }
 
 /// The TLS version as Suricata names it in EVE (`TLS 1.2`, `TLSv1`, and the drafts of
@@ -725,6 +733,13 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_serial_is_upper_case_hex_bytes_joined_by_colons() {
+        assert_eq!(serial_hex(&[]), "");
+        assert_eq!(serial_hex(&[0x0a]), "0A");
+        assert_eq!(serial_hex(&[0x00, 0xff, 0x3c]), "00:FF:3C");
+    }
 
     /// A ClientHello record with SNI `example.com` and a GREASE cipher.
     pub fn client_hello_record() -> Vec<u8> {

@@ -76,7 +76,8 @@ pub struct Reassembler {
     pending_bytes: usize,
     /// Every delivered byte, run after run (the bytes of gaps are not there).
     data: Vec<u8>,
-    /// The runs, in stream order; never empty.
+    /// The runs, in stream order; empty until the first byte is delivered (most flows
+    /// carry no stream, and an empty vector costs no allocation).
     runs: Vec<Run>,
     /// Highest stream offset the receiver acknowledged.
     acked: u64,
@@ -120,7 +121,7 @@ impl Reassembler {
             pending: BTreeMap::new(),
             pending_bytes: 0,
             data: Vec::new(),
-            runs: vec![Run { off: 0, idx: 0 }],
+            runs: Vec::new(),
             acked: 0,
             frozen: 0,
             policy: OverlapPolicy::First,
@@ -195,8 +196,7 @@ impl Reassembler {
             if lo as u64 == self.next && self.pending.is_empty() && self.max_pending > 0 {
                 // The next bytes, with nothing waiting: straight into the stream (what
                 // the waiting pieces would do, without a piece to allocate).
-                self.next += piece.len() as u64;
-                self.data.extend_from_slice(piece);
+                self.deliver(piece);
             } else {
                 self.add_pending(lo as u64, piece);
                 self.drain();
@@ -342,9 +342,20 @@ impl Reassembler {
             }
             let bytes = entry.remove();
             self.pending_bytes -= bytes.len();
-            self.next += bytes.len() as u64;
-            self.data.extend_from_slice(&bytes);
+            self.deliver(&bytes);
         }
+    }
+
+    /// Appends the next in-order bytes to the current run (the first run opens here).
+    fn deliver(&mut self, bytes: &[u8]) {
+        if self.runs.is_empty() {
+            self.runs.push(Run {
+                off: self.next,
+                idx: self.data.len(),
+            });
+        }
+        self.next += bytes.len() as u64;
+        self.data.extend_from_slice(bytes);
     }
 
     /// Gives up on the hole before the first waiting piece: a new run starts there.
@@ -353,15 +364,15 @@ impl Reassembler {
             && s > self.next
         {
             self.gaps += 1;
-            let last = self.runs.last_mut().expect("never empty");
-            if last.idx == self.data.len() {
-                // The current run is empty (a leading gap): it starts later instead.
-                last.off = s;
-            } else {
-                self.runs.push(Run {
+            match self.runs.last_mut() {
+                // Nothing delivered yet (a leading gap): the first run opens at `s`.
+                None => {}
+                // The current run is empty: it starts later instead.
+                Some(last) if last.idx == self.data.len() => last.off = s,
+                Some(_) => self.runs.push(Run {
                     off: s,
                     idx: self.data.len(),
-                });
+                }),
             }
             self.next = s;
             self.drain();
