@@ -76,8 +76,7 @@ pub struct Reassembler {
     pending_bytes: usize,
     /// Every delivered byte, run after run (the bytes of gaps are not there).
     data: Vec<u8>,
-    /// The runs, in stream order; empty until the first byte is delivered (most flows
-    /// carry no stream, and an empty vector costs no allocation).
+    /// The runs, in stream order; never empty.
     runs: Vec<Run>,
     /// Highest stream offset the receiver acknowledged.
     acked: u64,
@@ -121,7 +120,7 @@ impl Reassembler {
             pending: BTreeMap::new(),
             pending_bytes: 0,
             data: Vec::new(),
-            runs: Vec::new(),
+            runs: vec![Run { off: 0, idx: 0 }],
             acked: 0,
             frozen: 0,
             policy: OverlapPolicy::First,
@@ -196,7 +195,8 @@ impl Reassembler {
             if lo as u64 == self.next && self.pending.is_empty() && self.max_pending > 0 {
                 // The next bytes, with nothing waiting: straight into the stream (what
                 // the waiting pieces would do, without a piece to allocate).
-                self.deliver(piece);
+                self.next += piece.len() as u64;
+                self.data.extend_from_slice(piece);
             } else {
                 self.add_pending(lo as u64, piece);
                 self.drain();
@@ -342,20 +342,9 @@ impl Reassembler {
             }
             let bytes = entry.remove();
             self.pending_bytes -= bytes.len();
-            self.deliver(&bytes);
+            self.next += bytes.len() as u64;
+            self.data.extend_from_slice(&bytes);
         }
-    }
-
-    /// Appends the next in-order bytes to the current run (the first run opens here).
-    fn deliver(&mut self, bytes: &[u8]) {
-        if self.runs.is_empty() {
-            self.runs.push(Run {
-                off: self.next,
-                idx: self.data.len(),
-            });
-        }
-        self.next += bytes.len() as u64;
-        self.data.extend_from_slice(bytes);
     }
 
     /// Gives up on the hole before the first waiting piece: a new run starts there.
@@ -364,15 +353,15 @@ impl Reassembler {
             && s > self.next
         {
             self.gaps += 1;
-            match self.runs.last_mut() {
-                // Nothing delivered yet (a leading gap): the first run opens at `s`.
-                None => {}
-                // The current run is empty: it starts later instead.
-                Some(last) if last.idx == self.data.len() => last.off = s,
-                Some(_) => self.runs.push(Run {
+            let last = self.runs.last_mut().expect("never empty");
+            if last.idx == self.data.len() {
+                // The current run is empty (a leading gap): it starts later instead.
+                last.off = s;
+            } else {
+                self.runs.push(Run {
                     off: s,
                     idx: self.data.len(),
-                }),
+                });
             }
             self.next = s;
             self.drain();
