@@ -128,6 +128,9 @@ pub enum Event {
     DoubleEncodedUri,
     /// A response with more content codings than [`Limits::decompress_layers`].
     TooManyEncodingLayers,
+    /// After a complete request, a line whose first word is no method libhtp knows:
+    /// it is read as more of that request's body.
+    RequestBodyUnexpected,
 }
 
 impl Event {
@@ -145,6 +148,7 @@ impl Event {
             Event::RequestAuthUnrecognized => Some(AppEvent::HttpRequestAuthUnrecognized),
             Event::DoubleEncodedUri => Some(AppEvent::HttpDoubleEncodedUri),
             Event::TooManyEncodingLayers => Some(AppEvent::HttpTooManyEncodingLayers),
+            Event::RequestBodyUnexpected => Some(AppEvent::HttpRequestBodyUnexpected),
             _ => None,
         }
     }
@@ -370,6 +374,81 @@ enum Chunk {
     Trailer,
 }
 
+/// What the client's next bytes are while the request before them is being finalized
+/// ([`Http`]'s `finalizing`: it ended in this feed, or an unfinished line followed it).
+enum AfterRequest {
+    /// The line is not whole yet: it waits, as a request line would.
+    Waiting,
+    /// The line opens a request: the request before it is over.
+    Request,
+    /// The line's `n` bytes (its LF included) are more of the request's body.
+    Body(usize),
+}
+
+/// How libhtp reads a client's line right after a request: a line (whole, up to its LF)
+/// that opens with a word that is no method libhtp knows, case included, is more of
+/// that request's body. Measured on Suricata 8 with captures built for it: `FOO /b`,
+/// `get /b` and `junk=1` in the request's own packet are body, with an event each;
+/// `junk=1` in a later packet is a request line (the request was over when its packet
+/// ran out).
+fn after_request(rest: &[u8]) -> AfterRequest {
+    match rest.iter().position(|&c| c == b'\n') {
+        None => AfterRequest::Waiting,
+        Some(nl) if opens_request(&rest[..nl]) => AfterRequest::Request,
+        Some(nl) => AfterRequest::Body(nl + 1),
+    }
+}
+
+/// Whether a client's line opens a request: its first word (after blanks) is a method
+/// libhtp knows. A blank line opens none.
+fn opens_request(line: &[u8]) -> bool {
+    let Some(start) = line.iter().position(|c| !matches!(c, b' ' | b'\t')) else {
+        return false;
+    };
+    let word = line[start..]
+        .split(|c| matches!(c, b' ' | b'\t' | b'\r'))
+        .next()
+        .unwrap_or_default();
+    METHODS.contains(&word) || VERSIONING_METHODS.contains(&word)
+}
+
+/// Request methods that open an HTTP/1.x request: RFC 9110's and WebDAV's common ones
+/// (protocol detection knows these, [`crate::probe`]).
+pub(crate) const METHODS: &[&[u8]] = &[
+    b"GET",
+    b"POST",
+    b"HEAD",
+    b"PUT",
+    b"DELETE",
+    b"OPTIONS",
+    b"CONNECT",
+    b"TRACE",
+    b"PATCH",
+    b"PROPFIND",
+    b"PROPPATCH",
+    b"MKCOL",
+    b"COPY",
+    b"MOVE",
+    b"LOCK",
+    b"UNLOCK",
+];
+
+/// The other methods libhtp knows (versioning, RFC 3253): with [`METHODS`], what a
+/// line after a request must open with not to be more of its body (`get` included).
+const VERSIONING_METHODS: &[&[u8]] = &[
+    b"VERSION-CONTROL",
+    b"CHECKOUT",
+    b"UNCHECKOUT",
+    b"CHECKIN",
+    b"UPDATE",
+    b"LABEL",
+    b"REPORT",
+    b"MKWORKSPACE",
+    b"MKACTIVITY",
+    b"BASELINE-CONTROL",
+    b"MERGE",
+];
+
 /// The longest chunk-size line accepted.
 const MAX_CHUNK_LINE: usize = 1024;
 
@@ -426,6 +505,10 @@ pub struct Http {
     switch: Option<(u64, Switch)>,
     /// The switch a `101` answered, until the session takes the connection over.
     upgraded: Option<(u64, Switch)>,
+    /// The client's last request ended in the latest feed, and the feed went on past
+    /// it, or an unfinished line followed it: lines read before the feed runs out may
+    /// still be more of its body ([`Http::unexpected_body`]).
+    finalizing: bool,
 }
 
 impl Http {
@@ -520,6 +603,21 @@ impl Http {
                                         continue;
                                     }
                                 }
+                            }
+                        }
+                    }
+                    // After a request, a line that does not open one is more of its
+                    // body (as libhtp reads it).
+                    if dir == Direction::ToServer && self.finalizing {
+                        match after_request(rest) {
+                            AfterRequest::Waiting => {}
+                            AfterRequest::Request => self.finalizing = false,
+                            AfterRequest::Body(n) => {
+                                let line = rest[..n].to_vec();
+                                at += n;
+                                self.sides[s].scan = HeadScan::default();
+                                self.late_body(&line);
+                                continue;
                             }
                         }
                     }
@@ -714,6 +812,11 @@ impl Http {
         let side = &mut self.sides[s];
         let at = at.min(side.buf.len());
         side.buf.drain(..at);
+        if dir == Direction::ToServer && side.buf.is_empty() {
+            // The feed ran out with no line begun: later bytes start a request.
+            self.finalizing = false;
+        }
+        let side = &mut self.sides[s];
         if matches!(side.framing, Framing::Broken) {
             side.buf = Vec::new();
         }
@@ -735,6 +838,25 @@ impl Http {
         let rel = start as i64 - side.feed_start as i64;
         let len = end.saturating_sub(start) as usize;
         self.marks.add(ty, rel, len, Some(side.tx));
+    }
+
+    /// A line taken as more of the previous request's body ([`after_request`]), with an
+    /// event.
+    fn late_body(&mut self, line: &[u8]) {
+        self.events.raise(Event::RequestBodyUnexpected);
+        self.grow_body(line);
+    }
+
+    /// More of the last request's body after it ended; inspected again, whole.
+    fn grow_body(&mut self, bytes: &[u8]) {
+        let limit = self.limits.request_body;
+        let id = self.sides[Direction::ToServer].tx;
+        if let Some(m) = self.message_mut(Direction::ToServer, id) {
+            m.body_len += bytes.len() as u64;
+            let room = limit.saturating_sub(m.body.len());
+            m.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            m.body_inspectable = true;
+        }
     }
 
     /// The direction ended (FIN, RST or the flow's end): a body read until the close is
@@ -773,6 +895,16 @@ impl Http {
             if !matches!(self.sides[s].framing, Framing::Head) {
                 out.extend(self.close(dir));
             }
+        } else if dir == Direction::ToServer
+            && matches!(self.sides[s].framing, Framing::Head)
+            && self.finalizing
+            && !trim(&self.sides[s].buf).is_empty()
+            && !opens_request(&self.sides[s].buf)
+        {
+            // A line the client never ended, after a request: more of its body, as
+            // libhtp takes it at the close (with no event).
+            let rest = std::mem::take(&mut self.sides[s].buf);
+            self.grow_body(&rest);
         } else if matches!(self.sides[s].framing, Framing::UntilClose) {
             self.finish(dir, &mut out);
         }
@@ -1224,10 +1356,13 @@ impl Http {
         let file_limit = self.limits.file_bytes;
         let layers = self.limits.decompress_layers;
         let mut failed = false;
+        let mut finalizing = false;
         if let Some(t) = self.tx_mut(id) {
             match dir {
                 Direction::ToServer => {
                     if let Some(r) = t.request.as_mut() {
+                        // After a CONNECT come a tunnel's bytes, not HTTP.
+                        finalizing = !switching && r.method != b"CONNECT";
                         r.msg.complete = true;
                         r.msg.file = whole_file(&mut r.msg).map(|(body, _)| body.into());
                         if let Some(f) = r.form.as_mut() {
@@ -1258,6 +1393,9 @@ impl Http {
                     }
                 }
             }
+        }
+        if dir == Direction::ToServer {
+            self.finalizing = finalizing;
         }
         if failed {
             self.events.raise(Event::DecompressionFailed);

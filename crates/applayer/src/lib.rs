@@ -237,27 +237,6 @@ pub enum Probe {
     Unknown,
 }
 
-/// Request methods that open an HTTP/1.x request (RFC 9110 and WebDAV's common ones).
-const METHODS: &[&[u8]] = &[
-    b"GET",
-    b"POST",
-    b"HEAD",
-    b"PUT",
-    b"DELETE",
-    b"OPTIONS",
-    b"CONNECT",
-    b"TRACE",
-    b"PATCH",
-    b"PROPFIND",
-    b"PROPPATCH",
-    b"MKCOL",
-    b"COPY",
-    b"MOVE",
-    b"LOCK",
-    b"UNLOCK",
-    b"SEARCH",
-];
-
 /// First words that name a line protocol.
 const LINE_PROTOCOLS: &[(&[u8], AppProto)] = &[
     (b"EHLO ", AppProto::Smtp),
@@ -299,7 +278,9 @@ pub fn probe(data: &[u8]) -> Probe {
     }
     // HTTP: a known method and a space, or a status line.
     let status: &[u8] = b"HTTP/";
-    for &m in METHODS.iter().chain([&status]) {
+    // SEARCH (WebDAV's) is not a method libhtp knows, but it is HTTP.
+    let search: &[u8] = b"SEARCH";
+    for &m in http::METHODS.iter().chain([&search, &status]) {
         let space: &[u8] = if m == status { b"" } else { b" " };
         let want = m.len() + space.len();
         if m.iter().chain(space).zip(data).all(|(a, b)| a == b) {

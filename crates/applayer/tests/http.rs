@@ -525,3 +525,31 @@ fn a_forms_file_parts_are_its_files() {
     let h = run(&[b"POST /x HTTP/1.1\r\nContent-Length: 2\r\n\r\nab"], &[]);
     assert!(h.txs[0].request.as_ref().unwrap().form.is_none());
 }
+
+/// After a complete request, a line whose first word is no method libhtp knows is more
+/// of that request's body, with an event (Suricata 8, measured on captures built for
+/// it: `FOO /b`, `get /b` and `junk=1` lines are body; `GET /c` opens a request); a
+/// line the client never ended joins the body at the close, with no event.
+#[test]
+fn lines_after_a_request_that_open_none_are_its_body() {
+    let mut h = Http::new(Limits::default());
+    h.feed(
+        Direction::ToServer,
+        b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcjunk=1\r\nget /b HTTP/1.1\r\nGET /c HTTP/1.1\r\n\r\n",
+    );
+    let body = |h: &Http, id| h.tx(id).unwrap().request.as_ref().unwrap().msg.body.clone();
+    assert_eq!(body(&h, 0), b"abcjunk=1\r\nget /b HTTP/1.1\r\n");
+    assert_eq!(h.tx(1).unwrap().request.as_ref().unwrap().method, b"GET");
+    assert_eq!(
+        h.events,
+        [Event::RequestBodyUnexpected, Event::RequestBodyUnexpected]
+    );
+    // The first request on a connection is a request whatever its method.
+    let mut h = Http::new(Limits::default());
+    h.feed(Direction::ToServer, b"FOO / HTTP/1.1\r\n\r\nlogin=foo");
+    assert_eq!(h.tx(0).unwrap().request.as_ref().unwrap().method, b"FOO");
+    assert_eq!(body(&h, 0), b"");
+    h.close(Direction::ToServer);
+    assert_eq!(body(&h, 0), b"login=foo");
+    assert!(h.events.is_empty());
+}

@@ -3241,7 +3241,9 @@ impl Detector {
                         continue;
                     }
                 }
-                if updates > 0 {
+                // A rule of the stage the transaction grows at is not judged again once
+                // it matched (an HTTP request's body can grow after it ended).
+                if updates > 0 || t.stage[d] == tx.grows_at() {
                     TxSeen::of(tx_seen, id).growth().matched.push(si);
                 }
                 apply_flowbits(s, bits);
@@ -3327,6 +3329,9 @@ impl Detector {
             tx_seen.iter().any(|s| {
                 s.id == t.id()
                     && t.sides().iter().all(|&d| s.stage[d] == Stage::Done)
+                    // Grown since it was inspected (an HTTP request's body after its
+                    // end): not done until inspected again.
+                    && t.sides().iter().all(|&d| t.updates(d) <= s.updates(d))
                     && (s.logged || !logging)
                     && files_logged(t, s)
             })

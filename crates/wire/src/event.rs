@@ -44,6 +44,9 @@ crate::named! {
     HttpDoubleEncodedUri = "http.double_encoded_uri",
     /// A response with more content codings than are undone (libhtp's layer limit).
     HttpTooManyEncodingLayers = "http.too_many_encoding_layers",
+    /// After a complete request, a line that does not open one (its first word is no
+    /// method libhtp knows): libhtp reads it as more of that request's body.
+    HttpRequestBodyUnexpected = "http.request_body_unexpected",
     /// An FTP command line longer than the line limit (cut there).
     FtpRequestCommandTooLong = "ftp.request_command_too_long",
     /// An FTP reply line longer than the line limit (cut there).
