@@ -507,7 +507,7 @@ pub struct Http {
     upgraded: Option<(u64, Switch)>,
     /// The client's last request ended in the latest feed, and the feed went on past
     /// it, or an unfinished line followed it: lines read before the feed runs out may
-    /// still be more of its body ([`Http::unexpected_body`]).
+    /// still be more of its body ([`after_request`]).
     finalizing: bool,
 }
 
@@ -816,7 +816,6 @@ impl Http {
             // The feed ran out with no line begun: later bytes start a request.
             self.finalizing = false;
         }
-        let side = &mut self.sides[s];
         if matches!(side.framing, Framing::Broken) {
             side.buf = Vec::new();
         }

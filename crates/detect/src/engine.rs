@@ -3242,8 +3242,9 @@ impl Detector {
                     }
                 }
                 // A rule of the stage the transaction grows at is not judged again once
-                // it matched (an HTTP request's body can grow after it ended).
-                if updates > 0 || t.stage[d] == tx.grows_at() {
+                // it matched (`again` above), even when it matched before any growth:
+                // an HTTP request's body can grow after it ended.
+                if t.stage[d] == tx.grows_at() && t.stage[d] != Stage::None {
                     TxSeen::of(tx_seen, id).growth().matched.push(si);
                 }
                 apply_flowbits(s, bits);

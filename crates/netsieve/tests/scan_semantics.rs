@@ -3343,12 +3343,14 @@ fn lines_after_a_request_in_its_packet_are_its_body() {
     ]);
     assert_eq!(ids_alerts(&later, rules, &[]), [(10, Some(7))]);
     // Never ended: body once the client's FIN is acknowledged.
-    let request: &[u8] = b"POST / HTTP/1.1\r\nHost: a\r\n\r\nlogin=foo";
-    let mut open = conversation(&[(true, request), (false, response)]);
-    let (c, s) = (101 + request.len() as u32, 501 + response.len() as u32);
-    const FIN: u8 = 0x01;
-    open.push(tcp(true, FIN | ACK, c, s, b""));
-    open.push(tcp(false, FIN | ACK, s, c + 1, b""));
-    open.push(tcp(true, ACK, c + 1, s + 1, b""));
+    let open = script(&[
+        Step::C(b"POST / HTTP/1.1\r\nHost: a\r\n\r\nlogin=foo"),
+        Step::SAck,
+        Step::S(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
+        Step::CAck,
+        Step::CFin,
+        Step::SFin,
+        Step::CAck,
+    ]);
     assert_eq!(ids_alerts(&open, rules, &[]), [(1, Some(10))]);
 }
